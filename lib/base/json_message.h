@@ -1,0 +1,30 @@
+// Settings, policies and job files are JSON read into protobuf messages, so
+// the schema is the .proto: an unknown field or a wrong type is an error that
+// names the file and the field.
+#ifndef GARUDA_LIB_BASE_JSON_MESSAGE_H_
+#define GARUDA_LIB_BASE_JSON_MESSAGE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+
+namespace garuda {
+
+// Parses `json` into `message`. `source` (a file name) starts every error.
+absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
+                              google::protobuf::Message* message);
+
+// Reads `path` and parses it. A missing file is NOT_FOUND, so a caller can
+// treat an absent optional file as empty.
+absl::Status ReadJsonMessageFile(const std::string& path,
+                                 google::protobuf::Message* message);
+
+// One line of compact JSON for `message` (field names in lowerCamelCase, as
+// in the settings files).
+std::string MessageToJsonLine(const google::protobuf::Message& message);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_BASE_JSON_MESSAGE_H_

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need on Debian 12, as root, and only
+# what is missing. Safe to run again.
+set -euo pipefail
+
+debian_packages=(
+  bazel-bootstrap
+  g++
+  python3
+  git
+  libabsl-dev
+  libprotobuf-dev
+  protobuf-compiler
+  libseccomp-dev
+  libgit2-dev
+  libssl-dev
+  libgtest-dev
+  libgmock-dev
+  bubblewrap
+)
+
+missing=()
+for package in "${debian_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+      grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: these Debian packages are missing; run as root or install them: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
