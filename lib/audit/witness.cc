@@ -91,12 +91,19 @@ WitnessClient::~WitnessClient() {
 }
 
 std::string WitnessClient::ExitDescription() {
-  if (!reaped_) {
+  // A witness that closed its pipes is usually exiting: give it a moment,
+  // so that the message can say how it ended.
+  absl::Time deadline = absl::Now() + absl::Seconds(2);
+  while (!reaped_) {
     int status;
     pid_t done = ::waitpid(pid_, &status, WNOHANG);
     if (done == pid_) {
       reaped_ = true;
       wait_status_ = status;
+    } else if (absl::Now() > deadline) {
+      break;
+    } else {
+      absl::SleepFor(absl::Milliseconds(2));
     }
   }
   if (!reaped_) return "is still running";
