@@ -85,15 +85,20 @@ std::string CommandAttempts() {
   return out;
 }
 
-std::string AttemptsUnderCommandFilter(bool allow_network) {
+// Builds and loads the compiled-in filter of `role` in this process.
+absl::Status LoadRoleFilter(const std::string& role,
+                            bool allow_network = false) {
   absl::StatusOr<SeccompPolicy> policy =
-      SeccompPolicyForRole("command", allow_network);
-  if (!policy.ok()) return policy.status().ToString();
+      SeccompPolicyForRole(role, allow_network);
+  if (!policy.ok()) return policy.status();
   absl::StatusOr<SeccompFilter> filter = SeccompFilter::Build(*policy);
-  if (!filter.ok()) return filter.status().ToString();
-  absl::Status status = filter->Load();
-  if (!status.ok()) return status.ToString();
-  return CommandAttempts();
+  if (!filter.ok()) return filter.status();
+  return filter->Load();
+}
+
+std::string AttemptsUnderCommandFilter(bool allow_network) {
+  absl::Status status = LoadRoleFilter("command", allow_network);
+  return status.ok() ? CommandAttempts() : status.ToString();
 }
 
 TEST(CommandFilterTest, DeniesEscapesAndNetworkSockets) {
@@ -154,14 +159,8 @@ TEST(CommandFilterTest, PtraceAttachToAnotherProcessIsDenied) {
     return out;
   };
   absl::StatusOr<std::string> filtered = RunInChild([&attach] {
-    absl::StatusOr<SeccompPolicy> policy =
-        SeccompPolicyForRole("command", false);
-    if (!policy.ok()) return policy.status().ToString();
-    absl::StatusOr<SeccompFilter> filter = SeccompFilter::Build(*policy);
-    if (!filter.ok()) return filter.status().ToString();
-    absl::Status status = filter->Load();
-    if (!status.ok()) return status.ToString();
-    return attach();
+    absl::Status status = LoadRoleFilter("command");
+    return status.ok() ? attach() : status.ToString();
   });
   absl::StatusOr<std::string> control = RunInChild(attach);
   kill(target, SIGKILL);
@@ -171,6 +170,75 @@ TEST(CommandFilterTest, PtraceAttachToAnotherProcessIsDenied) {
   EXPECT_EQ(*filtered, "EPERM");
   if (geteuid() == 0) EXPECT_EQ(*control, "0");
 }
+
+#if defined(__x86_64__)
+constexpr long kI386Unshare = 310;
+constexpr long kX32Bit = 0x40000000;
+
+// A 32-bit system call from this 64-bit process, as a 32-bit program would
+// make it.
+long Int80(long number, long arg0) {
+  long result;
+  asm volatile("int $0x80"
+               : "=a"(result)
+               : "a"(number), "b"(arg0)
+               : "rcx", "r8", "r9", "r10", "r11", "memory");
+  return result;
+}
+
+std::string Unshare32() {
+  return absl::StrCat(Int80(kI386Unshare, CLONE_NEWUSER));
+}
+
+// Negative control of the 32-bit tests: without a filter the call works, or
+// the kernel has no 32-bit emulation (then the child dies of SIGSEGV).
+absl::StatusOr<std::string> Unshare32WithoutFilter() {
+  return RunInChild(Unshare32);
+}
+
+TEST(ArchitectureTest, ThirtyTwoBitCallsMeetTheCommandRules) {
+  absl::StatusOr<std::string> control = Unshare32WithoutFilter();
+  if (!control.ok()) {
+    GTEST_SKIP() << "this kernel runs no 32-bit calls: " << control.status();
+  }
+  if (geteuid() == 0) EXPECT_EQ(*control, "0");
+  absl::StatusOr<std::string> filtered = RunInChild([] {
+    absl::Status status = LoadRoleFilter("command");
+    return status.ok() ? Unshare32() : status.ToString();
+  });
+  ASSERT_TRUE(filtered.ok()) << filtered.status();
+  EXPECT_EQ(*filtered, absl::StrCat(-EPERM));
+}
+
+TEST(ArchitectureTest, ThirtyTwoBitCallsKillADaemon) {
+  absl::StatusOr<std::string> control = Unshare32WithoutFilter();
+  if (!control.ok()) {
+    GTEST_SKIP() << "this kernel runs no 32-bit calls: " << control.status();
+  }
+  // The auditor's filter has only x86_64: a 32-bit call kills the caller.
+  absl::StatusOr<std::string> result = RunInChild([]() -> std::string {
+    absl::Status status = LoadRoleFilter("auditor");
+    return status.ok() ? "returned " + Unshare32() : status.ToString();
+  });
+  EXPECT_THAT(result.status().message(), HasSubstr("signal 31"));
+}
+
+TEST(ArchitectureTest, X32CallsAreKilled) {
+  auto unshare_x32 = []() -> std::string {
+    return absl::StrCat(
+        "returned ", ErrnoName(syscall(kX32Bit | SYS_unshare, CLONE_NEWUSER)));
+  };
+  // Negative control: without a filter the kernel answers (0, or ENOSYS
+  // when x32 is off).
+  absl::StatusOr<std::string> control = RunInChild(unshare_x32);
+  ASSERT_TRUE(control.ok()) << control.status();
+  absl::StatusOr<std::string> result = RunInChild([&unshare_x32] {
+    absl::Status status = LoadRoleFilter("command");
+    return status.ok() ? unshare_x32() : status.ToString();
+  });
+  EXPECT_THAT(result.status().message(), HasSubstr("signal 31"));
+}
+#endif  // __x86_64__
 
 TEST(GoldenTest, EveryExportedFilterMatchesItsGoldenFile) {
   // Regenerate after a policy change with
