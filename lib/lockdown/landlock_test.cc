@@ -122,7 +122,9 @@ TEST_F(LandlockChildTest, WritesOnlyBeneathAllowedPaths) {
   EXPECT_THAT(*result, ::testing::AnyOf(HasSubstr("rename_out=EACCES\n"),
                                         HasSubstr("rename_out=EXDEV\n")));
   EXPECT_THAT(*result, HasSubstr("read_outside=0\n"));
-  if (abi_ >= 3) EXPECT_THAT(*result, HasSubstr("truncate_outside=EACCES\n"));
+  if (abi_ >= 3) {
+    EXPECT_THAT(*result, HasSubstr("truncate_outside=EACCES\n"));
+  }
 }
 
 TEST_F(LandlockChildTest, NegativeControlWithoutRuleset) {

@@ -168,7 +168,9 @@ TEST(CommandFilterTest, PtraceAttachToAnotherProcessIsDenied) {
   ASSERT_TRUE(filtered.ok()) << filtered.status();
   ASSERT_TRUE(control.ok()) << control.status();
   EXPECT_EQ(*filtered, "EPERM");
-  if (geteuid() == 0) EXPECT_EQ(*control, "0");
+  if (geteuid() == 0) {
+    EXPECT_EQ(*control, "0");
+  }
 }
 
 #if defined(__x86_64__)
@@ -201,7 +203,9 @@ TEST(ArchitectureTest, ThirtyTwoBitCallsMeetTheCommandRules) {
   if (!control.ok()) {
     GTEST_SKIP() << "this kernel runs no 32-bit calls: " << control.status();
   }
-  if (geteuid() == 0) EXPECT_EQ(*control, "0");
+  if (geteuid() == 0) {
+    EXPECT_EQ(*control, "0");
+  }
   absl::StatusOr<std::string> filtered = RunInChild([] {
     absl::Status status = LoadRoleFilter("command");
     return status.ok() ? Unshare32() : status.ToString();
