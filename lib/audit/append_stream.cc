@@ -54,15 +54,23 @@ absl::StatusOr<AppendStreamResult> AppendEventsFromStream(
       ++line_number;
       if (line.find_first_not_of(" \t\r") == absl::string_view::npos) continue;
       AuditEvent event;
-      absl::Status status = line.size() > kMaxAuditLineBytes
-                                ? absl::InvalidArgumentError("line too long")
-                                : ParseJsonMessage(line, "event", &event);
-      if (status.ok()) status = ValidateEvent(event);
+      const std::string where = absl::StrCat("line ", line_number);
+      absl::Status status =
+          line.size() > kMaxAuditLineBytes
+              ? absl::InvalidArgumentError(absl::StrCat(where, ": too long"))
+              : ParseJsonMessage(line, where, &event);
+      if (status.ok()) {
+        status = ValidateEvent(event);
+        if (!status.ok()) {
+          status = absl::InvalidArgumentError(
+              absl::StrCat(where, ": ", status.message()));
+        }
+      }
       if (!status.ok()) {
         // The events before it go first, so the log keeps the input order.
         RETURN_IF_ERROR(flush_batch());
         ++result.refused;
-        on_refused(absl::StrCat("line ", line_number, ": ", status.message()));
+        on_refused(std::string(status.message()));
         continue;
       }
       batch.push_back(std::move(event));

@@ -19,19 +19,12 @@
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
+#include "lib/ipc/helper_process.h"
 
 namespace garuda {
 namespace {
 
 constexpr size_t kMaxWitnessLine = 64 * 1024;
-
-std::string DescribeWaitStatus(int status) {
-  if (WIFEXITED(status))
-    return absl::StrCat("exited with status ", WEXITSTATUS(status));
-  if (WIFSIGNALED(status))
-    return absl::StrCat("was killed by signal ", WTERMSIG(status));
-  return "stopped";
-}
 
 absl::Status CheckHead(const WitnessHead& head) {
   if (head.dir().empty() || head.dir().find('/') != std::string::npos) {
@@ -107,7 +100,7 @@ std::string WitnessClient::ExitDescription() {
     }
   }
   if (!reaped_) return "is still running";
-  return DescribeWaitStatus(wait_status_);
+  return ipc::DescribeWaitStatus(wait_status_);
 }
 
 absl::StatusOr<std::string> WitnessClient::ReadReplyLine() {
@@ -206,7 +199,7 @@ absl::Status WitnessClient::Finish() {
   }
   if (!WIFEXITED(wait_status_) || WEXITSTATUS(wait_status_) != 0) {
     return absl::UnavailableError(absl::StrCat(
-        "witness \"", command_, "\" ", DescribeWaitStatus(wait_status_)));
+        "witness \"", command_, "\" ", ipc::DescribeWaitStatus(wait_status_)));
   }
   return broken_;
 }
