@@ -505,9 +505,12 @@ ParsedLine ParseAuditLine(absl::string_view line) {
     parsed.kind = ParsedLine::Kind::kBadLayout;
     return parsed;
   }
-  Sha256 sha;
+  // One context per thread, reused line after line.
+  static thread_local Sha256 sha;
   sha.Update(line.substr(0, line.size() - kSuffixSize)).Update("}");
-  parsed.kind = HexDigest(sha.Finish()) == parsed.hash
+  char computed[64];
+  HexDigestTo(sha.Finish(), computed);
+  parsed.kind = absl::string_view(computed, 64) == parsed.hash
                     ? ParsedLine::Kind::kOk
                     : ParsedLine::Kind::kBadHash;
   return parsed;

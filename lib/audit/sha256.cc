@@ -13,6 +13,17 @@ void Die(const char* what) {
   std::abort();
 }
 
+// Fetched once: OpenSSL 3 looks an implicit EVP_sha256() up (under a lock)
+// at every init, which costs more than hashing a short line.
+const EVP_MD* Sha256Method() {
+  static const EVP_MD* const method = [] {
+    EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    if (fetched == nullptr) Die("EVP_MD_fetch(SHA256)");
+    return fetched;
+  }();
+  return method;
+}
+
 }  // namespace
 
 void Sha256::FreeContext::operator()(evp_md_ctx_st* context) const {
@@ -21,8 +32,8 @@ void Sha256::FreeContext::operator()(evp_md_ctx_st* context) const {
 
 Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
   if (context_ == nullptr) Die("EVP_MD_CTX_new");
-  if (EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) {
-    Die("EVP_DigestInit_ex(sha256)");
+  if (EVP_DigestInit_ex2(context_.get(), Sha256Method(), nullptr) != 1) {
+    Die("EVP_DigestInit_ex2(SHA256)");
   }
 }
 
@@ -40,19 +51,23 @@ Sha256Digest Sha256::Finish() {
       size != digest.size()) {
     Die("EVP_DigestFinal_ex");
   }
-  if (EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) {
-    Die("EVP_DigestInit_ex(sha256)");
+  if (EVP_DigestInit_ex2(context_.get(), Sha256Method(), nullptr) != 1) {
+    Die("EVP_DigestInit_ex2(SHA256)");
   }
   return digest;
 }
 
-std::string HexDigest(const Sha256Digest& digest) {
+void HexDigestTo(const Sha256Digest& digest, char* out) {
   static const char kHex[] = "0123456789abcdef";
-  std::string out(64, '0');
   for (size_t i = 0; i < digest.size(); ++i) {
     out[2 * i] = kHex[digest[i] >> 4];
     out[2 * i + 1] = kHex[digest[i] & 0xf];
   }
+}
+
+std::string HexDigest(const Sha256Digest& digest) {
+  std::string out(64, '0');
+  HexDigestTo(digest, out.data());
   return out;
 }
 
@@ -64,10 +79,11 @@ std::string Sha256Hex(absl::string_view data) {
 
 bool IsHexDigest(absl::string_view text) {
   if (text.size() != 64) return false;
+  bool ok = true;
   for (char c : text) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    ok &= (c >= '0' && c <= '9') | (c >= 'a' && c <= 'f');
   }
-  return true;
+  return ok;
 }
 
 }  // namespace garuda

@@ -34,6 +34,8 @@ class Sha256 {
   std::unique_ptr<evp_md_ctx_st, FreeContext> context_;
 };
 
+// 64 lowercase hex digits, written to out[0..63].
+void HexDigestTo(const Sha256Digest& digest, char* out);
 // 64 lowercase hex digits.
 std::string HexDigest(const Sha256Digest& digest);
 // SHA-256 of `data` as 64 lowercase hex digits.

@@ -192,39 +192,40 @@ LogReport VerifyLogContent(absl::string_view content,
     absl::string_view line = content.substr(pos, end - pos);
     pos = end + 1;
     ++line_number;
-    const std::string where = absl::StrCat("line ", line_number);
     if (line.size() > kMaxAuditLineBytes) {
+      std::string where = absl::StrCat("line ", line_number);
       Fail(&report, kStatusModified,
            absl::StrCat(where, " is longer than any line the auditor writes"),
            line_number, expected_seq);
       break;
     }
     ParsedLine parsed = ParseAuditLine(line);
+    auto where = [&] { return absl::StrCat("line ", line_number); };
     switch (parsed.kind) {
       case ParsedLine::Kind::kOk:
         break;
       case ParsedLine::Kind::kNotJson:
         Fail(&report, kStatusNotJson,
-             absl::StrCat(where, " (seq ", expected_seq,
+             absl::StrCat(where(), " (seq ", expected_seq,
                           " expected) is not JSON"),
              line_number, expected_seq);
         break;
       case ParsedLine::Kind::kUnknownVersion:
         Fail(&report, kStatusUnknownVersion,
-             absl::StrCat(where, " has format version ", parsed.version,
+             absl::StrCat(where(), " has format version ", parsed.version,
                           "; this verify knows version ", kAuditFormatVersion),
              line_number, expected_seq);
         break;
       case ParsedLine::Kind::kBadLayout:
         Fail(&report, kStatusModified,
-             absl::StrCat(where, " (seq ", expected_seq,
+             absl::StrCat(where(), " (seq ", expected_seq,
                           " expected) is not in the canonical form: modified"),
              line_number, expected_seq);
         break;
       case ParsedLine::Kind::kBadHash:
         Fail(
             &report, kStatusModified,
-            absl::StrCat(where, " (seq ", parsed.seq,
+            absl::StrCat(where(), " (seq ", parsed.seq,
                          ") was modified: its hash does not match its content"),
             line_number, parsed.seq);
         break;
@@ -237,14 +238,14 @@ LogReport VerifyLogContent(absl::string_view content,
                              parsed.seq - 1, " are missing")
               : "lines inserted or reordered";
       Fail(&report, kStatusChainBroken,
-           absl::StrCat(where, " has seq ", parsed.seq, " where seq ",
+           absl::StrCat(where(), " has seq ", parsed.seq, " where seq ",
                         expected_seq, " was expected: ", what),
            line_number, parsed.seq);
       break;
     }
     if (parsed.prev != prev) {
       Fail(&report, kStatusChainBroken,
-           absl::StrCat(where, " (seq ", parsed.seq,
+           absl::StrCat(where(), " (seq ", parsed.seq,
                         ") does not follow the line before it (its prev hash "
                         "differs): lines inserted, removed or reordered, or a "
                         "line from another log"),

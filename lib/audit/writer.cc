@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
@@ -258,11 +259,19 @@ absl::StatusOr<AppendResult> AuditWriter::Append(
   RETURN_IF_ERROR(broken_);
   if (closed_) return absl::FailedPreconditionError("the audit log is closed");
   uint64_t first = seq_ + 1;
-  RETURN_IF_ERROR(WriteEventsLocked(events));
-  std::vector<std::string> warnings;
-  if (durable || seq_ - synced_seq_ >= options_.config.fsync_max_lines) {
-    RETURN_IF_ERROR(SyncLocked());
+  // A group never holds more than fsync_max_lines lines, even within one
+  // batch of events.
+  const uint64_t max_lines = options_.config.fsync_max_lines;
+  size_t done = 0;
+  while (done < events.size()) {
+    size_t room = static_cast<size_t>(max_lines - (seq_ - synced_seq_));
+    size_t count = std::min(room, events.size() - done);
+    RETURN_IF_ERROR(WriteEventsLocked(events.subspan(done, count)));
+    done += count;
+    if (seq_ - synced_seq_ >= max_lines) RETURN_IF_ERROR(SyncLocked());
   }
+  std::vector<std::string> warnings;
+  if (durable) RETURN_IF_ERROR(SyncLocked());
   RETURN_IF_ERROR(MaybeSendHeadLocked(/*force=*/false, &warnings));
   AppendResult result = ResultLocked(first);
   result.warnings = std::move(warnings);
