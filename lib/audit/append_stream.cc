@@ -5,9 +5,9 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+#include "lib/audit/event_json.h"
 #include "lib/audit/line_format.h"
 #include "lib/base/errno_status.h"
-#include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
 
 namespace garuda {
@@ -54,19 +54,13 @@ absl::StatusOr<AppendStreamResult> AppendEventsFromStream(
       ++line_number;
       if (line.find_first_not_of(" \t\r") == absl::string_view::npos) continue;
       AuditEvent event;
-      const std::string where = absl::StrCat("line ", line_number);
-      absl::Status status =
-          line.size() > kMaxAuditLineBytes
-              ? absl::InvalidArgumentError(absl::StrCat(where, ": too long"))
-              : ParseJsonMessage(line, where, &event);
-      if (status.ok()) {
-        status = ValidateEvent(event);
-        if (!status.ok()) {
-          status = absl::InvalidArgumentError(
-              absl::StrCat(where, ": ", status.message()));
-        }
-      }
+      absl::Status status = line.size() > kMaxAuditLineBytes
+                                ? absl::InvalidArgumentError("too long")
+                                : ParseEventJson(line, &event);
+      if (status.ok()) status = ValidateEvent(event);
       if (!status.ok()) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("line ", line_number, ": ", status.message()));
         // The events before it go first, so the log keeps the input order.
         RETURN_IF_ERROR(flush_batch());
         ++result.refused;
