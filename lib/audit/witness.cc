@@ -75,30 +75,37 @@ WitnessClient::WitnessClient(std::string command, pid_t pid, UniqueFd to_child,
       from_child_(std::move(from_child)),
       reply_timeout_(reply_timeout) {}
 
-WitnessClient::~WitnessClient() {
-  if (!reaped_) {
-    ::kill(pid_, SIGKILL);
-    while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
-    }
-  }
-}
+WitnessClient::~WitnessClient() { KillAndReap(); }
 
-std::string WitnessClient::ExitDescription() {
-  // A witness that closed its pipes is usually exiting: give it a moment,
-  // so that the message can say how it ended.
-  absl::Time deadline = absl::Now() + absl::Seconds(2);
+bool WitnessClient::WaitForExit(absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
   while (!reaped_) {
     int status;
     pid_t done = ::waitpid(pid_, &status, WNOHANG);
     if (done == pid_) {
       reaped_ = true;
       wait_status_ = status;
-    } else if (absl::Now() > deadline) {
-      break;
+    } else if ((done < 0 && errno != EINTR) || absl::Now() > deadline) {
+      return false;
     } else {
       absl::SleepFor(absl::Milliseconds(2));
     }
   }
+  return true;
+}
+
+void WitnessClient::KillAndReap() {
+  if (reaped_) return;
+  ::kill(pid_, SIGKILL);
+  while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+}
+
+std::string WitnessClient::ExitDescription() {
+  // A witness that closed its pipes is usually exiting: give it a moment,
+  // so that the message can say how it ended.
+  WaitForExit(absl::Seconds(2));
   if (!reaped_) return "is still running";
   return ipc::DescribeWaitStatus(wait_status_);
 }
@@ -176,26 +183,11 @@ absl::Status WitnessClient::Send(const WitnessHead& head) {
 
 absl::Status WitnessClient::Finish() {
   to_child_.Reset();
-  absl::Time deadline = absl::Now() + reply_timeout_;
-  while (!reaped_) {
-    int status;
-    pid_t done = ::waitpid(pid_, &status, WNOHANG);
-    if (done == pid_) {
-      reaped_ = true;
-      wait_status_ = status;
-      break;
-    }
-    if (done < 0 && errno != EINTR) return LastErrnoStatus("waitpid");
-    if (absl::Now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
-      }
-      reaped_ = true;
-      return absl::DeadlineExceededError(
-          absl::StrCat("witness \"", command_,
-                       "\" did not exit after its input closed; killed"));
-    }
-    absl::SleepFor(absl::Milliseconds(5));
+  if (!WaitForExit(reply_timeout_)) {
+    KillAndReap();
+    return absl::DeadlineExceededError(
+        absl::StrCat("witness \"", command_,
+                     "\" did not exit after its input closed; killed"));
   }
   if (!WIFEXITED(wait_status_) || WEXITSTATUS(wait_status_) != 0) {
     return absl::UnavailableError(absl::StrCat(

@@ -50,6 +50,9 @@ class WitnessClient {
   WitnessClient(std::string command, pid_t pid, UniqueFd to_child,
                 UniqueFd from_child, absl::Duration reply_timeout);
   absl::StatusOr<std::string> ReadReplyLine();
+  // True once the child has exited and been reaped (within `timeout`).
+  bool WaitForExit(absl::Duration timeout);
+  void KillAndReap();
   std::string ExitDescription();
 
   std::string command_;

@@ -393,6 +393,29 @@ TEST_F(AuditProgramsTest, KilledAuditorIsNoticedByItsClient) {
   EXPECT_THAT(run.out, HasSubstr("ok: 2 lines"));
 }
 
+// "<name>:\t<value>" of /proc/<pid>/status.
+std::string ProcStatus(const std::string& pid, const std::string& name) {
+  std::string status = ReadFile(absl::StrCat("/proc/", pid, "/status"));
+  size_t at = status.find("\n" + name + ":");
+  if (at == std::string::npos) return "";
+  size_t start = status.find_first_not_of(" \t", at + name.size() + 2);
+  return status.substr(start, status.find('\n', start) - start);
+}
+
+TEST_F(AuditProgramsTest, AuditorIsLockedDownWhileServing) {
+  std::unique_ptr<ipc::HelperProcess> auditor = Serve();
+  ASSERT_NE(auditor, nullptr);
+  // After its first answer the auditor is past LockDown.
+  ASSERT_TRUE(AppendOverChannel(*auditor, 1, 1, true).ok());
+  std::string pid = absl::StrCat(auditor->pid());
+  // Negative control: this test process has neither.
+  int own_filters = std::atoi(ProcStatus("self", "Seccomp_filters").c_str());
+  EXPECT_EQ(ProcStatus(pid, "NoNewPrivs"), "1");
+  EXPECT_EQ(ProcStatus(pid, "Seccomp"), "2");
+  EXPECT_GT(std::atoi(ProcStatus(pid, "Seccomp_filters").c_str()), own_filters);
+  ASSERT_TRUE(CloseOverChannel(*auditor).ok());
+}
+
 TEST_F(AuditProgramsTest, UsageErrors) {
   EXPECT_EQ(Shell(Quote(Audit()) + " frobnicate").exit_code, 2);
   EXPECT_EQ(Shell(Quote(Audit()) + " verify --all --project /x").exit_code, 2);
