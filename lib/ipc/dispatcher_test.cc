@@ -246,6 +246,29 @@ TEST_F(DispatcherTest, TruncatedFrameEndsTheChannel) {
   EXPECT_EQ(Served().code(), absl::StatusCode::kDataLoss);
 }
 
+TEST(DispatcherStopTest, StopAfterReplyEndsServeAfterTheReply) {
+  auto pair = MakeSocketPair();
+  ASSERT_TRUE(pair.ok());
+  Channel client(std::move(pair->first)), server(std::move(pair->second));
+  EchoDispatcher dispatcher;
+  dispatcher.On(EchoRequest::kClose, {0},
+                [&dispatcher](const EchoRequest&, std::vector<UniqueFd>&,
+                              EchoReply* reply) {
+                  reply->mutable_closed();
+                  dispatcher.StopAfterReply();
+                  return absl::OkStatus();
+                });
+  EchoRequest close;
+  close.set_seq(1);
+  close.mutable_close();
+  ASSERT_TRUE(client.Send(close).ok());
+  // The client has not closed: Serve returns because the handler said so.
+  EXPECT_TRUE(dispatcher.Serve(server).ok());
+  EchoReply reply;
+  ASSERT_TRUE(client.Receive(&reply).ok());
+  EXPECT_TRUE(reply.has_closed());
+}
+
 TEST(DispatcherSetupTest, VerbRegisteredTwiceIsAnError) {
   EchoDispatcher dispatcher;
   auto ok = [](const EchoRequest&, std::vector<UniqueFd>&, EchoReply*) {
