@@ -9,6 +9,8 @@
 #ifndef GARUDA_LIB_IPC_CHANNEL_H_
 #define GARUDA_LIB_IPC_CHANNEL_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -108,6 +110,13 @@ class Channel {
   ChannelOptions options_;
   absl::Status ended_;  // OK while usable.
 };
+
+// One sendmsg(2) of `size` bytes at `data` with `fds` riding on the first
+// byte (SCM_RIGHTS), with MSG_NOSIGNAL: the building block of Channel::Send,
+// also used by tests that write raw frames. Returns what sendmsg returns
+// (bytes sent, or -1 with errno set).
+ssize_t SendWithDescriptors(int socket, const char* data, size_t size,
+                            absl::Span<const int> fds);
 
 // A connected pair of SOCK_STREAM | SOCK_CLOEXEC Unix sockets.
 absl::StatusOr<std::pair<UniqueFd, UniqueFd>> MakeSocketPair();

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +21,6 @@ namespace {
 
 using ipc_test::EchoReply;
 using ipc_test::EchoRequest;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
@@ -34,6 +34,21 @@ HelperOptions EchoOptions() {
   HelperOptions options;
   options.argv = {EchoHelperPath(), "--channel-fd=3"};
   return options;
+}
+
+// The descriptors open in a helper started with `options`, as it lists them
+// from its /proc/self/fd.
+std::vector<int> ChildFds(const HelperOptions& options) {
+  auto helper = HelperProcess::Spawn(options);
+  EXPECT_TRUE(helper.ok()) << helper.status();
+  if (!helper.ok()) return {};
+  EchoRequest list;
+  list.set_seq(1);
+  list.mutable_list_fds();
+  EchoReply reply;
+  absl::Status status = (*helper)->Call(list, &reply);
+  EXPECT_TRUE(status.ok()) << status;
+  return {reply.fd_list().fds().begin(), reply.fd_list().fds().end()};
 }
 
 class HelperProcessTest : public ::testing::Test {
@@ -117,6 +132,9 @@ TEST_F(HelperProcessTest, CrashOnAVerbIsReportedAtOnce) {
 }
 
 TEST_F(HelperProcessTest, SegfaultIsReported) {
+  // No core file in the test's folder.
+  struct rlimit no_core = {0, 0};
+  ASSERT_EQ(::prlimit(helper_->pid(), RLIMIT_CORE, &no_core, nullptr), 0);
   EchoRequest crash = Next();
   crash.mutable_crash()->set_signal(SIGSEGV);
   EchoReply reply;
@@ -212,14 +230,7 @@ TEST(HelperProcessFdTest, ChildHasOnlyStdioAndTheChannel) {
   ASSERT_EQ(::pipe(ends), 0);  // No O_CLOEXEC on purpose.
   UniqueFd pipe_read(ends[0]), pipe_write(ends[1]);
 
-  auto helper = HelperProcess::Spawn(EchoOptions());
-  ASSERT_TRUE(helper.ok()) << helper.status();
-  EchoRequest list;
-  list.set_seq(1);
-  list.mutable_list_fds();
-  EchoReply reply;
-  ASSERT_TRUE((*helper)->Call(list, &reply).ok());
-  EXPECT_THAT(reply.fd_list().fds(), UnorderedElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(ChildFds(EchoOptions()), UnorderedElementsAre(0, 1, 2, 3));
 }
 
 // Negative control: the listing does see a descriptor that is let through.
@@ -232,28 +243,14 @@ TEST(HelperProcessFdTest, InheritedDescriptorShowsInTheListing) {
   ASSERT_GE(leaky, 40);
   HelperOptions options = EchoOptions();
   options.inherit_fds = {leaky};
-  auto helper = HelperProcess::Spawn(options);
-  ASSERT_TRUE(helper.ok()) << helper.status();
-  EchoRequest list;
-  list.set_seq(1);
-  list.mutable_list_fds();
-  EchoReply reply;
-  ASSERT_TRUE((*helper)->Call(list, &reply).ok());
-  EXPECT_THAT(reply.fd_list().fds(), UnorderedElementsAre(0, 1, 2, 3, leaky));
+  EXPECT_THAT(ChildFds(options), UnorderedElementsAre(0, 1, 2, 3, leaky));
 }
 
 TEST(HelperProcessSpawnTest, OtherChannelFdNumber) {
   HelperOptions options;
   options.argv = {EchoHelperPath(), "--channel-fd=7"};
   options.child_channel_fd = 7;
-  auto helper = HelperProcess::Spawn(options);
-  ASSERT_TRUE(helper.ok()) << helper.status();
-  EchoRequest list;
-  list.set_seq(1);
-  list.mutable_list_fds();
-  EchoReply reply;
-  ASSERT_TRUE((*helper)->Call(list, &reply).ok());
-  EXPECT_THAT(reply.fd_list().fds(), UnorderedElementsAre(0, 1, 2, 7));
+  EXPECT_THAT(ChildFds(options), UnorderedElementsAre(0, 1, 2, 7));
 }
 
 TEST(HelperProcessSpawnTest, MissingProgramIsAnErrorFromSpawn) {
