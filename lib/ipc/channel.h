@@ -41,8 +41,8 @@ struct ChannelOptions {
 // Size of the length prefix in front of every frame.
 inline constexpr size_t kFrameHeaderBytes = 4;
 
-// One end of a SOCK_STREAM socketpair carrying frames. Not thread-safe: one
-// sender and one receiver at a time (the two may be different threads).
+// One end of a SOCK_STREAM socketpair carrying frames. Not thread-safe: use
+// a Channel from one thread at a time.
 class Channel {
  public:
   Channel(UniqueFd socket, ChannelOptions options = {});
