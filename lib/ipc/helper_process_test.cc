@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,6 +276,27 @@ TEST(HelperProcessSpawnTest, BadOptionsAreRefused) {
   options.inherit_fds = {987654};
   EXPECT_EQ(HelperProcess::Spawn(options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ChannelFromFdTest, RefusesWhatIsNotAUnixStreamSocket) {
+  int ends[2];
+  ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);
+  UniqueFd read_end(ends[0]), write_end(ends[1]);
+  auto channel = ChannelFromFd(read_end.get());
+  EXPECT_EQ(channel.status().code(), absl::StatusCode::kInvalidArgument)
+      << channel.status();  // ENOTSOCK
+  EXPECT_THAT(std::string(channel.status().message()),
+              HasSubstr(absl::StrCat("channel descriptor ", read_end.get())));
+  EXPECT_FALSE(ChannelFromFd(987654).ok());
+}
+
+TEST(ChannelFromFdTest, TakesASocketAndMarksItCloseOnExec) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);  // No CLOEXEC.
+  UniqueFd other(pair[1]);
+  auto channel = ChannelFromFd(pair[0]);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  EXPECT_EQ(::fcntl(channel->fd(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
 }
 
 TEST(DescribeWaitStatusTest, Forms) {
