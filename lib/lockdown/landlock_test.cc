@@ -178,20 +178,9 @@ TEST(LandlockTcpTest, DenyTcpRefusesBindAndConnect) {
   absl::StatusOr<int> abi = LandlockAbiVersion();
   ASSERT_TRUE(abi.ok()) << abi.status();
   if (*abi < 4) GTEST_SKIP() << "Landlock ABI " << *abi << " has no TCP rules";
-  UniqueFd listener(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  ASSERT_TRUE(listener.valid());
-  sockaddr_in address = {};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(listener.get(), reinterpret_cast<sockaddr*>(&address),
-                 sizeof(address)),
-            0);
-  ASSERT_EQ(listen(listener.get(), 8), 0);
-  socklen_t length = sizeof(address);
-  ASSERT_EQ(getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address),
-                        &length),
-            0);
-  const int port = ntohs(address.sin_port);
+  int port = 0;
+  absl::StatusOr<UniqueFd> listener = ListenOnLoopback(&port);
+  ASSERT_TRUE(listener.ok()) << listener.status();
 
   absl::StatusOr<std::string> denied = RunInChild([port]() -> std::string {
     LandlockRuleset ruleset = LandlockRuleset::ForWrites(1);
