@@ -175,6 +175,13 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
     ssize_t n = ::recvmsg(socket_.get(), &msg, MSG_CMSG_CLOEXEC);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // SO_RCVTIMEO ran out (or a non-blocking socket had nothing).
+        *received = done;
+        return absl::DeadlineExceededError(absl::StrCat(
+            peer, ": nothing more arrived within the receive timeout, after ",
+            done, " of ", size, " bytes"));
+      }
       if (errno == ECONNRESET) {
         return absl::UnavailableError(absl::StrCat(
             peer, " reset the channel after ", done, " of ", size, " bytes"));
@@ -252,6 +259,11 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
     return Fail(absl::DataLossError(
         absl::StrCat(peer, ": truncated frame: end of file after ", received,
                      " of ", kFrameHeaderBytes, " header bytes")));
+  }
+  if (absl::IsDeadlineExceeded(status) && received == 0) {
+    // No frame started: the stream is still in step, the channel goes on.
+    return absl::DeadlineExceededError(
+        absl::StrCat(peer, ": no frame within the receive timeout"));
   }
   if (!status.ok()) return Fail(status);
 

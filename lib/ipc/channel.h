@@ -63,8 +63,10 @@ class Channel {
   // OUT_OF_RANGE: the peer closed cleanly between frames.
   // RESOURCE_EXHAUSTED: oversized frame, or more descriptors than the cap.
   // DATA_LOSS: truncated frame. INVALID_ARGUMENT: bytes that do not parse,
-  // or descriptors where none may be. Any error but a clean close ends the
-  // channel: later calls fail at once with the same error.
+  // or descriptors where none may be. DEADLINE_EXCEEDED: a receive timeout
+  // (SO_RCVTIMEO) ran out. Any error but a clean close, or a timeout before
+  // a frame began, ends the channel: later calls fail at once with the same
+  // error.
   absl::Status Receive(google::protobuf::MessageLite* message,
                        std::vector<UniqueFd>* fds = nullptr);
 

@@ -277,6 +277,37 @@ TEST_F(ChannelTest, ClosedChannelFailsAtOnce) {
   EXPECT_EQ(a_->fd(), -1);
 }
 
+// A receive timeout (SO_RCVTIMEO, as a server that polls many channels may
+// set) before a frame begins leaves the channel usable; inside a frame it
+// ends it. Nothing more is ever sent in either case, so the outcome does not
+// depend on timing.
+TEST_F(ChannelTest, ReceiveTimeoutBetweenFramesKeepsTheChannel) {
+  struct timeval timeout = {0, 10000};
+  ASSERT_EQ(::setsockopt(b_->fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
+                         sizeof(timeout)),
+            0);
+  EchoRequest got;
+  absl::Status status = b_->Receive(&got);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_TRUE(b_->status().ok());
+  ASSERT_TRUE(a_->Send(EchoOf(1, "later")).ok());
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  EXPECT_EQ(got.echo().text(), "later");
+}
+
+TEST_F(ChannelTest, ReceiveTimeoutInsideAFrameEndsTheChannel) {
+  struct timeval timeout = {0, 10000};
+  ASSERT_EQ(::setsockopt(b_->fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
+                         sizeof(timeout)),
+            0);
+  ASSERT_TRUE(SendRaw(raw_a(), LengthPrefix(10) + "abc").ok());
+  EchoRequest got;
+  absl::Status status = b_->Receive(&got);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("after 3 of 10 bytes"));
+  EXPECT_FALSE(b_->status().ok());
+}
+
 TEST_F(ChannelTest, ReceiveWatchingStopsWhenTheWatchedFdFires) {
   Pipe watch = MakePipe();
   // Half a frame, then the watched descriptor fires: no hang.
