@@ -246,6 +246,51 @@ TEST_F(DispatcherTest, TruncatedFrameEndsTheChannel) {
   EXPECT_EQ(Served().code(), absl::StatusCode::kDataLoss);
 }
 
+TEST(DispatcherStopTest, StopAfterReplyEndsServeAfterTheReply) {
+  auto pair = MakeSocketPair();
+  ASSERT_TRUE(pair.ok());
+  Channel client(std::move(pair->first)), server(std::move(pair->second));
+  EchoDispatcher dispatcher;
+  dispatcher.On(EchoRequest::kClose, {0},
+                [&dispatcher](const EchoRequest&, std::vector<UniqueFd>&,
+                              EchoReply* reply) {
+                  reply->mutable_closed();
+                  dispatcher.StopAfterReply();
+                  return absl::OkStatus();
+                });
+  EchoRequest close;
+  close.set_seq(1);
+  close.mutable_close();
+  ASSERT_TRUE(client.Send(close).ok());
+  // The client has not closed: Serve returns because the handler said so.
+  EXPECT_TRUE(dispatcher.Serve(server).ok());
+  EchoReply reply;
+  ASSERT_TRUE(client.Receive(&reply).ok());
+  EXPECT_TRUE(reply.has_closed());
+}
+
+TEST(DispatcherTimeoutTest, TimeoutBeforeAFrameKeepsTheChannel) {
+  auto pair = MakeSocketPair();
+  ASSERT_TRUE(pair.ok());
+  Channel client(std::move(pair->first)), server(std::move(pair->second));
+  struct timeval timeout = {0, 10000};
+  ASSERT_EQ(::setsockopt(server.fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
+                         sizeof(timeout)),
+            0);
+  std::unique_ptr<EchoDispatcher> dispatcher = MakeEchoDispatcher();
+  EXPECT_EQ(dispatcher->ServeOne(server).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(server.status().ok());
+  EchoRequest open;
+  open.set_seq(1);
+  open.mutable_open();
+  ASSERT_TRUE(client.Send(open).ok());
+  EXPECT_TRUE(dispatcher->ServeOne(server).ok());
+  EchoReply reply;
+  ASSERT_TRUE(client.Receive(&reply).ok());
+  EXPECT_TRUE(reply.has_opened());
+}
+
 TEST(DispatcherSetupTest, VerbRegisteredTwiceIsAnError) {
   EchoDispatcher dispatcher;
   auto ok = [](const EchoRequest&, std::vector<UniqueFd>&, EchoReply*) {
