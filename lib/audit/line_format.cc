@@ -398,9 +398,15 @@ absl::Status ValidateEvent(const AuditEvent& event) {
   }
   absl::Status status = CheckStructUtf8(event.fields(), "fields", 0);
   if (!status.ok()) return status;
+  // Room for the rest of the line: about 250 bytes. An escape makes a
+  // string byte at most 6 bytes and a number (9 bytes or more in binary)
+  // at most 24 characters, so 6 times the binary size bounds the JSON and
+  // small events need no trial serialization.
+  size_t bound = 512 + 6 * event.fields().ByteSizeLong();
+  for (const auto& [name, value] : strings) bound += 6 * value->size() + 16;
+  if (bound <= kMaxAuditLineBytes) return absl::OkStatus();
   std::string canonical;
   AppendCanonicalEvent(event, &canonical);
-  // Room for the rest of the line: about 250 bytes.
   if (canonical.size() + 512 > kMaxAuditLineBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "event of ", canonical.size(), " bytes is over the limit of ",

@@ -82,6 +82,12 @@ TEST(LineFormatTest, EventNeedsKindAndUtf8) {
   EXPECT_FALSE(ValidateEvent(event).ok());
   event.set_kind("x");
   EXPECT_TRUE(ValidateEvent(event).ok());
+  // Lines stay under kMaxAuditLineBytes, counted after escaping.
+  event.set_target(std::string(200 * 1024, 'a'));
+  EXPECT_TRUE(ValidateEvent(event).ok());
+  event.set_target(std::string(200 * 1024, '\x01'));
+  EXPECT_NE(ValidateEvent(event).message().find("over the limit"),
+            absl::string_view::npos);
   event.set_target("bad \xff utf8");
   absl::Status status = ValidateEvent(event);
   EXPECT_FALSE(status.ok());
