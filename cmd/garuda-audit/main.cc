@@ -5,9 +5,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "lib/audit/verify_cli.h"
+#include "lib/base/flags.h"
 
 ABSL_FLAG(std::string, project, "",
           "verify: the project whose logs to check (default: the current "
@@ -19,7 +18,8 @@ ABSL_FLAG(std::string, witness, "",
 ABSL_FLAG(std::string, store, "", "witness: the file that keeps the heads.");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  std::vector<std::string> positional = garuda::ParseProgramFlags(
+      argc, argv,
       "checks the audit logs under ~/.garuda/audit (read-only), or runs the "
       "reference witness (docs/audit.md).\n\n"
       "  garuda-audit verify [--project DIR | --all] [--json] [--witness "
@@ -29,7 +29,6 @@ int main(int argc, char** argv) {
       "  garuda-audit witness --store FILE\n"
       "      reads heads (JSON lines) on standard input, answers one line "
       "each; run it as another user or over ssh");
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   std::string mode = positional.size() == 2 ? positional[1] : "";
   if (mode == "verify") {
     garuda::VerifyCliOptions options;
