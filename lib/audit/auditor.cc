@@ -1,5 +1,6 @@
 #include "lib/audit/auditor.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -29,6 +30,8 @@ int Fail(const absl::Status& status) {
 }  // namespace
 
 int RunAuditor(const AuditorOptions& options) {
+  // A closed stdout or witness pipe is an error to report, not a crash.
+  ::signal(SIGPIPE, SIG_IGN);
   if (options.mode != "append" && options.mode != "serve") {
     Say(absl::StrCat("unknown mode \"", options.mode,
                      "\": use append or serve (see --help)"));

@@ -503,6 +503,7 @@ ParsedLine ParseAuditLine(absl::string_view line) {
   }
   parsed.hash = line.substr(line.size() - kSuffixSize + kHashMember.size(), 64);
   absl::string_view event = line.substr(i, line.size() - kSuffixSize - i);
+  parsed.event = event;
   if (!IsJsonValue(event)) {
     parsed.kind = ParsedLine::Kind::kNotJson;
     return parsed;

@@ -22,6 +22,9 @@
 namespace garuda {
 
 inline constexpr int kAuditFormatVersion = 1;
+// The kind of the line the auditor writes when it closes a log: a log that
+// ends with it was closed cleanly, and its checkpoint (when on) is at it.
+inline constexpr char kSessionEndKind[] = "session_end";
 // A line longer than this is refused by the writer and by verify.
 inline constexpr size_t kMaxAuditLineBytes = 1 << 20;
 
@@ -59,7 +62,8 @@ struct ParsedLine {
   int version = 0;
   uint64_t seq = 0;
   absl::string_view prev;  // points into the line
-  absl::string_view hash;  // the stored hash, points into the line
+  absl::string_view hash;   // the stored hash, points into the line
+  absl::string_view event;  // the event's JSON, points into the line
 };
 ParsedLine ParseAuditLine(absl::string_view line);
 

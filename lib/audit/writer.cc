@@ -290,6 +290,13 @@ absl::StatusOr<AppendResult> AuditWriter::Close() {
   std::vector<std::string> warnings;
   if (!closed_) {
     closed_ = true;
+    // The last line says the log was closed, so that verify can tell a
+    // checkpoint put back from a crash before the last checkpoint.
+    AuditEvent end;
+    end.set_kind(kSessionEndKind);
+    end.set_tool("garuda-auditor");
+    end.set_target(log_name_);
+    RETURN_IF_ERROR(WriteEventsLocked({end}));
     RETURN_IF_ERROR(SyncLocked());
     RETURN_IF_ERROR(MaybeSendHeadLocked(/*force=*/true, &warnings));
     if (witness_ != nullptr) {

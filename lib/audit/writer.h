@@ -71,8 +71,9 @@ class AuditWriter {
                                       bool durable);
   // fsync and checkpoint now.
   absl::StatusOr<AppendResult> Sync();
-  // The end of the session: fsync, checkpoint, the last head to the
-  // witness (a failure is recorded in the log and returned as a warning).
+  // The end of the session: a "session_end" line, fsync, checkpoint, the
+  // last head to the witness (a failure is recorded in the log and returned
+  // as a warning). Later calls return the same head.
   absl::StatusOr<AppendResult> Close();
 
   const std::string& log_name() const { return log_name_; }

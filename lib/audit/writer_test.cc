@@ -72,7 +72,8 @@ TEST_F(WriterTest, WritesAVerifiableChainWithPrivateModes) {
   EXPECT_EQ(writer->folder_name().rfind("project-", 0), 0u);
   LogReport report = Verify(*writer, false);
   EXPECT_EQ(report.status(), kStatusOk) << report.message();
-  EXPECT_EQ(report.lines(), 3u);
+  EXPECT_EQ(report.lines(), 4u);  // and the session_end line
+  EXPECT_NE(report.message().find(", closed"), std::string::npos);
 }
 
 TEST_F(WriterTest, TwoWritersTwoLogs) {
@@ -173,10 +174,10 @@ TEST_F(WriterTest, WitnessGetsHeadsAndItsFailureIsLogged) {
   ASSERT_TRUE(closed.ok()) << closed.status();
   EXPECT_TRUE(closed->warnings.empty());
   std::vector<std::string> sent = SplitLines(ReadFileToString(heads).value());
-  ASSERT_EQ(sent.size(), 3u);  // seq 2, 4, and 5 at the end
+  ASSERT_EQ(sent.size(), 3u);  // seq 2, 4, and 6 (session_end) at the end
   WitnessHead last;
   ASSERT_TRUE(ParseJsonMessage(sent[2], "head", &last).ok());
-  EXPECT_EQ(last.seq(), 5u);
+  EXPECT_EQ(last.seq(), 6u);
   EXPECT_EQ(last.prev_seq(), 4u);
   EXPECT_EQ(last.log(), writer->log_name());
 

@@ -204,7 +204,7 @@ TEST_F(AuditProgramsTest, AppendThenVerify) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   run = Verify();
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-  EXPECT_THAT(run.out, HasSubstr(": ok: 5 lines, last seq 5"));
+  EXPECT_THAT(run.out, HasSubstr(": ok: 6 lines, last seq 6, closed"));
   // One log per writing process.
   Append(Events(1, 1));
   EXPECT_EQ(Logs().size(), 2u);
@@ -217,7 +217,7 @@ TEST_F(AuditProgramsTest, CutLastLineIsReportedOnlyWithCheckpoint) {
   CutLastLine(Logs()[0]);
   RunResult run = Verify();
   EXPECT_EQ(run.exit_code, 0) << "negative control: " << run.out;
-  EXPECT_THAT(run.out, HasSubstr(": ok: 3 lines"));
+  EXPECT_THAT(run.out, HasSubstr(": ok: 4 lines"));
 
   ASSERT_TRUE(::unlink(Logs()[0].c_str()) == 0);
   Policy("{\"checkpoint\": true}");
@@ -227,7 +227,7 @@ TEST_F(AuditProgramsTest, CutLastLineIsReportedOnlyWithCheckpoint) {
   run = Verify();
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_THAT(run.out, HasSubstr(": cut: 1 line cut back from the checkpoint "
-                                 "at seq 4: the log ends at seq 3"));
+                                 "at seq 5: the log ends at seq 4"));
 }
 
 // T8: delete a file; verify reports the missing file.
@@ -258,7 +258,7 @@ TEST_F(AuditProgramsTest, CheckpointHoldsNoTargetOrReason) {
   EXPECT_THAT(log, HasSubstr("secret reason 3"));
   EXPECT_THAT(checkpoint, Not(HasSubstr("rm -rf")));
   EXPECT_THAT(checkpoint, Not(HasSubstr("secret")));
-  EXPECT_THAT(checkpoint, HasSubstr("\"seq\":3"));
+  EXPECT_THAT(checkpoint, HasSubstr("\"seq\":4"));  // with session_end
   struct stat st;
   ASSERT_EQ(::stat(CheckpointOf(Logs()[0]).c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -294,7 +294,7 @@ TEST_F(AuditProgramsTest, MalformedEventIsRefusedWithItsLineNumber) {
   EXPECT_THAT(log, Not(HasSubstr("typo")));
   run = Verify();
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(run.out, HasSubstr("ok: 3 lines"));
+  EXPECT_THAT(run.out, HasSubstr("ok: 4 lines"));
 }
 
 TEST_F(AuditProgramsTest, SplicedAndReorderedLogsAreReported) {
@@ -330,7 +330,7 @@ TEST_F(AuditProgramsTest, OlderCheckpointPutBackIsReported) {
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.out,
               HasSubstr("checkpoint_behind: the checkpoint is at seq 2 "
-                        "but the log goes on to seq 4"));
+                        "but the closed log goes on to seq 5"));
 }
 
 // Log and checkpoint rolled back together: consistent, so verify alone
@@ -363,7 +363,7 @@ TEST_F(AuditProgramsTest, RollbackNeedsTheWitness) {
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_THAT(run.out, HasSubstr("witness_mismatch: rolled back: the log ends "
                                  "at seq 3 but the witness holds its head at "
-                                 "seq 6"));
+                                 "seq 7"));
 }
 
 TEST_F(AuditProgramsTest, WitnessFailureIsLoggedAndShown) {
@@ -376,21 +376,28 @@ TEST_F(AuditProgramsTest, WitnessFailureIsLoggedAndShown) {
 }
 
 TEST_F(AuditProgramsTest, KilledAuditorIsNoticedByItsClient) {
+  Policy("{\"checkpoint\": true, \"fsyncMaxMs\": 600000}");
   std::unique_ptr<ipc::HelperProcess> auditor = Serve();
   ASSERT_NE(auditor, nullptr);
   absl::StatusOr<AuditReply> reply = AppendOverChannel(*auditor, 1, 2, true);
   ASSERT_TRUE(reply.ok()) << "negative control: " << reply.status();
   EXPECT_EQ(reply->appended().last_seq(), 2u);
+  // Written but not yet in an fsynced group, so past the checkpoint.
+  reply = AppendOverChannel(*auditor, 3, 2, false);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_FALSE(reply->appended().durable());
   ASSERT_EQ(::kill(auditor->pid(), SIGKILL), 0);
   reply = AppendOverChannel(*auditor, 3, 1, true);
   ASSERT_FALSE(reply.ok());
   EXPECT_TRUE(absl::IsUnavailable(reply.status())) << reply.status();
   EXPECT_THAT(std::string(reply.status().message()),
               HasSubstr("killed by signal 9"));
-  // What it wrote before (durably) is intact.
+  // What it wrote is intact; a log ahead of its checkpoint after a crash
+  // is not tampering.
   RunResult run = Verify();
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(run.out, HasSubstr("ok: 2 lines"));
+  EXPECT_THAT(run.out, HasSubstr("ok: 4 lines, last seq 4, 2 lines after the "
+                                 "checkpoint at seq 2 (not closed"));
 }
 
 // "<name>:\t<value>" of /proc/<pid>/status.
