@@ -25,6 +25,8 @@
 #include "lib/audit/paths.h"
 #include "lib/audit/writer.h"
 #include "lib/base/files.h"
+#include "lib/ipc/helper_process.h"
+#include "proto/audit.pb.h"
 
 ABSL_FLAG(std::string, dir, "", "A scratch folder on the disk to measure.");
 ABSL_FLAG(std::string, auditor, "", "Path of garuda-auditor.");
@@ -114,6 +116,42 @@ double AppendThroughProgram(const std::string& dir, const std::string& auditor,
                      " < ", input, " > /dev/null"));
 }
 
+// Requests of `per_request` events each over the channel of a real
+// `garuda-auditor serve`, one round trip at a time.
+double AppendThroughChannel(const std::string& dir, const std::string& auditor,
+                            int lines, int per_request) {
+  std::string home = JoinPath(dir, absl::StrCat("channel-home-", per_request));
+  if (!MakeDirectories(home, 0700).ok()) Die("mkdir " + home);
+  setenv("HOME", home.c_str(), 1);
+  setenv("GARUDA_MANAGED_POLICY_DIR",
+         JoinPath(dir, "no-managed-policy").c_str(), 1);
+  ipc::HelperOptions options;
+  options.argv = {auditor, "serve", "--channel-fd=3", "--project", dir};
+  absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> helper =
+      ipc::HelperProcess::Spawn(options);
+  if (!helper.ok()) Die(std::string(helper.status().message()));
+  AuditRequest request;
+  for (int i = 0; i < per_request; ++i) {
+    *request.mutable_append()->add_events() = BenchEvent(i);
+  }
+  AuditReply reply;
+  uint64_t seq = 0;
+  absl::Time start = absl::Now();
+  for (int sent = 0; sent < lines; sent += per_request) {
+    request.set_seq(++seq);
+    absl::Status status = (*helper)->Call(request, &reply);
+    if (!status.ok() || reply.has_error())
+      Die("append over the channel failed");
+  }
+  AuditRequest close;
+  close.set_seq(++seq);
+  close.mutable_close();
+  if (!(*helper)->Call(close, &reply).ok() || !(*helper)->Stop().ok()) {
+    Die("close over the channel failed");
+  }
+  return lines / absl::ToDoubleSeconds(absl::Now() - start);
+}
+
 }  // namespace
 }  // namespace garuda
 
@@ -143,6 +181,12 @@ int main(int argc, char** argv) {
   double program_per_line = AppendThroughProgram(dir, auditor, per_line, 1);
   std::printf("  garuda-auditor append (JSON stdin)   %13.0f   %14.0f\n",
               program_grouped, program_per_line);
+  std::fflush(stdout);
+  double channel_one = AppendThroughChannel(dir, auditor, grouped / 4, 1);
+  double channel_batch = AppendThroughChannel(dir, auditor, grouped, 100);
+  std::printf("  garuda-auditor serve, 1 event/request  %12.0f\n", channel_one);
+  std::printf("  garuda-auditor serve, 100 per request  %12.0f\n",
+              channel_batch);
   std::printf(
       "  (grouped: at most 1000 lines or 100 ms per fsync; target >= 50000 "
       "grouped)\n\n");

@@ -77,6 +77,22 @@ TEST(LineFormatTest, GoldenVectors) {
   }
 }
 
+TEST(LineFormatTest, TimeFormat) {
+  EXPECT_EQ(FormatAuditTime(absl::FromUnixMicros(1795989600123456)),
+            "2026-11-29T22:00:00.123456Z");
+  EXPECT_EQ(FormatAuditTime(absl::FromUnixMicros(1795989601000007)),
+            "2026-11-29T22:00:01.000007Z");
+  EXPECT_EQ(FormatAuditTime(absl::FromUnixMicros(-1)),
+            "1969-12-31T23:59:59.999999Z");
+  for (int64_t micros :
+       {int64_t{0}, int64_t{1795989600999999}, int64_t{951782400000001}}) {
+    absl::Time time = absl::FromUnixMicros(micros);
+    EXPECT_EQ(
+        FormatAuditTime(time),
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E6SZ", time, absl::UTCTimeZone()));
+  }
+}
+
 TEST(LineFormatTest, EventNeedsKindAndUtf8) {
   AuditEvent event;
   EXPECT_FALSE(ValidateEvent(event).ok());
