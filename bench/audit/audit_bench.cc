@@ -169,6 +169,12 @@ int main(int argc, char** argv) {
   const int grouped = absl::GetFlag(FLAGS_grouped_lines);
   const int per_line = absl::GetFlag(FLAGS_per_line_lines);
 
+  std::string load = "?";
+  absl::StatusOr<std::string> load_text = ReadFileToString("/proc/loadavg");
+  if (load_text.ok()) load = load_text->substr(0, load_text->find(' '));
+  // Other work on the machine slows every figure: say how much there was.
+  std::printf("load average at start: %s on %ld cores\n\n", load.c_str(),
+              sysconf(_SC_NPROCESSORS_ONLN));
   std::printf(
       "append (lines per second)              grouped fsync   fsync per "
       "line\n");
