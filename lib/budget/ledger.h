@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/budget/limits.h"
 #include "proto/budget.pb.h"
 
 namespace garuda {
@@ -33,10 +34,6 @@ namespace budget {
 
 using AgentId = uint32_t;
 inline constexpr AgentId kTopAgent = 0;
-// No token count above this is accepted (keeps every sum far from overflow).
-inline constexpr int64_t kMaxTokens = int64_t{1} << 50;
-// The reason given to a refused reservation or child, as in the spec.
-inline constexpr char kTokenBudget[] = "token_budget";
 
 struct ReserveResult {
   bool granted = false;
