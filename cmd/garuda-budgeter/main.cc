@@ -21,6 +21,9 @@ ABSL_FLAG(int64_t, limit, -1,
           "serve: the session's token limit (on a resume, what was spent "
           "before still counts)");
 ABSL_FLAG(bool, json, false, "status: print one JSON object");
+ABSL_FLAG(std::string, accept_weaker_lockdown, "",
+          "serve: run even where the kernel lacks Landlock or seccomp; the "
+          "reason given here is reported");
 
 namespace {
 
@@ -28,6 +31,7 @@ constexpr char kUsage[] =
     "one token budget for an agent and all its children.\n"
     "\n"
     "  garuda-budgeter serve --channel-fd=N --session=ID --limit=TOKENS\n"
+    "                        [--accept-weaker-lockdown=WHY]\n"
     "      Serve the ledger on the agent's channel (and on every child\n"
     "      channel it opens), journaling to\n"
     "      ~/.garuda/sessions/ID/budget.jsonl. Resumes the session's\n"
@@ -72,6 +76,8 @@ int main(int argc, char** argv) {
     options.home = *home;
     options.session = session;
     options.limit = absl::GetFlag(FLAGS_limit);
+    options.accept_weaker_lockdown =
+        absl::GetFlag(FLAGS_accept_weaker_lockdown);
     if (options.channel_fd < 0) return Usage("serve needs --channel-fd");
     if (options.limit < 0) return Usage("serve needs --limit");
     options.log = [](const std::string& line) {

@@ -58,9 +58,11 @@ struct ServeOptions {
   std::string home;  // $HOME: the journal is under <home>/.garuda/sessions
   std::string session;
   int64_t limit = 0;
-  // Called after the journal is open and before the first request is read,
-  // with the session folder (the only place the role may write).
-  std::function<absl::Status(const std::string& session_directory)> lock_down;
+  // After the journal is open and before the first request is read, the
+  // process locks down as the "budgeter" role: writes only beneath the
+  // session folder, no network, no exec. A kernel without Landlock or
+  // seccomp stops the start unless a reason to run anyway is given here.
+  std::string accept_weaker_lockdown;
   // Where the start notes go (replayed records, crash charges).
   std::function<void(const std::string& line)> log;
 };

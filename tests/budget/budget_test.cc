@@ -472,6 +472,24 @@ TEST_F(BudgetProcessTest, StatusShowsTheBreakdownPerAgent) {
   EXPECT_TRUE(absl::StrContains(text, "closed")) << text;
 }
 
+// The budgeter locks itself down (role "budgeter") before it answers.
+TEST_F(BudgetProcessTest, BudgeterServesLockedDown) {
+  auto budgeter = StartBudgeter("locked", 1000);
+  ASSERT_TRUE(budgeter);
+  BudgetClient parent(budgeter.get());
+  ASSERT_TRUE(parent.Status().ok());  // it answers: the lockdown is behind it
+  auto proc_status = [](const std::string& pid) {
+    return ReadFileToString(absl::StrCat("/proc/", pid, "/status"))
+        .value_or("");
+  };
+  std::string locked = proc_status(absl::StrCat(budgeter->pid()));
+  EXPECT_TRUE(absl::StrContains(locked, "NoNewPrivs:\t1")) << locked;
+  EXPECT_TRUE(absl::StrContains(locked, "Seccomp:\t2")) << locked;
+  // Negative control: this test process, not locked down, shows neither.
+  std::string free = proc_status("self");
+  EXPECT_TRUE(absl::StrContains(free, "Seccomp:\t0")) << free;
+}
+
 }  // namespace
 }  // namespace budget
 }  // namespace garuda
