@@ -310,7 +310,13 @@ absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          bool json) {
   ASSIGN_OR_RETURN(std::string directory, SessionDirectory(home, session));
   const std::string path = JournalPath(directory);
-  ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY));
+  absl::StatusOr<UniqueFd> opened = OpenFile(path, O_RDONLY);
+  if (absl::IsNotFound(opened.status())) {
+    return absl::NotFoundError(absl::StrCat(
+        "session ", session, " has no budget journal (", path, ")"));
+  }
+  if (!opened.ok()) return opened.status();
+  UniqueFd fd = *std::move(opened);
   // A budgeter serving the session holds an exclusive lock on its journal.
   const bool serving = ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0;
   ASSIGN_OR_RETURN(std::string text, ReadAll(fd.get()));
