@@ -50,6 +50,11 @@ TEST(EstimateTest, FloorBoundsEachPendingResultWithWorstCaseEscaping) {
   EXPECT_EQ(EstimateFloorTokens(shape), 10096 + 2 * 150020 + 30020 + 5000);
 }
 
+TEST(EstimateTest, CompactionReservesTheLargerInputPlusItsSummary) {
+  EXPECT_EQ(EstimateCompactionTokens(30000, 80000), 30000 + 4096);
+  EXPECT_EQ(EstimateCompactionTokens(10000, 80001), 20001 + 4096);
+}
+
 TEST(EstimateTest, OnlyACompleteUsageCounts) {
   EXPECT_EQ(ReportedTokens({10, 20, std::nullopt, std::nullopt}), 30);
   EXPECT_EQ(ReportedTokens({10, 20, 5, 1}), 36);
