@@ -1,5 +1,8 @@
 #include "lib/audit/append_stream.h"
 
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,7 +17,8 @@ namespace garuda {
 
 absl::StatusOr<AppendStreamResult> AppendEventsFromStream(
     int in, AuditWriter& writer,
-    const std::function<void(const std::string&)>& on_refused) {
+    const std::function<void(const std::string&)>& on_refused,
+    const std::atomic<bool>* stop) {
   AppendStreamResult result;
   std::string buffer;
   std::vector<AuditEvent> batch;
@@ -32,7 +36,26 @@ absl::StatusOr<AppendStreamResult> AppendEventsFromStream(
   };
   while (!at_end) {
     char chunk[1 << 16];
-    ssize_t n = ::read(in, chunk, sizeof(chunk));
+    ssize_t n = 1;
+    if (stop != nullptr) {
+      // The caller keeps SIGINT and SIGTERM blocked; they are let in only
+      // while waiting here, so one that comes between two reads is not lost.
+      sigset_t wait_mask;
+      pthread_sigmask(SIG_SETMASK, nullptr, &wait_mask);
+      sigdelset(&wait_mask, SIGINT);
+      sigdelset(&wait_mask, SIGTERM);
+      struct pollfd poll_fd = {in, POLLIN, 0};
+      if (::ppoll(&poll_fd, 1, nullptr, &wait_mask) < 0) n = -1;
+    }
+    if (n > 0) n = ::read(in, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR && stop != nullptr && stop->load()) {
+      // Ctrl-C or SIGTERM: the complete lines so far count, a partial line
+      // does not; the caller closes the log.
+      result.interrupted = true;
+      buffer.erase(
+          buffer.rfind('\n') == std::string::npos ? 0 : buffer.rfind('\n') + 1);
+      n = 0;
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       RETURN_IF_ERROR(flush_batch());

@@ -1,8 +1,10 @@
 #include "lib/audit/auditor.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +19,26 @@
 
 namespace garuda {
 namespace {
+
+std::atomic<bool> interrupted{false};
+
+void OnInterrupt(int) { interrupted.store(true); }
+
+// SIGINT and SIGTERM end append's input; the log is then closed as at the
+// end of input. They stay blocked except while append waits for input.
+void CatchInterrupts() {
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGINT);
+  sigaddset(&both, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &both, nullptr);
+}
 
 void Say(const std::string& text) {
   std::fprintf(stderr, "garuda-auditor: %s\n", text.c_str());
@@ -100,11 +122,14 @@ int RunAuditor(const AuditorOptions& options) {
   int status = 0;
   std::vector<std::string> warnings;
   if (options.mode == "append") {
+    CatchInterrupts();
     absl::StatusOr<AppendStreamResult> result = AppendEventsFromStream(
-        STDIN_FILENO, **writer, [](const std::string& refused) {
+        STDIN_FILENO, **writer,
+        [](const std::string& refused) {
           Say(absl::StrCat("refused standard input ", refused,
                            "; nothing written for it"));
-        });
+        },
+        &interrupted);
     absl::StatusOr<AppendResult> closed = (*writer)->Close();
     if (!result.ok()) return Fail(result.status());
     if (!closed.ok()) return Fail(closed.status());
@@ -117,6 +142,11 @@ int RunAuditor(const AuditorOptions& options) {
                 static_cast<unsigned long long>(result->refused),
                 static_cast<unsigned long long>(closed->last_seq));
     if (result->refused > 0) status = 1;
+    if (result->interrupted) {
+      Say("interrupted: the lines read so far are written and the log is "
+          "closed");
+      status = 130;
+    }
   } else {
     absl::Status served = ServeAuditChannel(*channel, **writer, &warnings);
     if (!served.ok()) status = Fail(served);

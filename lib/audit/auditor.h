@@ -20,7 +20,8 @@ struct AuditorOptions {
 };
 
 // Returns the process exit status: 0 done, 1 an event refused or a failure,
-// 2 a usage error.
+// 2 a usage error, 130 append interrupted by SIGINT or SIGTERM (the log is
+// closed all the same).
 int RunAuditor(const AuditorOptions& options);
 
 }  // namespace garuda

@@ -61,7 +61,7 @@ struct ParsedLine {
   Kind kind = Kind::kNotJson;
   int version = 0;
   uint64_t seq = 0;
-  absl::string_view prev;  // points into the line
+  absl::string_view prev;   // points into the line
   absl::string_view hash;   // the stored hash, points into the line
   absl::string_view event;  // the event's JSON, points into the line
 };

@@ -1,6 +1,8 @@
 #include "lib/audit/writer.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,8 +119,14 @@ AuditWriter::~AuditWriter() {
 }
 
 void AuditWriter::StartTimedSync() {
-  if (!timed_sync_.joinable())
-    timed_sync_ = std::thread([this] { TimedSyncLoop(); });
+  if (timed_sync_.joinable()) return;
+  // The thread takes no signals, so that Ctrl-C always interrupts the
+  // thread that reads the input.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  timed_sync_ = std::thread([this] { TimedSyncLoop(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void AuditWriter::TimedSyncLoop() {

@@ -2,9 +2,11 @@
 // own HOME under $TEST_TMPDIR (never the real ~/.garuda) and an empty
 // managed-policy folder.
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -398,6 +400,62 @@ TEST_F(AuditProgramsTest, KilledAuditorIsNoticedByItsClient) {
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_THAT(run.out, HasSubstr("ok: 4 lines, last seq 4, 2 lines after the "
                                  "checkpoint at seq 2 (not closed"));
+}
+
+// Ctrl-C (or SIGTERM) during append: the complete lines are written and the
+// log is closed; SIGKILL, the negative control, leaves it open.
+TEST_F(AuditProgramsTest, InterruptedAppendClosesTheLog) {
+  Policy("{\"checkpoint\": true, \"fsyncMaxMs\": 600000}");
+  for (int signal_number : {SIGINT, SIGKILL}) {
+    for (const std::string& log : Logs()) {
+      ::unlink(log.c_str());
+      ::unlink(CheckpointOf(log).c_str());
+    }
+    int input[2];
+    ASSERT_EQ(::pipe2(input, O_CLOEXEC), 0);
+    std::string auditor = Auditor();
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      // The input stays open in the parent until the auditor has exited,
+      // as a terminal's does: the signal, not an end of input, stops it.
+      ::dup2(input[0], 0);
+      ::execl(auditor.c_str(), auditor.c_str(), "append", "--project",
+              project_.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(input[0]);
+    std::string events = Events(1, 2) + "{\"kind\":\"partial";
+    ASSERT_EQ(::write(input[1], events.data(), events.size()),
+              static_cast<ssize_t>(events.size()));
+    // Waits for the condition (with a generous cap), not for a fixed time.
+    absl::Time give_up = absl::Now() + absl::Seconds(60);
+    auto lines = [&] {
+      std::vector<std::string> logs = Logs();
+      if (logs.empty()) return 0L;
+      std::string text = ReadFile(logs[0]);
+      return static_cast<long>(std::count(text.begin(), text.end(), '\n'));
+    };
+    while (lines() < 2 && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    ASSERT_EQ(lines(), 2);
+    ASSERT_EQ(::kill(pid, signal_number), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ::close(input[1]);
+    RunResult run = Verify();
+    EXPECT_EQ(run.exit_code, 0) << run.out;
+    if (signal_number == SIGINT) {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
+      EXPECT_THAT(run.out, HasSubstr("ok: 3 lines, last seq 3, closed, matches "
+                                     "its checkpoint"));
+    } else {
+      EXPECT_THAT(run.out, HasSubstr("ok: 2 lines, last seq 2, 2 lines after "
+                                     "the checkpoint at seq 0 (not closed"));
+    }
+    EXPECT_THAT(ReadFile(Logs()[0]), Not(HasSubstr("partial")));
+  }
 }
 
 // "<name>:\t<value>" of /proc/<pid>/status.
