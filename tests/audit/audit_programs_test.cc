@@ -481,6 +481,30 @@ TEST_F(AuditProgramsTest, AuditorIsLockedDownWhileServing) {
   ASSERT_TRUE(CloseOverChannel(*auditor).ok());
 }
 
+// The golden vectors of lib/audit/testdata, checked by the real verify.
+TEST_F(AuditProgramsTest, GoldenLogVerifies) {
+  std::string golden = ReadFile(Runfile("lib/audit/testdata/golden.jsonl"));
+  ASSERT_FALSE(golden.empty());
+  // The project's audit folder, as the auditor names it.
+  ASSERT_EQ(Append(Events(1, 1)).exit_code, 0);
+  std::string path = JoinPath(Folder(), "golden.jsonl");
+  WriteFile(path, golden);
+  RunResult run = Verify();
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("/golden: ok: 3 lines, last seq 3"));
+  // Negative control: the same bytes under another name do not verify (the
+  // genesis hash binds the log name), nor with one byte changed.
+  WriteFile(JoinPath(Folder(), "golden2.jsonl"), golden);
+  std::string changed = golden;
+  changed[changed.find("sed -i")] = 'S';
+  WriteFile(path, changed);
+  run = Verify();
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.out,
+              HasSubstr("/golden: modified: line 1 (seq 1) was modified"));
+  EXPECT_THAT(run.out, HasSubstr("/golden2: chain_broken"));
+}
+
 TEST_F(AuditProgramsTest, UsageErrors) {
   EXPECT_EQ(Shell(Quote(Audit()) + " frobnicate").exit_code, 2);
   EXPECT_EQ(Shell(Quote(Audit()) + " verify --all --project /x").exit_code, 2);
