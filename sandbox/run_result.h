@@ -20,6 +20,9 @@ struct RunResult {
   int exit_code = 0;
   int signal = 0;
   std::string reason;
+  // kFailedToStart only: the sandbox itself could not be set up (namespaces,
+  // mounts, Landlock, seccomp), as opposed to a command that does not exist.
+  bool sandbox_failed = false;
 
   // Captured output (when the run captures), at most the cap each.
   std::string stdout_data;

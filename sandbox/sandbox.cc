@@ -42,11 +42,12 @@ absl::StatusOr<Pipe> MakePipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-// In a child: reports `status` on the error pipe and exits. Only the first
-// message counts; the supervisor reads it as the reason the run did not
-// start.
-[[noreturn]] void Fail(int error_fd, const absl::Status& status) {
-  std::string text(status.message());
+// In a child: reports `status` on the error pipe and exits. The first byte
+// says whose fault it is: 'S' the sandbox's setup, 'C' the command (exec).
+// The supervisor reads it as the reason the run did not start.
+[[noreturn]] void Fail(int error_fd, const absl::Status& status,
+                       char kind = 'S') {
+  std::string text = absl::StrCat(std::string(1, kind), status.message());
   (void)!::write(error_fd, text.data(), text.size());
   ::_exit(kSetupFailed);
 }
@@ -145,7 +146,8 @@ struct ChildIo {
   envp.push_back(nullptr);
   environ = envp.data();  // execvp looks up PATH in the new environment
   ::execvp(argv[0], argv.data());
-  Fail(io.error_fd, LastErrnoStatus(absl::StrCat("execvp ", options.argv[0])));
+  Fail(io.error_fd, LastErrnoStatus(absl::StrCat("execvp ", options.argv[0])),
+       'C');
 }
 
 // PID 1 of the sandbox: builds the root, starts the command, reaps every
@@ -337,9 +339,11 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
 
   absl::StatusOr<Child> child = CloneChild(flags);
   if (!child.ok()) {
-    return RunResult::FailedToStart(absl::StrCat(
-        "cannot create the sandbox's namespaces (", child.status().message(),
-        "); run `garuda-stager probe` for the reason and the fix"));
+    RunResult failed = RunResult::FailedToStart(
+        absl::StrCat("cannot create the sandbox's namespaces (",
+                     child.status().message(), ")"));
+    failed.sandbox_failed = true;
+    return failed;
   }
   if (child->pid == 0) {
     error_pipe.read.Reset();
@@ -368,7 +372,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
 
   RunResult outcome;
   if (!error.empty()) {
-    outcome = RunResult::FailedToStart(error);
+    outcome = RunResult::FailedToStart(error.substr(1));
+    outcome.sandbox_failed = error[0] == 'S';
   } else if (supervised.timed_out) {
     outcome.kind = RunResult::Kind::kTimedOut;
   } else if (got == sizeof command_status && command_status != -1) {
@@ -411,7 +416,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
     }
     argv.push_back(nullptr);
     ::execvp(argv[0], argv.data());
-    Fail(error_fd, LastErrnoStatus(absl::StrCat("execvp ", argv[0])));
+    Fail(error_fd, LastErrnoStatus(absl::StrCat("execvp ", argv[0])), 'C');
   }
   error_pipe.write.Reset();
   out.write.Reset();
@@ -423,7 +428,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
                 std::move(err.read), 0, options.capture_limit, &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
-                                    : RunResult::FailedToStart(error);
+                                    : RunResult::FailedToStart(error.substr(1));
   outcome.stdout_data = std::move(result.stdout_data);
   outcome.stderr_data = std::move(result.stderr_data);
   outcome.stdout_truncated = result.stdout_truncated;
