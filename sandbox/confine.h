@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/lockdown/seccomp_filter.h"
 #include "proto/sandbox_policy.pb.h"
 
 namespace garuda {
@@ -21,12 +23,24 @@ absl::Status DropCapabilities();
 // CPU time, memory, processes and file size from the policy (0: unchanged).
 absl::Status SetResourceLimits(const Limits& limits);
 
-// no_new_privs, Landlock (writes only beneath `writable`; fails when the
-// kernel's ABI is below `min_landlock_abi` or 1), then the seccomp filter
-// of `seccomp_role` (network decides the socket families). Must be the last
-// step before execve.
-absl::Status ConfineCommand(const std::vector<std::string>& writable,
-                            const SandboxPolicy& policy);
+// What the command's last steps need, prepared by the supervisor before the
+// child exists, so that a bad filter is an error before anything starts and
+// the child does no parsing.
+struct Confinement {
+  std::vector<std::string> writable;  // Landlock: writes only beneath these
+  int min_landlock_abi = 1;
+  SeccompFilter filter;
+};
+
+// The seccomp filter of the policy's role ("command" by default; the
+// network decides the socket families) and its Landlock minimum (at least
+// 1: a kernel without Landlock fails closed).
+absl::StatusOr<Confinement> PrepareConfinement(
+    const SandboxPolicy& policy, std::vector<std::string> writable);
+
+// no_new_privs, Landlock, then the seccomp filter. Must be the last step
+// before execve.
+absl::Status ConfineCommand(Confinement& confinement);
 
 }  // namespace garuda
 

@@ -109,7 +109,8 @@ struct ChildIo {
 
 // The command's process: standard descriptors, limits, confinement, exec.
 [[noreturn]] void StartCommand(const SandboxPolicy& policy,
-                               const MountPlan& plan, const RunOptions& options,
+                               const MountPlan& plan, Confinement& confinement,
+                               const RunOptions& options,
                                std::vector<std::string>& env,
                                const ChildIo& io) {
   if (io.null_stdin) {
@@ -132,7 +133,7 @@ struct ChildIo {
     status = LastErrnoStatus(
         absl::StrCat("working folder ", plan.working_directory));
   }
-  if (status.ok()) status = ConfineCommand(plan.writable, policy);
+  if (status.ok()) status = ConfineCommand(confinement);
   if (!status.ok()) Fail(io.error_fd, status);
   if (options.entry) ::_exit(options.entry());
 
@@ -153,9 +154,9 @@ struct ChildIo {
 // PID 1 of the sandbox: builds the root, starts the command, reaps every
 // process, and writes the command's wait status on `status_fd`.
 [[noreturn]] void SandboxInit(const SandboxPolicy& policy,
-                              const MountPlan& plan, const RunOptions& options,
-                              uid_t uid, gid_t gid, const ChildIo& io,
-                              int status_fd) {
+                              const MountPlan& plan, Confinement& confinement,
+                              const RunOptions& options, uid_t uid, gid_t gid,
+                              const ChildIo& io, int status_fd) {
   // The whole sandbox dies with its supervisor.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::vector<std::string> env = Environment(policy);
@@ -169,7 +170,9 @@ struct ChildIo {
 
   pid_t command = ::fork();
   if (command < 0) Fail(io.error_fd, LastErrnoStatus("fork the command"));
-  if (command == 0) StartCommand(policy, plan, options, env, io);
+  if (command == 0) {
+    StartCommand(policy, plan, confinement, options, env, io);
+  }
 
   ::close(io.error_fd);
   if (io.stdout_fd >= 0) ::close(io.stdout_fd);
@@ -324,6 +327,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   }
   RETURN_IF_ERROR(CreateMissingDeniedPaths(policy));
   ASSIGN_OR_RETURN(MountPlan plan, BuildMountPlan(policy));
+  ASSIGN_OR_RETURN(Confinement confinement,
+                   PrepareConfinement(policy, plan.writable));
   ASSIGN_OR_RETURN(Pipe error_pipe, MakePipe());
   ASSIGN_OR_RETURN(Pipe status_pipe, MakePipe());
   Pipe out, err;
@@ -352,7 +357,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     err.read.Reset();
     ChildIo io{error_pipe.write.get(), out.write.get(), err.write.get(),
                options.capture_output};
-    SandboxInit(policy, plan, options, uid, gid, io, status_pipe.write.get());
+    SandboxInit(policy, plan, confinement, options, uid, gid, io,
+                status_pipe.write.get());
   }
   error_pipe.write.Reset();
   status_pipe.write.Reset();

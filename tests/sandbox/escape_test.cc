@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "lib/lockdown/seccomp_filter.h"
 #include "sandbox/defaults.h"
 #include "sandbox/sandbox.h"
 
@@ -95,6 +97,25 @@ class EscapeTest : public ::testing::Test {
     std::filesystem::copy_file(Runfile("tests/sandbox/escape_helper"), helper_);
     ::chmod(helper_.c_str(), 0755);
     bwrap_ = BwrapPath();
+    // bubblewrap gets the same seccomp filter as our sandbox, compiled to
+    // BPF, on a descriptor it inherits (no O_CLOEXEC on purpose).
+    auto policy = SeccompPolicyForRole("command", false);
+    ASSERT_TRUE(policy.ok()) << policy.status();
+    auto filter = SeccompFilter::Build(*policy);
+    ASSERT_TRUE(filter.ok()) << filter.status();
+    auto bpf = filter->ExportBpf();
+    ASSERT_TRUE(bpf.ok()) << bpf.status();
+    seccomp_bpf_.Reset(::memfd_create("command_bpf", 0));
+    ASSERT_TRUE(seccomp_bpf_.valid());
+    ASSERT_TRUE(WriteAll(seccomp_bpf_.get(), *bpf).ok());
+    auto network_policy = SeccompPolicyForRole("command", true);
+    ASSERT_TRUE(network_policy.ok());
+    auto network_filter = SeccompFilter::Build(*network_policy);
+    ASSERT_TRUE(network_filter.ok());
+    auto network_bpf = network_filter->ExportBpf();
+    ASSERT_TRUE(network_bpf.ok());
+    seccomp_network_bpf_.Reset(::memfd_create("command_network_bpf", 0));
+    ASSERT_TRUE(WriteAll(seccomp_network_bpf_.get(), *network_bpf).ok());
     ASSERT_TRUE(WriteFileAtomically(project_ + "/.git/hooks/pre-commit",
                                     "secret-hook", 0755)
                     .ok());
@@ -134,9 +155,9 @@ class EscapeTest : public ::testing::Test {
         args.insert(args.end(), {"--ro-bind", "/dev/null", path});
     }
     args.insert(args.end(), {"--chdir", project_});
-    if (seccomp_bpf_) {
-      args.insert(args.end(), {"--seccomp", absl::StrCat(seccomp_bpf_.get())});
-    }
+    const UniqueFd& bpf = network ? seccomp_network_bpf_ : seccomp_bpf_;
+    ::lseek(bpf.get(), 0, SEEK_SET);  // bwrap reads it from where it is
+    args.insert(args.end(), {"--seccomp", absl::StrCat(bpf.get())});
     args.push_back("--");
     return args;
   }
@@ -204,6 +225,7 @@ class EscapeTest : public ::testing::Test {
 
   std::string root_, project_, outside_, home_, stager_, helper_, bwrap_;
   UniqueFd seccomp_bpf_;
+  UniqueFd seccomp_network_bpf_;
 };
 
 TEST_F(EscapeTest, WriteHomeFolder) {
