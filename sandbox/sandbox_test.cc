@@ -1,8 +1,12 @@
 #include "sandbox/sandbox.h"
 
 #include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <functional>
 
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
@@ -138,6 +142,98 @@ TEST_F(SandboxTest, EntryRunsConfined) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->kind, RunResult::Kind::kExited) << result->Describe();
   EXPECT_EQ(result->exit_code, 0);
+}
+
+// Runs `entry` in the sandbox; its exit code says what it saw.
+int RunEntry(const SandboxPolicy& policy, std::function<int()> entry) {
+  RunOptions options;
+  options.entry = std::move(entry);
+  auto result = RunInSandbox(policy, options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return -1;
+  EXPECT_EQ(result->kind, RunResult::Kind::kExited) << result->Describe();
+  return result->exit_code;
+}
+
+TEST_F(SandboxTest, SeccompRefusesPtraceAndSocketsWithNetworkOff) {
+  auto ptrace_errno = [] {
+    return ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : errno;
+  };
+  auto inet_errno = [] {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return fd >= 0 ? 0 : errno;
+  };
+  auto unix_errno = [] {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return fd >= 0 ? 0 : errno;
+  };
+  EXPECT_EQ(RunEntry(policy_, ptrace_errno), EPERM);
+  EXPECT_EQ(RunEntry(policy_, inet_errno), EPERM);
+  EXPECT_EQ(RunEntry(policy_, unix_errno), 0);  // local sockets stay
+  // Negative control: with the network on, an IP socket can be made.
+  policy_.set_network(true);
+  EXPECT_EQ(RunEntry(policy_, inet_errno), 0);
+}
+
+TEST_F(SandboxTest, LandlockFailsClosedBelowTheMinimumAbi) {
+  policy_.set_min_landlock_abi(1000);
+  RunResult result = Run("true");
+  EXPECT_EQ(result.kind, RunResult::Kind::kFailedToStart);
+  EXPECT_TRUE(result.sandbox_failed);
+  EXPECT_NE(result.reason.find("Landlock"), std::string::npos) << result.reason;
+  // Negative control: the kernel's own ABI is enough.
+  policy_.set_min_landlock_abi(1);
+  EXPECT_TRUE(Run("true").ok());
+}
+
+TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {
+  RunResult result =
+      Run("grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");
+  EXPECT_EQ(result.stdout_data,
+            "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
+            "NoNewPrivs:\t1\n")
+      << result.stdout_data;
+}
+
+TEST_F(SandboxTest, FileSizeLimit) {
+  policy_.mutable_limits()->set_file_size_bytes(4096);
+  RunResult result = Run("head -c 100000 /dev/zero > big");
+  EXPECT_EQ(result.kind, RunResult::Kind::kExited);  // sh reports SIGXFSZ
+  EXPECT_NE(result.exit_code, 0);
+  struct stat st;
+  ASSERT_EQ(::stat((project_ + "/big").c_str(), &st), 0);
+  EXPECT_LE(st.st_size, 4096);
+  // Negative control.
+  policy_.mutable_limits()->set_file_size_bytes(0);
+  EXPECT_EQ(Run("head -c 100000 /dev/zero > big").exit_code, 0);
+}
+
+TEST_F(SandboxTest, KeepProcessesWaitsForTheBackground) {
+  // Without keep: the run returns at once, the background is gone.
+  EXPECT_EQ(Run("(sleep 1000; echo late) & echo now").stdout_data, "now\n");
+  // With keep: the run lasts until the background ends.
+  policy_.set_keep_processes(true);
+  EXPECT_EQ(Run("(sleep 0.2; echo late) & echo now").stdout_data,
+            "now\nlate\n");
+}
+
+TEST_F(SandboxTest, WritableBindOverAPath) {
+  std::string staging = JoinPath(root_, "staging");
+  ASSERT_TRUE(MakeDirectories(staging, 0755).ok());
+  BindMount* bind = policy_.add_binds();
+  bind->set_source(staging);
+  bind->set_target(project_);
+  bind->set_writable(true);
+  EXPECT_EQ(Run("echo x > " + project_ + "/через").exit_code, 0);
+  EXPECT_TRUE(Exists(staging + "/через"));
+  EXPECT_FALSE(Exists(project_ + "/через"));
+}
+
+TEST(RunResultTest, Describe) {
+  EXPECT_EQ(RunResult::Signaled(SIGSYS).kind, RunResult::Kind::kSeccompKilled);
+  EXPECT_EQ(RunResult::Signaled(SIGSYS).ShellExitCode(), 128 + SIGSYS);
+  EXPECT_EQ(RunResult::Exited(3).Describe(), "exited with code 3");
+  EXPECT_EQ(RunResult::FailedToStart("x").ShellExitCode(), 125);
 }
 
 TEST(DefaultsTest, Parse) {
