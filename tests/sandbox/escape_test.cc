@@ -24,7 +24,9 @@
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
 #include "lib/lockdown/seccomp_filter.h"
-#include "sandbox/defaults.h"
+#include "lib/policy/merge.h"
+#include "sandbox/bwrap_args.h"
+#include "sandbox/command_policy.h"
 #include "sandbox/sandbox.h"
 
 namespace garuda {
@@ -51,13 +53,6 @@ std::string Runfile(const std::string& path) {
 bool Exists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
-}
-
-std::string BwrapPath() {
-  for (const char* path : {"/usr/bin/bwrap", "/usr/local/bin/bwrap"}) {
-    if (::access(path, X_OK) == 0) return path;
-  }
-  return "";
 }
 
 // The helper ran to its end (0 done, 1 refused), as opposed to the sandbox
@@ -96,7 +91,7 @@ class EscapeTest : public ::testing::Test {
     helper_ = JoinPath(project_, "escape_helper");
     std::filesystem::copy_file(Runfile("tests/sandbox/escape_helper"), helper_);
     ::chmod(helper_.c_str(), 0755);
-    bwrap_ = BwrapPath();
+    bwrap_ = FindBwrap();
     // bubblewrap gets the same seccomp filter as our sandbox, compiled to
     // BPF, on a descriptor it inherits (no O_CLOEXEC on purpose).
     auto policy = SeccompPolicyForRole("command", false);
@@ -124,42 +119,20 @@ class EscapeTest : public ::testing::Test {
                     .ok());
   }
 
+  // bubblewrap with the policy garuda-stager builds for the same request.
   std::vector<std::string> BwrapArgs(bool network) {
-    std::vector<std::string> args = {
-        bwrap_,       "--unshare-all", "--die-with-parent",
-        "--cap-drop", "ALL",           "--clearenv",
-        "--setenv",   "PATH",          "/usr/bin:/bin",
-        "--setenv",   "HOME",          home_};
-    if (network) args.push_back("--share-net");
-    for (const std::string& path : DefaultSandboxSettings().read_only_paths()) {
-      struct stat st;
-      if (::lstat(path.c_str(), &st) != 0) continue;
-      if (S_ISLNK(st.st_mode)) {
-        char link[4096];
-        ssize_t n = ::readlink(path.c_str(), link, sizeof link - 1);
-        args.insert(args.end(), {"--symlink", std::string(link, n), path});
-      } else {
-        args.insert(args.end(), {"--ro-bind", path, path});
-      }
-    }
-    args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev", "--tmpfs",
-                             "/tmp", "--bind", project_, project_});
-    for (const std::string& rel :
-         DefaultSandboxSettings().project_denied_paths()) {
-      std::string path = JoinPath(project_, rel);
-      args.insert(args.end(),
-                  {"--perms", "0000", "--tmpfs", path, "--remount-ro", path});
-    }
-    for (const std::string& path : DefaultSandboxSettings().denied_paths()) {
-      if (Exists(path))
-        args.insert(args.end(), {"--ro-bind", "/dev/null", path});
-    }
-    args.insert(args.end(), {"--chdir", project_});
+    auto settings = MergeSettings(SettingsSources());
+    EXPECT_TRUE(settings.ok());
+    CommandRequest request;
+    request.project = project_;
+    request.working_directory = project_;
+    request.network = network;
+    request.environment = CurrentEnvironment();
+    auto policy = DirectCommandPolicy(*settings, request);
+    EXPECT_TRUE(policy.ok()) << policy.status();
     const UniqueFd& bpf = network ? seccomp_network_bpf_ : seccomp_bpf_;
     ::lseek(bpf.get(), 0, SEEK_SET);  // bwrap reads it from where it is
-    args.insert(args.end(), {"--seccomp", absl::StrCat(bpf.get())});
-    args.push_back("--");
-    return args;
+    return BwrapArgsFor(bwrap_, *policy, bpf.get());
   }
 
   RunResult Run(Where where, const Attempt& attempt, bool network = false) {
