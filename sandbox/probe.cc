@@ -286,6 +286,11 @@ std::string JsonString(const std::string& text) {
 
 }  // namespace
 
+bool PretendingNoSandbox() {
+  const char* pretend = std::getenv(kPretendNoSandboxVariable);
+  return pretend != nullptr && std::string(pretend) == "1";
+}
+
 bool ProbeReport::SandboxWorks() const { return FirstMissing() == nullptr; }
 
 const ProbeFeature* ProbeReport::FirstMissing() const {
@@ -337,8 +342,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   ProbeFeature overlay{"overlayfs in a user namespace"};
   overlay.required = false;
 
-  const char* pretend = std::getenv(kPretendNoSandboxVariable);
-  if (pretend != nullptr && std::string(pretend) == "1") {
+  if (PretendingNoSandbox()) {
     userns.reason = absl::StrCat("pretended by ", kPretendNoSandboxVariable,
                                  "=1 (a test seam)");
     userns.fix = absl::StrCat("unset ", kPretendNoSandboxVariable);

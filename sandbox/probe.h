@@ -49,6 +49,9 @@ inline constexpr char kPretendNoSandboxVariable[] =
 
 ProbeReport ProbeSandbox(const ProbeOptions& options);
 
+// Whether the test seam above is set.
+bool PretendingNoSandbox();
+
 }  // namespace garuda
 
 #endif  // GARUDA_SANDBOX_PROBE_H_
