@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -100,6 +101,28 @@ std::vector<std::string> Environment(const SandboxPolicy& policy) {
   return env;
 }
 
+// NULL-terminated pointers into `strings`, for execvp.
+std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (const std::string& text : strings) {
+    pointers.push_back(const_cast<char*>(text.c_str()));
+  }
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Closes every descriptor from 3 up that is not in `keep`.
+void CloseAllBut(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned int next = 3;
+  for (int fd : keep) {
+    if (fd < static_cast<int>(next)) continue;
+    if (static_cast<unsigned int>(fd) > next) ::close_range(next, fd - 1, 0);
+    next = fd + 1;
+  }
+  ::close_range(next, ~0U, 0);
+}
+
 struct ChildIo {
   int error_fd = -1;
   int stdout_fd = -1;  // -1: inherit
@@ -137,14 +160,8 @@ struct ChildIo {
   if (!status.ok()) Fail(io.error_fd, status);
   if (options.entry) ::_exit(options.entry());
 
-  std::vector<char*> argv;
-  for (const std::string& arg : options.argv) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (std::string& entry : env) envp.push_back(entry.data());
-  envp.push_back(nullptr);
+  std::vector<char*> argv = CStrings(options.argv);
+  std::vector<char*> envp = CStrings(env);
   environ = envp.data();  // execvp looks up PATH in the new environment
   ::execvp(argv[0], argv.data());
   Fail(io.error_fd, LastErrnoStatus(absl::StrCat("execvp ", options.argv[0])),
@@ -159,6 +176,10 @@ struct ChildIo {
                               const ChildIo& io, int status_fd) {
   // The whole sandbox dies with its supervisor.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
+  // descriptor of the caller beyond its four pipes (the command could not
+  // reach them through /proc/1/fd anyway: it has fewer capabilities).
+  CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd});
   std::vector<std::string> env = Environment(policy);
   absl::Status status = WriteIdentityMaps(uid, gid);
   if (status.ok()) status = ApplyMountPlan(plan);
@@ -282,6 +303,14 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
   return supervised;
 }
 
+// The captured output of `from` into `to`.
+void TakeOutput(RunResult from, RunResult* to) {
+  to->stdout_data = std::move(from.stdout_data);
+  to->stderr_data = std::move(from.stderr_data);
+  to->stdout_truncated = from.stdout_truncated;
+  to->stderr_truncated = from.stderr_truncated;
+}
+
 RunResult FromWaitStatus(int status) {
   if (WIFEXITED(status)) return RunResult::Exited(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return RunResult::Signaled(WTERMSIG(status));
@@ -389,10 +418,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
         absl::StrCat("the sandbox ended before the command: ",
                      FromWaitStatus(supervised.wait_status).Describe()));
   }
-  outcome.stdout_data = std::move(result.stdout_data);
-  outcome.stderr_data = std::move(result.stderr_data);
-  outcome.stdout_truncated = result.stdout_truncated;
-  outcome.stderr_truncated = result.stderr_truncated;
+  TakeOutput(std::move(result), &outcome);
   return outcome;
 }
 
@@ -416,11 +442,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
     if (::chdir(directory.c_str()) != 0) {
       Fail(error_fd, LastErrnoStatus(absl::StrCat("chdir ", directory)));
     }
-    std::vector<char*> argv;
-    for (const std::string& arg : options.argv) {
-      argv.push_back(const_cast<char*>(arg.c_str()));
-    }
-    argv.push_back(nullptr);
+    std::vector<char*> argv = CStrings(options.argv);
     ::execvp(argv[0], argv.data());
     Fail(error_fd, LastErrnoStatus(absl::StrCat("execvp ", argv[0])), 'C');
   }
@@ -435,10 +457,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
                                     : RunResult::FailedToStart(error.substr(1));
-  outcome.stdout_data = std::move(result.stdout_data);
-  outcome.stderr_data = std::move(result.stderr_data);
-  outcome.stdout_truncated = result.stdout_truncated;
-  outcome.stderr_truncated = result.stderr_truncated;
+  TakeOutput(std::move(result), &outcome);
   return outcome;
 }
 
