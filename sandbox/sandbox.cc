@@ -152,11 +152,22 @@ struct ChildIo {
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   absl::Status status = SetResourceLimits(policy.limits());
   if (status.ok()) status = DropCapabilities();
-  if (status.ok() && ::chdir(plan.working_directory.c_str()) != 0) {
-    status = LastErrnoStatus(
-        absl::StrCat("working folder ", plan.working_directory));
+  if (!status.ok()) Fail(io.error_fd, status);
+  // A working folder that cannot be entered (denied, absent) is the
+  // request's fault, not the sandbox's: no host fallback for it.
+  if (::chdir(plan.working_directory.c_str()) != 0) {
+    Fail(io.error_fd,
+         LastErrnoStatus(
+             absl::StrCat("working folder ", plan.working_directory)),
+         'C');
   }
-  if (status.ok()) status = ConfineCommand(confinement);
+  // The caller may ignore SIGINT and SIGQUIT while it waits (as system(3)
+  // does); the command starts with every signal at its default.
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  status = ConfineCommand(confinement);
   if (!status.ok()) Fail(io.error_fd, status);
   if (options.entry) ::_exit(options.entry());
 
@@ -331,6 +342,30 @@ absl::Status CreateMissingDeniedPaths(const SandboxPolicy& policy) {
   return absl::OkStatus();
 }
 
+// While alive, SIGINT and SIGQUIT are ignored (when `active`).
+class IgnoreInterrupts {
+ public:
+  explicit IgnoreInterrupts(bool active) : active_(active) {
+    if (!active_) return;
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ignore, &old_int_);
+    ::sigaction(SIGQUIT, &ignore, &old_quit_);
+  }
+  ~IgnoreInterrupts() {
+    if (!active_) return;
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGQUIT, &old_quit_, nullptr);
+  }
+  IgnoreInterrupts(const IgnoreInterrupts&) = delete;
+  IgnoreInterrupts& operator=(const IgnoreInterrupts&) = delete;
+
+ private:
+  bool active_;
+  struct sigaction old_int_ = {};
+  struct sigaction old_quit_ = {};
+};
+
 struct Child {
   pid_t pid;
   UniqueFd pidfd;
@@ -395,6 +430,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   err.write.Reset();
 
   RunResult result;
+  IgnoreInterrupts ignore(!options.capture_output);
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child->pid, std::move(child->pidfd), std::move(out.read),
