@@ -199,6 +199,10 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
         "project \"", policy.project(), "\" must be an absolute path"));
   }
   ASSIGN_OR_RETURN(std::string project, RealPath(policy.project(), "project"));
+  if (project == "/") {
+    return absl::InvalidArgumentError(
+        "project \"/\": the whole file system cannot be a project");
+  }
 
   std::vector<std::string> system_paths(policy.read_only_paths().begin(),
                                         policy.read_only_paths().end());
@@ -236,13 +240,18 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
   for (const std::string& given : policy.writable_paths()) {
     std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
     ASSIGN_OR_RETURN(std::string real, RealPath(path, "writable path"));
+    if (real == "/") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "writable path \"", given, "\" is the whole file system"));
+    }
     plan.steps.push_back({MountStep::Kind::kBind, real, real, true});
     plan.writable.push_back(real);
   }
   for (const BindMount& bind : policy.binds()) {
-    if (!IsAbsolute(bind.target())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bind target \"", bind.target(), "\" must be an absolute path"));
+    if (!IsAbsolute(bind.target()) || bind.target() == "/") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bind target \"", bind.target(),
+                       "\" must be an absolute path other than /"));
     }
     ASSIGN_OR_RETURN(std::string source,
                      RealPath(bind.source(), "bind source"));

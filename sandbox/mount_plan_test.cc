@@ -96,5 +96,16 @@ TEST_F(MountPlanTest, MistakesNameThePath) {
   EXPECT_FALSE(BuildMountPlan(policy_).ok());
 }
 
+TEST_F(MountPlanTest, TheWholeFileSystemIsNeverWritable) {
+  policy_.add_writable_paths("/");
+  EXPECT_FALSE(BuildMountPlan(policy_).ok());
+  policy_.clear_writable_paths();
+  policy_.set_project("/");
+  EXPECT_FALSE(BuildMountPlan(policy_).ok());
+  // Negative control.
+  policy_.set_project(project_);
+  EXPECT_TRUE(BuildMountPlan(policy_).ok());
+}
+
 }  // namespace
 }  // namespace garuda
