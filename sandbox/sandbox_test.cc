@@ -186,6 +186,22 @@ TEST_F(SandboxTest, LandlockFailsClosedBelowTheMinimumAbi) {
   EXPECT_TRUE(Run("true").ok());
 }
 
+// /proc is mounted read-write, so only Landlock refuses this write: it shows
+// that Landlock is on, beside the read-only mounts.
+TEST_F(SandboxTest, LandlockRefusesWritesOutsideTheWritablePaths) {
+  RunResult result = Run("echo renamed > /proc/self/comm");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.stderr_data.find("Permission denied"), std::string::npos)
+      << result.stderr_data;
+  // Negative control: the same write on the host works.
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "echo renamed > /proc/self/comm"};
+  options.capture_output = true;
+  auto host = RunOnHost(options, project_);
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(host->exit_code, 0) << host->stderr_data;
+}
+
 TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {
   RunResult result =
       Run("grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");
