@@ -25,6 +25,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "sandbox/defaults.h"
 #include "sandbox/sandbox.h"
 
 namespace garuda {
@@ -222,6 +223,9 @@ void RunCanaries(ProbeReport* report) {
   SandboxPolicy policy;
   policy.set_project(project);
   policy.set_project_writable(true);
+  for (const std::string& path : DefaultSandboxSettings().read_only_paths()) {
+    policy.add_read_only_paths(path);
+  }
   policy.add_read_only_paths(outside);
   RunOptions options;
   options.capture_output = true;
