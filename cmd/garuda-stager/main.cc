@@ -23,6 +23,9 @@ ABSL_FLAG(std::vector<std::string>, write, {},
 ABSL_FLAG(bool, allow_host, false,
           "run: without a working sandbox, run on the host (refused by the "
           "strict profile)");
+ABSL_FLAG(bool, keep_processes, false,
+          "run: processes the command leaves behind keep running until they "
+          "end (dev servers); without it they end with the command");
 ABSL_FLAG(bool, json, false, "probe: print one JSON object");
 
 namespace {
@@ -31,7 +34,7 @@ constexpr char kUsage[] =
     "runs commands for Garuda in an OS sandbox.\n"
     "\n"
     "  garuda-stager run [--project DIR] --mode direct [--network] "
-    "[--write PATH]... [--allow-host] -- CMD [ARGS...]\n"
+    "[--write PATH]... [--allow-host] [--keep-processes] -- CMD [ARGS...]\n"
     "      run CMD in the sandbox: the project writable, the system "
     "read-only,\n"
     "      .git/hooks and .garuda/ hidden; the exit code is CMD's\n"
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
     options.network = absl::GetFlag(FLAGS_network);
     options.write_paths = write_paths;
     options.allow_host = absl::GetFlag(FLAGS_allow_host);
+    options.keep_processes = absl::GetFlag(FLAGS_keep_processes);
     options.argv.assign(positional.begin() + 2, positional.end());
     return garuda::StagerRun(options);
   }

@@ -130,6 +130,7 @@ int StagerRun(const StagerRunOptions& options) {
     Say(std::string(policy.status().message()));
     return kStagerRefused;
   }
+  policy->set_keep_processes(options.keep_processes);
   RunOptions run;
   run.argv = options.argv;
   auto result = RunInSandbox(*policy, run);

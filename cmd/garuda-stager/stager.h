@@ -19,6 +19,7 @@ struct StagerRunOptions {
   bool network = false;
   std::vector<std::string> write_paths;
   bool allow_host = false;
+  bool keep_processes = false;
   std::vector<std::string> argv;
 };
 
