@@ -22,6 +22,10 @@
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #endif
@@ -35,8 +39,16 @@
 namespace garuda {
 namespace {
 
-int CreateRuleset(const landlock_ruleset_attr* attr, size_t size,
-                  uint32_t flags) {
+// landlock_ruleset_attr as of ABI 4; the kernel reads only `size` bytes, so
+// a ruleset without network rights passes the ABI 1 size.
+struct RulesetAttr {
+  uint64_t handled_access_fs;
+  uint64_t handled_access_net;
+};
+constexpr size_t kRulesetAttrSizeAbi1 = sizeof(uint64_t);
+constexpr int kLandlockNetAbi = 4;
+
+int CreateRuleset(const RulesetAttr* attr, size_t size, uint32_t flags) {
   return static_cast<int>(
       syscall(SYS_landlock_create_ruleset, attr, size, flags));
 }
@@ -93,7 +105,8 @@ std::string LandlockGaps(int abi) {
 }
 
 LandlockRuleset::LandlockRuleset(int kernel_abi, int min_abi, bool handle_reads)
-    : abi_(std::min(kernel_abi, kLandlockNewestKnownAbi)) {
+    : kernel_abi_(kernel_abi),
+      abi_(std::min(kernel_abi, kLandlockNewestKnownAbi)) {
   if (kernel_abi < min_abi) {
     status_ = absl::FailedPreconditionError(absl::StrCat(
         "the kernel's Landlock ABI is ", kernel_abi, ", at least ", min_abi,
@@ -151,15 +164,26 @@ LandlockRuleset& LandlockRuleset::AllowReadsBeneath(const std::string& path) {
   return *this;
 }
 
+LandlockRuleset& LandlockRuleset::DenyTcp() {
+  if (kernel_abi_ >= kLandlockNetAbi) {
+    handled_net_ =
+        LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+  }
+  return *this;
+}
+
 absl::Status LandlockRuleset::Enforce() {
   RETURN_IF_ERROR(status_);
   if (abi_ < 1) {
     return absl::FailedPreconditionError(
         "the kernel has no Landlock: nothing to enforce");
   }
-  landlock_ruleset_attr attr = {};
+  RulesetAttr attr = {};
   attr.handled_access_fs = handled_;
-  UniqueFd ruleset(CreateRuleset(&attr, sizeof(attr), 0));
+  attr.handled_access_net = handled_net_;
+  // No network rule is ever added: handling TCP refuses all of it.
+  UniqueFd ruleset(CreateRuleset(
+      &attr, handled_net_ != 0 ? sizeof(attr) : kRulesetAttrSizeAbi1, 0));
   if (!ruleset) return LastErrnoStatus("landlock_create_ruleset");
   // A path named twice (for reads and for writes) is two rules; Landlock
   // adds their rights up.

@@ -55,6 +55,11 @@ class LandlockRuleset {
   // Reading, listing and running beneath `path`; a no-op for a ruleset that
   // does not handle reads.
   LandlockRuleset& AllowReadsBeneath(const std::string& path);
+  // Also refuses TCP bind and connect (EACCES) when the kernel's ABI is 4
+  // (Linux 6.7) or newer; a no-op below, where the seccomp filter is the
+  // only wall. tcp_denied() says whether it will hold.
+  LandlockRuleset& DenyTcp();
+  bool tcp_denied() const { return handled_net_ != 0; }
 
   // The ABI the ruleset is built for (min(kernel, newest known)); 0 when the
   // kernel has none.
@@ -73,8 +78,10 @@ class LandlockRuleset {
   LandlockRuleset(int kernel_abi, int min_abi, bool handle_reads);
   void AddRule(const std::string& path, uint64_t rights);
 
+  int kernel_abi_ = 0;
   int abi_ = 0;
   uint64_t handled_ = 0;
+  uint64_t handled_net_ = 0;
   absl::Status status_;
   std::vector<Rule> rules_;
 };

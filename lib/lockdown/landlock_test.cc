@@ -2,9 +2,12 @@
 // control, and the rulesets' sticky errors.
 #include "lib/lockdown/landlock.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <string>
@@ -13,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
 #include "lib/lockdown/test_child.h"
 
 namespace garuda {
@@ -148,6 +152,55 @@ TEST_F(LandlockChildTest, ReadsAndWritesRulesetConfinesReads) {
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(*result, HasSubstr("read_outside=EACCES\n"));
   EXPECT_THAT(*result, HasSubstr("create_inside=0\n"));
+}
+
+// "bind=<result> connect=<result>" for TCP on the loopback to `port`.
+std::string TcpAttempts(int port) {
+  std::string out;
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  UniqueFd server(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int rc = server ? bind(server.get(), reinterpret_cast<sockaddr*>(&address),
+                         sizeof(address))
+                  : -1;
+  absl::StrAppend(&out, "bind=", ErrnoName(rc));
+  UniqueFd client(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  address.sin_port = htons(port);
+  rc = client ? connect(client.get(), reinterpret_cast<sockaddr*>(&address),
+                        sizeof(address))
+              : -1;
+  absl::StrAppend(&out, " connect=", ErrnoName(rc));
+  return out;
+}
+
+TEST(LandlockTcpTest, DenyTcpRefusesBindAndConnect) {
+  absl::StatusOr<int> abi = LandlockAbiVersion();
+  ASSERT_TRUE(abi.ok()) << abi.status();
+  if (*abi < 4) GTEST_SKIP() << "Landlock ABI " << *abi << " has no TCP rules";
+  int port = 0;
+  absl::StatusOr<UniqueFd> listener = ListenOnLoopback(&port);
+  ASSERT_TRUE(listener.ok()) << listener.status();
+
+  absl::StatusOr<std::string> denied = RunInChild([port]() -> std::string {
+    LandlockRuleset ruleset = LandlockRuleset::ForWrites(1);
+    ruleset.DenyTcp();
+    if (!ruleset.tcp_denied()) return "tcp not denied";
+    absl::Status status = ruleset.Enforce();
+    return status.ok() ? TcpAttempts(port) : status.ToString();
+  });
+  absl::StatusOr<std::string> control =
+      RunInChild([port] { return TcpAttempts(port); });
+  ASSERT_TRUE(denied.ok()) << denied.status();
+  ASSERT_TRUE(control.ok()) << control.status();
+  EXPECT_EQ(*denied, "bind=EACCES connect=EACCES");
+  EXPECT_EQ(*control, "bind=0 connect=0");
+}
+
+TEST(LandlockTcpTest, DenyTcpIsANoOpBelowAbi4) {
+  LandlockRuleset ruleset = LandlockRuleset::ForWritesWithAbi(3, 1);
+  ruleset.DenyTcp();
+  EXPECT_FALSE(ruleset.tcp_denied());
 }
 
 }  // namespace

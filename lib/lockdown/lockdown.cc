@@ -98,6 +98,8 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
     for (const std::string& path : options.writable_paths) {
       ruleset.AllowWritesBeneath(path);
     }
+    // A second wall behind the seccomp socket rule, where the kernel has it.
+    if (!options.allow_network) ruleset.DenyTcp();
     // Safe: Enforce only removes rights (see landlock.cc).
     absl::Status status = ruleset.Enforce();
     if (!status.ok()) {

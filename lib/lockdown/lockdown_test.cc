@@ -40,20 +40,9 @@ class AuditorLockdownTest : public ::testing::Test {
     ASSERT_TRUE(
         WriteFileAtomically(JoinPath(outside_, "existing"), "old", 0600).ok());
 
-    listener_ = UniqueFd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    ASSERT_TRUE(listener_.valid());
-    sockaddr_in address = {};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(bind(listener_.get(), reinterpret_cast<sockaddr*>(&address),
-                   sizeof(address)),
-              0);
-    ASSERT_EQ(listen(listener_.get(), 8), 0);
-    socklen_t length = sizeof(address);
-    ASSERT_EQ(getsockname(listener_.get(),
-                          reinterpret_cast<sockaddr*>(&address), &length),
-              0);
-    port_ = ntohs(address.sin_port);
+    absl::StatusOr<UniqueFd> listener = ListenOnLoopback(&port_);
+    ASSERT_TRUE(listener.ok()) << listener.status();
+    listener_ = std::move(*listener);
   }
 
   // The attempts, one "name=result" line each (result "0" or an errno name).

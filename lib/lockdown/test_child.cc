@@ -1,8 +1,11 @@
 #include "lib/lockdown/test_child.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +45,24 @@ absl::StatusOr<std::string> RunInChild(
         absl::StrCat("child exited with ", WEXITSTATUS(status)));
   }
   return result;
+}
+
+absl::StatusOr<UniqueFd> ListenOnLoopback(int* port) {
+  UniqueFd listener(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!listener) return LastErrnoStatus("socket(AF_INET)");
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (bind(listener.get(), reinterpret_cast<sockaddr*>(&address),
+           sizeof(address)) != 0 ||
+      listen(listener.get(), 8) != 0 ||
+      getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address),
+                  &length) != 0) {
+    return LastErrnoStatus("listen on 127.0.0.1");
+  }
+  *port = ntohs(address.sin_port);
+  return listener;
 }
 
 std::string ErrnoName(long result) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "lib/base/unique_fd.h"
 
 namespace garuda {
 
@@ -15,6 +16,9 @@ namespace garuda {
 // kill).
 absl::StatusOr<std::string> RunInChild(
     const std::function<std::string()>& body);
+
+// A TCP listener on 127.0.0.1 at a free port, which it stores in `port`.
+absl::StatusOr<UniqueFd> ListenOnLoopback(int* port);
 
 // "0" when `result` is not negative, else the name of errno ("EPERM").
 std::string ErrnoName(long result);
