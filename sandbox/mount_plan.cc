@@ -277,7 +277,9 @@ absl::Status ApplyMountPlan(const MountPlan& plan) {
   }
   // The base: a tmpfs holding the new root and, after the first pivot, the
   // host's tree at /oldroot (as bubblewrap does), so that sources anywhere,
-  // /tmp included, stay reachable while the new root is built.
+  // /tmp included, stay reachable while the new root is built. Safe: the
+  // tmpfs and both pivots happen in our private mount namespace; the host's
+  // /tmp and root are untouched.
   if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") !=
       0) {
     return LastErrnoStatus("mount the base tmpfs");
@@ -294,6 +296,8 @@ absl::Status ApplyMountPlan(const MountPlan& plan) {
     if (fd < 0) return LastErrnoStatus(kDeniedFile);
     ::close(fd);
   }
+  // Safe: a fresh tmpfs in our namespace; it becomes the root and is
+  // remounted read-only below.
   if (::mount("tmpfs", kNewRoot, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") !=
       0) {
     return LastErrnoStatus("mount the new root");
@@ -306,7 +310,8 @@ absl::Status ApplyMountPlan(const MountPlan& plan) {
           absl::StrCat("sandbox root, ", step.target, ": ", status.message()));
     }
   }
-  // Nothing may create files in the new root itself.
+  // Nothing may create files in the new root itself. Safe: it only adds
+  // restrictions to our own tmpfs.
   if (::mount(nullptr, kNewRoot, nullptr,
               MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
               nullptr) != 0) {

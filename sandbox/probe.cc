@@ -101,6 +101,8 @@ NamespaceCheck CheckNamespaces(bool overlay) {
   UniqueFd read_end(fds[0]), write_end(fds[1]);
   uid_t uid = ::getuid();
   gid_t gid = ::getgid();
+  // Safe: as in sandbox.cc, the namespaces are new and owned by the new
+  // user namespace; the child only mounts inside them and exits.
   long pid = ::syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD,
                        nullptr, nullptr, nullptr, nullptr);
   if (pid < 0) {

@@ -194,6 +194,7 @@ struct ChildIo {
   std::vector<std::string> env = Environment(policy);
   absl::Status status = WriteIdentityMaps(uid, gid);
   if (status.ok()) status = ApplyMountPlan(plan);
+  // Safe: the UTS namespace is the sandbox's own; the host keeps its name.
   if (status.ok() && ::sethostname("garuda", 6) != 0) {
     status = LastErrnoStatus("sethostname");
   }
@@ -371,7 +372,10 @@ struct Child {
   UniqueFd pidfd;
 };
 
-// clone(2) as fork(2), with new namespaces and a pidfd.
+// clone(2) as fork(2), with new namespaces and a pidfd. Safe: creating user
+// namespaces needs no privilege, and every other namespace is owned by the
+// new user namespace, so the capabilities the child gets in them count only
+// there, never on the host's resources.
 absl::StatusOr<Child> CloneChild(unsigned long flags) {
   int pidfd = -1;
   // x86-64 and arm64 order: flags, stack, parent_tid (the pidfd), child_tid,
