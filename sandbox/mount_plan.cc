@@ -42,7 +42,8 @@ bool IsAbsolute(const std::string& path) {
 absl::Status AddDenied(const std::string& path, MountPlan* plan) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return absl::OkStatus();  // nothing to hide
+    // Nothing to hide: absent, or "below" a file (a worktree's .git).
+    if (errno == ENOENT || errno == ENOTDIR) return absl::OkStatus();
     return ErrnoStatus(errno, absl::StrCat("denied path ", path));
   }
   // A link anywhere on the way would put the mount somewhere else than the

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
@@ -330,12 +331,26 @@ RunResult FromWaitStatus(int status) {
 }
 
 // Creates the missing parts of project-relative denied paths, so that they
-// exist to be covered and the command cannot make them (.git/hooks).
+// exist to be covered and the command cannot make them (.git/hooks). Under
+// a file (a worktree's .git is a file) nothing can be created: skipped.
 absl::Status CreateMissingDeniedPaths(const SandboxPolicy& policy) {
   if (!policy.project_writable()) return absl::OkStatus();
   for (const std::string& path : policy.denied_paths()) {
     if (path.empty() || path[0] == '/') continue;
-    std::string full = JoinPath(policy.project(), path);
+    std::string full = policy.project();
+    bool blocked = false;
+    for (absl::string_view part :
+         absl::StrSplit(path, '/', absl::SkipEmpty())) {
+      full = JoinPath(full, part);
+      struct stat st;
+      if (::lstat(full.c_str(), &st) != 0) break;
+      if (!S_ISDIR(st.st_mode)) {
+        blocked = true;
+        break;
+      }
+    }
+    if (blocked) continue;
+    full = JoinPath(policy.project(), path);
     struct stat st;
     if (::lstat(full.c_str(), &st) == 0) continue;
     RETURN_IF_ERROR(MakeDirectories(full, 0755));

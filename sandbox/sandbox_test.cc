@@ -133,6 +133,14 @@ TEST_F(SandboxTest, DeniedPathsHiddenAndCreatedWhenMissing) {
   EXPECT_EQ(*ReadFileToString(project_ + "/key"), "k");
 }
 
+TEST_F(SandboxTest, WorktreeWithAGitFileRuns) {
+  ASSERT_TRUE(
+      WriteFileAtomically(project_ + "/.git", "gitdir: /elsewhere\n", 0644)
+          .ok());
+  policy_.add_denied_paths(".git/hooks");
+  EXPECT_EQ(Run("cat .git").stdout_data, "gitdir: /elsewhere\n");
+}
+
 TEST_F(SandboxTest, EntryRunsConfined) {
   RunOptions options;
   options.entry = [this] {
