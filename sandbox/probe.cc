@@ -46,41 +46,6 @@ bool InContainer() {
          ::access("/run/.containerenv", F_OK) == 0;
 }
 
-// Why a user namespace cannot be made here, from the kernel's settings.
-void ExplainUserNamespaces(ProbeFeature* feature) {
-  if (ReadSetting("/proc/sys/user/max_user_namespaces") == "0") {
-    feature->reason = "user.max_user_namespaces is 0";
-    feature->fix =
-        "sysctl -w user.max_user_namespaces=10000 (and set it in "
-        "/etc/sysctl.d/ to keep it)";
-  } else if (ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_"
-                         "userns") == "1") {
-    feature->reason =
-        "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and "
-        "later, 24.04)";
-    feature->fix =
-        "add an AppArmor profile that allows userns for garuda-stager, or "
-        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
-  } else if (::getuid() != 0 &&
-             ReadSetting("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
-    feature->reason = "kernel.unprivileged_userns_clone is 0";
-    feature->fix = "sysctl -w kernel.unprivileged_userns_clone=1";
-  } else if (InContainer()) {
-    feature->reason =
-        "this is a container whose seccomp profile (Docker's default) "
-        "forbids new namespaces";
-    feature->fix =
-        "start the container with --security-opt seccomp=unconfined (or a "
-        "profile that allows clone/unshare with namespace flags), or run "
-        "Garuda outside the container";
-  } else {
-    feature->fix = absl::StrCat(
-        "use a kernel with user namespaces (CONFIG_USER_NS; 5.11 or later "
-        "recommended, this is ",
-        KernelRelease(), ")");
-  }
-}
-
 // In a child with new user and mount namespaces: maps, a tmpfs, and (when
 // asked) an overlay on it. The message of the first failure comes back on
 // the pipe.
@@ -292,6 +257,58 @@ std::string JsonString(const std::string& text) {
 
 }  // namespace
 
+NamespaceSettings ReadNamespaceSettings() {
+  NamespaceSettings settings;
+  settings.max_user_namespaces =
+      ReadSetting("/proc/sys/user/max_user_namespaces");
+  settings.apparmor_restrict_userns =
+      ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  settings.unprivileged_userns_clone =
+      ReadSetting("/proc/sys/kernel/unprivileged_userns_clone");
+  settings.root = ::getuid() == 0;
+  settings.in_container = InContainer();
+  settings.kernel_release = KernelRelease();
+  return settings;
+}
+
+void ExplainUserNamespaces(const NamespaceSettings& settings,
+                           ProbeFeature* feature) {
+  auto add_reason = [feature](const std::string& reason) {
+    feature->reason = feature->reason.empty()
+                          ? reason
+                          : absl::StrCat(feature->reason, "; ", reason);
+  };
+  if (settings.max_user_namespaces == "0") {
+    add_reason("user.max_user_namespaces is 0");
+    feature->fix =
+        "sysctl -w user.max_user_namespaces=10000 (and set it in "
+        "/etc/sysctl.d/ to keep it)";
+  } else if (settings.apparmor_restrict_userns == "1") {
+    add_reason(
+        "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and "
+        "later, 24.04)");
+    feature->fix =
+        "add an AppArmor profile that allows userns for garuda-stager, or "
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
+  } else if (!settings.root && settings.unprivileged_userns_clone == "0") {
+    add_reason("kernel.unprivileged_userns_clone is 0");
+    feature->fix = "sysctl -w kernel.unprivileged_userns_clone=1";
+  } else if (settings.in_container) {
+    add_reason(
+        "this is a container whose seccomp profile (Docker's default) "
+        "forbids new namespaces");
+    feature->fix =
+        "start the container with --security-opt seccomp=unconfined (or a "
+        "profile that allows clone/unshare with namespace flags), or run "
+        "Garuda outside the container";
+  } else {
+    feature->fix = absl::StrCat(
+        "use a kernel with user namespaces (CONFIG_USER_NS; 5.11 or later "
+        "recommended, this is ",
+        settings.kernel_release, ")");
+  }
+}
+
 bool PretendingNoSandbox() {
   const char* pretend = std::getenv(kPretendNoSandboxVariable);
   return pretend != nullptr && std::string(pretend) == "1";
@@ -362,13 +379,12 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   userns.available = check.cloned;
   if (!check.cloned) {
     userns.reason = check.clone_error;
-    ExplainUserNamespaces(&userns);
+    ExplainUserNamespaces(ReadNamespaceSettings(), &userns);
     mounts.reason = overlay.reason = "needs user namespaces";
     mounts.fix = overlay.fix = userns.fix;
   } else if (check.failed_step == 1 || check.failed_step == 2) {
     mounts.reason = check.message;
-    ExplainUserNamespaces(&mounts);
-    mounts.reason = absl::StrCat(check.message, "; ", mounts.reason);
+    ExplainUserNamespaces(ReadNamespaceSettings(), &mounts);
     overlay.reason = "needs mounts in a user namespace";
     overlay.fix = mounts.fix;
   } else {
