@@ -2,8 +2,11 @@
 // startup rule (T7) with a fake probe that finds no sandbox, and the
 // --allow-host fallback of the default profile. Each refusal has its
 // negative control.
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -174,6 +177,34 @@ TEST_F(StagerTest, WritePathFlagMakesAPathWritable) {
   with.insert(with.end(), command.begin(), command.end());
   EXPECT_EQ(Stager(with).exit_code, 0);
   EXPECT_TRUE(Exists(extra + "/f"));
+}
+
+// Ctrl-C in a terminal sends SIGINT to the whole foreground process group:
+// the command ends of it, and garuda-stager reports that (exit 130) rather
+// than dying before it can.
+TEST_F(StagerTest, InterruptEndsTheCommandAndIsReported) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(fds[1], 1);
+    ::execl(stager_.c_str(), stager_.c_str(), "run", "--project",
+            project_.c_str(), "--mode", "direct", "--", "/bin/sh", "-c",
+            "echo ready; exec sleep 1000", nullptr);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  ::setpgid(pid, pid);
+  char buffer[6] = {};
+  ASSERT_EQ(::read(fds[0], buffer, 6), 6);  // the command runs
+  ::close(fds[0]);
+  ASSERT_EQ(::killpg(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status))
+      << "garuda-stager died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
 }
 
 TEST_F(StagerTest, ProbeJson) {
