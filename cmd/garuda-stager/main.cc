@@ -1,16 +1,13 @@
 // garuda-stager: runs commands for Garuda in an OS sandbox, and says what
 // this machine's sandbox can do.
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "cmd/garuda-stager/stager.h"
+#include "lib/base/flags.h"
 
 ABSL_FLAG(std::string, project, "",
           "run: the project folder (default: the current folder)");
@@ -42,11 +39,9 @@ constexpr char kUsage[] =
     "      what this machine allows (namespaces, overlay, Landlock, seccomp),\n"
     "      with canaries, and the fix for each missing part";
 
-// Before absl sees the arguments (only those before "--"): every --write is
-// collected here, since absl keeps only the last value of a repeated flag;
-// and a flag spelled with dashes (--allow-host) gets absl's underscores.
-std::vector<std::string> TakeWriteFlags(int* argc, char** argv,
-                                        std::vector<std::string>* storage) {
+// absl keeps only the last value of a repeated flag: every --write before
+// "--" is taken out here, so that `--write a --write b` means both.
+std::vector<std::string> TakeWriteFlags(int* argc, char** argv) {
   std::vector<std::string> paths;
   int out = 1;
   bool flags_done = false;
@@ -60,16 +55,6 @@ std::vector<std::string> TakeWriteFlags(int* argc, char** argv,
       paths.push_back(argv[i] + 8);
       continue;
     }
-    if (!flags_done && std::strncmp(argv[i], "--", 2) == 0) {
-      std::string arg = argv[i];
-      size_t end = std::min(arg.find('='), arg.size());
-      for (size_t j = 2; j < end; ++j) {
-        if (arg[j] == '-') arg[j] = '_';
-      }
-      storage->push_back(arg);
-      argv[out++] = storage->back().data();
-      continue;
-    }
     argv[out++] = argv[i];
   }
   *argc = out;
@@ -79,22 +64,14 @@ std::vector<std::string> TakeWriteFlags(int* argc, char** argv,
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return file.find("garuda-stager") != absl::string_view::npos;
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  std::vector<std::string> storage;
-  storage.reserve(argc);  // pointers into it stay valid
-  std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv, &storage);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv);
+  std::vector<std::string> positional =
+      garuda::ParseProgramFlags(argc, argv, kUsage);
   if (positional.size() < 2) {
     std::fprintf(stderr, "garuda-stager %s\n(see --help)\n", kUsage);
     return 2;
   }
-  std::string command = positional[1];
+  const std::string& command = positional[1];
   if (command == "probe") return garuda::StagerProbe(absl::GetFlag(FLAGS_json));
   if (command == "run") {
     garuda::StagerRunOptions options;
