@@ -39,7 +39,8 @@ bool IsAbsolute(const std::string& path) {
 
 // --- Host side ---------------------------------------------------------
 
-absl::Status AddDenied(const std::string& path, MountPlan* plan) {
+absl::Status AddDenied(std::string path, MountPlan* plan) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     // Nothing to hide: absent, or "below" a file (a worktree's .git).
