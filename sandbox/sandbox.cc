@@ -186,8 +186,14 @@ struct ChildIo {
                               const MountPlan& plan, Confinement& confinement,
                               const RunOptions& options, uid_t uid, gid_t gid,
                               const ChildIo& io, int status_fd) {
-  // The whole sandbox dies with its supervisor.
+  // The whole sandbox dies with its supervisor. Had the supervisor died
+  // before this prctl, the read end of the status pipe (which only it holds)
+  // is closed, and poll says so.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  struct pollfd lifeline = {status_fd, POLLOUT, 0};
+  if (::poll(&lifeline, 1, 0) == 1 && (lifeline.revents & POLLERR)) {
+    ::_exit(kSetupFailed);
+  }
   // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
   // descriptor of the caller beyond its four pipes (the command could not
   // reach them through /proc/1/fd anyway: it has fewer capabilities).
