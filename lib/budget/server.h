@@ -1,0 +1,85 @@
+// garuda-budgeter's serving side: one thread polls the top agent's channel
+// and every child channel it has handed out, so one process orders every
+// reservation of the session (spec T9). Each verb's journal record is
+// committed before its reply is sent.
+#ifndef GARUDA_LIB_BUDGET_SERVER_H_
+#define GARUDA_LIB_BUDGET_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/budget/journal.h"
+#include "lib/ipc/channel.h"
+#include "lib/ipc/dispatcher.h"
+#include "proto/budget.pb.h"
+
+namespace garuda {
+namespace budget {
+
+// Caps on what one client can make the budgeter hold.
+inline constexpr size_t kMaxChannels = 512;
+inline constexpr size_t kMaxLabelBytes =
+    256;  // purpose, request and report ids
+
+class BudgetServer {
+ public:
+  explicit BudgetServer(JournaledLedger* ledger) : ledger_(ledger) {}
+
+  // Serves until the top agent's channel closes (OK: the session is over) or
+  // the journal fails (its error: nothing more may be answered). A child
+  // channel that breaks the protocol is ended alone, with an error reply.
+  absl::Status Serve(ipc::Channel top);
+
+ private:
+  using Dispatcher = ipc::Dispatcher<BudgetRequest, BudgetReply>;
+  struct Connection {
+    AgentId agent;
+    ipc::Channel channel;
+    Dispatcher dispatcher;
+  };
+
+  absl::Status ServeAll(ipc::Channel top);
+  std::unique_ptr<Connection> Connect(AgentId agent, ipc::Channel channel);
+  // Commits the journal before a reply; a failure stops the server.
+  absl::Status Commit();
+
+  JournaledLedger* ledger_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<std::unique_ptr<Connection>> added_;
+  absl::Status fatal_;
+};
+
+struct ServeOptions {
+  int channel_fd = -1;
+  std::string home;  // $HOME: the journal is under <home>/.garuda/sessions
+  std::string session;
+  int64_t limit = 0;
+  // After the journal is open and before the first request is read, the
+  // process locks down as the "budgeter" role: writes only beneath the
+  // session folder, no network, no exec. A kernel without Landlock or
+  // seccomp stops the start unless a reason to run anyway is given here.
+  std::string accept_weaker_lockdown;
+  // Where the start notes go (replayed records, crash charges).
+  std::function<void(const std::string& line)> log;
+};
+
+// garuda-budgeter serve: opens (or resumes) the session's journal, locks
+// down, serves the channel on options.channel_fd.
+absl::Status RunServe(const ServeOptions& options);
+
+// garuda-budgeter status: the session's journal read without changing it, as
+// text for a person or as one JSON object (BudgetStatus).
+absl::StatusOr<std::string> StatusReport(const std::string& home,
+                                         const std::string& session, bool json);
+
+// The text form of a status: the totals, then one row per agent.
+std::string FormatStatus(const BudgetStatus& status);
+
+}  // namespace budget
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_BUDGET_SERVER_H_
