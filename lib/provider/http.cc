@@ -14,12 +14,6 @@ namespace garuda {
 namespace provider {
 namespace {
 
-void GlobalInit() {
-  static std::once_flag once;
-  // curl_global_init is not thread-safe; it runs once before any handle.
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
 struct EasyDeleter {
   void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
 };
@@ -106,6 +100,12 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 }  // namespace
 
+void InitializeHttp() {
+  static std::once_flag once;
+  // curl_global_init is not thread-safe; it runs once before any handle.
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
 HttpOutcome PostStreaming(
     const HttpRequest& request, const HttpOptions& options,
     const CancelFlag* cancel,
@@ -115,7 +115,7 @@ HttpOutcome PostStreaming(
     outcome.kind = HttpOutcome::Kind::kCancelled;
     return outcome;
   }
-  GlobalInit();
+  InitializeHttp();
   std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
   if (easy == nullptr) {
     outcome.network_error = "curl_easy_init failed (out of memory?)";

@@ -69,6 +69,11 @@ struct HttpOutcome {
   size_t streamed_bytes = 0;
 };
 
+// Loads libcurl and its TLS library (OpenSSL reads its configuration). The
+// first PostStreaming does it too; a program that locks itself down calls it
+// before, while it can still read /usr/lib/ssl.
+void InitializeHttp();
+
 // A 200 answer whose Content-Type is text/event-stream goes to `on_stream`;
 // anything else is kept in error_body. Only http:// and https:// URLs are
 // accepted; redirects are not followed.

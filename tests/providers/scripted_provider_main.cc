@@ -1,17 +1,17 @@
 // scripted-provider: a scripted OpenAI- or Anthropic-compatible server on a
 // loopback port, for tests that run the agent as a separate program.
 //
-//   scripted-provider --kind=openai --script=script.json --port-file=port
-//       [--requests-log=requests.jsonl]
+//   scripted-provider --kind=openai --script=script.json
+//       [--port-file=port] [--requests-log=requests.jsonl]
 //
-// The script is a ProviderScript (proto/provider_script.proto) in JSON. The
-// port is written to --port-file once the server listens; each request it
-// receives is appended to --requests-log as one RecordedRequest JSON line.
-// It serves until it gets SIGTERM or SIGINT.
+// The script is a ProviderScript (proto/provider_script.proto) in JSON. Once
+// the server listens, its port is printed on stdout (one line) and written
+// to --port-file when given; each request it receives is appended to
+// --requests-log as one RecordedRequest JSON line. It serves until it gets
+// SIGTERM or SIGINT.
 #include <signal.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -23,7 +23,8 @@
 
 ABSL_FLAG(std::string, kind, "openai", "\"openai\" or \"anthropic\"");
 ABSL_FLAG(std::string, script, "", "the ProviderScript JSON file");
-ABSL_FLAG(std::string, port_file, "", "where to write the port");
+ABSL_FLAG(std::string, port_file, "",
+          "where to write the port (optional; it is also printed)");
 ABSL_FLAG(std::string, requests_log, "",
           "where to append each request as a JSON line (optional)");
 
@@ -43,8 +44,12 @@ int main(int argc, char** argv) {
       "scripted-provider: serves a scripted OpenAI- or Anthropic-compatible "
       "model on 127.0.0.1 for tests.\n"
       "  scripted-provider --kind=openai|anthropic --script=FILE "
-      "--port-file=FILE [--requests-log=FILE]");
-  // The signals end the process only once the server is up.
+      "[--port-file=FILE] [--requests-log=FILE]\n"
+      "  --kind: \"openai\" or \"anthropic\"; --script: a ProviderScript "
+      "JSON file (proto/provider_script.proto); --port-file: where to write "
+      "the port, which is also printed on stdout; --requests-log: each "
+      "request received, as a JSON line.");
+  // SIGTERM and SIGINT are taken by sigwait below, on this thread only.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -70,10 +75,14 @@ int main(int argc, char** argv) {
         std::fclose(file);
       });
   if (!server.ok()) return Fail(server.status());
-  absl::Status written =
-      garuda::WriteFileAtomically(absl::GetFlag(FLAGS_port_file),
-                                  absl::StrCat((*server)->port(), "\n"), 0644);
-  if (!written.ok()) return Fail(written);
+  const std::string port = absl::StrCat((*server)->port(), "\n");
+  if (!absl::GetFlag(FLAGS_port_file).empty()) {
+    absl::Status written =
+        garuda::WriteFileAtomically(absl::GetFlag(FLAGS_port_file), port, 0644);
+    if (!written.ok()) return Fail(written);
+  }
+  std::fputs(port.c_str(), stdout);
+  std::fflush(stdout);
   int signal = 0;
   sigwait(&signals, &signal);
   return 0;
