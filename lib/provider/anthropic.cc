@@ -78,7 +78,8 @@ class AnthropicDecoder : public StreamDecoder {
     return absl::OkStatus();
   }
 
-  bool complete() const override { return stopped_; }
+  // The stop reason ends the content; message_stop only follows it.
+  bool complete() const override { return stopped_ || !stop_reason_.empty(); }
 
   ModelResponse Response() const override {
     ModelResponse response;

@@ -75,6 +75,7 @@ struct StreamCallbacks {
   std::function<void(const RetryNotice& notice)> on_retry;
 };
 
+// One Send at a time per client (a session sends its requests in turn).
 class ModelClient {
  public:
   // Checks the options (provider, model, base URL).
