@@ -168,6 +168,7 @@ class AnthropicWire : public WireFormat {
   absl::StatusOr<std::string> Body(const ModelRequest& request,
                                    absl::string_view model,
                                    uint32_t max_tokens) const override {
+    if (absl::Status roles = CheckRoles(request); !roles.ok()) return roles;
     Value body = JsonObject();
     Set(&body, "model", JsonString(model));
     Set(&body, "max_tokens", JsonNumber(max_tokens));
@@ -177,11 +178,6 @@ class AnthropicWire : public WireFormat {
     }
     Value* messages = Set(&body, "messages", JsonList());
     for (const ChatMessage& chat : request.messages()) {
-      if (chat.role() != "user" && chat.role() != "assistant") {
-        return absl::InvalidArgumentError(
-            absl::StrCat("a message has the role \"", chat.role(),
-                         "\"; use \"user\" or \"assistant\""));
-      }
       Value message = JsonObject();
       Set(&message, "role", JsonString(chat.role()));
       Value* content = Set(&message, "content", JsonList());
@@ -224,20 +220,17 @@ class AnthropicWire : public WireFormat {
       }
       Append(messages, std::move(message));
     }
-    if (request.tools_size() > 0) {
-      Value* tools = Set(&body, "tools", JsonList());
-      for (const ToolDefinition& tool : request.tools()) {
-        absl::StatusOr<Value> schema = ToolSchema(tool);
-        if (!schema.ok()) return schema.status();
-        Value entry = JsonObject();
-        Set(&entry, "name", JsonString(tool.name()));
-        if (!tool.description().empty()) {
-          Set(&entry, "description", JsonString(tool.description()));
-        }
-        Set(&entry, "input_schema", *std::move(schema));
-        Append(tools, std::move(entry));
-      }
-    }
+    absl::Status tools =
+        SetTools(request, &body, [](const ToolDefinition& tool, Value schema) {
+          Value entry = JsonObject();
+          Set(&entry, "name", JsonString(tool.name()));
+          if (!tool.description().empty()) {
+            Set(&entry, "description", JsonString(tool.description()));
+          }
+          Set(&entry, "input_schema", std::move(schema));
+          return entry;
+        });
+    if (!tools.ok()) return tools;
     return ToJson(body);
   }
 

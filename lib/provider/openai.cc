@@ -61,10 +61,12 @@ class OpenAiDecoder : public StreamDecoder {
     response.set_text(text_);
     FillToolCalls(&response);
     response.set_model(model_);
-    if (finish_reason_ == "stop") {
+    if (finish_reason_ == "stop" && response.tool_calls_size() == 0) {
       response.set_stop_reason("end_turn");
     } else if (finish_reason_ == "tool_calls" ||
-               finish_reason_ == "function_call") {
+               finish_reason_ == "function_call" ||
+               (finish_reason_ == "stop" && response.tool_calls_size() > 0)) {
+      // Ollama ends an answer with tool calls with "stop".
       response.set_stop_reason("tool_use");
     } else if (finish_reason_ == "length") {
       response.set_stop_reason("max_tokens");
@@ -103,7 +105,13 @@ class OpenAiDecoder : public StreamDecoder {
       if (HasStringMember(*function, "name") && call.name.empty()) {
         call.name = StringMember(*function, "name");
       }
-      call.arguments += StringMember(*function, "arguments");
+      const Value* arguments = ObjectMember(*function, "arguments");
+      if (arguments != nullptr) {
+        // Some servers send the arguments whole, as an object.
+        call.arguments = ToJson(*arguments);
+      } else {
+        call.arguments += StringMember(*function, "arguments");
+      }
     }
   }
 
@@ -134,6 +142,7 @@ class OpenAiWire : public WireFormat {
   absl::StatusOr<std::string> Body(const ModelRequest& request,
                                    absl::string_view model,
                                    uint32_t max_tokens) const override {
+    if (absl::Status roles = CheckRoles(request); !roles.ok()) return roles;
     Value body = JsonObject();
     Set(&body, "model", JsonString(model));
     Value* messages = Set(&body, "messages", JsonList());
@@ -167,7 +176,7 @@ class OpenAiWire : public WireFormat {
           }
         }
         Append(messages, std::move(message));
-      } else if (chat.role() == "user") {
+      } else {
         // Each result is its own "tool" message, before the user's text.
         for (const ToolResult& result : chat.tool_results()) {
           Value message = JsonObject();
@@ -185,28 +194,21 @@ class OpenAiWire : public WireFormat {
           Set(&message, "content", JsonString(chat.text()));
           Append(messages, std::move(message));
         }
-      } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("a message has the role \"", chat.role(),
-                         "\"; use \"user\" or \"assistant\""));
       }
     }
-    if (request.tools_size() > 0) {
-      Value* tools = Set(&body, "tools", JsonList());
-      for (const ToolDefinition& tool : request.tools()) {
-        absl::StatusOr<Value> schema = ToolSchema(tool);
-        if (!schema.ok()) return schema.status();
-        Value entry = JsonObject();
-        Set(&entry, "type", JsonString("function"));
-        Value* function = Set(&entry, "function", JsonObject());
-        Set(function, "name", JsonString(tool.name()));
-        if (!tool.description().empty()) {
-          Set(function, "description", JsonString(tool.description()));
-        }
-        Set(function, "parameters", *std::move(schema));
-        Append(tools, std::move(entry));
-      }
-    }
+    absl::Status tools =
+        SetTools(request, &body, [](const ToolDefinition& tool, Value schema) {
+          Value entry = JsonObject();
+          Set(&entry, "type", JsonString("function"));
+          Value* function = Set(&entry, "function", JsonObject());
+          Set(function, "name", JsonString(tool.name()));
+          if (!tool.description().empty()) {
+            Set(function, "description", JsonString(tool.description()));
+          }
+          Set(function, "parameters", std::move(schema));
+          return entry;
+        });
+    if (!tools.ok()) return tools;
     Set(&body, "max_tokens", JsonNumber(max_tokens));
     Set(&body, "stream", JsonBool(true));
     Value* options = Set(&body, "stream_options", JsonObject());

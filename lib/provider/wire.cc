@@ -61,6 +61,8 @@ std::string ErrorBodyMessage(absl::string_view body) {
   return ValidUtf8(start);
 }
 
+namespace {
+
 absl::StatusOr<Value> ToolSchema(const ToolDefinition& tool) {
   if (tool.parameters_json().empty()) {
     Value schema = JsonObject();
@@ -76,6 +78,32 @@ absl::StatusOr<Value> ToolSchema(const ToolDefinition& tool) {
         "the schema of tool ", tool.name(), " is not a JSON object"));
   }
   return schema;
+}
+
+}  // namespace
+
+absl::Status CheckRoles(const ModelRequest& request) {
+  for (const ChatMessage& chat : request.messages()) {
+    if (chat.role() != "user" && chat.role() != "assistant") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a message has the role \"", chat.role(),
+                       "\"; use \"user\" or \"assistant\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetTools(const ModelRequest& request, Value* body,
+                      const std::function<Value(const ToolDefinition& tool,
+                                                Value schema)>& entry) {
+  if (request.tools_size() == 0) return absl::OkStatus();
+  Value* tools = Set(body, "tools", JsonList());
+  for (const ToolDefinition& tool : request.tools()) {
+    absl::StatusOr<Value> schema = ToolSchema(tool);
+    if (!schema.ok()) return schema.status();
+    Append(tools, entry(tool, *std::move(schema)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace provider

@@ -99,8 +99,16 @@ std::unique_ptr<WireFormat> AnthropicWireFormat();
 // ...}} in both formats), or else the start of the body.
 std::string ErrorBodyMessage(absl::string_view body);
 
-// A tool's parameters schema as a JSON object ("{}" when empty).
-absl::StatusOr<Value> ToolSchema(const ToolDefinition& tool);
+// Every message's role is "user" or "assistant", else INVALID_ARGUMENT.
+absl::Status CheckRoles(const ModelRequest& request);
+
+// Sets body["tools"] to one entry per tool, shaped by `entry` from the tool
+// and its parameters schema (a JSON object; an empty object schema when the
+// tool has none). Nothing is set when there are no tools. A schema that is
+// not a JSON object is INVALID_ARGUMENT naming the tool.
+absl::Status SetTools(const ModelRequest& request, Value* body,
+                      const std::function<Value(const ToolDefinition& tool,
+                                                Value schema)>& entry);
 
 }  // namespace provider
 }  // namespace garuda

@@ -83,6 +83,20 @@ TEST(OpenAiDecoderTest, UsageInTheFinishChunkCountsAndATotalMustAddUp) {
   EXPECT_FALSE(fractional->Response().usage_reported());
 }
 
+TEST(OpenAiDecoderTest, ToolCallsEndedWithStopAreToolUse) {
+  // Ollama's OpenAI endpoint.
+  auto decoder = OpenAiWireFormat()->NewDecoder(nullptr);
+  ASSERT_TRUE(
+      Feed(
+          *decoder,
+          R"({"choices":[{"index":0,"delta":{"tool_calls":[{"id":"x","function":{"name":"bash","arguments":{}}}]},"finish_reason":"stop"}]})")
+          .ok());
+  ModelResponse response = decoder->Response();
+  EXPECT_EQ(response.stop_reason(), "tool_use");
+  ASSERT_EQ(response.tool_calls_size(), 1);
+  EXPECT_EQ(response.tool_calls(0).name(), "bash");
+}
+
 TEST(OpenAiDecoderTest, AnErrorChunkAbortsAndIsKept) {
   auto decoder = OpenAiWireFormat()->NewDecoder(nullptr);
   absl::Status status =
