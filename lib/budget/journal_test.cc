@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <random>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -12,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/json_message.h"
 
 namespace garuda {
 namespace budget {
@@ -312,6 +314,61 @@ TEST(RecordTest, FormatAndParseRoundTrip) {
   EXPECT_EQ(parsed->grant().purpose(), "retry \"2\"\n");
   EXPECT_FALSE(ParseRecord("{}").ok());
   EXPECT_FALSE(ParseRecord("{\"grant\":{\"tokens\":\"x\"}}").ok());
+}
+
+TEST(RecordTest, FastFormatIsByteForByteProtobufs) {
+  std::mt19937 random(7);
+  auto number = [&]() -> int64_t {
+    switch (random() % 4) {
+      case 0:
+        return 0;
+      case 1:
+        return random() % 1000;
+      case 2:
+        return kMaxTokens;
+      default:
+        return (int64_t{1} << 62) + random();
+    }
+  };
+  const std::vector<std::string> labels = {
+      "",      "turn",   "retry",       "req-1#2",     "a b",        "quote\"d",
+      "tab\t", "<html>", "caf\xc3\xa9", "x/y:z@w+q=r", "back\\slash"};
+  for (int i = 0; i < 2000; ++i) {
+    JournalRecord record;
+    switch (i % 3) {
+      case 0: {
+        JournalGrant* grant = record.mutable_grant();
+        grant->set_reservation(number());
+        grant->set_agent(random() % 3 == 0 ? 0 : random());
+        grant->set_tokens(number());
+        grant->set_purpose(labels[random() % labels.size()]);
+        grant->set_request_id(labels[random() % labels.size()]);
+        break;
+      }
+      case 1: {
+        JournalSettle* settle = record.mutable_settle();
+        settle->set_reservation(number());
+        settle->set_used(number());
+        settle->set_usage_reported(random() % 2);
+        settle->set_charged(number());
+        settle->set_recovered(random() % 2);
+        break;
+      }
+      default: {
+        JournalChildDebit* debit = record.mutable_child_debit();
+        debit->set_reservation(number());
+        debit->set_child(random() % 5);
+        debit->set_report_id(labels[random() % labels.size()]);
+        debit->set_used(number());
+        debit->set_usage_reported(random() % 2);
+        debit->set_charged(number());
+        debit->set_recovered(random() % 2);
+        break;
+      }
+    }
+    ASSERT_EQ(FormatRecord(record), MessageToJsonLine(record) + "\n")
+        << record.ShortDebugString();
+  }
 }
 
 }  // namespace

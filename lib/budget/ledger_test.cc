@@ -1,5 +1,6 @@
 #include "lib/budget/ledger.h"
 
+#include <cstdio>
 #include <map>
 #include <random>
 #include <vector>
@@ -285,8 +286,14 @@ struct Model {
 // Runs `steps` random operations on a ledger; `separate_budgets` is the
 // negative control: each child gets its own ledger of its limit (the old
 // design), so nothing ties it to what the parent has left.
+// How often each kind of step did something, over all runs: a property test
+// that never opened or closed a child would prove little.
+struct Coverage {
+  int grants = 0, refusals = 0, settles = 0, opens = 0, closes = 0, floors = 0;
+};
+
 void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
-               bool* passed_limit) {
+               bool* passed_limit, Coverage* coverage) {
   std::mt19937 random(seed);
   auto pick = [&](int n) {
     return std::uniform_int_distribution<int>(0, n - 1)(random);
@@ -303,9 +310,10 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
     switch (pick(6)) {
       case 0:
       case 1: {
-        int64_t tokens = 1 + pick(limit / 4);
+        int64_t tokens = 1 + pick(limit / 10);
         auto result = target.Reserve(as, tokens);
         ASSERT_TRUE(result.ok()) << result.status();
+        ++(result->granted ? coverage->grants : coverage->refusals);
         if (result->granted) {
           // Reservation ids are per ledger; key the model by (ledger, id).
           uint64_t key = (uint64_t{agent} << 40) | result->reservation;
@@ -329,6 +337,7 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
         ASSERT_EQ(result->charged, reported ? used : tokens);
         model.charged[agent] += result->charged;
         model.open.erase(key);
+        ++coverage->settles;
         break;
       }
       case 3: {
@@ -340,6 +349,7 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
         ASSERT_LE(result->lease, child_limit);
         model.parent[result->child] = agent;
         model.lease[result->child] = result->lease;
+        ++coverage->opens;
         model.live.push_back(result->child);
         if (separate_budgets) {
           own[result->child] = std::make_unique<Ledger>(child_limit);
@@ -387,6 +397,7 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
         auto result = ledger.CloseChild(agent, child, report);
         ASSERT_TRUE(result.ok()) << result.status();
         if (report > counted) model.close_extra[child] += report - counted;
+        ++coverage->closes;
         for (AgentId id : subtree) {
           model.live.erase(std::find(model.live.begin(), model.live.end(), id));
         }
@@ -395,6 +406,7 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
       case 5:
         if (!separate_budgets) {
           ASSERT_TRUE(ledger.SetFloor(agent, pick(limit / 3)).ok());
+          ++coverage->floors;
         }
         break;
     }
@@ -414,19 +426,30 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
 }
 
 TEST(LedgerPropertyTest, RandomInterleavingsNeverPassTheLimit) {
+  Coverage coverage;
   for (uint32_t seed = 1; seed <= 200; ++seed) {
     bool passed = false;
-    RunRandom(seed, 400, 5000, false, &passed);
+    RunRandom(seed, 400, 5000, false, &passed, &coverage);
     if (HasFatalFailure()) return;
     EXPECT_FALSE(passed) << "seed " << seed;
   }
+  EXPECT_GT(coverage.grants, 3000);
+  EXPECT_GT(coverage.refusals, 1000);
+  EXPECT_GT(coverage.settles, 2000);
+  EXPECT_GT(coverage.opens, 1000);
+  EXPECT_GT(coverage.closes, 500);
+  EXPECT_GT(coverage.floors, 1000);
+  std::printf("grants %d refusals %d settles %d opens %d closes %d floors %d\n",
+              coverage.grants, coverage.refusals, coverage.settles,
+              coverage.opens, coverage.closes, coverage.floors);
 }
 
 TEST(LedgerPropertyTest, NegativeControlSeparateBudgetsPassTheLimit) {
   int passed_runs = 0;
   for (uint32_t seed = 1; seed <= 50; ++seed) {
     bool passed = false;
-    RunRandom(seed, 400, 5000, true, &passed);
+    Coverage coverage;
+    RunRandom(seed, 400, 5000, true, &passed, &coverage);
     if (HasFatalFailure()) return;
     passed_runs += passed;
   }

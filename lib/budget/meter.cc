@@ -39,6 +39,13 @@ int64_t EstimateFloorTokens(const FloorShape& shape) {
          shape.compaction_tokens;
 }
 
+int64_t EstimateCompactionTokens(int64_t previous_context_tokens,
+                                 int64_t summary_input_chars) {
+  return std::max(previous_context_tokens,
+                  TokensForChars(summary_input_chars)) +
+         kCompactionOutputTokens;
+}
+
 std::optional<int64_t> ReportedTokens(const ProviderUsage& usage) {
   if (!usage.input_tokens || !usage.output_tokens) return std::nullopt;
   int64_t total = 0;

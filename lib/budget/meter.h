@@ -79,6 +79,13 @@ struct FloorShape {
 // pending result + compaction.
 int64_t EstimateFloorTokens(const FloorShape& shape);
 
+// A compaction (also /compact) reserves its summary request:
+// max(previous context, the summary request's whole input, its system prompt
+// included) + kCompactionOutputTokens.
+inline constexpr int64_t kCompactionOutputTokens = 4096;
+int64_t EstimateCompactionTokens(int64_t previous_context_tokens,
+                                 int64_t summary_input_chars);
+
 // A provider's usage block. Missing, partial or invalid usage does not count:
 // the whole reservation stays charged.
 struct ProviderUsage {

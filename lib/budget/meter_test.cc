@@ -3,6 +3,7 @@
 #include "lib/budget/meter.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -48,6 +49,11 @@ TEST(EstimateTest, FloorBoundsEachPendingResultWithWorstCaseEscaping) {
   EXPECT_EQ(EstimateFloorTokens(shape), 10096 + 2 * 150020 + 30020);
   shape.compaction_tokens = 5000;
   EXPECT_EQ(EstimateFloorTokens(shape), 10096 + 2 * 150020 + 30020 + 5000);
+}
+
+TEST(EstimateTest, CompactionReservesTheLargerInputPlusItsSummary) {
+  EXPECT_EQ(EstimateCompactionTokens(30000, 80000), 30000 + 4096);
+  EXPECT_EQ(EstimateCompactionTokens(10000, 80001), 20001 + 4096);
 }
 
 TEST(EstimateTest, OnlyACompleteUsageCounts) {
@@ -249,6 +255,21 @@ TEST_F(MeterTest, ChildBreakingTheProtocolEndsOnlyItsChannel) {
   EXPECT_FALSE(raw.Receive(&reply).ok());  // closed
   // The parent goes on.
   EXPECT_TRUE(top_->Status().ok());
+}
+
+TEST_F(MeterTest, ChildStallingInAFrameIsCutOffAndOthersGoOn) {
+  Start(10000);
+  auto child = top_->OpenChild(1000, "stall");
+  ASSERT_TRUE(child.ok());
+  // Two bytes of a four-byte length, then nothing: the budgeter's read of
+  // this frame runs out after its receive timeout and ends the channel.
+  ASSERT_EQ(::write(child->channel.get(), "\x10\x00", 2), 2);
+  // The parent is answered (once the stalled read gave up).
+  auto status = top_->Status();
+  ASSERT_TRUE(status.ok()) << status.status();
+  char byte;
+  EXPECT_EQ(::read(child->channel.get(), &byte, 1), 0);  // cut off
+  EXPECT_TRUE(top_->Reserve(10, "turn", "after").ok());
 }
 
 TEST_F(MeterTest, RejectsOversizedLabels) {

@@ -21,8 +21,6 @@ namespace garuda {
 namespace budget {
 namespace {
 
-constexpr int kServing = 0;
-
 absl::Status CheckLabel(const std::string& label, const char* what) {
   if (label.size() > kMaxLabelBytes) {
     return absl::InvalidArgumentError(
@@ -54,120 +52,135 @@ absl::Status SetReceiveTimeout(int fd) {
 
 }  // namespace
 
-absl::Status BudgetServer::Commit() {
-  absl::Status status = ledger_->Commit();
-  if (!status.ok() && fatal_.ok()) fatal_ = status;
-  return status;
+absl::Status BudgetServer::Apply(AgentId agent, const BudgetRequest& request,
+                                 BudgetReply* reply,
+                                 std::vector<UniqueFd>* reply_fds) {
+  switch (request.verb_case()) {
+    case BudgetRequest::kReserve: {
+      const Reserve& reserve = request.reserve();
+      RETURN_IF_ERROR(CheckLabel(reserve.purpose(), "purpose"));
+      RETURN_IF_ERROR(CheckLabel(reserve.request_id(), "request id"));
+      ASSIGN_OR_RETURN(
+          ReserveResult result,
+          ledger_->Reserve(agent, reserve.tokens(), reserve.purpose(),
+                           reserve.request_id()));
+      Reserved* out = reply->mutable_reserved();
+      out->set_granted(result.granted);
+      out->set_reservation(result.reservation);
+      out->set_left(result.left);
+      if (!result.granted) out->set_stop_reason(kTokenBudget);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kSettle: {
+      const Settle& settle = request.settle();
+      ASSIGN_OR_RETURN(SettleResult result,
+                       ledger_->Settle(agent, settle.reservation(),
+                                       settle.used(), settle.usage_reported()));
+      reply->mutable_settled()->set_charged(result.charged);
+      reply->mutable_settled()->set_left(result.left);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kOpenChild: {
+      const OpenChild& open = request.open_child();
+      RETURN_IF_ERROR(CheckLabel(open.report_id(), "report id"));
+      if (connections_.size() + added_.size() >= kMaxChannels) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "OpenChild: ", kMaxChannels, " agent channels are open"));
+      }
+      // The channel first: once the ledger grants a lease, nothing may fail
+      // before the parent learns the child's id (it could not close it).
+      ASSIGN_OR_RETURN(auto pair, ipc::MakeSocketPair());
+      RETURN_IF_ERROR(SetReceiveTimeout(pair.first.get()));
+      ASSIGN_OR_RETURN(
+          OpenChildResult result,
+          ledger_->OpenChild(agent, open.limit(), open.report_id()));
+      ChildOpened* out = reply->mutable_child_opened();
+      out->set_granted(result.granted);
+      out->set_left(result.left);
+      if (!result.granted) {
+        out->set_stop_reason(kTokenBudget);
+        return absl::OkStatus();
+      }
+      out->set_child(result.child);
+      out->set_lease(result.lease);
+      added_.push_back(std::unique_ptr<Connection>(new Connection{
+          result.child, ipc::Channel(std::move(pair.first),
+                                     AgentChannelOptions(result.child))}));
+      reply_fds->push_back(std::move(pair.second));
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kCloseChild: {
+      const CloseChild& close = request.close_child();
+      RETURN_IF_ERROR(CheckLabel(close.report().report_id(), "report id"));
+      ASSIGN_OR_RETURN(
+          CloseChildResult result,
+          ledger_->CloseChild(agent, close.child(), close.report()));
+      ChildClosed* out = reply->mutable_child_closed();
+      out->set_charged(result.charged);
+      out->set_returned(result.returned);
+      out->set_left(result.left);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kSetFloor: {
+      ASSIGN_OR_RETURN(int64_t left,
+                       ledger_->SetFloor(agent, request.set_floor().tokens()));
+      reply->mutable_floor_set()->set_floor(request.set_floor().tokens());
+      reply->mutable_floor_set()->set_left(left);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kStatus:
+      *reply->mutable_status() = ledger_->ledger().Status();
+      return absl::OkStatus();
+    case BudgetRequest::VERB_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("a request with no verb");
 }
 
-std::unique_ptr<BudgetServer::Connection> BudgetServer::Connect(
-    AgentId agent, ipc::Channel channel) {
-  auto connection = std::unique_ptr<Connection>(
-      new Connection{agent, std::move(channel), Dispatcher(kServing)});
-  Dispatcher& dispatcher = connection->dispatcher;
-  dispatcher.NameState(kServing, "serving");
-  dispatcher.On(
-      BudgetRequest::kReserve, {kServing},
-      [this, agent](const BudgetRequest& request, std::vector<UniqueFd>&,
-                    BudgetReply* reply) -> absl::Status {
-        const Reserve& reserve = request.reserve();
-        RETURN_IF_ERROR(CheckLabel(reserve.purpose(), "purpose"));
-        RETURN_IF_ERROR(CheckLabel(reserve.request_id(), "request id"));
-        ASSIGN_OR_RETURN(
-            ReserveResult result,
-            ledger_->Reserve(agent, reserve.tokens(), reserve.purpose(),
-                             reserve.request_id()));
-        RETURN_IF_ERROR(Commit());
-        Reserved* out = reply->mutable_reserved();
-        out->set_granted(result.granted);
-        out->set_reservation(result.reservation);
-        out->set_left(result.left);
-        if (!result.granted) out->set_stop_reason(kTokenBudget);
-        return absl::OkStatus();
-      });
-  dispatcher.On(
-      BudgetRequest::kSettle, {kServing},
-      [this, agent](const BudgetRequest& request, std::vector<UniqueFd>&,
-                    BudgetReply* reply) -> absl::Status {
-        const Settle& settle = request.settle();
-        ASSIGN_OR_RETURN(
-            SettleResult result,
-            ledger_->Settle(agent, settle.reservation(), settle.used(),
-                            settle.usage_reported()));
-        RETURN_IF_ERROR(Commit());
-        reply->mutable_settled()->set_charged(result.charged);
-        reply->mutable_settled()->set_left(result.left);
-        return absl::OkStatus();
-      });
-  dispatcher.OnWithReplyFds(
-      BudgetRequest::kOpenChild, {kServing},
-      [this, agent](const BudgetRequest& request, std::vector<UniqueFd>&,
-                    BudgetReply* reply,
-                    std::vector<UniqueFd>* reply_fds) -> absl::Status {
-        const OpenChild& open = request.open_child();
-        RETURN_IF_ERROR(CheckLabel(open.report_id(), "report id"));
-        if (connections_.size() + added_.size() >= kMaxChannels) {
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "OpenChild: ", kMaxChannels, " agent channels are open"));
-        }
-        // The channel first: once the ledger grants a lease, nothing may fail
-        // before the parent learns the child's id (it could not close it).
-        ASSIGN_OR_RETURN(auto pair, ipc::MakeSocketPair());
-        RETURN_IF_ERROR(SetReceiveTimeout(pair.first.get()));
-        ASSIGN_OR_RETURN(
-            OpenChildResult result,
-            ledger_->OpenChild(agent, open.limit(), open.report_id()));
-        RETURN_IF_ERROR(Commit());
-        ChildOpened* out = reply->mutable_child_opened();
-        out->set_granted(result.granted);
-        out->set_left(result.left);
-        if (!result.granted) {
-          out->set_stop_reason(kTokenBudget);
-          return absl::OkStatus();
-        }
-        out->set_child(result.child);
-        out->set_lease(result.lease);
-        added_.push_back(Connect(
-            result.child, ipc::Channel(std::move(pair.first),
-                                       AgentChannelOptions(result.child))));
-        reply_fds->push_back(std::move(pair.second));
-        return absl::OkStatus();
-      });
-  dispatcher.On(
-      BudgetRequest::kCloseChild, {kServing},
-      [this, agent](const BudgetRequest& request, std::vector<UniqueFd>&,
-                    BudgetReply* reply) -> absl::Status {
-        const CloseChild& close = request.close_child();
-        RETURN_IF_ERROR(CheckLabel(close.report().report_id(), "report id"));
-        ASSIGN_OR_RETURN(
-            CloseChildResult result,
-            ledger_->CloseChild(agent, close.child(), close.report()));
-        RETURN_IF_ERROR(Commit());
-        ChildClosed* out = reply->mutable_child_closed();
-        out->set_charged(result.charged);
-        out->set_returned(result.returned);
-        out->set_left(result.left);
-        return absl::OkStatus();
-      });
-  dispatcher.On(
-      BudgetRequest::kSetFloor, {kServing},
-      [this, agent](const BudgetRequest& request, std::vector<UniqueFd>&,
-                    BudgetReply* reply) -> absl::Status {
-        ASSIGN_OR_RETURN(
-            int64_t left,
-            ledger_->SetFloor(agent, request.set_floor().tokens()));
-        RETURN_IF_ERROR(Commit());
-        reply->mutable_floor_set()->set_floor(request.set_floor().tokens());
-        reply->mutable_floor_set()->set_left(left);
-        return absl::OkStatus();
-      });
-  dispatcher.On(BudgetRequest::kStatus, {kServing},
-                [this](const BudgetRequest&, std::vector<UniqueFd>&,
-                       BudgetReply* reply) -> absl::Status {
-                  *reply->mutable_status() = ledger_->ledger().Status();
-                  return absl::OkStatus();
-                });
-  return connection;
+bool BudgetServer::ReadRequest(Connection& connection,
+                               std::vector<Answer>* answers) {
+  BudgetRequest request;
+  // Clients send no descriptors: one that comes is a protocol error.
+  absl::Status status = connection.channel.Receive(&request, nullptr);
+  // A wake-up with no frame after all times out and keeps the channel.
+  if (absl::IsDeadlineExceeded(status) && connection.channel.status().ok()) {
+    return true;
+  }
+  if (!status.ok()) return false;  // closed, or a bad frame: the channel ended
+  const std::string& peer = connection.channel.options().peer_name;
+  absl::Status broken;
+  if (request.seq() != connection.expected_seq) {
+    broken = absl::InvalidArgumentError(
+        absl::StrCat(peer, ": seq ", request.seq(), " where seq ",
+                     connection.expected_seq, " was expected"));
+  } else if (request.verb_case() == BudgetRequest::VERB_NOT_SET) {
+    broken = absl::InvalidArgumentError(
+        absl::StrCat(peer, ": a request with no verb this budgeter knows (seq ",
+                     request.seq(), ")"));
+  }
+  if (!broken.ok()) {
+    // Tell the peer why, then end its channel (OpenSSH's monitor rule: a
+    // protocol violation is never skipped over).
+    BudgetReply reply;
+    reply.set_seq(request.seq());
+    reply.mutable_error()->set_code(static_cast<int>(broken.code()));
+    reply.mutable_error()->set_message(std::string(broken.message()));
+    connection.channel.Send(reply).IgnoreError();
+    connection.channel.Close();
+    return false;
+  }
+  ++connection.expected_seq;
+  Answer answer{&connection, BudgetReply(), {}};
+  status = Apply(connection.agent, request, &answer.reply, &answer.fds);
+  if (!status.ok()) {
+    answer.reply.Clear();
+    answer.fds.clear();
+    answer.reply.mutable_error()->set_code(static_cast<int>(status.code()));
+    answer.reply.mutable_error()->set_message(std::string(status.message()));
+  }
+  answer.reply.set_seq(request.seq());
+  answers->push_back(std::move(answer));
+  return true;
 }
 
 absl::Status BudgetServer::Serve(ipc::Channel top) {
@@ -181,8 +194,10 @@ absl::Status BudgetServer::Serve(ipc::Channel top) {
 
 absl::Status BudgetServer::ServeAll(ipc::Channel top) {
   RETURN_IF_ERROR(SetReceiveTimeout(top.fd()));
-  connections_.push_back(Connect(kTopAgent, std::move(top)));
+  connections_.push_back(
+      std::unique_ptr<Connection>(new Connection{kTopAgent, std::move(top)}));
   std::vector<struct pollfd> polled;
+  std::vector<Answer> answers;
   while (true) {
     polled.clear();
     for (const auto& connection : connections_) {
@@ -193,22 +208,34 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
       if (errno == EINTR) continue;
       return LastErrnoStatus("poll(agent channels)");
     }
+    answers.clear();
     std::vector<bool> ended(connections_.size(), false);
+    bool top_ended = false;
     for (size_t i = 0; i < polled.size(); ++i) {
       if (polled[i].revents == 0) continue;
-      Connection& connection = *connections_[i];
-      absl::Status status = connection.dispatcher.ServeOne(connection.channel);
-      if (!fatal_.ok()) return fatal_;
-      if (status.ok()) continue;
-      if (connection.agent == kTopAgent) {
-        // The top agent hung up: the session is over.
-        if (absl::IsOutOfRange(status)) return ledger_->Commit();
-        return status;
+      if (!ReadRequest(*connections_[i], &answers)) {
+        // A child's channel ended (its process exited, or it broke the
+        // protocol): its lease stays held until its parent closes it. The
+        // top agent's: the session is over.
+        ended[i] = true;
+        if (connections_[i]->agent == kTopAgent) top_ended = true;
       }
-      // A child's channel ended (its process exited, or it broke the
-      // protocol). Its lease stays held until its parent closes it.
-      ended[i] = true;
     }
+    // One write and one fdatasync for the whole round, before any answer.
+    RETURN_IF_ERROR(ledger_->Commit());
+    for (Answer& answer : answers) {
+      std::vector<int> fds;
+      for (const UniqueFd& fd : answer.fds) fds.push_back(fd.get());
+      if (!answer.connection->channel.Send(answer.reply, fds).ok()) {
+        for (size_t i = 0; i < connections_.size(); ++i) {
+          if (connections_[i].get() == answer.connection) ended[i] = true;
+        }
+      }
+    }
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      if (ended[i] && connections_[i]->agent == kTopAgent) top_ended = true;
+    }
+    if (top_ended) return absl::OkStatus();
     std::vector<std::unique_ptr<Connection>> kept;
     for (size_t i = 0; i < connections_.size(); ++i) {
       if (!ended[i]) kept.push_back(std::move(connections_[i]));
@@ -287,7 +314,13 @@ absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          bool json) {
   ASSIGN_OR_RETURN(std::string directory, SessionDirectory(home, session));
   const std::string path = JournalPath(directory);
-  ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY));
+  absl::StatusOr<UniqueFd> opened = OpenFile(path, O_RDONLY);
+  if (absl::IsNotFound(opened.status())) {
+    return absl::NotFoundError(absl::StrCat(
+        "session ", session, " has no budget journal (", path, ")"));
+  }
+  if (!opened.ok()) return opened.status();
+  UniqueFd fd = *std::move(opened);
   // A budgeter serving the session holds an exclusive lock on its journal.
   const bool serving = ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0;
   ASSIGN_OR_RETURN(std::string text, ReadAll(fd.get()));

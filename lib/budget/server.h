@@ -14,7 +14,6 @@
 #include "absl/status/statusor.h"
 #include "lib/budget/journal.h"
 #include "lib/ipc/channel.h"
-#include "lib/ipc/dispatcher.h"
 #include "proto/budget.pb.h"
 
 namespace garuda {
@@ -32,25 +31,36 @@ class BudgetServer {
   // Serves until the top agent's channel closes (OK: the session is over) or
   // the journal fails (its error: nothing more may be answered). A child
   // channel that breaks the protocol is ended alone, with an error reply.
+  //
+  // Group commit: every request that is ready in one poll round is applied,
+  // then the journal is written with one fdatasync, then the replies go out.
+  // No reply leaves before its record is on disk.
   absl::Status Serve(ipc::Channel top);
 
  private:
-  using Dispatcher = ipc::Dispatcher<BudgetRequest, BudgetReply>;
   struct Connection {
     AgentId agent;
     ipc::Channel channel;
-    Dispatcher dispatcher;
+    uint64_t expected_seq = 1;
+  };
+  struct Answer {
+    Connection* connection;
+    BudgetReply reply;
+    std::vector<UniqueFd> fds;
   };
 
   absl::Status ServeAll(ipc::Channel top);
-  std::unique_ptr<Connection> Connect(AgentId agent, ipc::Channel channel);
-  // Commits the journal before a reply; a failure stops the server.
-  absl::Status Commit();
+  // Reads one request from `connection` and applies it, queueing its answer.
+  // Returns false when the channel has ended (closed by the peer, or broken).
+  bool ReadRequest(Connection& connection, std::vector<Answer>* answers);
+  // Applies one verb for `agent` to the ledger (its record is queued, not yet
+  // written).
+  absl::Status Apply(AgentId agent, const BudgetRequest& request,
+                     BudgetReply* reply, std::vector<UniqueFd>* reply_fds);
 
   JournaledLedger* ledger_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> added_;
-  absl::Status fatal_;
 };
 
 struct ServeOptions {

@@ -112,27 +112,13 @@ absl::Status Channel::SendUnchecked(
         "cannot serialize a ", message.GetTypeName(), " for ", peer));
   }
 
-  std::vector<uint64_t> control;  // uint64_t: cmsghdr alignment.
   size_t sent = 0;
   while (sent < frame.size()) {
-    struct iovec iov = {&frame[sent], frame.size() - sent};
-    struct msghdr msg = {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    if (sent == 0 && !fds.empty()) {
-      size_t space = CMSG_SPACE(fds.size() * sizeof(int));
-      control.assign((space + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
-      msg.msg_control = control.data();
-      msg.msg_controllen = space;
-      struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-      std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
-    }
     // MSG_NOSIGNAL: a peer that has gone is an error here, not a SIGPIPE
     // that kills the whole process.
-    ssize_t n = ::sendmsg(socket_.get(), &msg, MSG_NOSIGNAL);
+    ssize_t n =
+        SendWithDescriptors(socket_.get(), &frame[sent], frame.size() - sent,
+                            sent == 0 ? fds : absl::Span<const int>());
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EBADF && sent == 0 && !fds.empty()) {
@@ -189,6 +175,13 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
     ssize_t n = ::recvmsg(socket_.get(), &msg, MSG_CMSG_CLOEXEC);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // SO_RCVTIMEO ran out (or a non-blocking socket had nothing).
+        *received = done;
+        return absl::DeadlineExceededError(absl::StrCat(
+            peer, ": nothing more arrived within the receive timeout, after ",
+            done, " of ", size, " bytes"));
+      }
       if (errno == ECONNRESET) {
         return absl::UnavailableError(absl::StrCat(
             peer, " reset the channel after ", done, " of ", size, " bytes"));
@@ -267,6 +260,11 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
         absl::StrCat(peer, ": truncated frame: end of file after ", received,
                      " of ", kFrameHeaderBytes, " header bytes")));
   }
+  if (absl::IsDeadlineExceeded(status) && received == 0) {
+    // No frame started: the stream is still in step, the channel goes on.
+    return absl::DeadlineExceededError(
+        absl::StrCat(peer, ": no frame within the receive timeout"));
+  }
   if (!status.ok()) return Fail(status);
 
   uint32_t length = DecodeLength(header);
@@ -291,6 +289,27 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
   }
   if (fds != nullptr) *fds = std::move(arrived);
   return absl::OkStatus();
+}
+
+ssize_t SendWithDescriptors(int socket, const char* data, size_t size,
+                            absl::Span<const int> fds) {
+  struct iovec iov = {const_cast<char*>(data), size};
+  struct msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  std::vector<uint64_t> control;  // uint64_t: cmsghdr alignment.
+  if (!fds.empty()) {
+    size_t space = CMSG_SPACE(fds.size() * sizeof(int));
+    control.assign((space + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+    msg.msg_control = control.data();
+    msg.msg_controllen = space;
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
+  }
+  return ::sendmsg(socket, &msg, MSG_NOSIGNAL);
 }
 
 absl::StatusOr<std::pair<UniqueFd, UniqueFd>> MakeSocketPair() {

@@ -9,6 +9,8 @@
 #ifndef GARUDA_LIB_IPC_CHANNEL_H_
 #define GARUDA_LIB_IPC_CHANNEL_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -39,8 +41,8 @@ struct ChannelOptions {
 // Size of the length prefix in front of every frame.
 inline constexpr size_t kFrameHeaderBytes = 4;
 
-// One end of a SOCK_STREAM socketpair carrying frames. Not thread-safe: one
-// sender and one receiver at a time (the two may be different threads).
+// One end of a SOCK_STREAM socketpair carrying frames. Not thread-safe: use
+// a Channel from one thread at a time.
 class Channel {
  public:
   Channel(UniqueFd socket, ChannelOptions options = {});
@@ -61,8 +63,10 @@ class Channel {
   // OUT_OF_RANGE: the peer closed cleanly between frames.
   // RESOURCE_EXHAUSTED: oversized frame, or more descriptors than the cap.
   // DATA_LOSS: truncated frame. INVALID_ARGUMENT: bytes that do not parse,
-  // or descriptors where none may be. Any error but a clean close ends the
-  // channel: later calls fail at once with the same error.
+  // or descriptors where none may be. DEADLINE_EXCEEDED: a receive timeout
+  // (SO_RCVTIMEO) ran out. Any error but a clean close, or a timeout before
+  // a frame began, ends the channel: later calls fail at once with the same
+  // error.
   absl::Status Receive(google::protobuf::MessageLite* message,
                        std::vector<UniqueFd>* fds = nullptr);
 
@@ -108,6 +112,13 @@ class Channel {
   ChannelOptions options_;
   absl::Status ended_;  // OK while usable.
 };
+
+// One sendmsg(2) of `size` bytes at `data` with `fds` riding on the first
+// byte (SCM_RIGHTS), with MSG_NOSIGNAL: the building block of Channel::Send,
+// also used by tests that write raw frames. Returns what sendmsg returns
+// (bytes sent, or -1 with errno set).
+ssize_t SendWithDescriptors(int socket, const char* data, size_t size,
+                            absl::Span<const int> fds);
 
 // A connected pair of SOCK_STREAM | SOCK_CLOEXEC Unix sockets.
 absl::StatusOr<std::pair<UniqueFd, UniqueFd>> MakeSocketPair();

@@ -52,13 +52,25 @@ class ChannelTest : public ::testing::Test {
   }
   // b's socket, for raw writes that Channel::Send would refuse.
   int raw_a() { return a_->fd(); }
-  // No descriptor is open now that was not open in `before`: nothing
-  // received was leaked.
-  void ExpectNoNewFds(const std::vector<int>& before) {
+  // After copies of `pipe`'s write end were sent to b: closes ours, has b
+  // receive (expecting a refusal), and checks that no descriptor was handed
+  // out or left open (the pipe's reader sees end of file, so every copy of
+  // the write end is closed). Returns the refusal.
+  absl::Status ReceiveRefused(Pipe& pipe, bool want_fds) {
+    pipe.write_end.Reset();
+    std::vector<int> before = OpenFds();
+    EchoRequest got;
+    std::vector<UniqueFd> fds;
+    absl::Status status = b_->Receive(&got, want_fds ? &fds : nullptr);
+    EXPECT_TRUE(fds.empty());
     for (int fd : OpenFds()) {
       EXPECT_NE(std::find(before.begin(), before.end(), fd), before.end())
           << "descriptor " << fd << " leaked";
     }
+    auto rest = ReadAll(pipe.read_end.get());
+    EXPECT_TRUE(rest.ok());
+    EXPECT_EQ(rest.value_or("not read"), "");
+    return status;
   }
 
   std::unique_ptr<Channel> a_, b_;
@@ -199,51 +211,29 @@ TEST_F(ChannelTest, OneDescriptorOverTheCapIsRefusedAndClosed) {
   Pipe pipe = MakePipe();
   std::vector<int> five(5, pipe.write_end.get());
   ASSERT_TRUE(SendRaw(raw_a(), Frame(EchoOf(1, "x")), five).ok());
-  pipe.write_end.Reset();
-  std::vector<int> before = OpenFds();
-  EchoRequest got;
-  std::vector<UniqueFd> fds;
-  absl::Status status = b_->Receive(&got, &fds);
+  absl::Status status = ReceiveRefused(pipe, /*want_fds=*/true);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("5 descriptors on one frame, over the limit of 4"));
-  EXPECT_TRUE(fds.empty());
-  ExpectNoNewFds(before);
-  // Every received copy of the write end was closed: the reader sees EOF.
-  auto rest = ReadAll(pipe.read_end.get());
-  ASSERT_TRUE(rest.ok());
-  EXPECT_EQ(*rest, "");
 }
 
 TEST_F(ChannelTest, ManyDescriptorsTruncateControlDataAndAreRefused) {
   Pipe pipe = MakePipe();
   std::vector<int> many(40, pipe.write_end.get());
   ASSERT_TRUE(SendRaw(raw_a(), Frame(EchoOf(1, "x")), many).ok());
-  pipe.write_end.Reset();
-  std::vector<int> before = OpenFds();
-  EchoRequest got;
-  std::vector<UniqueFd> fds;
-  absl::Status status = b_->Receive(&got, &fds);
+  absl::Status status = ReceiveRefused(pipe, /*want_fds=*/true);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("control data truncated"));
-  ExpectNoNewFds(before);
-  auto rest = ReadAll(pipe.read_end.get());
-  ASSERT_TRUE(rest.ok());
-  EXPECT_EQ(*rest, "");
 }
 
 TEST_F(ChannelTest, DescriptorsWhereNoneAreExpectedAreRefusedAndClosed) {
   Pipe pipe = MakePipe();
   ASSERT_TRUE(a_->Send(EchoOf(1, "x"), {pipe.write_end.get()}).ok());
-  pipe.write_end.Reset();
-  std::vector<int> before = OpenFds();
-  EchoRequest got;
-  absl::Status status = b_->Receive(&got, nullptr);
+  absl::Status status = ReceiveRefused(pipe, /*want_fds=*/false);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("where none are expected"));
-  ExpectNoNewFds(before);
 }
 
 TEST_F(ChannelTest, DescriptorsInsideABodyAreRefused) {
@@ -251,15 +241,10 @@ TEST_F(ChannelTest, DescriptorsInsideABodyAreRefused) {
   std::string frame = Frame(EchoOf(1, "some text"));
   ASSERT_TRUE(SendRaw(raw_a(), frame.substr(0, 6)).ok());
   ASSERT_TRUE(SendRaw(raw_a(), frame.substr(6), {pipe.write_end.get()}).ok());
-  pipe.write_end.Reset();
-  std::vector<int> before = OpenFds();
-  EchoRequest got;
-  std::vector<UniqueFd> fds;
-  absl::Status status = b_->Receive(&got, &fds);
+  absl::Status status = ReceiveRefused(pipe, /*want_fds=*/true);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()),
               HasSubstr("not on the first byte of a frame"));
-  ExpectNoNewFds(before);
 }
 
 TEST_F(ChannelTest, SendRefusesTooManyDescriptors) {
@@ -290,6 +275,37 @@ TEST_F(ChannelTest, ClosedChannelFailsAtOnce) {
   EXPECT_EQ(a_->Receive(&got).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(a_->Send(got).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(a_->fd(), -1);
+}
+
+// A receive timeout (SO_RCVTIMEO, as a server that polls many channels may
+// set) before a frame begins leaves the channel usable; inside a frame it
+// ends it. Nothing more is ever sent in either case, so the outcome does not
+// depend on timing.
+TEST_F(ChannelTest, ReceiveTimeoutBetweenFramesKeepsTheChannel) {
+  struct timeval timeout = {0, 10000};
+  ASSERT_EQ(::setsockopt(b_->fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
+                         sizeof(timeout)),
+            0);
+  EchoRequest got;
+  absl::Status status = b_->Receive(&got);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_TRUE(b_->status().ok());
+  ASSERT_TRUE(a_->Send(EchoOf(1, "later")).ok());
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  EXPECT_EQ(got.echo().text(), "later");
+}
+
+TEST_F(ChannelTest, ReceiveTimeoutInsideAFrameEndsTheChannel) {
+  struct timeval timeout = {0, 10000};
+  ASSERT_EQ(::setsockopt(b_->fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
+                         sizeof(timeout)),
+            0);
+  ASSERT_TRUE(SendRaw(raw_a(), LengthPrefix(10) + "abc").ok());
+  EchoRequest got;
+  absl::Status status = b_->Receive(&got);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("after 3 of 10 bytes"));
+  EXPECT_FALSE(b_->status().ok());
 }
 
 TEST_F(ChannelTest, ReceiveWatchingStopsWhenTheWatchedFdFires) {

@@ -91,13 +91,18 @@ class Dispatcher {
   }
 
   // Reads and answers one request. OUT_OF_RANGE when the peer closed cleanly
-  // instead; any other error has ended the channel as Serve() describes.
+  // instead; DEADLINE_EXCEEDED when a receive timeout (SO_RCVTIMEO) ran out
+  // before a frame began (the channel goes on); any other error has ended
+  // the channel as Serve() describes.
   absl::Status ServeOne(Channel& channel) {
     if (!setup_error_.ok()) return setup_error_;
     Request request;
     std::vector<UniqueFd> fds;
     absl::Status status = channel.Receive(&request, &fds);
     if (absl::IsOutOfRange(status)) return status;
+    if (absl::IsDeadlineExceeded(status) && channel.status().ok()) {
+      return status;  // A receive timeout before any frame: nothing broken.
+    }
     if (!status.ok()) {
       return EndChannel(
           channel, expected_seq_,

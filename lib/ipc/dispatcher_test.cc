@@ -269,6 +269,28 @@ TEST(DispatcherStopTest, StopAfterReplyEndsServeAfterTheReply) {
   EXPECT_TRUE(reply.has_closed());
 }
 
+TEST(DispatcherTimeoutTest, TimeoutBeforeAFrameKeepsTheChannel) {
+  auto pair = MakeSocketPair();
+  ASSERT_TRUE(pair.ok());
+  Channel client(std::move(pair->first)), server(std::move(pair->second));
+  struct timeval timeout = {0, 10000};
+  ASSERT_EQ(::setsockopt(server.fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
+                         sizeof(timeout)),
+            0);
+  std::unique_ptr<EchoDispatcher> dispatcher = MakeEchoDispatcher();
+  EXPECT_EQ(dispatcher->ServeOne(server).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(server.status().ok());
+  EchoRequest open;
+  open.set_seq(1);
+  open.mutable_open();
+  ASSERT_TRUE(client.Send(open).ok());
+  EXPECT_TRUE(dispatcher->ServeOne(server).ok());
+  EchoReply reply;
+  ASSERT_TRUE(client.Receive(&reply).ok());
+  EXPECT_TRUE(reply.has_opened());
+}
+
 TEST(DispatcherSetupTest, VerbRegisteredTwiceIsAnError) {
   EchoDispatcher dispatcher;
   auto ok = [](const EchoRequest&, std::vector<UniqueFd>&, EchoReply*) {

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +22,6 @@ namespace {
 
 using ipc_test::EchoReply;
 using ipc_test::EchoRequest;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
@@ -34,6 +35,21 @@ HelperOptions EchoOptions() {
   HelperOptions options;
   options.argv = {EchoHelperPath(), "--channel-fd=3"};
   return options;
+}
+
+// The descriptors open in a helper started with `options`, as it lists them
+// from its /proc/self/fd.
+std::vector<int> ChildFds(const HelperOptions& options) {
+  auto helper = HelperProcess::Spawn(options);
+  EXPECT_TRUE(helper.ok()) << helper.status();
+  if (!helper.ok()) return {};
+  EchoRequest list;
+  list.set_seq(1);
+  list.mutable_list_fds();
+  EchoReply reply;
+  absl::Status status = (*helper)->Call(list, &reply);
+  EXPECT_TRUE(status.ok()) << status;
+  return {reply.fd_list().fds().begin(), reply.fd_list().fds().end()};
 }
 
 class HelperProcessTest : public ::testing::Test {
@@ -117,6 +133,9 @@ TEST_F(HelperProcessTest, CrashOnAVerbIsReportedAtOnce) {
 }
 
 TEST_F(HelperProcessTest, SegfaultIsReported) {
+  // No core file in the test's folder.
+  struct rlimit no_core = {0, 0};
+  ASSERT_EQ(::prlimit(helper_->pid(), RLIMIT_CORE, &no_core, nullptr), 0);
   EchoRequest crash = Next();
   crash.mutable_crash()->set_signal(SIGSEGV);
   EchoReply reply;
@@ -212,14 +231,7 @@ TEST(HelperProcessFdTest, ChildHasOnlyStdioAndTheChannel) {
   ASSERT_EQ(::pipe(ends), 0);  // No O_CLOEXEC on purpose.
   UniqueFd pipe_read(ends[0]), pipe_write(ends[1]);
 
-  auto helper = HelperProcess::Spawn(EchoOptions());
-  ASSERT_TRUE(helper.ok()) << helper.status();
-  EchoRequest list;
-  list.set_seq(1);
-  list.mutable_list_fds();
-  EchoReply reply;
-  ASSERT_TRUE((*helper)->Call(list, &reply).ok());
-  EXPECT_THAT(reply.fd_list().fds(), UnorderedElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(ChildFds(EchoOptions()), UnorderedElementsAre(0, 1, 2, 3));
 }
 
 // Negative control: the listing does see a descriptor that is let through.
@@ -232,28 +244,14 @@ TEST(HelperProcessFdTest, InheritedDescriptorShowsInTheListing) {
   ASSERT_GE(leaky, 40);
   HelperOptions options = EchoOptions();
   options.inherit_fds = {leaky};
-  auto helper = HelperProcess::Spawn(options);
-  ASSERT_TRUE(helper.ok()) << helper.status();
-  EchoRequest list;
-  list.set_seq(1);
-  list.mutable_list_fds();
-  EchoReply reply;
-  ASSERT_TRUE((*helper)->Call(list, &reply).ok());
-  EXPECT_THAT(reply.fd_list().fds(), UnorderedElementsAre(0, 1, 2, 3, leaky));
+  EXPECT_THAT(ChildFds(options), UnorderedElementsAre(0, 1, 2, 3, leaky));
 }
 
 TEST(HelperProcessSpawnTest, OtherChannelFdNumber) {
   HelperOptions options;
   options.argv = {EchoHelperPath(), "--channel-fd=7"};
   options.child_channel_fd = 7;
-  auto helper = HelperProcess::Spawn(options);
-  ASSERT_TRUE(helper.ok()) << helper.status();
-  EchoRequest list;
-  list.set_seq(1);
-  list.mutable_list_fds();
-  EchoReply reply;
-  ASSERT_TRUE((*helper)->Call(list, &reply).ok());
-  EXPECT_THAT(reply.fd_list().fds(), UnorderedElementsAre(0, 1, 2, 7));
+  EXPECT_THAT(ChildFds(options), UnorderedElementsAre(0, 1, 2, 7));
 }
 
 TEST(HelperProcessSpawnTest, MissingProgramIsAnErrorFromSpawn) {
@@ -278,6 +276,27 @@ TEST(HelperProcessSpawnTest, BadOptionsAreRefused) {
   options.inherit_fds = {987654};
   EXPECT_EQ(HelperProcess::Spawn(options).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ChannelFromFdTest, RefusesWhatIsNotAUnixStreamSocket) {
+  int ends[2];
+  ASSERT_EQ(::pipe2(ends, O_CLOEXEC), 0);
+  UniqueFd read_end(ends[0]), write_end(ends[1]);
+  auto channel = ChannelFromFd(read_end.get());
+  EXPECT_EQ(channel.status().code(), absl::StatusCode::kInvalidArgument)
+      << channel.status();  // ENOTSOCK
+  EXPECT_THAT(std::string(channel.status().message()),
+              HasSubstr(absl::StrCat("channel descriptor ", read_end.get())));
+  EXPECT_FALSE(ChannelFromFd(987654).ok());
+}
+
+TEST(ChannelFromFdTest, TakesASocketAndMarksItCloseOnExec) {
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);  // No CLOEXEC.
+  UniqueFd other(pair[1]);
+  auto channel = ChannelFromFd(pair[0]);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  EXPECT_EQ(::fcntl(channel->fd(), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
 }
 
 TEST(DescribeWaitStatusTest, Forms) {

@@ -1,14 +1,11 @@
 #include "lib/ipc/testing/test_util.h"
 
 #include <dirent.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-
-#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
+#include "lib/ipc/channel.h"
 
 namespace garuda {
 namespace ipc {
@@ -26,23 +23,7 @@ std::string Frame(const google::protobuf::MessageLite& message) {
 
 absl::Status SendRaw(int socket, absl::string_view bytes,
                      const std::vector<int>& fds) {
-  struct iovec iov = {const_cast<char*>(bytes.data()), bytes.size()};
-  struct msghdr msg = {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  std::vector<uint64_t> control;
-  if (!fds.empty()) {
-    size_t space = CMSG_SPACE(fds.size() * sizeof(int));
-    control.assign((space + 7) / 8, 0);
-    msg.msg_control = control.data();
-    msg.msg_controllen = space;
-    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
-    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
-  }
-  ssize_t n = ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+  ssize_t n = SendWithDescriptors(socket, bytes.data(), bytes.size(), fds);
   if (n < 0) return LastErrnoStatus("sendmsg");
   if (static_cast<size_t>(n) != bytes.size()) {
     return absl::InternalError(
