@@ -69,6 +69,16 @@ TEST(ScriptedProviderTest, ServesItsScriptAndLogsTheRequest) {
     ::_exit(127);
   }
   ::close(out[1]);
+  // However the test ends, the server does not outlive it.
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      if (pid > 0) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+    }
+  } reaper{pid};
   // The first line on its stdout is the port (a blocking read: it comes
   // once the server listens).
   std::string line;
@@ -94,6 +104,7 @@ TEST(ScriptedProviderTest, ServesItsScriptAndLogsTheRequest) {
   ::kill(pid, SIGTERM);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  reaper.pid = 0;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   ASSERT_TRUE(response.ok()) << response.status();
   EXPECT_EQ(response->text(), "scripted hello");
