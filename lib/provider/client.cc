@@ -253,7 +253,9 @@ absl::StatusOr<ModelResponse> ModelClient::Send(
     ask.input_tokens = input_tokens;
     ask.output_limit = wanted;
     ask.min_output = std::min(options_.min_output_tokens, wanted);
-    ask.purpose = attempt == 1 ? "turn" : "retry";
+    ask.purpose = attempt > 1                 ? "retry"
+                  : request.purpose().empty() ? "turn"
+                                              : request.purpose();
     ask.request_id =
         attempt == 1 ? request_id : absl::StrCat(request_id, "#", attempt);
     absl::StatusOr<Grant> grant = meter->Reserve(ask);

@@ -92,13 +92,15 @@ TEST(ModelClientTest, NetworkErrorsAreRetriedEachWithItsOwnReservation) {
   ASSERT_TRUE(client.ok()) << client.status();
   RecordingMeter meter;
   CancelFlag cancel;
-  auto response = (*client)->Send(Hello(), &meter, {}, &cancel);
+  ModelRequest request = Hello();
+  request.set_purpose("compaction");
+  auto response = (*client)->Send(request, &meter, {}, &cancel);
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StrContains(response.status().message(), "network error"))
       << response.status();
   ASSERT_EQ(meter.records.size(), 3u);
-  EXPECT_EQ(meter.records[0]->ask.purpose, "turn");
+  EXPECT_EQ(meter.records[0]->ask.purpose, "compaction");
   EXPECT_EQ(meter.records[1]->ask.purpose, "retry");
   EXPECT_EQ(meter.records[1]->ask.request_id, "request-1#2");
   for (const auto& record : meter.records) {
