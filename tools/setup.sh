@@ -17,6 +17,7 @@ debian_packages=(
   libgtest-dev
   libgmock-dev
   bubblewrap
+  libcurl4-openssl-dev
 )
 
 missing=()
