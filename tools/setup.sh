@@ -17,6 +17,9 @@ debian_packages=(
   libgtest-dev
   libgmock-dev
   bubblewrap
+  libtree-sitter-dev
+  nodejs
+  npm
 )
 
 missing=()
@@ -36,4 +39,14 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The tree-sitter grammars of lib/knowledge (pinned in package-lock.json) go
+# into an ignored node_modules/; --ignore-scripts: we compile only their C
+# sources, never their Node bindings.
+grammars="$(cd "$(dirname "$0")/.." && pwd)/third_party/tree_sitter"
+if [ ! -f "$grammars/node_modules/tree-sitter-java/src/parser.c" ] ||
+    [ ! -f "$grammars/node_modules/tree-sitter-python/src/parser.c" ]; then
+  echo "setup: installing the tree-sitter grammars in $grammars/node_modules" >&2
+  (cd "$grammars" && npm ci --ignore-scripts --no-audit --no-fund)
 fi
