@@ -131,6 +131,13 @@ absl::Status ListSources(const std::string& root, const std::string& relative,
     std::string child = relative.empty() ? name : relative + "/" + name;
     struct stat info;
     if (lstat(JoinPath(root, child).c_str(), &info) != 0) continue;
+    // A link to a file is followed (Bazel's runfiles are links); a link to
+    // a folder is not, so a cycle cannot form.
+    if (S_ISLNK(info.st_mode) &&
+        (stat(JoinPath(root, child).c_str(), &info) != 0 ||
+         !S_ISREG(info.st_mode))) {
+      continue;
+    }
     if (S_ISDIR(info.st_mode)) {
       if (std::find(options.skip_dirs.begin(), options.skip_dirs.end(), name) !=
               options.skip_dirs.end() ||
@@ -198,6 +205,12 @@ std::unique_ptr<Index> Build(
     }
     if (o.unknown_receiver) {
       index->unresolved_by_name[o.name].push_back(static_cast<int>(id));
+    }
+  }
+  for (const Symbol& symbol : index->symbols) {
+    if (symbol.owner_class >= 0 && (symbol.kind == SymbolKind::kMethod ||
+                                    symbol.kind == SymbolKind::kField)) {
+      index->members_by_name[symbol.name].push_back(symbol.id);
     }
   }
   for (SourceFile& file : index->files) {

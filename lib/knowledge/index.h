@@ -115,6 +115,8 @@ class Index {
   // Occurrence ids with an unknown receiver, by name.
   std::unordered_map<std::string, std::vector<int>> unresolved_by_name;
   std::unordered_map<std::string, int> file_by_path;
+  // Methods and fields of classes, by name.
+  std::unordered_map<std::string, std::vector<int>> members_by_name;
 
   // The occurrence whose identifier covers (line, column), 1-based, in
   // `path`, else -1.

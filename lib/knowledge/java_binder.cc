@@ -1233,13 +1233,9 @@ class JavaBinder {
         Occurrence& o = index_.occurrences[Occur(Field(scope, "name"))];
         o.symbols.push_back(owner);
       }
-      int id = Occur(last);
-      if (owner >= 0) {
-        auto it = index_.symbols[owner].members.find(std::string(Text(last)));
-        if (it != index_.symbols[owner].members.end()) {
-          index_.occurrences[id].symbols = it->second;
-        }
-      }
+      // The imported member's name: javac does not resolve it to the
+      // member, so it is not a reference site.
+      Occur(last);
       return;
     }
     int cls = ResolveTypeUncachedQualified(std::string(Text(name)));

@@ -372,6 +372,7 @@ class PythonBinder {
           int symbol = Bind(scope, Field(name, "alias"), SymbolKind::kLocal);
           aliases_[symbol] = {std::string(Text(Field(name, "name"))), "",
                               module_};
+          renamed_.insert(symbol);
         } else if (Is(name, "dotted_name")) {
           std::vector<TSNode> parts = NamedChildren(name);
           if (parts.empty()) continue;
@@ -392,6 +393,7 @@ class PythonBinder {
           int symbol = Bind(scope, Field(child, "alias"), SymbolKind::kLocal);
           aliases_[symbol] = {from, std::string(Text(Field(child, "name"))),
                               module_};
+          renamed_.insert(symbol);
         } else if (Is(child, "dotted_name")) {
           int symbol = Bind(scope, child, SymbolKind::kLocal);
           aliases_[symbol] = {from, std::string(Text(child)), module_};
@@ -662,6 +664,7 @@ class PythonBinder {
       }
       if (first) {
         for (const Binding& b : it->second) {
+          if (Is(b.value, "none")) continue;  // Optional: None does not disagree
           TypeRef t = Evaluate(b);
           if (first) {
             result = t;
@@ -798,6 +801,7 @@ class PythonBinder {
       }
       if (first) {
         for (const Binding& b : it->second) {
+          if (Is(b.value, "none")) continue;  // Optional: None does not disagree
           TypeRef t = Evaluate(b);
           if (first) {
             result = t;
@@ -855,7 +859,9 @@ class PythonBinder {
     if (bound != bound_at_.end() && aliases_.count(bound->second) == 0) {
       symbol = bound->second;
     }
-    if (symbol >= 0) {
+    // A use of a renamed import (`import x as y`, `from m import a as b`)
+    // is a use of the alias; the import line names the original.
+    if (symbol >= 0 && !renamed_.count(symbol)) {
       int target = FollowAlias(symbol);
       if (target >= 0) index_.occurrences[id].symbols.push_back(target);
     }
@@ -1135,6 +1141,7 @@ class PythonBinder {
   std::unordered_map<uint64_t, int> bound_at_;
   std::unordered_map<uint64_t, int> scope_of_node_;
   std::unordered_map<int, Alias> aliases_;
+  std::unordered_set<int> renamed_;
   std::unordered_map<int, std::vector<Binding>> bindings_;
   std::unordered_map<int, std::vector<std::pair<TSNode, int>>> base_nodes_;
   std::unordered_map<int, int> module_index_of_symbol_;

@@ -165,8 +165,43 @@ struct Site {
   Provenance provenance;
 };
 
+std::set<int> Ancestors(const Index& index, int cls) {
+  std::set<int> out;
+  std::vector<int> queue = {cls};
+  for (size_t i = 0; i < queue.size(); ++i) {
+    if (!out.insert(queue[i]).second) continue;
+    for (int super : index.symbols[queue[i]].supers) queue.push_back(super);
+  }
+  return out;
+}
+
+// True when every class that declares a member `name` is in the hierarchy
+// of one of `owners` (an ancestor or a descendant).
+bool NameIsUnique(const Index& index, const std::string& name,
+                  const std::set<int>& owners) {
+  auto it = index.members_by_name.find(name);
+  if (it == index.members_by_name.end()) return true;
+  std::set<int> related;
+  for (int owner : owners) {
+    std::set<int> up = Ancestors(index, owner);
+    related.insert(up.begin(), up.end());
+  }
+  for (int member : it->second) {
+    int cls = index.symbols[member].owner_class;
+    if (cls < 0 || related.count(cls)) continue;
+    // A descendant of a target owner is related too.
+    bool below = false;
+    for (int ancestor : Ancestors(index, cls)) {
+      if (owners.count(ancestor)) below = true;
+    }
+    if (!below) return false;
+  }
+  return true;
+}
+
 // The occurrences that refer to the target, declarations excluded.
-std::vector<Site> ReferenceSites(const Index& index, const Target& target) {
+std::vector<Site> ReferenceSites(const Index& index, const Target& target,
+                                 UnknownReceivers policy) {
   std::vector<Site> sites;
   std::set<std::tuple<int, int, int>> declarations;
   for (int symbol : target.family) {
@@ -191,7 +226,17 @@ std::vector<Site> ReferenceSites(const Index& index, const Target& target) {
     if (IsMember(s)) members.push_back(&s);
   }
   std::set<std::string> names;
-  for (const Symbol* s : members) names.insert(s->name);
+  std::set<int> owners;
+  for (const Symbol* s : members) {
+    if (s->owner_class >= 0) owners.insert(s->owner_class);
+  }
+  for (const Symbol* s : members) {
+    if (policy == UnknownReceivers::kAll ||
+        (policy == UnknownReceivers::kUnique &&
+         NameIsUnique(index, s->name, owners))) {
+      names.insert(s->name);
+    }
+  }
   if (!target.unresolved_name.empty()) names.insert(target.unresolved_name);
   for (const std::string& name : names) {
     auto it = index.unresolved_by_name.find(name);
@@ -286,7 +331,7 @@ QueryResult FindReferences(const Index& index, const QueryPosition& position,
     return result;
   }
   if (target.family.empty()) result.approximate = true;
-  for (const Site& site : ReferenceSites(index, target)) {
+  for (const Site& site : ReferenceSites(index, target, options.unknown_receivers)) {
     result.results.push_back(HitOf(index, site.occurrence, site.provenance));
   }
   Finish(result, options.max_results);
@@ -305,7 +350,7 @@ QueryResult Callers(const Index& index, const QueryPosition& position,
   }
   if (target.family.empty()) result.approximate = true;
   for (const CallerGroup& group :
-       GroupCallers(index, ReferenceSites(index, target))) {
+       GroupCallers(index, ReferenceSites(index, target, options.unknown_receivers))) {
     Hit hit = group.hit;
     hit.depth = 1;
     result.results.push_back(hit);
@@ -334,7 +379,7 @@ QueryResult Impact(const Index& index, const QueryPosition& position,
     std::vector<std::pair<Target, Provenance>> next;
     for (const auto& [current, chain] : frontier) {
       for (const CallerGroup& group :
-           GroupCallers(index, ReferenceSites(index, current))) {
+           GroupCallers(index, ReferenceSites(index, current, options.unknown_receivers))) {
         Hit hit = group.hit;
         hit.depth = depth;
         // A chain is as weak as its weakest link.

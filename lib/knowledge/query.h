@@ -54,9 +54,20 @@ struct QueryPosition {
   int column = 0;    // 1-based byte column
 };
 
+// Which name matches with an unknown receiver type (`x.name` where the type
+// of x is not known) are kept, as search_based results.
+enum class UnknownReceivers {
+  kAll,     // every member access with the name (and a fitting arity)
+  // only when no class outside the target's hierarchy declares a member
+  // with this name: then the match can mean nothing else in the project
+  kUnique,
+  kNone,
+};
+
 struct QueryOptions {
   int max_results = 500;
   int impact_depth = 2;
+  UnknownReceivers unknown_receivers = UnknownReceivers::kUnique;
 };
 
 QueryResult FindReferences(const Index& index, const QueryPosition& position,
