@@ -22,6 +22,10 @@ ABSL_FLAG(int, max_results, 500,
           "results kept per query (the flag "
           "`approximate` survives truncation)");
 
+ABSL_FLAG(std::string, unknown_receivers, "",
+          "name matches whose receiver type is unknown: all, unique or none "
+          "(default: the language's measured choice)");
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(garuda::knowledge::kToolUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
   options.json = absl::GetFlag(FLAGS_json);
   options.use_lsp = absl::GetFlag(FLAGS_lsp);
   options.max_results = absl::GetFlag(FLAGS_max_results);
+  options.unknown_receivers = absl::GetFlag(FLAGS_unknown_receivers);
   std::string batch = absl::GetFlag(FLAGS_batch);
   if (!batch.empty() && batch != "-") {
     std::cerr << "garuda-agent: --batch takes only `-` (standard input)\n";

@@ -36,6 +36,7 @@ class ParsedFile {
 };
 
 inline absl::string_view NodeText(TSNode node, const std::string& source) {
+  if (ts_node_is_null(node)) return {};
   uint32_t start = ts_node_start_byte(node);
   uint32_t end = ts_node_end_byte(node);
   if (end > source.size() || start > end) return {};

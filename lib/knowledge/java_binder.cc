@@ -18,10 +18,14 @@ struct TypeRef {
   enum Kind { kUnknown, kExternal, kInstance, kClassRef };
   Kind kind = kUnknown;
   int cls = -1;
+  // An external type's simple name when known ("String", "int", "null").
+  std::string name;
   static TypeRef Unknown() { return {}; }
-  static TypeRef External() { return {kExternal, -1}; }
-  static TypeRef Instance(int cls) { return {kInstance, cls}; }
-  static TypeRef ClassRef(int cls) { return {kClassRef, cls}; }
+  static TypeRef External(std::string name = "") {
+    return {kExternal, -1, std::move(name)};
+  }
+  static TypeRef Instance(int cls) { return {kInstance, cls, ""}; }
+  static TypeRef ClassRef(int cls) { return {kClassRef, cls, ""}; }
 };
 
 struct FileInfo {
@@ -232,6 +236,106 @@ class JavaBinder {
     }
     index_.symbols[symbol].min_args = count;
     index_.symbols[symbol].max_args = varargs ? -1 : count;
+    std::vector<DeclaredType>& types = parameter_types_[symbol];
+    for (TSNode p : NamedChildren(parameters)) {
+      if (Is(p, "formal_parameter")) {
+        types.push_back({BaseTypeName(Text(Field(p, "type"))), info_,
+                         index_.symbols[symbol].owner_class});
+      }
+    }
+  }
+
+  // Whether an argument of type `arg` can be passed for a parameter
+  // declared as `param`; true when unsure.
+  bool Compatible(const TypeRef& arg, const DeclaredType& param) {
+    static const std::unordered_map<std::string, std::string> kBoxes = {
+        {"int", "Integer"},   {"long", "Long"},       {"boolean", "Boolean"},
+        {"char", "Character"}, {"double", "Double"},  {"float", "Float"},
+        {"short", "Short"},   {"byte", "Byte"}};
+    static const std::unordered_map<std::string, int> kWidening = {
+        {"byte", 1}, {"short", 2}, {"char", 2}, {"int", 3},
+        {"long", 4}, {"float", 5}, {"double", 6}};
+    static const std::unordered_set<std::string> kExact = {
+        "int",     "long",    "boolean", "char",      "double",  "float",
+        "short",   "byte",    "String",  "Integer",   "Long",    "Boolean",
+        "Character", "Double", "Float",  "Short",     "Byte"};
+    const std::string& text = param.text;
+    if (arg.kind == TypeRef::kUnknown || text.empty() || text == "Object" ||
+        LooksLikeTypeParameter(text)) {
+      return true;
+    }
+    int param_cls = ResolveType(text, param.info, param.cls);
+    if (arg.kind == TypeRef::kInstance) {
+      if (param_cls < 0) {
+        return index_.symbols[arg.cls].has_external_super || !kExact.count(text);
+      }
+      std::vector<int> queue = {arg.cls};
+      std::unordered_set<int> seen;
+      for (size_t i = 0; i < queue.size(); ++i) {
+        if (queue[i] == param_cls) return true;
+        if (!seen.insert(queue[i]).second) continue;
+        for (int super : index_.symbols[queue[i]].supers) queue.push_back(super);
+      }
+      return false;
+    }
+    if (arg.kind != TypeRef::kExternal || arg.name.empty()) return true;
+    const std::string& name = arg.name;
+    if (name == "null") return kWidening.count(text) == 0;
+    if (param_cls >= 0) return false;  // a library value into a project type
+    if (name == text) return true;
+    auto box = kBoxes.find(name);
+    if (box != kBoxes.end() && box->second == text) return true;
+    for (const auto& [primitive, boxed] : kBoxes) {
+      if (boxed == name && primitive == text) return true;
+    }
+    auto from = kWidening.find(name);
+    auto to = kWidening.find(text);
+    if (from != kWidening.end() && to != kWidening.end()) {
+      return from->second < to->second && name != "boolean";
+    }
+    if (box != kBoxes.end() && (text == "Number" || text == "Comparable")) {
+      return name != "boolean";
+    }
+    if (text == "Number" && kExact.count(name)) {
+      return name != "String" && name != "Boolean" && name != "boolean" &&
+             name != "Character" && name != "char";
+    }
+    if (name == "String" && (text == "CharSequence" || text == "Comparable")) {
+      return true;
+    }
+    // Two different exact types cannot convert; anything else may.
+    return !(kExact.count(name) && kExact.count(text));
+  }
+
+  bool ArgumentsFit(int method, const std::vector<TypeRef>& args) {
+    auto it = parameter_types_.find(method);
+    if (it == parameter_types_.end()) return true;
+    const std::vector<DeclaredType>& params = it->second;
+    for (size_t i = 0; i < args.size() && i < params.size(); ++i) {
+      if (!Compatible(args[i], params[i])) return false;
+    }
+    return true;
+  }
+
+  std::vector<TypeRef> ArgumentTypes(TSNode arguments) {
+    std::vector<TypeRef> types;
+    for (TSNode a : NamedChildren(arguments)) {
+      if (Is(a, "line_comment") || Is(a, "block_comment")) continue;
+      types.push_back(TypeOf(a));
+    }
+    return types;
+  }
+
+  // Of several overloads, those the argument types allow (all when none
+  // or the types are unknown).
+  std::vector<int> ByArguments(std::vector<int> candidates, TSNode arguments) {
+    if (candidates.size() < 2) return candidates;
+    std::vector<TypeRef> args = ArgumentTypes(arguments);
+    std::vector<int> kept;
+    for (int c : candidates) {
+      if (ArgumentsFit(c, args)) kept.push_back(c);
+    }
+    return kept.empty() ? candidates : kept;
   }
 
   void DeclareClass(TSNode node, int outer, const std::string& prefix) {
@@ -516,7 +620,9 @@ class JavaBinder {
     int resolved = ResolveType(text, info, cls);
     if (resolved >= 0) return TypeRef::Instance(resolved);
     if (LooksLikeTypeParameter(text)) return TypeRef::Unknown();
-    return TypeRef::External();
+    size_t dot = text.rfind('.');
+    return TypeRef::External(dot == std::string::npos ? text
+                                                      : text.substr(dot + 1));
   }
 
   TypeRef TypeOfMember(int symbol) {
@@ -727,8 +833,26 @@ class JavaBinder {
     }
     if (strcmp(type, "string_literal") == 0 ||
         strcmp(type, "text_block") == 0) {
-      return TypeRef::External();
+      return TypeRef::External("String");
     }
+    if (strcmp(type, "decimal_integer_literal") == 0 ||
+        strcmp(type, "hex_integer_literal") == 0) {
+      absl::string_view text = Text(node);
+      return TypeRef::External(
+          !text.empty() && (text.back() == 'L' || text.back() == 'l') ? "long"
+                                                                        : "int");
+    }
+    if (strcmp(type, "decimal_floating_point_literal") == 0) {
+      absl::string_view text = Text(node);
+      return TypeRef::External(
+          !text.empty() && (text.back() == 'f' || text.back() == 'F') ? "float"
+                                                                        : "double");
+    }
+    if (strcmp(type, "true") == 0 || strcmp(type, "false") == 0) {
+      return TypeRef::External("boolean");
+    }
+    if (strcmp(type, "character_literal") == 0) return TypeRef::External("char");
+    if (strcmp(type, "null_literal") == 0) return TypeRef::External("null");
     if (strcmp(type, "field_access") == 0) {
       TypeRef object = TypeOf(Field(node, "object"));
       std::string name(Text(Field(node, "field")));
@@ -760,6 +884,11 @@ class JavaBinder {
   // The methods a call means. *unknown is set when the receiver's type is
   // unknown (then the result is empty).
   std::vector<int> MethodsOfCall(TSNode node, bool* unknown) {
+    std::vector<int> methods = MethodsOfCallByArity(node, unknown);
+    return ByArguments(std::move(methods), Field(node, "arguments"));
+  }
+
+  std::vector<int> MethodsOfCallByArity(TSNode node, bool* unknown) {
     std::string name(Text(Field(node, "name")));
     int argc = CountArguments(Field(node, "arguments"));
     TSNode object = Field(node, "object");
@@ -947,6 +1076,7 @@ class JavaBinder {
     }
     if (is("catch_formal_parameter") || is("resource")) {
       TSNode type_node = Field(node, "type");
+      if (ts_node_is_null(type_node)) type_node = FindChild(node, "catch_type");
       TSNode name = Field(node, "name");
       for (TSNode child : NamedChildren(node)) {
         if (!ts_node_eq(child, name)) Visit(child);
@@ -1067,7 +1197,7 @@ class JavaBinder {
         int id = Occur(name_node);
         if (cls >= 0) {
           index_.occurrences[id].symbols.push_back(cls);
-          for (int c : Constructors(cls, argc)) {
+          for (int c : ByArguments(Constructors(cls, argc), arguments)) {
             index_.occurrences[id].symbols.push_back(c);
           }
         }
@@ -1089,7 +1219,7 @@ class JavaBinder {
       int target = Is(ctor, "super") ? FirstSuper(cls_) : cls_;
       if (!ts_node_is_null(ctor)) {
         int id = Occur(ctor);
-        for (int c : Constructors(target, argc)) {
+        for (int c : ByArguments(Constructors(target, argc), arguments)) {
           index_.occurrences[id].symbols.push_back(c);
         }
         index_.occurrences[id].argc = argc;
@@ -1104,7 +1234,7 @@ class JavaBinder {
       OccurDeclaration(name);
       TSNode arguments = Field(node, "arguments");
       int argc = CountArguments(arguments);
-      std::vector<int> ctors = Constructors(cls_, argc);
+      std::vector<int> ctors = ByArguments(Constructors(cls_, argc), arguments);
       if (!ctors.empty()) {
         int id = Occur(name);
         index_.occurrences[id].symbols = ctors;
@@ -1240,6 +1370,14 @@ class JavaBinder {
     }
     int cls = ResolveTypeUncachedQualified(std::string(Text(name)));
     if (cls >= 0) index_.occurrences[Occur(last)].symbols.push_back(cls);
+    // a.b.Outer.Inner: Outer is named too.
+    for (TSNode part = scope; Is(part, "scoped_identifier");
+         part = Field(part, "scope")) {
+      int outer = ResolveTypeUncachedQualified(std::string(Text(part)));
+      if (outer >= 0) {
+        index_.occurrences[Occur(Field(part, "name"))].symbols.push_back(outer);
+      }
+    }
   }
 
   Index& index_;
@@ -1250,6 +1388,7 @@ class JavaBinder {
   std::unordered_map<int, int> outer_of_;
   std::unordered_map<int, std::vector<DeclaredType>> super_texts_;
   std::unordered_map<int, DeclaredType> field_types_;
+  std::unordered_map<int, std::vector<DeclaredType>> parameter_types_;
   std::unordered_map<uint64_t, int> declared_at_;
   std::unordered_map<uint64_t, int> anonymous_;
   std::unordered_map<int, std::vector<int>> record_components_;

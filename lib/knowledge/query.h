@@ -64,6 +64,10 @@ enum class UnknownReceivers {
   kNone,
 };
 
+// The measured choice per language (docs/code-intelligence.md), from the
+// file's extension.
+UnknownReceivers DefaultUnknownReceivers(absl::string_view path);
+
 struct QueryOptions {
   int max_results = 500;
   int impact_depth = 2;

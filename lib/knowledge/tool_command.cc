@@ -72,6 +72,15 @@ class Answerer {
     QueryOptions query;
     query.max_results = options_.max_results;
     query.impact_depth = options_.depth;
+    if (options_.unknown_receivers == "all") {
+      query.unknown_receivers = UnknownReceivers::kAll;
+    } else if (options_.unknown_receivers == "none") {
+      query.unknown_receivers = UnknownReceivers::kNone;
+    } else if (options_.unknown_receivers == "unique") {
+      query.unknown_receivers = UnknownReceivers::kUnique;
+    } else {
+      query.unknown_receivers = DefaultUnknownReceivers(position.path);
+    }
     if (options_.operation == "callers")
       return Callers(index_, position, query);
     if (options_.operation == "impact") return Impact(index_, position, query);
@@ -202,6 +211,13 @@ absl::Status ParseBatchLine(const std::string& line, int number,
 absl::Status RunToolCommand(const ToolCommandOptions& options, std::istream& in,
                             std::ostream& out) {
   RETURN_IF_ERROR(ValidateOperation(options.operation));
+  if (!options.unknown_receivers.empty() && options.unknown_receivers != "all" &&
+      options.unknown_receivers != "unique" &&
+      options.unknown_receivers != "none") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--unknown_receivers must be all, unique or none, not `",
+        options.unknown_receivers, "`"));
+  }
   if (options.project.empty()) {
     return absl::InvalidArgumentError("--project is required");
   }

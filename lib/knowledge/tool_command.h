@@ -24,6 +24,8 @@ struct ToolCommandOptions {
   bool batch = false;   // read JSON lines from `in`
   bool use_lsp = true;  // ask the configured language servers
   int max_results = 500;
+  // "", "all", "unique" or "none" (see UnknownReceivers).
+  std::string unknown_receivers;
   // Where settings come from; empty project means DefaultSettingsLocations.
   SettingsLocations settings;
   bool settings_given = false;

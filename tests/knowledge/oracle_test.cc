@@ -42,6 +42,7 @@ Score Measure(const Evidence& evidence, const std::string& project) {
   QueryOptions options;
   options.max_results = -1;
   for (const OracleQuery& query : evidence.queries) {
+    options.unknown_receivers = DefaultUnknownReceivers(query.path);
     QueryResult result = FindReferences(
         **index, {query.path, query.line, query.column}, options);
     EXPECT_FALSE(result.symbol.empty())

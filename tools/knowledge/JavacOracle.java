@@ -4,7 +4,8 @@
 // `new` and this(...)/super(...), and prints, for each query, the path:line
 // sites whose element is the queried declaration or a method it overrides
 // (the JDT rule: a call through a supertype that declares the method
-// counts). Run by tools/knowledge/capture.py; needs a JDK (17).
+// counts; here a supertype in the project). Calls that javac inserts
+// (implicit super()) are not sites. Run by tools/knowledge/capture.py; needs a JDK (17).
 //
 //   java --add-exports jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED \
 //       tools/knowledge/JavacOracle.java PROJECT QUERIES.json
@@ -27,13 +28,13 @@ public class JavacOracle {
     String queriesJson = Files.readString(Paths.get(args[1]));
     List<Path> sources;
     try (Stream<Path> walk = Files.walk(root)) {
-      sources = walk.filter(p -> p.toString().endsWith(".java")).sorted().collect(Collectors.toList());
+      sources = walk.filter(p -> p.toString().endsWith(".java") && !p.endsWith("module-info.java")).sorted().collect(Collectors.toList());
     }
     JavaCompiler compiler = ToolProvider.getSystemJavaCompiler();
     DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
     StandardJavaFileManager files = compiler.getStandardFileManager(diagnostics, null, null);
     JavacTask task = (JavacTask) compiler.getTask(null, files, diagnostics,
-        List.of("-proc:none", "-d", Files.createTempDirectory("oracle").toString()), null,
+        List.of("-proc:none", "-XDshould-stop.ifError=FLOW", "-d", Files.createTempDirectory("oracle").toString()), null,
         files.getJavaFileObjectsFromPaths(sources));
     Iterable<? extends CompilationUnitTree> units = task.parse();
     task.analyze();
@@ -62,6 +63,16 @@ public class JavacOracle {
           uses.computeIfAbsent(e, k -> new ArrayList<>()).add(new Site(path, lines.getLineNumber(pos)));
         }
 
+        boolean textAt(long pos, String word) {
+          try {
+            CharSequence text = unit.getSourceFile().getCharContent(true);
+            return pos >= 0 && pos + word.length() <= text.length()
+                && text.subSequence((int) pos, (int) pos + word.length()).toString().equals(word);
+          } catch (IOException e) {
+            return false;
+          }
+        }
+
         void declare(Tree tree, String name) {
           Element e = trees.getElement(getCurrentPath());
           long pos = ((JCTree) tree).pos;
@@ -84,7 +95,14 @@ public class JavacOracle {
         }
 
         @Override public Void visitIdentifier(IdentifierTree t, Void v) {
-          use(trees.getElement(getCurrentPath()), positions.getStartPosition(unit, t));
+          long start = positions.getStartPosition(unit, t);
+          String name = t.getName().toString();
+          // javac inserts super() into constructors that do not call this()
+          // or super(); such a call has no text in the source.
+          if ((name.equals("super") || name.equals("this")) && !textAt(start, name)) {
+            return super.visitIdentifier(t, v);
+          }
+          use(trees.getElement(getCurrentPath()), start);
           return super.visitIdentifier(t, v);
         }
 
@@ -132,7 +150,10 @@ public class JavacOracle {
         boolean match = e.equals(target);
         if (!match && target instanceof ExecutableElement t && e instanceof ExecutableElement x
             && target.getKind() == ElementKind.METHOD && t.getEnclosingElement() instanceof TypeElement owner) {
-          match = elements.overrides(t, x, owner);
+          // Only a supertype in the project counts: a call to a library
+          // method (Object.hashCode, List.get) is not a reference to every
+          // project override of it.
+          match = elements.overrides(t, x, owner) && trees.getPath(x) != null;
         }
         if (!match) continue;
         for (Site s : entry.getValue()) {

@@ -200,8 +200,10 @@ def capture_elsewhere(language, project, queries_path, out_path):
     with open(queries_path) as f:
         queries = json.load(f)["queries"]
     tool, sites = (capture_java if language == "java" else capture_python)(project, queries_path)
+    # A query the oracle could not place (not a declaration) is dropped.
+    queries = [q for q in queries if q["id"] in sites]
     for query in queries:
-        query["sites"] = sorted(sites.get(query["id"], []))
+        query["sites"] = sorted(sites[query["id"]])
     with open(out_path, "w") as f:
         json.dump({"language": language, "oracle": tool,
                    "fixtureSha256": fixture_hash(project, language), "queries": queries}, f, indent=1)

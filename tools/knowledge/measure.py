@@ -39,13 +39,14 @@ def score(predicted, oracle):
 def main():
     agent, oracle_path, project = sys.argv[1:4]
     show = "--misses" in sys.argv
+    extra = [a for a in sys.argv[4:] if a.startswith("--unknown_receivers")]
     with open(oracle_path) as f:
         oracle = json.load(f)
     queries = oracle["queries"]
     lines = "".join(json.dumps({"id": q["id"], "path": q["path"], "line": q["line"],
                                 "column": q["column"]}) + "\n" for q in queries)
     out = subprocess.run([agent, "tool", "find_references", "--project", project,
-                          "--batch", "-", "--nolsp", "--max_results", "100000"],
+                          "--batch", "-", "--nolsp", "--max_results", "100000"] + extra,
                          input=lines, capture_output=True, text=True, check=True)
     answers = {}
     for line in out.stdout.splitlines():

@@ -12,11 +12,12 @@ import re
 import sys
 
 PATTERNS = {
-    "java": [re.compile(r"^\s*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*(?:<[^>]+>\s+)?[\w.<>\[\]?, ]+?\s+(\w+)\s*\("),
+    "java": [re.compile(r"^\s*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*(?:<[^>]+>\s+)?\w[\w.<>\[\]?, ]*?\s+(\w+)\s*\("),
              re.compile(r"^\s*(?:(?:public|protected|private|static|final|abstract)\s+)*(?:class|interface|enum|record)\s+(\w+)")],
     "python": [re.compile(r"^\s*(?:async\s+)?def\s+(\w+)"), re.compile(r"^\s*class\s+(\w+)")],
 }
-KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "new", "synchronized", "else", "throw"}
+KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "new", "synchronized", "else",
+            "throw", "case", "assert", "yield", "await"}
 
 
 def main():
@@ -37,7 +38,9 @@ def main():
                         if not m:
                             continue
                         word = m.group(1)
-                        if word in KEYWORDS or word.startswith("__"):
+                        prefix_words = set(re.findall(r"\w+", line[:m.start(1)]))
+                        if (word in KEYWORDS or word.startswith("__") or
+                                prefix_words & KEYWORDS or "=" in line[:m.start(1)]):
                             break
                         column = len(line[:m.start(1)].encode()) + 1
                         found.append({"path": rel, "line": number, "column": column, "name": word})
