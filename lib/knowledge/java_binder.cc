@@ -249,16 +249,16 @@ class JavaBinder {
   // declared as `param`; true when unsure.
   bool Compatible(const TypeRef& arg, const DeclaredType& param) {
     static const std::unordered_map<std::string, std::string> kBoxes = {
-        {"int", "Integer"},   {"long", "Long"},       {"boolean", "Boolean"},
-        {"char", "Character"}, {"double", "Double"},  {"float", "Float"},
-        {"short", "Short"},   {"byte", "Byte"}};
+        {"int", "Integer"},    {"long", "Long"},     {"boolean", "Boolean"},
+        {"char", "Character"}, {"double", "Double"}, {"float", "Float"},
+        {"short", "Short"},    {"byte", "Byte"}};
     static const std::unordered_map<std::string, int> kWidening = {
-        {"byte", 1}, {"short", 2}, {"char", 2}, {"int", 3},
+        {"byte", 1}, {"short", 2}, {"char", 2},  {"int", 3},
         {"long", 4}, {"float", 5}, {"double", 6}};
     static const std::unordered_set<std::string> kExact = {
-        "int",     "long",    "boolean", "char",      "double",  "float",
-        "short",   "byte",    "String",  "Integer",   "Long",    "Boolean",
-        "Character", "Double", "Float",  "Short",     "Byte"};
+        "int",       "long",   "boolean", "char",    "double", "float",
+        "short",     "byte",   "String",  "Integer", "Long",   "Boolean",
+        "Character", "Double", "Float",   "Short",   "Byte"};
     const std::string& text = param.text;
     if (arg.kind == TypeRef::kUnknown || text.empty() || text == "Object" ||
         LooksLikeTypeParameter(text)) {
@@ -267,14 +267,16 @@ class JavaBinder {
     int param_cls = ResolveType(text, param.info, param.cls);
     if (arg.kind == TypeRef::kInstance) {
       if (param_cls < 0) {
-        return index_.symbols[arg.cls].has_external_super || !kExact.count(text);
+        return index_.symbols[arg.cls].has_external_super ||
+               !kExact.count(text);
       }
       std::vector<int> queue = {arg.cls};
       std::unordered_set<int> seen;
       for (size_t i = 0; i < queue.size(); ++i) {
         if (queue[i] == param_cls) return true;
         if (!seen.insert(queue[i]).second) continue;
-        for (int super : index_.symbols[queue[i]].supers) queue.push_back(super);
+        for (int super : index_.symbols[queue[i]].supers)
+          queue.push_back(super);
       }
       return false;
     }
@@ -840,18 +842,20 @@ class JavaBinder {
       absl::string_view text = Text(node);
       return TypeRef::External(
           !text.empty() && (text.back() == 'L' || text.back() == 'l') ? "long"
-                                                                        : "int");
+                                                                      : "int");
     }
     if (strcmp(type, "decimal_floating_point_literal") == 0) {
       absl::string_view text = Text(node);
       return TypeRef::External(
-          !text.empty() && (text.back() == 'f' || text.back() == 'F') ? "float"
-                                                                        : "double");
+          !text.empty() && (text.back() == 'f' || text.back() == 'F')
+              ? "float"
+              : "double");
     }
     if (strcmp(type, "true") == 0 || strcmp(type, "false") == 0) {
       return TypeRef::External("boolean");
     }
-    if (strcmp(type, "character_literal") == 0) return TypeRef::External("char");
+    if (strcmp(type, "character_literal") == 0)
+      return TypeRef::External("char");
     if (strcmp(type, "null_literal") == 0) return TypeRef::External("null");
     if (strcmp(type, "field_access") == 0) {
       TypeRef object = TypeOf(Field(node, "object"));

@@ -19,7 +19,9 @@ namespace garuda::knowledge {
 namespace {
 
 struct TypeRef {
-  enum Kind { kUnknown, kExternal, kInstance, kClassRef, kModule };
+  // kList: a list, set, tuple or iterable whose elements are instances of
+  // the class `id`.
+  enum Kind { kUnknown, kExternal, kInstance, kClassRef, kModule, kList };
   Kind kind = kUnknown;
   int id = -1;  // class symbol, or module index
 };
@@ -62,6 +64,8 @@ struct Binding {
   TSNode value;
   int scope;
   bool is_annotation;
+  // `for x in value`: x is an element of value.
+  bool element = false;
 };
 
 uint64_t Key(int file, uint32_t byte) {
@@ -205,17 +209,20 @@ class PythonBinder {
     return symbol;
   }
 
-  void AddBinding(int symbol, TSNode value, int scope, bool annotation) {
+  void AddBinding(int symbol, TSNode value, int scope, bool annotation,
+                  bool element = false) {
     if (symbol >= 0 && !ts_node_is_null(value)) {
-      bindings_[symbol].push_back({value, scope, annotation});
+      bindings_[symbol].push_back({value, scope, annotation, element});
     }
   }
 
   // Binds the names of an assignment target.
-  void BindTarget(TSNode target, int scope, TSNode value) {
+  void BindTarget(TSNode target, int scope, TSNode value, bool element = false,
+                  int value_scope = -1) {
     if (Is(target, "identifier")) {
       int symbol = Bind(scope, target, SymbolKind::kLocal);
-      AddBinding(symbol, value, scope, false);
+      AddBinding(symbol, value, value_scope >= 0 ? value_scope : scope, false,
+                 element);
     } else if (Is(target, "pattern_list") || Is(target, "tuple_pattern") ||
                Is(target, "list_pattern") || Is(target, "tuple") ||
                Is(target, "list") || Is(target, "list_splat_pattern") ||
@@ -275,11 +282,12 @@ class PythonBinder {
       for (TSNode child : NamedChildren(node)) {
         if (Is(child, "for_in_clause")) {
           // The first iterable is evaluated outside.
-          Collect(Field(child, "right"), first ? scope : inner);
+          int value_scope = first ? scope : inner;
+          Collect(Field(child, "right"), value_scope);
           first = false;
           for (TSNode left : NamedChildren(child)) {
             if (ts_node_eq(left, Field(child, "right"))) continue;
-            BindTarget(left, inner, TSNode{});
+            BindTarget(left, inner, Field(child, "right"), true, value_scope);
           }
         } else {
           Collect(child, inner);
@@ -340,7 +348,7 @@ class PythonBinder {
       return;
     }
     if (is("for_statement")) {
-      BindTarget(Field(node, "left"), scope, TSNode{});
+      BindTarget(Field(node, "left"), scope, Field(node, "right"), true);
       for (TSNode child : NamedChildren(node)) {
         if (!ts_node_eq(child, Field(node, "left"))) Collect(child, scope);
       }
@@ -594,6 +602,11 @@ class PythonBinder {
     if (alias.member.empty()) {
       return module >= 0 ? modules_[module].symbol : -1;
     }
+    if (module < 0 && alias.module.empty()) {
+      // `from . import x` at the top of the project: x is a module.
+      int sub = FindModule(alias.member, alias.from_module);
+      return sub >= 0 ? modules_[sub].symbol : -1;
+    }
     if (module < 0) return -1;
     auto member = scopes_[modules_[module].scope].names.find(alias.member);
     if (member != scopes_[modules_[module].scope].names.end()) {
@@ -652,32 +665,38 @@ class PythonBinder {
     }
     if (!in_progress_.insert(symbol).second) return {};
     TypeRef result;
-    bool first = true;
     auto it = bindings_.find(symbol);
-    if (it != bindings_.end()) {
-      // An annotation decides; otherwise every assigned value must agree.
-      for (const Binding& b : it->second) {
-        if (!b.is_annotation) continue;
-        result = Evaluate(b);
-        first = false;
-        break;
-      }
-      if (first) {
-        for (const Binding& b : it->second) {
-          if (Is(b.value, "none")) continue;  // Optional: None does not disagree
-          TypeRef t = Evaluate(b);
-          if (first) {
-            result = t;
-            first = false;
-          } else if (t.kind != result.kind || t.id != result.id) {
-            result = {};
-            break;
-          }
-        }
-      }
-    }
+    if (it != bindings_.end()) result = Infer(it->second);
     in_progress_.erase(symbol);
     return result;
+  }
+
+  // An annotation decides; otherwise the values that have a known type
+  // must agree (None and unknown values do not disagree, as in pyright's
+  // declared type, whose known part still resolves members).
+  TypeRef Infer(const std::vector<Binding>& bindings) {
+    for (const Binding& b : bindings) {
+      if (b.is_annotation) return Evaluate(b);
+    }
+    TypeRef result;
+    for (const Binding& b : bindings) {
+      if (Is(b.value, "none")) continue;
+      TypeRef t = Evaluate(b);
+      if (t.kind == TypeRef::kUnknown) continue;
+      if (result.kind == TypeRef::kUnknown) {
+        result = t;
+      } else if (t.kind != result.kind || t.id != result.id) {
+        return {};
+      }
+    }
+    return result;
+  }
+
+  static TypeRef Merge(TypeRef a, TypeRef b) {
+    if (a.kind == TypeRef::kUnknown) return b;
+    if (b.kind == TypeRef::kUnknown) return a;
+    if (a.kind == b.kind && a.id == b.id) return a;
+    return {};
   }
 
   TypeRef TypeOfAnnotation(TSNode node, int scope) {
@@ -701,6 +720,22 @@ class PythonBinder {
         }
         return TypeOfAnnotation(inner, scope);
       }
+      static const char* kContainers[] = {
+          "list", "List",  "Sequence", "Iterable",   "Iterator", "set",
+          "Set",  "tuple", "Tuple",    "Collection", "FrozenSet"};
+      size_t dot = head.rfind('.');
+      std::string bare = dot == std::string::npos ? head : head.substr(dot + 1);
+      for (const char* container : kContainers) {
+        if (bare != container || ts_node_named_child_count(node) < 2) continue;
+        TSNode inner = ts_node_named_child(node, 1);
+        if (Is(inner, "type_parameter") &&
+            ts_node_named_child_count(inner) > 0) {
+          inner = ts_node_named_child(inner, 0);
+        }
+        TypeRef element = TypeOfAnnotation(inner, scope);
+        if (element.kind == TypeRef::kInstance)
+          return {TypeRef::kList, element.id};
+      }
       return {TypeRef::kExternal, -1};
     }
     TypeRef t = TypeOf(node, scope);
@@ -716,11 +751,18 @@ class PythonBinder {
   // typed lazily, from anywhere).
   TypeRef Evaluate(const Binding& binding) {
     const std::string* saved = source_;
-    source_ = &index_.files[modules_[scopes_[binding.scope].module].file].text;
+    int saved_file = file_;
+    file_ = modules_[scopes_[binding.scope].module].file;
+    source_ = &index_.files[file_].text;
     TypeRef t = binding.is_annotation
                     ? TypeOfAnnotation(binding.value, binding.scope)
                     : TypeOf(binding.value, binding.scope);
+    if (binding.element) {
+      t = t.kind == TypeRef::kList ? TypeRef{TypeRef::kInstance, t.id}
+                                   : TypeRef{};
+    }
     source_ = saved;
+    file_ = saved_file;
     return t;
   }
 
@@ -737,13 +779,50 @@ class PythonBinder {
     if (is("parenthesized_expression")) {
       return TypeOf(ts_node_named_child(node, 0), scope);
     }
-    if (is("string") || is("concatenated_string") || is("integer") ||
-        is("float") || is("list") || is("dictionary") || is("set") ||
-        is("tuple") || is("list_comprehension") ||
-        is("dictionary_comprehension") || is("true") || is("false") ||
-        is("none")) {
+    if (is("list") || is("set") || is("tuple")) {
+      // [Foo(), Foo()]: a list of Foo.
+      TypeRef element;
+      for (TSNode child : NamedChildren(node)) {
+        if (Is(child, "comment")) continue;
+        TypeRef t = TypeOf(child, scope);
+        if (t.kind != TypeRef::kInstance) return {TypeRef::kExternal, -1};
+        if (element.kind == TypeRef::kUnknown) {
+          element = t;
+        } else if (element.id != t.id) {
+          return {TypeRef::kExternal, -1};
+        }
+      }
+      if (element.kind == TypeRef::kInstance)
+        return {TypeRef::kList, element.id};
       return {TypeRef::kExternal, -1};
     }
+    if (is("list_comprehension") || is("set_comprehension") ||
+        is("generator_expression")) {
+      TypeRef t = TypeOf(Field(node, "body"), InnerScope(node, scope));
+      if (t.kind == TypeRef::kInstance) return {TypeRef::kList, t.id};
+      return {TypeRef::kExternal, -1};
+    }
+    if (is("subscript")) {
+      TypeRef t = TypeOf(Field(node, "value"), scope);
+      if (t.kind == TypeRef::kList) return {TypeRef::kInstance, t.id};
+      return {};
+    }
+    if (is("boolean_operator")) {
+      TypeRef right = TypeOf(Field(node, "right"), scope);
+      if (Text(Field(node, "operator")) == "and") return right;
+      return Merge(TypeOf(Field(node, "left"), scope), right);
+    }
+    if (is("conditional_expression")) {
+      std::vector<TSNode> parts = NamedChildren(node);
+      if (parts.size() < 3) return {};
+      return Merge(TypeOf(parts[0], scope), TypeOf(parts[2], scope));
+    }
+    if (is("string") || is("concatenated_string") || is("integer") ||
+        is("float") || is("dictionary") || is("dictionary_comprehension") ||
+        is("true") || is("false")) {
+      return {TypeRef::kExternal, -1};
+    }
+    if (is("none")) return {};
     if (is("attribute")) {
       TypeRef object = TypeOf(Field(node, "object"), scope);
       std::string name(Text(Field(node, "attribute")));
@@ -790,29 +869,7 @@ class PythonBinder {
     if (!in_progress_.insert(function).second) return {};
     TypeRef result;
     auto it = bindings_.find(function);
-    if (it != bindings_.end()) {
-      bool first = true;
-      for (const Binding& b : it->second) {
-        if (b.is_annotation) {
-          result = Evaluate(b);
-          first = false;
-          break;
-        }
-      }
-      if (first) {
-        for (const Binding& b : it->second) {
-          if (Is(b.value, "none")) continue;  // Optional: None does not disagree
-          TypeRef t = Evaluate(b);
-          if (first) {
-            result = t;
-            first = false;
-          } else if (t.kind != result.kind || t.id != result.id) {
-            result = {};
-            break;
-          }
-        }
-      }
-    }
+    if (it != bindings_.end()) result = Infer(it->second);
     in_progress_.erase(function);
     return result;
   }

@@ -87,6 +87,8 @@ void AddOverridden(const Index& index, int method, std::set<int>& family) {
 struct Target {
   std::set<int> family;
   int primary = -1;
+  // The occurrence at the queried position, else -1.
+  int queried = -1;
   // The name, when the position only matched by name.
   std::string unresolved_name;
   bool unresolved_member = false;
@@ -110,6 +112,7 @@ Target ResolveTarget(const Index& index, const QueryPosition& position,
     return target;
   }
   const Occurrence& o = index.occurrences[occurrence];
+  target.queried = occurrence;
   if (o.symbols.empty()) {
     if (o.unknown_receiver) {
       target.unresolved_name = o.name;
@@ -215,10 +218,31 @@ bool NameIsUnique(const Index& index, const std::string& name,
 std::vector<Site> ReferenceSites(const Index& index, const Target& target,
                                  UnknownReceivers policy) {
   std::vector<Site> sites;
+  // Declarations are not references; a Python name bound again (a second
+  // assignment, an @overload) is, as pyright counts it: there only the
+  // queried binding itself is left out.
   std::set<std::tuple<int, int, int>> declarations;
   for (int symbol : target.family) {
     const Symbol& s = index.symbols[symbol];
-    declarations.insert({s.file, s.line, s.column});
+    if (index.files[s.file].language == Language::kJava) {
+      declarations.insert({s.file, s.line, s.column});
+    }
+  }
+  if (target.queried >= 0) {
+    const Occurrence& q = index.occurrences[target.queried];
+    if (q.is_declaration) declarations.insert({q.file, q.line, q.column});
+  }
+  bool python_target =
+      target.primary >= 0 &&
+      index.files[index.symbols[target.primary].file].language ==
+          Language::kPython;
+  if (python_target) {
+    // The first binding, when the query is on a use.
+    const Symbol& s = index.symbols[target.primary];
+    if (target.queried < 0 ||
+        !index.occurrences[target.queried].is_declaration) {
+      declarations.insert({s.file, s.line, s.column});
+    }
   }
   std::set<int> taken;
   for (int symbol : target.family) {
@@ -343,7 +367,8 @@ QueryResult FindReferences(const Index& index, const QueryPosition& position,
     return result;
   }
   if (target.family.empty()) result.approximate = true;
-  for (const Site& site : ReferenceSites(index, target, options.unknown_receivers)) {
+  for (const Site& site :
+       ReferenceSites(index, target, options.unknown_receivers)) {
     result.results.push_back(HitOf(index, site.occurrence, site.provenance));
   }
   Finish(result, options.max_results);
@@ -361,8 +386,8 @@ QueryResult Callers(const Index& index, const QueryPosition& position,
     return result;
   }
   if (target.family.empty()) result.approximate = true;
-  for (const CallerGroup& group :
-       GroupCallers(index, ReferenceSites(index, target, options.unknown_receivers))) {
+  for (const CallerGroup& group : GroupCallers(
+           index, ReferenceSites(index, target, options.unknown_receivers))) {
     Hit hit = group.hit;
     hit.depth = 1;
     result.results.push_back(hit);
@@ -390,8 +415,9 @@ QueryResult Impact(const Index& index, const QueryPosition& position,
   for (int depth = 1; depth <= std::max(1, options.impact_depth); ++depth) {
     std::vector<std::pair<Target, Provenance>> next;
     for (const auto& [current, chain] : frontier) {
-      for (const CallerGroup& group :
-           GroupCallers(index, ReferenceSites(index, current, options.unknown_receivers))) {
+      for (const CallerGroup& group : GroupCallers(
+               index,
+               ReferenceSites(index, current, options.unknown_receivers))) {
         Hit hit = group.hit;
         hit.depth = depth;
         // A chain is as weak as its weakest link.

@@ -57,7 +57,7 @@ struct QueryPosition {
 // Which name matches with an unknown receiver type (`x.name` where the type
 // of x is not known) are kept, as search_based results.
 enum class UnknownReceivers {
-  kAll,     // every member access with the name (and a fitting arity)
+  kAll,  // every member access with the name (and a fitting arity)
   // only when no class outside the target's hierarchy declares a member
   // with this name: then the match can mean nothing else in the project
   kUnique,

@@ -211,12 +211,13 @@ absl::Status ParseBatchLine(const std::string& line, int number,
 absl::Status RunToolCommand(const ToolCommandOptions& options, std::istream& in,
                             std::ostream& out) {
   RETURN_IF_ERROR(ValidateOperation(options.operation));
-  if (!options.unknown_receivers.empty() && options.unknown_receivers != "all" &&
+  if (!options.unknown_receivers.empty() &&
+      options.unknown_receivers != "all" &&
       options.unknown_receivers != "unique" &&
       options.unknown_receivers != "none") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--unknown_receivers must be all, unique or none, not `",
-        options.unknown_receivers, "`"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--unknown_receivers must be all, unique or none, not `",
+                     options.unknown_receivers, "`"));
   }
   if (options.project.empty()) {
     return absl::InvalidArgumentError("--project is required");

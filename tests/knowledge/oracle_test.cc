@@ -83,8 +83,9 @@ TEST(OracleTest, StaleEvidenceIsRejected) {
   // A copy of the fixture with one changed line.
   std::string copy = JoinPath(std::getenv("TEST_TMPDIR"), "stale");
   std::string project = JoinPath(DataDir("python"), "project");
-  ASSERT_EQ(std::system(absl::StrCat("cp -r '", project, "' '", copy, "'").c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(absl::StrCat("cp -r '", project, "' '", copy, "'").c_str()),
+      0);
   EXPECT_TRUE(CheckFresh(evidence, copy).ok());
   std::string path = JoinPath(copy, "shopkit/money.py");
   auto text = ReadFileToString(path);
@@ -103,8 +104,9 @@ TEST(OracleTest, MalformedEvidenceIsRejected) {
         site, "]}");
   };
   auto document = [&](const std::string& queries, const std::string& hash) {
-    return absl::StrCat(R"({"language":"python","oracle":"pyright","fixtureSha256":")",
-                        hash, R"(","queries":[)", queries, "]}");
+    return absl::StrCat(
+        R"({"language":"python","oracle":"pyright","fixtureSha256":")", hash,
+        R"(","queries":[)", queries, "]}");
   };
   EXPECT_TRUE(ParseEvidence(document(query(R"("b.py:3")"), sha), 1).ok());
   EXPECT_FALSE(ParseEvidence("not json", 1).ok());
@@ -112,15 +114,19 @@ TEST(OracleTest, MalformedEvidenceIsRejected) {
   EXPECT_FALSE(ParseEvidence(document(query(R"("b.py:0")"), sha), 1).ok());
   EXPECT_FALSE(ParseEvidence(document(query("3"), sha), 1).ok());
   EXPECT_FALSE(ParseEvidence(document(query(R"("b.py:3")"), "abc"), 1).ok());
-  EXPECT_FALSE(ParseEvidence(
-      document(query(R"("b.py:3")") + "," + query(R"("c.py:1")"), sha), 1).ok())
+  EXPECT_FALSE(
+      ParseEvidence(
+          document(query(R"("b.py:3")") + "," + query(R"("c.py:1")"), sha), 1)
+          .ok())
       << "duplicate ids";
   EXPECT_FALSE(ParseEvidence(document(query(R"("b.py:3")"), sha), 30).ok())
       << "too few queries";
-  EXPECT_FALSE(ParseEvidence(
-      R"({"language":"python","oracle":"x","fixtureSha256":")" + sha +
-          R"(","queries":[{"id":"q","path":"a.py","line":"1","column":1,"name":"a","sites":[]}]})",
-      1).ok())
+  EXPECT_FALSE(
+      ParseEvidence(
+          R"({"language":"python","oracle":"x","fixtureSha256":")" + sha +
+              R"(","queries":[{"id":"q","path":"a.py","line":"1","column":1,"name":"a","sites":[]}]})",
+          1)
+          .ok())
       << "line as a string";
 }
 
@@ -174,13 +180,15 @@ TEST(OracleTest, NaiveSearchIsUnderTheFloors) {
       std::vector<std::string> sites;
       for (const Occurrence& o : (*index)->occurrences) {
         if (o.name == query.name) {
-          sites.push_back(absl::StrCat((*index)->files[o.file].path, ":", o.line));
+          sites.push_back(
+              absl::StrCat((*index)->files[o.file].path, ":", o.line));
         }
       }
       AddToScore(sites, query.sites, absl::StrCat(query.path, ":", query.line),
                  &score);
     }
-    EXPECT_FALSE(CheckFloors(score, kPrecisionFloor, kRecallFloor, language).ok())
+    EXPECT_FALSE(
+        CheckFloors(score, kPrecisionFloor, kRecallFloor, language).ok())
         << language << " identifier-name matching passed the floors";
   }
 }

@@ -34,8 +34,8 @@ absl::StatusOr<std::string> StringField(const Struct& object,
   auto it = object.fields().find(name);
   if (it == object.fields().end() || !it->second.has_string_value() ||
       it->second.string_value().empty()) {
-    return Malformed(absl::StrCat(where, ": `", name,
-                                  "` must be a non-empty string"));
+    return Malformed(
+        absl::StrCat(where, ": `", name, "` must be a non-empty string"));
   }
   return it->second.string_value();
 }
@@ -45,7 +45,8 @@ absl::StatusOr<int> IntField(const Struct& object, const std::string& name,
   auto it = object.fields().find(name);
   if (it == object.fields().end() || !it->second.has_number_value() ||
       it->second.number_value() < 1 ||
-      it->second.number_value() != static_cast<int>(it->second.number_value())) {
+      it->second.number_value() !=
+          static_cast<int>(it->second.number_value())) {
     return Malformed(
         absl::StrCat(where, ": `", name, "` must be a positive integer"));
   }
@@ -80,9 +81,9 @@ void ListSources(const std::string& root, const std::string& relative,
     if (S_ISDIR(info.st_mode)) {
       ListSources(root, child, language, out);
     } else if (S_ISREG(info.st_mode)) {
-      bool wanted = language == "java"
-                        ? absl::EndsWith(name, ".java")
-                        : absl::EndsWith(name, ".py") || absl::EndsWith(name, ".pyi");
+      bool wanted = language == "java" ? absl::EndsWith(name, ".java")
+                                       : absl::EndsWith(name, ".py") ||
+                                             absl::EndsWith(name, ".pyi");
       if (wanted) out->push_back(child);
     }
   }
@@ -91,21 +92,26 @@ void ListSources(const std::string& root, const std::string& relative,
 
 }  // namespace
 
-absl::StatusOr<Evidence> ParseEvidence(absl::string_view json, int min_queries) {
+absl::StatusOr<Evidence> ParseEvidence(absl::string_view json,
+                                       int min_queries) {
   Struct root;
-  auto status = google::protobuf::util::JsonStringToMessage(
-      std::string(json), &root);
-  if (!status.ok()) return Malformed(absl::StrCat("not JSON: ", status.ToString()));
+  auto status =
+      google::protobuf::util::JsonStringToMessage(std::string(json), &root);
+  if (!status.ok())
+    return Malformed(absl::StrCat("not JSON: ", status.ToString()));
   Evidence evidence;
-  ASSIGN_OR_RETURN(evidence.language, StringField(root, "language", "top level"));
+  ASSIGN_OR_RETURN(evidence.language,
+                   StringField(root, "language", "top level"));
   if (evidence.language != "java" && evidence.language != "python") {
-    return Malformed(absl::StrCat("unknown language `", evidence.language, "`"));
+    return Malformed(
+        absl::StrCat("unknown language `", evidence.language, "`"));
   }
   ASSIGN_OR_RETURN(evidence.oracle, StringField(root, "oracle", "top level"));
   ASSIGN_OR_RETURN(evidence.fixture_sha256,
                    StringField(root, "fixtureSha256", "top level"));
   if (evidence.fixture_sha256.size() != 64 ||
-      !std::all_of(evidence.fixture_sha256.begin(), evidence.fixture_sha256.end(),
+      !std::all_of(evidence.fixture_sha256.begin(),
+                   evidence.fixture_sha256.end(),
                    [](char c) { return absl::ascii_isxdigit(c); })) {
     return Malformed("`fixtureSha256` must be 64 hex digits");
   }
@@ -117,7 +123,8 @@ absl::StatusOr<Evidence> ParseEvidence(absl::string_view json, int min_queries) 
   int index = 0;
   for (const Value& value : queries->second.list_value().values()) {
     std::string where = absl::StrCat("queries[", index++, "]");
-    if (!value.has_struct_value()) return Malformed(where + " must be an object");
+    if (!value.has_struct_value())
+      return Malformed(where + " must be an object");
     const Struct& object = value.struct_value();
     OracleQuery query;
     ASSIGN_OR_RETURN(query.id, StringField(object, "id", where));
@@ -182,11 +189,11 @@ absl::StatusOr<std::string> FixtureSha256(const std::string& project,
 absl::Status CheckFresh(const Evidence& evidence, const std::string& project) {
   ASSIGN_OR_RETURN(std::string hash, FixtureSha256(project, evidence.language));
   if (hash != evidence.fixture_sha256) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "stale oracle evidence: the ", evidence.language,
-        " fixture sources changed since the capture (sha256 ", hash,
-        ", captured ", evidence.fixture_sha256,
-        "); run tools/knowledge/capture.py ", evidence.language));
+    return absl::FailedPreconditionError(
+        absl::StrCat("stale oracle evidence: the ", evidence.language,
+                     " fixture sources changed since the capture (sha256 ",
+                     hash, ", captured ", evidence.fixture_sha256,
+                     "); run tools/knowledge/capture.py ", evidence.language));
   }
   return absl::OkStatus();
 }
@@ -208,16 +215,16 @@ void AddToScore(const std::vector<std::string>& predicted,
 absl::Status CheckFloors(const Score& score, double precision_floor,
                          double recall_floor, absl::string_view label) {
   if (score.precision() < precision_floor) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s precision %.1f%% (%d/%d) is under the floor %.1f%%", label,
-        100 * score.precision(), score.true_positives, score.predicted,
-        100 * precision_floor));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s precision %.1f%% (%d/%d) is under the floor %.1f%%",
+                        label, 100 * score.precision(), score.true_positives,
+                        score.predicted, 100 * precision_floor));
   }
   if (score.recall() < recall_floor) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s recall %.1f%% (%d/%d) is under the floor %.1f%%", label,
-        100 * score.recall(), score.true_positives, score.expected,
-        100 * recall_floor));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s recall %.1f%% (%d/%d) is under the floor %.1f%%",
+                        label, 100 * score.recall(), score.true_positives,
+                        score.expected, 100 * recall_floor));
   }
   return absl::OkStatus();
 }

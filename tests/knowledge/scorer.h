@@ -53,8 +53,7 @@ struct Score {
                           : static_cast<double>(true_positives) / predicted;
   }
   double recall() const {
-    return expected == 0 ? 1.0
-                         : static_cast<double>(true_positives) / expected;
+    return expected == 0 ? 1.0 : static_cast<double>(true_positives) / expected;
   }
 };
 
