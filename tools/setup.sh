@@ -50,3 +50,10 @@ if [ ! -f "$grammars/node_modules/tree-sitter-java/src/parser.c" ] ||
   echo "setup: installing the tree-sitter grammars in $grammars/node_modules" >&2
   (cd "$grammars" && npm ci --ignore-scripts --no-audit --no-fund)
 fi
+
+# The pinned pyright that tests/knowledge's language-server test starts.
+oracles="$(cd "$(dirname "$0")" && pwd)/knowledge"
+if [ ! -f "$oracles/node_modules/pyright/langserver.index.js" ]; then
+  echo "setup: installing pyright in $oracles/node_modules" >&2
+  (cd "$oracles" && npm ci --ignore-scripts --no-audit --no-fund)
+fi

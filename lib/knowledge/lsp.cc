@@ -163,6 +163,10 @@ absl::StatusOr<std::unique_ptr<LspSession>> LspSession::Start(
     execvp(argv[0], argv.data());
     _exit(127);
   }
+  // The child's ends: closed here so that the server's exit reads as end
+  // of file.
+  in_read.Reset();
+  out_write.Reset();
   signal(SIGPIPE, SIG_IGN);  // a dead server is an error status, not a kill
   std::unique_ptr<LspSession> session(
       new LspSession(options, pid, std::move(in_write), std::move(out_read)));
@@ -173,7 +177,7 @@ absl::StatusOr<std::unique_ptr<LspSession>> LspSession::Start(
       ",\"rootUri\":", JsonString(FileUri(options.root)),
       ",\"workspaceFolders\":[{\"uri\":", JsonString(FileUri(options.root)),
       ",\"name\":\"project\"}],\"capabilities\":{\"workspace\":{"
-      "\"configuration\":true,\"workspaceFolders\":true}}}}")));
+      "\"configuration\":true}}}}")));
   absl::StatusOr<std::string> reply = session->AwaitResponse(id);
   if (!reply.ok()) {
     return absl::Status(
@@ -298,6 +302,11 @@ absl::Status LspSession::OpenDocument(const std::string& path) {
       ",\"languageId\":", JsonString(options_.language_id),
       ",\"version\":1,\"text\":", JsonString(text), "}}}")));
   opened_.push_back(path);
+  return absl::OkStatus();
+}
+
+absl::Status LspSession::OpenDocuments(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) RETURN_IF_ERROR(OpenDocument(path));
   return absl::OkStatus();
 }
 

@@ -33,6 +33,11 @@ class LspSession {
   LspSession(const LspSession&) = delete;
   LspSession& operator=(const LspSession&) = delete;
 
+  // Opens documents (paths relative to the root) so that the server knows
+  // them before its own scan of the workspace ends: pyright answers from
+  // the files it knows when it is asked.
+  absl::Status OpenDocuments(const std::vector<std::string>& paths);
+
   // The references at a 1-based line and byte column, the declaration
   // excluded; each hit is `precise`.
   absl::StatusOr<std::vector<Hit>> References(const QueryPosition& position);

@@ -63,6 +63,10 @@ std::string LanguageOfPath(const std::string& path) {
   return "";
 }
 
+// Files opened in a language server before the first question; a larger
+// project relies on the server's own scan.
+constexpr size_t kOpenedFiles = 300;
+
 class Answerer {
  public:
   Answerer(const ToolCommandOptions& options, const Index& index, LspConfig lsp)
@@ -136,6 +140,18 @@ class Answerer {
         LspSession::Start(lsp);
     if (!session.ok()) {
       *failure = std::string(session.status().message());
+      failed_[language] = *failure;
+      return nullptr;
+    }
+    std::vector<std::string> paths;
+    for (const SourceFile& file : index_.files) {
+      if (LanguageOfPath(file.path) == language && paths.size() < kOpenedFiles) {
+        paths.push_back(file.path);
+      }
+    }
+    absl::Status opened = (*session)->OpenDocuments(paths);
+    if (!opened.ok()) {
+      *failure = std::string(opened.message());
       failed_[language] = *failure;
       return nullptr;
     }
