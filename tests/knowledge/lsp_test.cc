@@ -57,8 +57,7 @@ class LspTest : public testing::Test {
   }
 
   void Write(const std::string& path, const std::string& text) {
-    ASSERT_TRUE(
-        WriteFileAtomically(JoinPath(project_, path), text, 0644).ok());
+    ASSERT_TRUE(WriteFileAtomically(JoinPath(project_, path), text, 0644).ok());
   }
 
   void Configure(const std::string& command, int timeout_ms) {
@@ -101,19 +100,24 @@ TEST_F(LspTest, PyrightAnswersPrecisely) {
   }
   struct stat info;
   ASSERT_EQ(stat(PyrightServer().c_str(), &info), 0)
-      << "pyright is missing at " << PyrightServer()
-      << ": run tools/setup.sh";
+      << "pyright is missing at " << PyrightServer() << ": run tools/setup.sh";
   Configure("node " + PyrightServer() + " --stdio", 120000);
   std::string json = Ask(true);
   EXPECT_NE(json.find(R"("approximate":false)"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("path":"pkg/b.py","line":1,"column":19,"provenance":"precise")"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find(
+          R"("path":"pkg/b.py","line":1,"column":19,"provenance":"precise")"),
+      std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("path":"pkg/b.py","line":5,"column":12,"provenance":"precise")"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find(
+          R"("path":"pkg/b.py","line":5,"column":12,"provenance":"precise")"),
+      std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("path":"pkg/b.py","line":5,"column":24,"provenance":"precise")"),
-            std::string::npos)
+  EXPECT_NE(
+      json.find(
+          R"("path":"pkg/b.py","line":5,"column":24,"provenance":"precise")"),
+      std::string::npos)
       << json;
   EXPECT_EQ(json.find("syntactic"), std::string::npos) << json;
   EXPECT_EQ(json.find(R"("line":10)"), std::string::npos)
@@ -134,8 +138,7 @@ TEST_F(LspTest, AFailingServerFallsBackAndSaysSo) {
   Configure("/nonexistent/garuda-no-such-server --stdio", 5000);
   std::string json = Ask(true);
   EXPECT_NE(json.find(R"("approximate":true)"), std::string::npos) << json;
-  EXPECT_NE(json.find("the language server failed"), std::string::npos)
-      << json;
+  EXPECT_NE(json.find("the language server failed"), std::string::npos) << json;
   EXPECT_NE(json.find("the identifier experts answered instead"),
             std::string::npos)
       << json;
