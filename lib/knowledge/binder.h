@@ -52,14 +52,19 @@ inline bool Is(TSNode node, const char* type) {
   return !ts_node_is_null(node) && strcmp(ts_node_type(node), type) == 0;
 }
 
+// With a cursor: ts_node_named_child(i) walks from the first child each
+// time, which is quadratic on long blocks.
 inline std::vector<TSNode> NamedChildren(TSNode node) {
   std::vector<TSNode> children;
   if (ts_node_is_null(node)) return children;
-  uint32_t count = ts_node_named_child_count(node);
-  children.reserve(count);
-  for (uint32_t i = 0; i < count; ++i) {
-    children.push_back(ts_node_named_child(node, i));
+  TSTreeCursor cursor = ts_tree_cursor_new(node);
+  if (ts_tree_cursor_goto_first_child(&cursor)) {
+    do {
+      TSNode child = ts_tree_cursor_current_node(&cursor);
+      if (ts_node_is_named(child)) children.push_back(child);
+    } while (ts_tree_cursor_goto_next_sibling(&cursor));
   }
+  ts_tree_cursor_delete(&cursor);
   return children;
 }
 

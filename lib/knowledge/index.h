@@ -103,6 +103,9 @@ struct IndexStats {
   int64_t lines = 0;
   int symbols = 0;
   int occurrences = 0;
+  // Where the build's time went (wall clock, milliseconds).
+  double parse_ms = 0;
+  double bind_ms = 0;
 };
 
 class Index {
@@ -123,6 +126,9 @@ class Index {
   int OccurrenceAt(absl::string_view path, int line, int column) const;
   int FileOf(absl::string_view path) const;
   IndexStats Stats() const;
+
+  double parse_ms = 0;
+  double bind_ms = 0;
 };
 
 struct IndexOptions {

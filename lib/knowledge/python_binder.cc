@@ -663,11 +663,16 @@ class PythonBinder {
       return {self->second.second ? TypeRef::kClassRef : TypeRef::kInstance,
               self->second.first};
     }
+    auto cached = symbol_types_.find(symbol);
+    if (cached != symbol_types_.end()) return cached->second;
     if (!in_progress_.insert(symbol).second) return {};
     TypeRef result;
     auto it = bindings_.find(symbol);
     if (it != bindings_.end()) result = Infer(it->second);
     in_progress_.erase(symbol);
+    // A type found inside a cycle may be partial: only an outermost answer
+    // is kept.
+    if (in_progress_.empty()) symbol_types_[symbol] = result;
     return result;
   }
 
@@ -866,11 +871,14 @@ class PythonBinder {
     const Symbol& s = index_.symbols[function];
     if (s.kind != SymbolKind::kFunction && s.kind != SymbolKind::kMethod)
       return {};
+    auto cached = return_types_.find(function);
+    if (cached != return_types_.end()) return cached->second;
     if (!in_progress_.insert(function).second) return {};
     TypeRef result;
     auto it = bindings_.find(function);
     if (it != bindings_.end()) result = Infer(it->second);
     in_progress_.erase(function);
+    if (in_progress_.empty()) return_types_[function] = result;
     return result;
   }
 
@@ -1182,6 +1190,9 @@ class PythonBinder {
         }
       }
     }
+    // Types computed while the bases were incomplete are not kept.
+    symbol_types_.clear();
+    return_types_.clear();
     for (size_t i = 0; i < files_.size(); ++i) {
       Enter(static_cast<int>(i));
       enclosing_ = -1;
@@ -1204,6 +1215,9 @@ class PythonBinder {
   std::unordered_map<int, int> module_index_of_symbol_;
   std::unordered_map<int, std::pair<int, bool>> self_class_;
   std::unordered_set<int> in_progress_;
+  // Filled only after the bindings are all collected (types are stable).
+  std::unordered_map<int, TypeRef> symbol_types_;
+  std::unordered_map<int, TypeRef> return_types_;
   struct PendingAttribute {
     TSNode target;
     int scope;

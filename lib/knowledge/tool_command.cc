@@ -145,7 +145,8 @@ class Answerer {
     }
     std::vector<std::string> paths;
     for (const SourceFile& file : index_.files) {
-      if (LanguageOfPath(file.path) == language && paths.size() < kOpenedFiles) {
+      if (LanguageOfPath(file.path) == language &&
+          paths.size() < kOpenedFiles) {
         paths.push_back(file.path);
       }
     }
