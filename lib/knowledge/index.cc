@@ -253,6 +253,14 @@ std::unique_ptr<Index> BuildIndexFromSources(
   return Build(sources);
 }
 
+absl::StatusOr<std::vector<std::string>> ListSourceFiles(
+    const std::string& root, const IndexOptions& options) {
+  std::vector<std::string> paths;
+  absl::Status listed = ListSources(root, "", options, &paths);
+  if (!listed.ok()) return listed;
+  return paths;
+}
+
 absl::StatusOr<std::unique_ptr<Index>> BuildIndex(const std::string& root,
                                                   const IndexOptions& options) {
   struct stat info;
@@ -260,12 +268,12 @@ absl::StatusOr<std::unique_ptr<Index>> BuildIndex(const std::string& root,
     return absl::NotFoundError(
         absl::StrCat("project root ", root, " is not a folder"));
   }
-  std::vector<std::string> paths;
-  absl::Status listed = ListSources(root, "", options, &paths);
-  if (!listed.ok()) return listed;
+  absl::StatusOr<std::vector<std::string>> paths =
+      ListSourceFiles(root, options);
+  if (!paths.ok()) return paths.status();
   std::vector<std::pair<std::string, std::string>> sources;
-  sources.reserve(paths.size());
-  for (const std::string& path : paths) {
+  sources.reserve(paths->size());
+  for (const std::string& path : *paths) {
     absl::StatusOr<std::string> text = ReadFileToString(JoinPath(root, path));
     if (!text.ok()) continue;  // vanished or unreadable: not indexed
     sources.emplace_back(path, *std::move(text));

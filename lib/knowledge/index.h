@@ -140,6 +140,12 @@ struct IndexOptions {
   int64_t max_file_bytes = 2 << 20;
 };
 
+// The .java, .py and .pyi files under `root` (relative paths, sorted), the
+// skipped folders left out; links to files are followed, links to folders
+// are not.
+absl::StatusOr<std::vector<std::string>> ListSourceFiles(
+    const std::string& root, const IndexOptions& options = IndexOptions());
+
 // Indexes every .java and .py file under `root`.
 absl::StatusOr<std::unique_ptr<Index>> BuildIndex(
     const std::string& root, const IndexOptions& options = IndexOptions());

@@ -335,6 +335,18 @@ std::vector<CallerGroup> GroupCallers(const Index& index,
   return out;
 }
 
+// Resolves the position; false when there is nothing to look for (the
+// result, empty, is approximate).
+bool Start(const Index& index, const QueryPosition& position,
+           const char* operation, QueryResult& result, Target& target) {
+  result.operation = operation;
+  result.approximate = false;
+  target = ResolveTarget(index, position, result);
+  // A name matched only by name is approximate whatever is found.
+  if (target.family.empty()) result.approximate = true;
+  return !target.family.empty() || !target.unresolved_name.empty();
+}
+
 }  // namespace
 
 void Finish(QueryResult& result, int max_results) {
@@ -359,14 +371,8 @@ void Finish(QueryResult& result, int max_results) {
 QueryResult FindReferences(const Index& index, const QueryPosition& position,
                            const QueryOptions& options) {
   QueryResult result;
-  result.operation = "find_references";
-  result.approximate = false;
-  Target target = ResolveTarget(index, position, result);
-  if (target.family.empty() && target.unresolved_name.empty()) {
-    result.approximate = true;
-    return result;
-  }
-  if (target.family.empty()) result.approximate = true;
+  Target target;
+  if (!Start(index, position, "find_references", result, target)) return result;
   for (const Site& site :
        ReferenceSites(index, target, options.unknown_receivers)) {
     result.results.push_back(HitOf(index, site.occurrence, site.provenance));
@@ -378,14 +384,8 @@ QueryResult FindReferences(const Index& index, const QueryPosition& position,
 QueryResult Callers(const Index& index, const QueryPosition& position,
                     const QueryOptions& options) {
   QueryResult result;
-  result.operation = "callers";
-  result.approximate = false;
-  Target target = ResolveTarget(index, position, result);
-  if (target.family.empty() && target.unresolved_name.empty()) {
-    result.approximate = true;
-    return result;
-  }
-  if (target.family.empty()) result.approximate = true;
+  Target target;
+  if (!Start(index, position, "callers", result, target)) return result;
   for (const CallerGroup& group : GroupCallers(
            index, ReferenceSites(index, target, options.unknown_receivers))) {
     Hit hit = group.hit;
@@ -399,15 +399,11 @@ QueryResult Callers(const Index& index, const QueryPosition& position,
 QueryResult Impact(const Index& index, const QueryPosition& position,
                    const QueryOptions& options) {
   QueryResult result;
-  result.operation = "impact";
-  result.approximate = false;
-  Target target = ResolveTarget(index, position, result);
-  if (target.family.empty() && target.unresolved_name.empty()) {
-    result.approximate = true;
+  Target target;
+  if (!Start(index, position, "impact", result, target)) {
     result.risk = "unknown (heuristic)";
     return result;
   }
-  if (target.family.empty()) result.approximate = true;
   std::set<int> visited(target.family.begin(), target.family.end());
   std::vector<std::pair<Target, Provenance>> frontier = {
       {target, Provenance::kSyntactic}};

@@ -1,8 +1,6 @@
 #include "tests/knowledge/scorer.h"
 
-#include <dirent.h>
 #include <openssl/evp.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <memory>
@@ -16,6 +14,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/knowledge/index.h"
 
 namespace garuda::knowledge {
 namespace {
@@ -58,36 +57,6 @@ bool ValidSite(const std::string& site) {
   int line;
   return colon != std::string::npos && colon > 0 &&
          absl::SimpleAtoi(site.substr(colon + 1), &line) && line >= 1;
-}
-
-void ListSources(const std::string& root, const std::string& relative,
-                 absl::string_view language, std::vector<std::string>* out) {
-  std::string dir = relative.empty() ? root : JoinPath(root, relative);
-  DIR* handle = opendir(dir.c_str());
-  if (handle == nullptr) return;
-  while (struct dirent* entry = readdir(handle)) {
-    std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    std::string child = relative.empty() ? name : relative + "/" + name;
-    struct stat info;
-    if (lstat(JoinPath(root, child).c_str(), &info) != 0) continue;
-    // A link to a file is followed (Bazel's runfiles are links); a link to
-    // a folder is not, so a cycle cannot form.
-    if (S_ISLNK(info.st_mode) &&
-        (stat(JoinPath(root, child).c_str(), &info) != 0 ||
-         !S_ISREG(info.st_mode))) {
-      continue;
-    }
-    if (S_ISDIR(info.st_mode)) {
-      ListSources(root, child, language, out);
-    } else if (S_ISREG(info.st_mode)) {
-      bool wanted = language == "java" ? absl::EndsWith(name, ".java")
-                                       : absl::EndsWith(name, ".py") ||
-                                             absl::EndsWith(name, ".pyi");
-      if (wanted) out->push_back(child);
-    }
-  }
-  closedir(handle);
 }
 
 }  // namespace
@@ -157,8 +126,12 @@ absl::StatusOr<Evidence> ParseEvidence(absl::string_view json,
 
 absl::StatusOr<std::string> FixtureSha256(const std::string& project,
                                           absl::string_view language) {
+  ASSIGN_OR_RETURN(std::vector<std::string> all, ListSourceFiles(project));
   std::vector<std::string> paths;
-  ListSources(project, "", language, &paths);
+  for (const std::string& path : all) {
+    bool java = absl::EndsWith(path, ".java");
+    if ((language == "java") == java) paths.push_back(path);
+  }
   if (paths.empty()) {
     return absl::NotFoundError(
         absl::StrCat("no ", language, " sources under ", project));
