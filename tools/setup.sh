@@ -18,8 +18,6 @@ debian_packages=(
   libgmock-dev
   bubblewrap
   libtree-sitter-dev
-  nodejs
-  npm
 )
 
 missing=()
@@ -29,6 +27,17 @@ for package in "${debian_packages[@]}"; do
     missing+=("$package")
   fi
 done
+
+# Node.js and npm (the grammars and pyright come from npm): Debian's, unless
+# a node and npm are already on the PATH (another install would conflict).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  for package in nodejs npm; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+        grep -q "install ok installed"; then
+      missing+=("$package")
+    fi
+  done
+fi
 
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2

@@ -592,6 +592,10 @@ class PythonBinder {
     return -1;
   }
 
+  static std::string Join(const std::string& package, const std::string& name) {
+    return package.empty() ? name : absl::StrCat(package, ".", name);
+  }
+
   // An import alias's final symbol; the alias itself when its target is
   // outside the project.
   int FollowAlias(int symbol, int depth = 0) {
@@ -602,22 +606,20 @@ class PythonBinder {
     if (alias.member.empty()) {
       return module >= 0 ? modules_[module].symbol : -1;
     }
-    if (module < 0 && alias.module.empty()) {
-      // `from . import x` at the top of the project: x is a module.
-      int sub = FindModule(alias.member, alias.from_module);
+    if (module < 0) {
+      // `from . import x` or a package without __init__.py: x is a module.
+      int sub = FindModule(Join(alias.module, alias.member), alias.from_module);
       return sub >= 0 ? modules_[sub].symbol : -1;
     }
-    if (module < 0) return -1;
     auto member = scopes_[modules_[module].scope].names.find(alias.member);
     if (member != scopes_[modules_[module].scope].names.end()) {
       return FollowAlias(member->second, depth + 1);
     }
     // from pkg import submodule
-    int sub = FindModule(absl::StrCat(modules_[module].name, ".", alias.member),
+    int sub = FindModule(Join(modules_[module].name, alias.member),
                          alias.from_module);
-    if (sub < 0 && !modules_[module].name.empty()) {
-      sub = FindModule(absl::StrCat(alias.module, ".", alias.member),
-                       alias.from_module);
+    if (sub < 0) {
+      sub = FindModule(Join(alias.module, alias.member), alias.from_module);
     }
     if (sub >= 0) return modules_[sub].symbol;
     for (const std::string& star : modules_[module].star_modules) {
@@ -898,7 +900,7 @@ class PythonBinder {
       auto it = scopes_[module.scope].names.find(name);
       if (it != scopes_[module.scope].names.end())
         return FollowAlias(it->second);
-      int sub = FindModule(absl::StrCat(module.name, ".", name), object.id);
+      int sub = FindModule(Join(module.name, name), object.id);
       if (sub >= 0) return modules_[sub].symbol;
       return -1;
     }

@@ -153,7 +153,12 @@ Target ResolveTarget(const Index& index, const QueryPosition& position,
   std::set<int> expanded = target.family;
   for (int symbol : target.family) {
     const Symbol& s = index.symbols[symbol];
-    if (s.kind == SymbolKind::kMethod) AddOverridden(index, symbol, expanded);
+    // The JDT rule (calls through a supertype that declares the method) is
+    // Java's; pyright, the Python reference, does not follow overrides.
+    if (s.kind == SymbolKind::kMethod &&
+        index.files[s.file].language == Language::kJava) {
+      AddOverridden(index, symbol, expanded);
+    }
     if (s.kind == SymbolKind::kField && s.owner_class >= 0) {
       // Accessors generated for the field (records, Lombok).
       for (const auto& [name, members] : index.symbols[s.owner_class].members) {
@@ -430,7 +435,8 @@ QueryResult Impact(const Index& index, const QueryPosition& position,
         Target up;
         up.family.insert(group.function);
         up.primary = group.function;
-        if (caller.kind == SymbolKind::kMethod) {
+        if (caller.kind == SymbolKind::kMethod &&
+            index.files[caller.file].language == Language::kJava) {
           AddOverridden(index, group.function, up.family);
         }
         next.push_back({up, hit.provenance});
