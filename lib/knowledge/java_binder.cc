@@ -305,8 +305,16 @@ class JavaBinder {
     if (name == "String" && (text == "CharSequence" || text == "Comparable")) {
       return true;
     }
-    // Two different exact types cannot convert; anything else may.
-    return !(kExact.count(name) && kExact.count(text));
+    // A final parameter type (String, a primitive, a box) takes only what
+    // the rules above allow; a final argument type goes only to its few
+    // supertypes; anything else may be a supertype we cannot see.
+    if (kExact.count(text)) return false;
+    if (kExact.count(name)) {
+      return text == "Comparable" || text == "Serializable" ||
+             text == "Constable" ||
+             (name == "String" && text == "CharSequence");
+    }
+    return true;
   }
 
   bool ArgumentsFit(int method, const std::vector<TypeRef>& args) {
@@ -856,6 +864,19 @@ class JavaBinder {
     }
     if (strcmp(type, "character_literal") == 0)
       return TypeRef::External("char");
+    if (strcmp(type, "binary_expression") == 0) {
+      std::string op(Text(Field(node, "operator")));
+      if (op == "==" || op == "!=" || op == "<" || op == ">" || op == "<=" ||
+          op == ">=" || op == "&&" || op == "||") {
+        return TypeRef::External("boolean");
+      }
+      TypeRef left = TypeOf(Field(node, "left"));
+      TypeRef right = TypeOf(Field(node, "right"));
+      if (op == "+" && (left.name == "String" || right.name == "String")) {
+        return TypeRef::External("String");
+      }
+      return TypeRef::Unknown();
+    }
     if (strcmp(type, "null_literal") == 0) return TypeRef::External("null");
     if (strcmp(type, "field_access") == 0) {
       TypeRef object = TypeOf(Field(node, "object"));
