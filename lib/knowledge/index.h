@@ -53,6 +53,9 @@ struct Symbol {
   int min_args = 0;
   int max_args = 0;
   bool is_static = false;
+  // Java methods: the parameters' type names ("Foo" for "a.Foo<T>[]"), so
+  // that an override is told from an overload of the same arity.
+  std::vector<std::string> parameter_types;
   // Classes: the resolved project supertypes, and whether some supertype is
   // outside the project (then a missing member may live there).
   std::vector<int> supers;

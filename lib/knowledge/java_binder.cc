@@ -241,6 +241,10 @@ class JavaBinder {
       if (Is(p, "formal_parameter")) {
         types.push_back({BaseTypeName(Text(Field(p, "type"))), info_,
                          index_.symbols[symbol].owner_class});
+        std::string name = types.back().text;
+        size_t dot = name.rfind('.');
+        index_.symbols[symbol].parameter_types.push_back(
+            dot == std::string::npos ? name : name.substr(dot + 1));
       }
     }
   }
@@ -336,16 +340,42 @@ class JavaBinder {
     return types;
   }
 
+  // An argument whose type is the parameter's exactly (the same name, the
+  // same project class): javac prefers the overload with the most of them.
+  bool Exact(const TypeRef& arg, const DeclaredType& param) {
+    if (arg.kind == TypeRef::kInstance) {
+      return ResolveType(param.text, param.info, param.cls) == arg.cls;
+    }
+    return arg.kind == TypeRef::kExternal && !arg.name.empty() &&
+           arg.name == param.text;
+  }
+
   // Of several overloads, those the argument types allow (all when none
-  // or the types are unknown).
+  // or the types are unknown), the most exactly matching first.
   std::vector<int> ByArguments(std::vector<int> candidates, TSNode arguments) {
     if (candidates.size() < 2) return candidates;
     std::vector<TypeRef> args = ArgumentTypes(arguments);
     std::vector<int> kept;
+    std::vector<int> scores;
     for (int c : candidates) {
-      if (ArgumentsFit(c, args)) kept.push_back(c);
+      if (!ArgumentsFit(c, args)) continue;
+      int score = 0;
+      auto it = parameter_types_.find(c);
+      if (it != parameter_types_.end()) {
+        for (size_t i = 0; i < args.size() && i < it->second.size(); ++i) {
+          if (Exact(args[i], it->second[i])) ++score;
+        }
+      }
+      kept.push_back(c);
+      scores.push_back(score);
     }
-    return kept.empty() ? candidates : kept;
+    if (kept.empty()) return candidates;
+    int best = *std::max_element(scores.begin(), scores.end());
+    std::vector<int> most;
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (scores[i] == best) most.push_back(kept[i]);
+    }
+    return most;
   }
 
   void DeclareClass(TSNode node, int outer, const std::string& prefix) {

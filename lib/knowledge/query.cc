@@ -61,9 +61,25 @@ std::string QualifiedName(const Index& index, int symbol) {
 
 // Adds the methods that `method` overrides (same name and arity, declared
 // in a supertype): a call through such a supertype may run `method`.
+// Same parameter types, a type parameter (T, K2) matching anything.
+bool SameParameters(const Symbol& a, const Symbol& b) {
+  if (a.parameter_types.size() != b.parameter_types.size()) return false;
+  auto generic = [](const std::string& t) {
+    return !t.empty() && t.size() <= 2 &&
+           isupper(static_cast<unsigned char>(t[0]));
+  };
+  for (size_t i = 0; i < a.parameter_types.size(); ++i) {
+    const std::string& x = a.parameter_types[i];
+    const std::string& y = b.parameter_types[i];
+    if (x != y && !generic(x) && !generic(y)) return false;
+  }
+  return true;
+}
+
 void AddOverridden(const Index& index, int method, std::set<int>& family) {
   const Symbol& m = index.symbols[method];
-  if (m.owner_class < 0) return;
+  // A static method hides, it does not override.
+  if (m.owner_class < 0 || m.is_static) return;
   std::vector<int> queue(index.symbols[m.owner_class].supers);
   std::unordered_set<int> seen;
   for (size_t i = 0; i < queue.size(); ++i) {
@@ -74,8 +90,8 @@ void AddOverridden(const Index& index, int method, std::set<int>& family) {
     if (it != c.members.end()) {
       for (int other : it->second) {
         const Symbol& o = index.symbols[other];
-        if (o.kind == m.kind && o.min_args == m.min_args &&
-            o.max_args == m.max_args) {
+        if (o.kind == m.kind && !o.is_static && o.min_args == m.min_args &&
+            o.max_args == m.max_args && SameParameters(o, m)) {
           family.insert(other);
         }
       }
