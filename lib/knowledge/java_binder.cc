@@ -370,6 +370,14 @@ class JavaBinder {
       scores.push_back(score);
     }
     if (kept.empty()) return candidates;
+    // javac tries fixed arity before varargs.
+    bool fixed = false;
+    for (int c : kept) fixed = fixed || index_.symbols[c].max_args >= 0;
+    if (fixed) {
+      for (size_t i = 0; i < kept.size(); ++i) {
+        if (index_.symbols[kept[i]].max_args < 0) scores[i] = -1;
+      }
+    }
     int best = *std::max_element(scores.begin(), scores.end());
     std::vector<int> most;
     for (size_t i = 0; i < kept.size(); ++i) {
