@@ -7,6 +7,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "lib/knowledge/tool_command.h"
 
 ABSL_FLAG(std::string, project, "", "the project root");
@@ -28,6 +30,12 @@ ABSL_FLAG(std::string, unknown_receivers, "",
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(garuda::knowledge::kToolUsage);
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view path) {
+    return absl::EndsWith(path, "cmd/garuda-agent/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   if (args.size() != 3 || std::string(args[1]) != "tool") {
     std::cerr << garuda::knowledge::kToolUsage;

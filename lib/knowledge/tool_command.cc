@@ -23,7 +23,7 @@ const char kToolUsage[] =
     "exists:\n"
     "\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT\n"
-    "      --path REL --line L --column C [--depth N] [--json] [--no_lsp]\n"
+    "      --path REL --line L --column C [--depth N] [--json] [--nolsp]\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--batch -\n"
     "\n"
