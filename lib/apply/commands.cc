@@ -115,16 +115,9 @@ int Apply(const ApplierCommand& command) {
   if (!root.ok()) return Fail(command, root.status());
   // The terminal is opened before the lockdown, which leaves no way to
   // open it later.
-  UniqueFd tty;
+  absl::StatusOr<UniqueFd> tty = absl::FailedPreconditionError("no question");
   if (command.mode == ApplyMode::kAsk) {
-    absl::StatusOr<UniqueFd> opened = OpenFile(command.tty, O_RDWR | O_NOCTTY);
-    if (!opened.ok()) {
-      Say(command.err, absl::StrCat("garuda-applier: --ask needs a terminal: ",
-                                    opened.status().message(), "\n"));
-      Say(command.out, absl::StrCat(kDiscardedLine, "\n"));
-      return kExitDiscarded;
-    }
-    tty = *std::move(opened);
+    tty = OpenFile(command.tty, O_RDWR | O_NOCTTY);
   }
   if (command.mode != ApplyMode::kDryRun) {
     absl::Status made = MakeDirectories(*undo_root, 0700);
@@ -170,8 +163,13 @@ int Apply(const ApplierCommand& command) {
   }
   Answer answer = Answer::kDiscard;
   if (command.mode == ApplyMode::kAsk) {
-    Rendered rendered = RenderChangeSet(*change_set, root->get());
-    answer = Ask(*change_set, rendered, tty.get(), tty.get());
+    if (!tty.ok()) {
+      Say(command.err, absl::StrCat("garuda-applier: --ask needs a terminal: ",
+                                    tty.status().message(), "\n"));
+    } else {
+      Rendered rendered = RenderChangeSet(*change_set, root->get());
+      answer = Ask(*change_set, rendered, tty->get(), tty->get());
+    }
   } else if (!incomplete) {
     answer = Answer::kApply;
   } else {

@@ -1,6 +1,7 @@
 #include "lib/question/question.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -215,6 +216,12 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
   action.sa_handler = OnInterrupt;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, &previous);
+  // A parent may have started us with SIGINT blocked; Ctrl-C must still
+  // reach the question.
+  sigset_t unblock, previous_mask;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, SIGINT);
+  ::pthread_sigmask(SIG_UNBLOCK, &unblock, &previous_mask);
   interrupted = 0;
   (void)WriteAll(out, rendered.summary);
   (void)WriteAll(out, "\n");
@@ -237,6 +244,7 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
       (void)WriteAll(out, rendered.full_diff);
     }
   }
+  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   ::sigaction(SIGINT, &previous, nullptr);
   (void)WriteAll(out, answer == Answer::kApply ? "Applying.\n" : "Discarded.\n");
   return answer;
