@@ -1,0 +1,324 @@
+#include "lib/ipc/channel.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+
+namespace garuda {
+namespace ipc {
+namespace {
+
+void EncodeLength(uint32_t length, char* out) {
+  for (int i = 0; i < 4; ++i)
+    out[i] = static_cast<char>((length >> (8 * i)) & 0xff);
+}
+
+uint32_t DecodeLength(const char* in) {
+  uint32_t length = 0;
+  for (int i = 0; i < 4; ++i) {
+    length |= static_cast<uint32_t>(static_cast<unsigned char>(in[i]))
+              << (8 * i);
+  }
+  return length;
+}
+
+// Takes every descriptor in the control data of `msg` into `out`, so that
+// each is owned (and closed) exactly once whatever happens next. Returns
+// false when the control data held something other than SCM_RIGHTS.
+bool TakeDescriptors(struct msghdr* msg, std::vector<UniqueFd>* out) {
+  bool only_rights = true;
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(msg); c != nullptr;
+       c = CMSG_NXTHDR(msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      const unsigned char* data = CMSG_DATA(c);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        std::memcpy(&fd, data + i * sizeof(int), sizeof(int));
+        out->emplace_back(fd);
+      }
+    } else {
+      only_rights = false;
+    }
+  }
+  return only_rights;
+}
+
+}  // namespace
+
+Channel::Channel(UniqueFd socket, ChannelOptions options)
+    : socket_(std::move(socket)), options_(std::move(options)) {
+  if (!socket_.valid()) {
+    ended_ = absl::FailedPreconditionError(
+        absl::StrCat("channel to ", options_.peer_name, " has no socket"));
+  }
+}
+
+absl::Status Channel::status() const { return ended_; }
+
+absl::Status Channel::Ended() const { return ended_; }
+
+absl::Status Channel::Fail(absl::Status status) {
+  if (ended_.ok()) ended_ = status;
+  return status;
+}
+
+void Channel::Close() {
+  if (socket_.valid()) {
+    ::shutdown(socket_.get(), SHUT_RDWR);
+    socket_.Reset();
+  }
+  if (ended_.ok()) {
+    ended_ = absl::FailedPreconditionError(
+        absl::StrCat("channel to ", options_.peer_name, " is closed"));
+  }
+}
+
+absl::Status Channel::Send(const google::protobuf::MessageLite& message,
+                           absl::Span<const int> fds) {
+  if (!ended_.ok()) return Ended();
+  return SendUnchecked(message, fds);
+}
+
+absl::Status Channel::SendUnchecked(
+    const google::protobuf::MessageLite& message, absl::Span<const int> fds) {
+  if (!socket_.valid()) return Ended();
+  const std::string& peer = options_.peer_name;
+  if (fds.size() >
+      static_cast<size_t>(std::max(options_.max_fds_per_frame, 0))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to send ", fds.size(), " descriptors to ", peer,
+        ": over the limit of ", options_.max_fds_per_frame, " per frame"));
+  }
+  size_t size = message.ByteSizeLong();
+  if (size > options_.max_frame_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("refusing to send a frame of ", size, " bytes to ", peer,
+                     ": over the ", options_.max_frame_bytes, "-byte limit"));
+  }
+  std::string frame(kFrameHeaderBytes + size, '\0');
+  EncodeLength(static_cast<uint32_t>(size), &frame[0]);
+  if (!message.SerializeToArray(&frame[kFrameHeaderBytes],
+                                static_cast<int>(size))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot serialize a ", message.GetTypeName(), " for ", peer));
+  }
+
+  size_t sent = 0;
+  while (sent < frame.size()) {
+    // MSG_NOSIGNAL: a peer that has gone is an error here, not a SIGPIPE
+    // that kills the whole process.
+    ssize_t n =
+        SendWithDescriptors(socket_.get(), &frame[sent], frame.size() - sent,
+                            sent == 0 ? fds : absl::Span<const int>());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EBADF && sent == 0 && !fds.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot send descriptors to ", peer, ": one of them is not open"));
+      }
+      if (errno == EPIPE || errno == ECONNRESET) {
+        return Fail(absl::UnavailableError(absl::StrCat(
+            peer, " closed the channel (", std::strerror(errno), ")")));
+      }
+      return Fail(LastErrnoStatus(absl::StrCat("sendmsg to ", peer)));
+    }
+    sent += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
+                                     bool fds_allowed,
+                                     std::vector<UniqueFd>* fds, int watch_fd,
+                                     size_t* received) {
+  const std::string& peer = options_.peer_name;
+  const int max_fds = std::max(options_.max_fds_per_frame, 0);
+  // Room for one descriptor more than the cap, so that "too many" shows as a
+  // count; anything beyond that shows as MSG_CTRUNC.
+  const size_t space = CMSG_SPACE((max_fds + 1) * sizeof(int));
+  std::vector<uint64_t> control((space + sizeof(uint64_t) - 1) /
+                                sizeof(uint64_t));
+  size_t done = 0;
+  *received = 0;
+  while (done < size) {
+    if (watch_fd >= 0) {
+      struct pollfd polls[2] = {{socket_.get(), POLLIN, 0},
+                                {watch_fd, POLLIN, 0}};
+      int ready = ::poll(polls, 2, -1);
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        return LastErrnoStatus(absl::StrCat("poll on the channel to ", peer));
+      }
+      if (polls[0].revents == 0 && polls[1].revents != 0) {
+        return absl::UnavailableError(absl::StrCat("stopped waiting for ", peer,
+                                                   " after ", done, " of ",
+                                                   size, " bytes"));
+      }
+    }
+    struct iovec iov = {buffer + done, size - done};
+    struct msghdr msg = {};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = space;
+    // MSG_CMSG_CLOEXEC: a descriptor we receive never leaks into a program
+    // we start later.
+    ssize_t n = ::recvmsg(socket_.get(), &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        // SO_RCVTIMEO ran out (or a non-blocking socket had nothing).
+        *received = done;
+        return absl::DeadlineExceededError(absl::StrCat(
+            peer, ": nothing more arrived within the receive timeout, after ",
+            done, " of ", size, " bytes"));
+      }
+      if (errno == ECONNRESET) {
+        return absl::UnavailableError(absl::StrCat(
+            peer, " reset the channel after ", done, " of ", size, " bytes"));
+      }
+      return LastErrnoStatus(absl::StrCat("recvmsg from ", peer));
+    }
+    // Own every descriptor first: on any error below they are closed.
+    std::vector<UniqueFd> arrived;
+    bool only_rights = TakeDescriptors(&msg, &arrived);
+    if (msg.msg_flags & MSG_CTRUNC) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(peer, ": control data truncated (more than ", max_fds,
+                       " descriptors on one frame?)"));
+    }
+    if (!only_rights) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          peer, ": control data other than SCM_RIGHTS on a frame"));
+    }
+    if (!arrived.empty()) {
+      if (!fds_allowed || done != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            peer, ": descriptors that are not on the first byte of a frame"));
+      }
+      if (arrived.size() > static_cast<size_t>(max_fds)) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            peer, ": ", arrived.size(),
+            " descriptors on one frame, over the limit of ", max_fds));
+      }
+      if (fds == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(peer, ": ", arrived.size(),
+                         " descriptors on a frame where none are expected"));
+      }
+      for (UniqueFd& fd : arrived) fds->push_back(std::move(fd));
+    }
+    if (n == 0) {
+      *received = done;
+      return absl::OutOfRangeError("end of file");
+    }
+    done += static_cast<size_t>(n);
+  }
+  *received = done;
+  return absl::OkStatus();
+}
+
+absl::Status Channel::Receive(google::protobuf::MessageLite* message,
+                              std::vector<UniqueFd>* fds) {
+  return ReceiveImpl(message, fds, -1);
+}
+
+absl::Status Channel::ReceiveWatching(google::protobuf::MessageLite* message,
+                                      std::vector<UniqueFd>* fds,
+                                      int watch_fd) {
+  return ReceiveImpl(message, fds, watch_fd);
+}
+
+absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
+                                  std::vector<UniqueFd>* fds, int watch_fd) {
+  if (!ended_.ok()) return Ended();
+  if (fds != nullptr) fds->clear();
+  const std::string& peer = options_.peer_name;
+  // Descriptors stay here until the whole frame has been read and parsed, so
+  // a bad frame never hands any out.
+  std::vector<UniqueFd> arrived;
+  char header[kFrameHeaderBytes];
+  size_t received = 0;
+  absl::Status status =
+      ReadFrameBytes(header, sizeof(header), /*fds_allowed=*/true,
+                     fds == nullptr ? nullptr : &arrived, watch_fd, &received);
+  if (absl::IsOutOfRange(status)) {
+    if (received == 0) {
+      // A clean close between frames: not an error that ends the channel.
+      return absl::OutOfRangeError(absl::StrCat(peer, " closed the channel"));
+    }
+    return Fail(absl::DataLossError(
+        absl::StrCat(peer, ": truncated frame: end of file after ", received,
+                     " of ", kFrameHeaderBytes, " header bytes")));
+  }
+  if (absl::IsDeadlineExceeded(status) && received == 0) {
+    // No frame started: the stream is still in step, the channel goes on.
+    return absl::DeadlineExceededError(
+        absl::StrCat(peer, ": no frame within the receive timeout"));
+  }
+  if (!status.ok()) return Fail(status);
+
+  uint32_t length = DecodeLength(header);
+  if (length > options_.max_frame_bytes) {
+    return Fail(absl::ResourceExhaustedError(
+        absl::StrCat(peer, ": frame of ", length, " bytes over the ",
+                     options_.max_frame_bytes, "-byte limit")));
+  }
+  std::string body(length, '\0');
+  status = ReadFrameBytes(&body[0], length, /*fds_allowed=*/false, nullptr,
+                          watch_fd, &received);
+  if (absl::IsOutOfRange(status)) {
+    return Fail(absl::DataLossError(
+        absl::StrCat(peer, ": truncated frame: end of file after ", received,
+                     " of ", length, " body bytes")));
+  }
+  if (!status.ok()) return Fail(status);
+  if (!message->ParseFromString(body)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat(peer, ": frame of ", length, " bytes does not parse as ",
+                     message->GetTypeName())));
+  }
+  if (fds != nullptr) *fds = std::move(arrived);
+  return absl::OkStatus();
+}
+
+ssize_t SendWithDescriptors(int socket, const char* data, size_t size,
+                            absl::Span<const int> fds) {
+  struct iovec iov = {const_cast<char*>(data), size};
+  struct msghdr msg = {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  std::vector<uint64_t> control;  // uint64_t: cmsghdr alignment.
+  if (!fds.empty()) {
+    size_t space = CMSG_SPACE(fds.size() * sizeof(int));
+    control.assign((space + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+    msg.msg_control = control.data();
+    msg.msg_controllen = space;
+    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+    std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
+  }
+  return ::sendmsg(socket, &msg, MSG_NOSIGNAL);
+}
+
+absl::StatusOr<std::pair<UniqueFd, UniqueFd>> MakeSocketPair() {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return LastErrnoStatus("socketpair(AF_UNIX, SOCK_STREAM)");
+  }
+  return std::make_pair(UniqueFd(pair[0]), UniqueFd(pair[1]));
+}
+
+}  // namespace ipc
+}  // namespace garuda

@@ -1,0 +1,102 @@
+// The client side: a helper program started on a socketpair, watched through
+// a pidfd so that its death is noticed at once and reported with its exit
+// status, never waited on forever.
+#ifndef GARUDA_LIB_IPC_HELPER_PROCESS_H_
+#define GARUDA_LIB_IPC_HELPER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "google/protobuf/message_lite.h"
+#include "lib/base/unique_fd.h"
+#include "lib/ipc/channel.h"
+
+namespace garuda {
+namespace ipc {
+
+struct HelperOptions {
+  std::vector<std::string> argv;  // argv[0] is the program path
+  ChannelOptions channel;  // peer_name "peer" becomes the basename of argv[0]
+  // The child's end of the socketpair appears as this fd; pass
+  // --channel-fd=3 in argv.
+  int child_channel_fd = 3;
+  // More descriptors the child keeps (at the same numbers). Every other
+  // descriptor but 0, 1 and 2 is closed in the child.
+  std::vector<int> inherit_fds;
+};
+
+class HelperProcess {
+ public:
+  // fork + exec of options.argv with the channel on child_channel_fd. An
+  // exec failure (no such program...) is reported here, not as a death.
+  static absl::StatusOr<std::unique_ptr<HelperProcess>> Spawn(
+      const HelperOptions& options);
+  // SIGKILL if still running, then reaps: never leaves a zombie.
+  ~HelperProcess();
+
+  HelperProcess(const HelperProcess&) = delete;
+  HelperProcess& operator=(const HelperProcess&) = delete;
+
+  Channel& channel() { return channel_; }
+  pid_t pid() const { return pid_; }
+  // The pidfd (readable once the helper has exited), for callers that poll
+  // several helpers.
+  int pidfd() const { return pidfd_.get(); }
+
+  // Sends `request` and waits for one reply, watching the process (pidfd) at
+  // the same time: if the helper dies first, UNAVAILABLE
+  // "garuda-auditor (pid 123) was killed by signal 9" / "exited with status
+  // 1", at once, never a hang.
+  absl::Status Call(const google::protobuf::MessageLite& request,
+                    google::protobuf::MessageLite* reply,
+                    std::vector<UniqueFd>* fds = nullptr,
+                    absl::Span<const int> request_fds = {});
+  // Non-blocking: OK while running; UNAVAILABLE with the exit description
+  // once it has died.
+  absl::Status CheckAlive();
+  // Closes the channel and waits for a clean exit (kills after `grace`).
+  // OK when the helper exited with status 0; otherwise UNAVAILABLE with the
+  // exit description.
+  absl::Status Stop(absl::Duration grace = absl::Seconds(5));
+
+  // "garuda-auditor (pid 123) exited with status 3" once it has died.
+  // Empty while running.
+  const std::string& exit_description() const { return exit_description_; }
+  // The raw wait status once it has died.
+  int wait_status() const { return wait_status_; }
+
+ private:
+  HelperProcess(pid_t pid, UniqueFd pidfd, Channel channel, std::string name);
+  // Waits up to `timeout` for the helper to exit and reaps it. True once it
+  // has been reaped (now or before).
+  bool WaitForExit(absl::Duration timeout);
+  // UNAVAILABLE with the exit description, `detail` appended.
+  absl::Status DeathStatus(absl::string_view detail = "") const;
+
+  pid_t pid_;
+  UniqueFd pidfd_;
+  Channel channel_;
+  std::string name_;
+  bool reaped_ = false;
+  int wait_status_ = 0;
+  std::string exit_description_;
+};
+
+// The serving side of a program started that way: the Channel on
+// --channel-fd. Checks that `fd` is an open Unix stream socket and marks it
+// close-on-exec.
+absl::StatusOr<Channel> ChannelFromFd(int fd, ChannelOptions options = {});
+
+// "exited with status 3", "was killed by signal 9" for a wait status.
+std::string DescribeWaitStatus(int wait_status);
+
+}  // namespace ipc
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_IPC_HELPER_PROCESS_H_

@@ -1,0 +1,64 @@
+// One call each program makes after it has opened what its role needs and
+// before it serves: no_new_privs, Landlock for writes, the role's seccomp
+// filter. See docs/lockdown.md for what each role may do.
+#ifndef GARUDA_LIB_LOCKDOWN_LOCKDOWN_H_
+#define GARUDA_LIB_LOCKDOWN_LOCKDOWN_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace garuda {
+
+// The lowest Landlock ABI LockDown accepts without AcceptWeakerLockdown.
+// ABI 1 (Linux 5.13) already confines every create, write, remove and
+// rename; what the later ones add is listed by LandlockGaps().
+constexpr int kLockdownMinLandlockAbi = 1;
+
+// Weakening the lockdown needs this explicit token, so it stands out in
+// review.
+struct AcceptWeakerLockdown {
+  std::string why;
+};
+
+struct LockdownOptions {
+  // "auditor", "applier", "budgeter", "stager", "agent": the seccomp policy
+  // policies/seccomp/<role>.json (compiled in).
+  std::string role;
+  // Landlock: file writes, creates, removes and renames are allowed only
+  // beneath these (absolute, existing) paths.
+  std::vector<std::string> writable_paths;
+  // false: no AF_INET, AF_INET6, AF_NETLINK... sockets (AF_UNIX only).
+  bool allow_network = false;
+  // Without it a kernel without Landlock (or without seccomp) is an error.
+  std::optional<AcceptWeakerLockdown> accept_weaker;
+};
+
+struct LockdownReport {
+  int landlock_abi = 0;  // 0: no Landlock
+  bool landlock_enforced = false;
+  bool seccomp_enforced = false;
+  // Empty, or what is missing and why it was accepted.
+  std::string weaker;
+};
+
+// Irreversible for this process and every process it starts afterwards
+// (helpers must be started before). It must run while the process has one
+// thread: Landlock restricts only the calling thread, so LockDown refuses
+// (FAILED_PRECONDITION) when /proc/self/task lists more than one.
+absl::StatusOr<LockdownReport> LockDown(const LockdownOptions& options);
+
+namespace lockdown_internal {
+// LockDown with the Landlock ABI probe replaced, so a test can act out a
+// kernel without Landlock.
+using LandlockAbiProbe = std::function<absl::StatusOr<int>()>;
+absl::StatusOr<LockdownReport> LockDownWithProbe(const LockdownOptions& options,
+                                                 const LandlockAbiProbe& probe);
+}  // namespace lockdown_internal
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_LOCKDOWN_LOCKDOWN_H_
