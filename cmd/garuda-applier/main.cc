@@ -10,6 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "lib/apply/applier_lockdown.h"
 #include "lib/apply/commands.h"
 
 ABSL_FLAG(std::string, project, "",
@@ -115,5 +116,8 @@ int main(int argc, char** argv) {
   if (command.name != "apply" && modes != 0) {
     return Usage("--ask, --yes and --dry-run are for apply");
   }
+  // Each subcommand opens what it needs, then locks down: writes only to the
+  // project and the undo store (apply, undo), or nowhere; no network.
+  command.lock_down = garuda::LockDownApplier;
   return garuda::RunApplierCommand(command);
 }

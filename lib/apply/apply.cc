@@ -128,6 +128,11 @@ void CheckEntries(const ChangeSet& change_set, std::vector<std::string>* problem
         if (entry.new_mode() & (S_ISUID | S_ISGID)) {
           problems->push_back(absl::StrCat(shown, ": the setuid or setgid bit"));
         }
+        if (change.content.size() != entry.size() ||
+            Sha256(change.content) != entry.new_sha256()) {
+          problems->push_back(absl::StrCat(
+              shown, ": the content does not match its size and SHA-256"));
+        }
         break;
       case FILE_TYPE_DIRECTORY:
         if (entry.new_mode() & S_ISUID) {

@@ -43,6 +43,7 @@ ChangeSet Build(const Fixture& f) {
   options.project = f.project;
   absl::StatusOr<ChangeSet> change_set = BuildFromCopy(f.staged, options);
   EXPECT_TRUE(change_set.ok()) << change_set.status();
+  EXPECT_TRUE(LoadContents(&*change_set).ok());
   return *std::move(change_set);
 }
 
@@ -218,6 +219,26 @@ TEST(ApplyTest, DryRunWritesNothing) {
   auto result = ApplyChangeSet(Build(f), options);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->outcome, ApplyOutcome::kApplied);
+  EXPECT_EQ(Read(f.project + "/a.txt"), "a\n");
+}
+
+}  // namespace
+}  // namespace garuda
+
+namespace garuda {
+namespace {
+
+TEST(ApplyTest, ContentThatDoesNotMatchItsHashIsRefused) {
+  Fixture f = Make();
+  Write(f.staged + "/a.txt", "changed\n");
+  BuildOptions options;
+  options.project = f.project;
+  absl::StatusOr<ChangeSet> change_set = BuildFromCopy(f.staged, options);
+  ASSERT_TRUE(change_set.ok());
+  // Not loaded: no content in memory.
+  auto result = ApplyChangeSet(*change_set, Options(f));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outcome, ApplyOutcome::kRefused);
   EXPECT_EQ(Read(f.project + "/a.txt"), "a\n");
 }
 

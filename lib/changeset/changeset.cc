@@ -25,9 +25,9 @@ absl::Status WriteChunks(FrameWriter& writer, absl::string_view data) {
   return absl::OkStatus();
 }
 
-// Streams a file of the staging copy, checking that it is still the file the
-// list describes.
-absl::Status WriteSourceChunks(FrameWriter& writer, const Change& change) {
+}  // namespace
+
+absl::StatusOr<std::string> ReadSourceContent(const Change& change) {
   const ChangeEntry& entry = change.entry;
   ASSIGN_OR_RETURN(UniqueFd fd,
                    OpenBeneath(change.source_root->get(),
@@ -38,10 +38,8 @@ absl::Status WriteSourceChunks(FrameWriter& writer, const Change& change) {
         VisiblePath(entry.path()), " is no longer a regular file"));
   }
   std::string content;
-  content.reserve(static_cast<size_t>(st.st_size));
+  content.reserve(std::min<uint64_t>(entry.size(), uint64_t{1} << 26));
   std::string buffer(kContentChunkBytes, '\0');
-  ChangeSetFrame frame;
-  uint64_t total = 0;
   for (;;) {
     ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n < 0) {
@@ -50,17 +48,29 @@ absl::Status WriteSourceChunks(FrameWriter& writer, const Change& change) {
                                           ")"));
     }
     if (n == 0) break;
-    total += static_cast<uint64_t>(n);
-    if (total > entry.size()) break;
     content.append(buffer.data(), static_cast<size_t>(n));
+    if (content.size() > entry.size()) break;
   }
-  if (total != entry.size() || Sha256(content) != entry.new_sha256()) {
+  if (content.size() != entry.size() || Sha256(content) != entry.new_sha256()) {
     return absl::AbortedError(absl::StrCat(
         VisiblePath(entry.path()),
-        " changed in the staging copy while the change list was written"));
+        " changed in the staging copy after the change list was made"));
   }
-  return WriteChunks(writer, content);
+  return content;
 }
+
+absl::Status LoadContents(ChangeSet* change_set) {
+  for (Change& change : change_set->changes) {
+    if (!change.source_root || change.entry.new_type() != FILE_TYPE_REGULAR) {
+      continue;
+    }
+    ASSIGN_OR_RETURN(change.content, ReadSourceContent(change));
+    change.source_root.reset();
+  }
+  return absl::OkStatus();
+}
+
+namespace {
 
 }  // namespace
 
@@ -79,7 +89,8 @@ absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
       continue;
     }
     if (change.source_root) {
-      RETURN_IF_ERROR(WriteSourceChunks(writer, change));
+      ASSIGN_OR_RETURN(std::string content, ReadSourceContent(change));
+      RETURN_IF_ERROR(WriteChunks(writer, content));
     } else {
       RETURN_IF_ERROR(WriteChunks(writer, change.content));
     }
