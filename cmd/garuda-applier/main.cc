@@ -79,8 +79,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> spelled = Underscored(argc, argv);
   std::vector<char*> pointers;
   for (std::string& arg : spelled) pointers.push_back(arg.data());
-  std::vector<char*> args =
-      absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
+  std::vector<char*> args = absl::ParseCommandLine(
+      static_cast<int>(pointers.size()), pointers.data());
   if (args.size() < 2) return Usage("a subcommand is needed");
 
   garuda::ApplierCommand command;
@@ -98,10 +98,12 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_dry_run)) command.mode = garuda::ApplyMode::kDryRun;
 
   if (command.name == "apply") {
-    if (modes != 1) return Usage("apply needs exactly one of --ask, --yes, --dry-run");
+    if (modes != 1)
+      return Usage("apply needs exactly one of --ask, --yes, --dry-run");
     if (args.size() != 2) return Usage("apply takes no arguments");
   } else if (command.name == "undo") {
-    if (command.list == (args.size() == 3)) return Usage("undo needs --list or one ID");
+    if (command.list == (args.size() == 3))
+      return Usage("undo needs --list or one ID");
     if (args.size() > 3) return Usage("undo takes one ID");
     if (args.size() == 3) command.undo_id = args[2];
   } else if (command.name == "diff-dirs") {

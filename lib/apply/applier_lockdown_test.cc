@@ -14,9 +14,6 @@
 namespace garuda {
 namespace {
 
-using testing::CopyTree;
-using testing::NewTempDir;
-using testing::Read;
 using testing::Remove;
 using testing::Snapshot;
 using testing::Write;
@@ -42,9 +39,10 @@ std::string ApplyThenWriteOutside(const std::string& project,
     options.project = project;
     options.undo_root = undo;
     absl::StatusOr<ApplyResult> applied = ApplyChangeSet(*change_set, options);
-    std::string first = applied.ok() && applied->outcome == ApplyOutcome::kApplied
-                            ? "applied"
-                            : (applied.ok() ? "refused" : applied.status().ToString());
+    std::string first =
+        applied.ok() && applied->outcome == ApplyOutcome::kApplied
+            ? "applied"
+            : (applied.ok() ? "refused" : applied.status().ToString());
     int fd = ::open(outside.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     std::string second = fd >= 0 ? "wrote-outside" : ErrnoName(fd);
     if (fd >= 0) ::close(fd);
@@ -57,24 +55,24 @@ std::string ApplyThenWriteOutside(const std::string& project,
 }
 
 TEST(ApplierLockdownTest, WritesOnlyTheProjectAndTheUndoStore) {
-  std::string base = NewTempDir("lockdown");
-  std::string project = base + "/project", staged = base + "/staged";
+  testing::ProjectPair pair = testing::MakeProjectPair("lockdown");
+  const std::string &base = pair.base, &project = pair.project,
+                    &staged = pair.staged;
   std::string undo = base + "/undo";
   testing::MakeDir(undo, 0700);
-  Write(project + "/a.txt", "a\n");
-  Write(project + "/d/one", "1\n");
-  CopyTree(project, staged);
   Write(staged + "/a.txt", "changed\n");
   Remove(staged + "/d");
   Write(staged + "/new/file", "new\n");
-  EXPECT_EQ(ApplyThenWriteOutside(project, staged, undo, base + "/outside", true),
-            "applied EACCES EPERM");
+  EXPECT_EQ(
+      ApplyThenWriteOutside(project, staged, undo, base + "/outside", true),
+      "applied EACCES EPERM");
   EXPECT_EQ(Snapshot(project), Snapshot(staged));
   EXPECT_EQ(::access((base + "/outside").c_str(), F_OK), -1);
   // Negative control: without the lockdown the same process writes outside.
   Write(staged + "/a.txt", "again\n");
-  EXPECT_EQ(ApplyThenWriteOutside(project, staged, undo, base + "/outside", false),
-            "applied wrote-outside socket");
+  EXPECT_EQ(
+      ApplyThenWriteOutside(project, staged, undo, base + "/outside", false),
+      "applied wrote-outside socket");
 }
 
 }  // namespace

@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "lib/changeset/builder.h"
 #include "lib/base/files.h"
 #include "lib/changeset/beneath.h"
+#include "lib/changeset/builder.h"
 #include "lib/changeset/test_tree.h"
 
 namespace garuda {
@@ -21,20 +21,14 @@ using testing::Snapshot;
 using testing::Symlink;
 using testing::Write;
 
-struct Fixture {
-  std::string project;
-  std::string staged;
+struct Fixture : testing::ProjectPair {
   std::string undo;
 };
 
 Fixture Make() {
-  std::string base = NewTempDir("apply");
-  Fixture f{base + "/project", base + "/staged", base + "/undo"};
-  Write(f.project + "/a.txt", "a\n");
-  Write(f.project + "/src/x.c", "int x;\n");
-  Write(f.project + "/d/one", "1\n");
-  Write(f.project + "/d/two", "2\n");
-  CopyTree(f.project, f.staged);
+  Fixture f;
+  static_cast<testing::ProjectPair&>(f) = testing::MakeProjectPair("apply");
+  f.undo = f.base + "/undo";
   return f;
 }
 
@@ -134,7 +128,8 @@ TEST(ApplyTest, FailurePartWayRollsBack) {
     int steps = 0;
     options.after_step = [&](int step) {
       steps = step;
-      return step == fail_at ? absl::InternalError("injected") : absl::OkStatus();
+      return step == fail_at ? absl::InternalError("injected")
+                             : absl::OkStatus();
     };
     auto result = ApplyChangeSet(change_set, options);
     if (steps < fail_at) {  // fewer steps than that: it applied
@@ -154,16 +149,7 @@ TEST(ApplyTest, RefusesEscapes) {
   Fixture f = Make();
   std::string outside = NewTempDir("outside");
   auto file = [](const std::string& path) {
-    Change change;
-    change.entry.set_path(path);
-    change.entry.set_kind(CHANGE_KIND_ADDED);
-    change.entry.mutable_base()->set_type(FILE_TYPE_ABSENT);
-    change.entry.set_new_type(FILE_TYPE_REGULAR);
-    change.entry.set_new_mode(0644);
-    change.content = "owned\n";
-    change.entry.set_size(change.content.size());
-    change.entry.set_new_sha256(Sha256(change.content));
-    return change;
+    return testing::AddedFile(path, "owned\n");
   };
   for (const std::string& path :
        {std::string("../escape"), outside + "/abs", std::string("a/../../x"),

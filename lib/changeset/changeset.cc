@@ -34,8 +34,8 @@ absl::StatusOr<std::string> ReadSourceContent(const Change& change) {
                                change.source_relative, O_RDONLY | O_NONBLOCK));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return absl::AbortedError(absl::StrCat(
-        VisiblePath(entry.path()), " is no longer a regular file"));
+    return absl::AbortedError(absl::StrCat(VisiblePath(entry.path()),
+                                           " is no longer a regular file"));
   }
   std::string content;
   content.reserve(std::min<uint64_t>(entry.size(), uint64_t{1} << 26));
@@ -44,8 +44,8 @@ absl::StatusOr<std::string> ReadSourceContent(const Change& change) {
     ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return LastErrnoStatus(absl::StrCat("read(", VisiblePath(entry.path()),
-                                          ")"));
+      return LastErrnoStatus(
+          absl::StrCat("read(", VisiblePath(entry.path()), ")"));
     }
     if (n == 0) break;
     content.append(buffer.data(), static_cast<size_t>(n));
@@ -70,9 +70,7 @@ absl::Status LoadContents(ChangeSet* change_set) {
   return absl::OkStatus();
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
                             const std::string& name) {
@@ -123,17 +121,15 @@ absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name) {
   auto check_complete = [&]() -> absl::Status {
     if (current == nullptr) return absl::OkStatus();
     if (current->content.size() != current->entry.size()) {
-      return error(absl::StrCat("content of ",
-                                VisiblePath(current->entry.path()), " has ",
-                                current->content.size(), " of ",
-                                current->entry.size(), " bytes"));
+      return error(absl::StrCat(
+          "content of ", VisiblePath(current->entry.path()), " has ",
+          current->content.size(), " of ", current->entry.size(), " bytes"));
     }
     if (current->entry.new_type() == FILE_TYPE_REGULAR &&
         Sha256(current->content) != current->entry.new_sha256()) {
-      return absl::DataLossError(
-          absl::StrCat(name, ": content of ",
-                       VisiblePath(current->entry.path()),
-                       " does not match its SHA-256"));
+      return absl::DataLossError(absl::StrCat(
+          name, ": content of ", VisiblePath(current->entry.path()),
+          " does not match its SHA-256"));
     }
     return absl::OkStatus();
   };
@@ -170,10 +166,9 @@ absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name) {
         RETURN_IF_ERROR(check_complete());
         change_set.summary = std::move(*frame.mutable_summary());
         if (change_set.summary.entries() != change_set.changes.size()) {
-          return error(absl::StrCat("the summary counts ",
-                                    change_set.summary.entries(),
-                                    " entries, the list has ",
-                                    change_set.changes.size()));
+          return error(absl::StrCat(
+              "the summary counts ", change_set.summary.entries(),
+              " entries, the list has ", change_set.changes.size()));
         }
         ChangeSetFrame extra;
         status = reader.Read(&extra);

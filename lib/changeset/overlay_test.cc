@@ -11,9 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "lib/base/files.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/builder.h"
-#include "lib/base/files.h"
 #include "lib/changeset/test_tree.h"
 
 namespace garuda {
@@ -46,15 +46,16 @@ void Whiteout(const std::string& path) {
 
 void SetAttribute(const std::string& path, const std::string& name,
                   const std::string& value) {
-  ASSERT_EQ(::lsetxattr(path.c_str(), name.c_str(), value.data(), value.size(), 0),
-            0)
+  ASSERT_EQ(
+      ::lsetxattr(path.c_str(), name.c_str(), value.data(), value.size(), 0), 0)
       << name << " on " << path << ": " << std::strerror(errno);
 }
 
 ChangeSet Walk(const Layers& layers) {
   BuildOptions options;
   options.project = layers.project;
-  absl::StatusOr<ChangeSet> change_set = BuildFromOverlayUpper(layers.upper, options);
+  absl::StatusOr<ChangeSet> change_set =
+      BuildFromOverlayUpper(layers.upper, options);
   EXPECT_TRUE(change_set.ok()) << change_set.status();
   return change_set.ok() ? *std::move(change_set) : ChangeSet();
 }
@@ -71,7 +72,8 @@ TEST(OverlayWalkTest, WhiteoutsAreDeletionsOfFilesAndSubtrees) {
   Whiteout(layers.upper + "/a.txt");
   Whiteout(layers.upper + "/d");
   ChangeSet change_set = Walk(layers);
-  EXPECT_FALSE(change_set.summary.incomplete()) << change_set.summary.incomplete_reason();
+  EXPECT_FALSE(change_set.summary.incomplete())
+      << change_set.summary.incomplete_reason();
   for (const char* path : {"a.txt", "d/one", "d/sub/two", "d/sub", "d"}) {
     const ChangeEntry* entry = Find(change_set, path);
     ASSERT_NE(entry, nullptr) << path;
@@ -83,7 +85,8 @@ TEST(OverlayWalkTest, WhiteoutsAreDeletionsOfFilesAndSubtrees) {
 }
 
 TEST(OverlayWalkTest, OpaqueFolderIsAReplacedFolder) {
-  for (const char* attribute : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
+  for (const char* attribute :
+       {"trusted.overlay.opaque", "user.overlay.opaque"}) {
     Layers layers = MakeLayers();
     MakeDir(layers.upper + "/src");
     SetAttribute(layers.upper + "/src", attribute, "y");
@@ -109,7 +112,7 @@ TEST(OverlayWalkTest, OpaqueFolderIsAReplacedFolder) {
 TEST(OverlayWalkTest, UnchangedCopyUpIsNoChange) {
   Layers layers = MakeLayers();
   Write(layers.upper + "/run.sh", "#!/bin/sh\n", 0755);  // same content, mode
-  MakeDir(layers.upper + "/d", 0755);                     // a folder copied up
+  MakeDir(layers.upper + "/d", 0755);                    // a folder copied up
   SetAttribute(layers.upper + "/run.sh", "trusted.overlay.origin", "x");
   ChangeSet change_set = Walk(layers);
   EXPECT_TRUE(change_set.NoChanges());
@@ -122,7 +125,9 @@ TEST(OverlayWalkTest, UnchangedCopyUpIsNoChange) {
 
 TEST(OverlayWalkTest, SpecialFilesAndSetuidAreRefused) {
   Layers layers = MakeLayers();
-  ASSERT_EQ(::mknod((layers.upper + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  ASSERT_EQ(
+      ::mknod((layers.upper + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)),
+      0);
   ASSERT_EQ(::mkfifo((layers.upper + "/fifo").c_str(), 0644), 0);
   Write(layers.upper + "/suid", "x", 0755);
   ASSERT_EQ(::chmod((layers.upper + "/suid").c_str(), 04755), 0);
@@ -132,14 +137,16 @@ TEST(OverlayWalkTest, SpecialFilesAndSetuidAreRefused) {
 }
 
 TEST(OverlayWalkTest, UnknownOverlayAttributeMakesTheListIncomplete) {
-  for (const char* attribute : {"trusted.overlay.redirect", "user.overlay.metacopy",
-                                "trusted.overlay.whiteout"}) {
+  for (const char* attribute :
+       {"trusted.overlay.redirect", "user.overlay.metacopy",
+        "trusted.overlay.whiteout"}) {
     Layers layers = MakeLayers();
     MakeDir(layers.upper + "/d");
     SetAttribute(layers.upper + "/d", attribute, "/elsewhere");
     ChangeSet change_set = Walk(layers);
     EXPECT_TRUE(change_set.summary.incomplete()) << attribute;
-    EXPECT_NE(change_set.summary.incomplete_reason().find(attribute), std::string::npos);
+    EXPECT_NE(change_set.summary.incomplete_reason().find(attribute),
+              std::string::npos);
   }
   // An opaque value other than "y" is not guessed either.
   Layers layers = MakeLayers();
@@ -172,19 +179,23 @@ TEST(OverlayWalkTest, RealOverlayInAUserNamespace) {
       "/merged; cd ", base, "/merged; ",
       "rm a.txt; rm -rf d; mkdir d; touch d/new; echo changed > keep.txt; "
       "chmod 700 run.sh; mkdir -p src/deep; echo x > src/deep/f; "
-      "ln -s keep.txt link; cp -a . ", base, "/result");
+      "ln -s keep.txt link; cp -a . ",
+      base, "/result");
   int status = std::system(
-      absl::StrCat("unshare -Urm sh -c '", script, "' 2>", base, "/err").c_str());
+      absl::StrCat("unshare -Urm sh -c '", script, "' 2>", base, "/err")
+          .c_str());
   if (status != 0) {
     GTEST_SKIP() << "this kernel does not mount overlayfs here: "
                  << testing::Read(base + "/err");
   }
   ChangeSet change_set = Walk(layers);
-  EXPECT_FALSE(change_set.summary.incomplete()) << change_set.summary.incomplete_reason();
+  EXPECT_FALSE(change_set.summary.incomplete())
+      << change_set.summary.incomplete_reason();
   EXPECT_TRUE(change_set.summary.refused().empty());
   BuildOptions options;
   options.project = layers.project;
-  absl::StatusOr<ChangeSet> from_copy = BuildFromCopy(base + "/result", options);
+  absl::StatusOr<ChangeSet> from_copy =
+      BuildFromCopy(base + "/result", options);
   ASSERT_TRUE(from_copy.ok());
   std::map<std::string, std::pair<int, int>> overlay_paths, copy_paths;
   for (const Change& c : change_set.changes) {
@@ -198,7 +209,8 @@ TEST(OverlayWalkTest, RealOverlayInAUserNamespace) {
   EXPECT_EQ(overlay_paths, copy_paths);
   const ChangeEntry* d = Find(change_set, "d");
   ASSERT_NE(d, nullptr);
-  EXPECT_EQ(d->kind(), CHANGE_KIND_REPLACED_FOLDER);  // the kernel made it opaque
+  EXPECT_EQ(d->kind(),
+            CHANGE_KIND_REPLACED_FOLDER);  // the kernel made it opaque
 }
 
 }  // namespace

@@ -110,9 +110,10 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
         absl::StrAppend(&detail, detail.empty() ? "" : ", ",
                         "the project's version differs from the list's base");
       } else if (LooksBinary(old_content) || LooksBinary(new_content)) {
-        absl::StrAppend(&detail, detail.empty() ? "" : ", ",
-                        absl::StrFormat("binary, %d -> %d bytes",
-                                        old_content.size(), new_content.size()));
+        absl::StrAppend(
+            &detail, detail.empty() ? "" : ", ",
+            absl::StrFormat("binary, %d -> %d bytes", old_content.size(),
+                            new_content.size()));
       } else if (old_content != new_content) {
         LineDiff diff = DiffLines(old_content, new_content);
         absl::StrAppend(&detail, detail.empty() ? "" : ", ", "+", diff.added,
@@ -140,8 +141,9 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
     absl::StrAppend(&out.summary, "  (no changes to apply)\n");
   }
   if (hidden_total > 0) {
-    absl::StrAppend(&out.summary, "Hidden characters (control, bidirectional, "
-                                  "zero-width) are shown as \\xNN or <U+XXXX>: ",
+    absl::StrAppend(&out.summary,
+                    "Hidden characters (control, bidirectional, "
+                    "zero-width) are shown as \\xNN or <U+XXXX>: ",
                     hidden_total, "\n");
   }
   if (!summary.sensitive_ignored().empty()) {
@@ -156,11 +158,10 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
     absl::StrAppend(&out.summary,
                     "Ignored by git (kept in staging, not applied):\n");
     for (const IgnoredCount& count : summary.ignored()) {
-      absl::StrAppend(&out.summary, "  ",
-                      count.folder().empty() ? "(top folder)"
-                                             : VisiblePath(count.folder()),
-                      ": ", count.files(), count.files() == 1 ? " file" : " files",
-                      "\n");
+      absl::StrAppend(
+          &out.summary, "  ",
+          count.folder().empty() ? "(top folder)" : VisiblePath(count.folder()),
+          ": ", count.files(), count.files() == 1 ? " file" : " files", "\n");
     }
   }
   for (const RefusedPath& refused : summary.refused()) {
@@ -168,8 +169,8 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
                     MakeVisible(refused.reason()), "\n");
   }
   if (summary.incomplete()) {
-    absl::StrAppend(&out.summary, "INCOMPLETE: ",
-                    MakeVisible(summary.incomplete_reason()),
+    absl::StrAppend(&out.summary,
+                    "INCOMPLETE: ", MakeVisible(summary.incomplete_reason()),
                     ". An incomplete list can only be discarded.\n");
   }
   out.diff = out.full_diff;
@@ -228,8 +229,9 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
   (void)WriteAll(out, rendered.diff);
   Answer answer = Answer::kDiscard;
   for (int tries = 0; tries < 20 && !interrupted; ++tries) {
-    (void)WriteAll(out, can_apply ? "\n[a]pply, [d]iscard, [v]iew all? "
-                                  : "\n[d]iscard, [v]iew all? (apply is not offered) ");
+    (void)WriteAll(
+        out, can_apply ? "\n[a]pply, [d]iscard, [v]iew all? "
+                       : "\n[d]iscard, [v]iew all? (apply is not offered) ");
     std::string line;
     if (!ReadAnswerLine(in, &line) || interrupted) break;
     std::string word = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line));
@@ -246,7 +248,8 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
   }
   ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   ::sigaction(SIGINT, &previous, nullptr);
-  (void)WriteAll(out, answer == Answer::kApply ? "Applying.\n" : "Discarded.\n");
+  (void)WriteAll(out,
+                 answer == Answer::kApply ? "Applying.\n" : "Discarded.\n");
   return answer;
 }
 

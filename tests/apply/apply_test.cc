@@ -41,23 +41,15 @@ struct Result {
   std::string terminal;  // what the question showed
 };
 
-struct Scene {
-  std::string base, project, staged, home;
+struct Scene : testing::ProjectPair {
+  std::string home;
 };
 
 Scene MakeScene() {
   Scene s;
-  s.base = NewTempDir("scene");
-  s.project = s.base + "/project";
-  s.staged = s.base + "/staged";
+  static_cast<testing::ProjectPair&>(s) = testing::MakeProjectPair("scene");
   s.home = s.base + "/home";
   MakeDir(s.home);
-  Write(s.project + "/a.txt", "alpha\n");
-  Write(s.project + "/src/main.c", "int main() { return 0; }\n");
-  Write(s.project + "/d/one", "1\n");
-  Write(s.project + "/d/two", "2\n");
-  Write(s.project + "/run.sh", "#!/bin/sh\necho hi\n", 0644);
-  CopyTree(s.project, s.staged);
   return s;
 }
 
@@ -77,7 +69,8 @@ void ChildExec(const Scene& scene, const std::vector<std::string>& args,
   std::vector<char*> argv;
   std::string binary = Binary();
   argv.push_back(binary.data());
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  for (const std::string& arg : args)
+    argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   ::execv(argv[0], argv.data());
   ::_exit(127);
@@ -91,7 +84,7 @@ int Wait(pid_t pid) {
 
 // Runs garuda-applier with `in` (a file) on stdin and no terminal.
 Result RunApplier(const Scene& scene, const std::vector<std::string>& args,
-           const std::string& in = "") {
+                  const std::string& in = "") {
   std::string out = NewTempDir("out") + "/out", err = out + ".err";
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -176,7 +169,8 @@ TEST(ApplierTest, DiscardLeavesTheProjectUnchanged) {
   EXPECT_EQ(result.code, 3) << result.err << result.terminal;
   EXPECT_EQ(result.out,
             "The user discarded the changes: the project did not change\n");
-  EXPECT_NE(result.terminal.find("+beta"), std::string::npos) << result.terminal;
+  EXPECT_NE(result.terminal.find("+beta"), std::string::npos)
+      << result.terminal;
   EXPECT_EQ(Snapshot(scene.project), before);
   // Negative control: the same list applied does change the project.
   Result applied = RunAsking(scene, Apply(scene, "--ask"), changes, {"a\n"});
@@ -190,7 +184,8 @@ TEST(ApplierTest, CtrlCAndEndOfInputDiscard) {
   Write(scene.staged + "/a.txt", "beta\n");
   auto before = Snapshot(scene.project);
   std::string changes = ChangeList(scene);
-  Result interrupted = RunAsking(scene, Apply(scene, "--ask"), changes, {"\x03"});
+  Result interrupted =
+      RunAsking(scene, Apply(scene, "--ask"), changes, {"\x03"});
   EXPECT_EQ(interrupted.code, 3) << interrupted.err << interrupted.terminal;
   Result ended = RunAsking(scene, Apply(scene, "--ask"), changes, {"\x04"});
   EXPECT_EQ(ended.code, 3) << ended.err << ended.terminal;
@@ -208,7 +203,8 @@ TEST(ApplierTest, ApplyThenUndoRestores) {
   Result applied = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(applied.code, 0) << applied.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
-  Result list = RunApplier(scene, {"undo", "--project", scene.project, "--list"});
+  Result list =
+      RunApplier(scene, {"undo", "--project", scene.project, "--list"});
   ASSERT_EQ(list.code, 0) << list.err;
   std::string id = list.out.substr(0, list.out.find(' '));
   EXPECT_NE(list.out.find("added/file.txt"), std::string::npos) << list.out;
@@ -221,13 +217,14 @@ TEST(ApplierTest, ApplyThenUndoRestores) {
 
 TEST(ApplierTest, DeletionIsListedAndApplied) {
   Scene scene = MakeScene();
-  Remove(scene.staged + "/src/main.c");
+  Remove(scene.staged + "/src/x.c");
   std::string changes = ChangeList(scene);
-  Result shown = RunApplier(scene, {"show", "--project", scene.project}, changes);
-  EXPECT_NE(shown.out.find("D src/main.c"), std::string::npos) << shown.out;
+  Result shown =
+      RunApplier(scene, {"show", "--project", scene.project}, changes);
+  EXPECT_NE(shown.out.find("D src/x.c"), std::string::npos) << shown.out;
   Result applied = RunApplier(scene, Apply(scene, "--yes"), changes);
   EXPECT_EQ(applied.code, 0) << applied.err;
-  EXPECT_EQ(::access((scene.project + "/src/main.c").c_str(), F_OK), -1);
+  EXPECT_EQ(::access((scene.project + "/src/x.c").c_str(), F_OK), -1);
 }
 
 TEST(ApplierTest, NoChangeAsksNothing) {
@@ -263,7 +260,7 @@ TEST(ApplierTest, ReplacedRenamedFoldersAndModeChanges) {
   MakeDir(scene.staged + "/d");
   Write(scene.staged + "/d/new", "");
   ::rename((scene.staged + "/src").c_str(), (scene.staged + "/source").c_str());
-  ::chmod((scene.staged + "/run.sh").c_str(), 0755);
+  ::chmod((scene.staged + "/tool.sh").c_str(), 0700);
   Result result = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
@@ -282,10 +279,10 @@ TEST(ApplierTest, FileBecomesFolderAndBack) {
 
 TEST(ApplierTest, SymlinkInsideAppliedOutsideRefused) {
   Scene scene = MakeScene();
-  Symlink("src/main.c", scene.staged + "/inside");
+  Symlink("src/x.c", scene.staged + "/inside");
   Result inside = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(inside.code, 0) << inside.err;
-  EXPECT_EQ(Read(scene.project + "/inside"), "int main() { return 0; }\n");
+  EXPECT_EQ(Read(scene.project + "/inside"), "int x;\n");
   Symlink("../../etc/passwd", scene.staged + "/outside");
   auto before = Snapshot(scene.project);
   Result outside = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
@@ -316,7 +313,8 @@ TEST(ApplierTest, WriteThroughASymlinkedFolderIsRefused) {
 TEST(ApplierTest, HundredMegabyteFile) {
   Scene scene = MakeScene();
   std::string big(100 << 20, '\0');
-  for (size_t i = 0; i < big.size(); i += 4096) big[i] = static_cast<char>(i / 4096);
+  for (size_t i = 0; i < big.size(); i += 4096)
+    big[i] = static_cast<char>(i / 4096);
   Write(scene.staged + "/big.bin", big);
   Result result = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
@@ -329,9 +327,12 @@ TEST(ApplierTest, NamesWithSpacesNewlinesAndBadBytes) {
                                     "bad\xff\xfe.txt", "dir with space/x y"};
   for (const std::string& name : names) Write(scene.staged + "/" + name, name);
   std::string changes = ChangeList(scene);
-  Result shown = RunApplier(scene, {"show", "--project", scene.project}, changes);
-  EXPECT_NE(shown.out.find("\"new\\nline.txt\""), std::string::npos) << shown.out;
-  EXPECT_NE(shown.out.find("bad\\xff\\xfe.txt"), std::string::npos) << shown.out;
+  Result shown =
+      RunApplier(scene, {"show", "--project", scene.project}, changes);
+  EXPECT_NE(shown.out.find("\"new\\nline.txt\""), std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("bad\\xff\\xfe.txt"), std::string::npos)
+      << shown.out;
   Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
   ASSERT_EQ(result.code, 0) << result.err;
   for (const std::string& name : names) {
@@ -343,15 +344,20 @@ TEST(ApplierTest, SensitiveIgnoredFileIsShownByNameAndNotApplied) {
   Scene scene = MakeScene();
   Write(scene.project + "/.gitignore", ".env\nbuild/\n");
   ASSERT_EQ(std::system(absl::StrCat("git -C '", scene.project,
-                                     "' init -q >/dev/null 2>&1").c_str()), 0);
+                                     "' init -q >/dev/null 2>&1")
+                            .c_str()),
+            0);
   Remove(scene.staged);
   CopyTree(scene.project, scene.staged);
   Write(scene.staged + "/.env", "TOKEN=secret\n");
-  for (int i = 0; i < 5; ++i) Write(absl::StrCat(scene.staged, "/build/o", i), "o");
+  for (int i = 0; i < 5; ++i)
+    Write(absl::StrCat(scene.staged, "/build/o", i), "o");
   Write(scene.staged + "/a.txt", "beta\n");
   std::string changes = ChangeList(scene);
-  Result shown = RunApplier(scene, {"show", "--project", scene.project}, changes);
-  EXPECT_NE(shown.out.find("Sensitive files written"), std::string::npos) << shown.out;
+  Result shown =
+      RunApplier(scene, {"show", "--project", scene.project}, changes);
+  EXPECT_NE(shown.out.find("Sensitive files written"), std::string::npos)
+      << shown.out;
   EXPECT_NE(shown.out.find("  .env\n"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("build/: 5 files"), std::string::npos) << shown.out;
   EXPECT_EQ(shown.out.find("TOKEN"), std::string::npos);
@@ -364,7 +370,8 @@ TEST(ApplierTest, SensitiveIgnoredFileIsShownByNameAndNotApplied) {
 
 TEST(ApplierTest, IncompleteListOffersOnlyDiscard) {
   Scene scene = MakeScene();
-  for (int i = 0; i < 30; ++i) Write(absl::StrCat(scene.staged, "/many/", i), "x");
+  for (int i = 0; i < 30; ++i)
+    Write(absl::StrCat(scene.staged, "/many/", i), "x");
   auto before = Snapshot(scene.project);
   std::string changes = ChangeList(scene, {"--file-limit", "10"});
   Result result = RunAsking(scene, Apply(scene, "--ask"), changes,
@@ -375,7 +382,8 @@ TEST(ApplierTest, IncompleteListOffersOnlyDiscard) {
   EXPECT_EQ(Snapshot(scene.project), before);
   EXPECT_EQ(RunApplier(scene, Apply(scene, "--yes"), changes).code, 3);
   // Negative control: without the limit the same change can be applied.
-  Result complete = RunAsking(scene, Apply(scene, "--ask"), ChangeList(scene), {"a\n"});
+  Result complete =
+      RunAsking(scene, Apply(scene, "--ask"), ChangeList(scene), {"a\n"});
   EXPECT_EQ(complete.code, 0) << complete.err << complete.terminal;
 }
 
