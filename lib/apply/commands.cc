@@ -289,6 +289,12 @@ int DiffDirs(const ApplierCommand& command) {
 }  // namespace
 
 int RunApplierCommand(const ApplierCommand& command) {
+  bool reads_list = command.name == "show" || command.name == "apply";
+  if (reads_list && ::isatty(command.in)) {
+    Say(command.err, "garuda-applier: the change list comes on standard "
+                     "input; pipe it from garuda-stager or diff-dirs\n");
+    return kExitUsage;
+  }
   if (command.name == "show") return Show(command);
   if (command.name == "apply") return Apply(command);
   if (command.name == "undo") return Undo(command);
