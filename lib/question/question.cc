@@ -1,6 +1,7 @@
 #include "lib/question/question.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -188,17 +189,31 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
 
 namespace {
 
+// Ctrl-C while the question waits: the handler writes to a pipe that the
+// read waits on too, so a signal that lands just before the read is not
+// lost.
 volatile sig_atomic_t interrupted = 0;
-void OnInterrupt(int) { interrupted = 1; }
+int interrupt_pipe[2] = {-1, -1};
+void OnInterrupt(int) {
+  interrupted = 1;
+  if (interrupt_pipe[1] >= 0) (void)!::write(interrupt_pipe[1], "x", 1);
+}
 
 // Reads one line; false on end of input, an error or Ctrl-C.
 bool ReadAnswerLine(int in, std::string* line) {
   line->clear();
   for (;;) {
+    struct pollfd fds[2] = {{in, POLLIN, 0}, {interrupt_pipe[0], POLLIN, 0}};
+    int ready = ::poll(fds, 2, -1);
+    if (interrupted) return false;
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
     char c;
     ssize_t n = ::read(in, &c, 1);
-    if (n < 0) return false;  // EINTR from SIGINT included: discard
-    if (n == 0) return false;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
     if (c == '\n') return true;
     if (line->size() < 64) line->push_back(c);
   }
@@ -211,8 +226,11 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
   bool can_apply = !change_set.summary.incomplete() &&
                    change_set.summary.refused().empty() &&
                    !change_set.changes.empty();
-  // Ctrl-C while the question waits discards; no SA_RESTART, so the read
-  // returns EINTR.
+  if (::pipe2(interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    (void)WriteAll(out, "Discarded (cannot wait for an answer).\n");
+    return Answer::kDiscard;
+  }
+  interrupted = 0;
   struct sigaction action = {}, previous = {};
   action.sa_handler = OnInterrupt;
   sigemptyset(&action.sa_mask);
@@ -223,7 +241,6 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
   sigemptyset(&unblock);
   sigaddset(&unblock, SIGINT);
   ::pthread_sigmask(SIG_UNBLOCK, &unblock, &previous_mask);
-  interrupted = 0;
   (void)WriteAll(out, rendered.summary);
   (void)WriteAll(out, "\n");
   (void)WriteAll(out, rendered.diff);
@@ -248,6 +265,10 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
   }
   ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   ::sigaction(SIGINT, &previous, nullptr);
+  for (int& fd : interrupt_pipe) {
+    ::close(fd);
+    fd = -1;
+  }
   (void)WriteAll(out,
                  answer == Answer::kApply ? "Applying.\n" : "Discarded.\n");
   return answer;

@@ -5,7 +5,9 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -140,11 +142,14 @@ Result RunAsking(const Scene& scene, const std::vector<std::string>& args,
 }
 
 // The change list of the staged copy, in a file.
+// `extra` may replace the source: {"--upper", DIR} walks an overlay layer.
 std::string ChangeList(const Scene& scene,
                        std::vector<std::string> extra = {}) {
   std::string path = NewTempDir("cs") + "/changes";
-  std::vector<std::string> args = {"diff-dirs", "--project", scene.project,
-                                   "--staged", scene.staged};
+  std::vector<std::string> args = {"diff-dirs", "--project", scene.project};
+  if (extra.empty() || extra[0] != "--upper") {
+    args.insert(args.end(), {"--staged", scene.staged});
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   std::string out = path;
   pid_t pid = ::fork();
@@ -385,6 +390,35 @@ TEST(ApplierTest, IncompleteListOffersOnlyDiscard) {
   Result complete =
       RunAsking(scene, Apply(scene, "--ask"), ChangeList(scene), {"a\n"});
   EXPECT_EQ(complete.code, 0) << complete.err << complete.terminal;
+}
+
+TEST(ApplierTest, OverlayUpperLayerIsApplied) {
+  Scene scene = MakeScene();
+  // An upper layer as overlayfs writes it: whiteouts (character devices
+  // 0/0), an opaque folder, a changed file.
+  std::string upper = scene.base + "/upper";
+  MakeDir(upper);
+  ASSERT_EQ(::mknod((upper + "/a.txt").c_str(), S_IFCHR, makedev(0, 0)), 0);
+  MakeDir(upper + "/d");
+  std::string opaque = "y";
+  ASSERT_EQ(::setxattr((upper + "/d").c_str(), "trusted.overlay.opaque",
+                       opaque.data(), opaque.size(), 0),
+            0);
+  Write(upper + "/d/new", "");
+  Write(upper + "/src/x.c", "int x = 1;\n");
+  Remove(scene.staged + "/a.txt");  // the merged view, for comparison
+  Remove(scene.staged + "/d");
+  Write(scene.staged + "/d/new", "");
+  Write(scene.staged + "/src/x.c", "int x = 1;\n");
+  std::string changes = ChangeList(scene, {"--upper", upper});
+  Result shown =
+      RunApplier(scene, {"show", "--project", scene.project}, changes);
+  EXPECT_NE(shown.out.find("R d  (folder removed and made again)"),
+            std::string::npos)
+      << shown.out;
+  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
 }
 
 TEST(ApplierTest, UsageErrors) {
