@@ -250,6 +250,13 @@ class Applier {
       std::string shown = VisiblePath(entry.path());
       absl::StatusOr<Fingerprint> now =
           FingerprintBeneath(root_.get(), entry.path());
+      if (UnderReplacedPath(entry.path())) {
+        // A link or file above it that this list turns into a folder: the
+        // path is new, beneath a folder the apply makes.
+        Fingerprint absent;
+        absent.set_type(FILE_TYPE_ABSENT);
+        now = absent;
+      }
       if (absl::IsFailedPrecondition(now.status())) {
         result->outcome = ApplyOutcome::kRefused;
         result->problems.push_back(
@@ -316,6 +323,21 @@ class Applier {
       }
     }
     return absl::OkStatus();
+  }
+
+  // True when a folder above `path` is, in the project, something the list
+  // replaces (a symlink or a file that becomes a folder).
+  bool UnderReplacedPath(const std::string& path) const {
+    for (std::string parent = Parent(path); !parent.empty();
+         parent = Parent(parent)) {
+      auto it = by_path_.find(parent);
+      if (it != by_path_.end() &&
+          it->second->base().type() != FILE_TYPE_DIRECTORY &&
+          it->second->base().type() != FILE_TYPE_ABSENT) {
+        return true;
+      }
+    }
+    return false;
   }
 
   static std::vector<std::string> ListFolder(int fd) {

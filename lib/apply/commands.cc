@@ -291,8 +291,9 @@ int DiffDirs(const ApplierCommand& command) {
 int RunApplierCommand(const ApplierCommand& command) {
   bool reads_list = command.name == "show" || command.name == "apply";
   if (reads_list && ::isatty(command.in)) {
-    Say(command.err, "garuda-applier: the change list comes on standard "
-                     "input; pipe it from garuda-stager or diff-dirs\n");
+    Say(command.err,
+        "garuda-applier: the change list comes on standard "
+        "input; pipe it from garuda-stager or diff-dirs\n");
     return kExitUsage;
   }
   if (command.name == "show") return Show(command);
