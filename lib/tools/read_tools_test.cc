@@ -64,6 +64,10 @@ TEST(ReadFileToolTest, NoEscape) {
   Symlink("../secret.txt", f.root + "/link-out");
   Symlink(f.parent + "/secret.txt", f.root + "/abs-link-out");
   Symlink(f.parent, f.root + "/dir-out");
+  // Negative control: without RESOLVE_BENEATH the links reach the secret.
+  EXPECT_EQ(garuda::testing::Read(f.root + "/link-out"), "TOP SECRET\n");
+  EXPECT_EQ(garuda::testing::Read(f.root + "/dir-out/secret.txt"),
+            "TOP SECRET\n");
   for (const std::string& path :
        {std::string("../secret.txt"), std::string("src/../../secret.txt"),
         f.parent + "/secret.txt", std::string("/etc/passwd"),
