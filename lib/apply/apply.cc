@@ -460,7 +460,6 @@ class Applier {
 
   absl::Status Stepped(Step step) {
     steps_.push_back(std::move(step));
-    touched_.insert(Parent(steps_.back().path));
     if (options_.after_step)
       return options_.after_step(static_cast<int>(steps_.size()));
     return absl::OkStatus();
@@ -514,8 +513,6 @@ class Applier {
     if (status.ok() && ::fchmod(file.get(), entry.new_mode()) != 0) {
       status = LastErrnoStatus("fchmod");
     }
-    if (status.ok() && ::fsync(file.get()) != 0)
-      status = LastErrnoStatus("fsync");
     if (!status.ok()) {
       return absl::Status(status.code(), absl::StrCat(VisiblePath(entry.path()),
                                                       ": ", status.message()));
@@ -564,6 +561,12 @@ class Applier {
           WriteTemporary(*change, in_work ? work_.get() : folder->get(), name));
       temps_[&entry] = {name, in_work};
       temp_cleanup_.push_back({in_work ? work_name_ : parent, name});
+    }
+    // Every new content on disk before the first rename: one syncfs for the
+    // project's file system instead of one fsync per file (10 000 fsyncs
+    // cost a minute on ext4).
+    if (::syncfs(root_.get()) != 0) {
+      return LastErrnoStatus("syncfs(the project's file system)");
     }
 
     // Removals, deepest first: moved aside into the work folder, so that
@@ -647,14 +650,8 @@ class Applier {
     }
 
     // Make the renames durable before the apply counts as done.
-    for (const std::string& folder : touched_) {
-      absl::StatusOr<UniqueFd> fd = Folder(folder);
-      if (absl::IsNotFound(fd.status())) continue;  // itself moved aside
-      RETURN_IF_ERROR(fd.status());
-      if (::fsync(fd->get()) != 0) {
-        return LastErrnoStatus(
-            absl::StrCat("fsync(", VisiblePath(folder), ")"));
-      }
+    if (::syncfs(root_.get()) != 0) {
+      return LastErrnoStatus("syncfs(the project's file system)");
     }
     return absl::OkStatus();
   }
@@ -745,7 +742,6 @@ class Applier {
   std::map<const ChangeEntry*, std::pair<std::string, bool>> temps_;
   std::vector<std::pair<std::string, std::string>> temp_cleanup_;
   std::vector<Step> steps_;
-  std::set<std::string> touched_;
 };
 
 }  // namespace
