@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
 #include "lib/provider/json.h"
 
@@ -92,32 +93,13 @@ std::string SchemaText(const ToolText& tool, ToolProfile profile) {
   return schema;
 }
 
-const char* KindName(const Value& value) {
-  switch (value.kind_case()) {
-    case Value::kNullValue:
-      return "null";
-    case Value::kNumberValue:
-      return "a number";
-    case Value::kStringValue:
-      return "a string";
-    case Value::kBoolValue:
-      return "a boolean";
-    case Value::kStructValue:
-      return "an object";
-    case Value::kListValue:
-      return "a list";
-    default:
-      return "nothing";
-  }
-}
-
 absl::Status CheckType(absl::string_view tool, absl::string_view field,
                        const Value& property, const Value& value) {
   std::string type = provider::StringMember(property, "type");
   auto wrong = [&](absl::string_view wanted) {
-    return absl::InvalidArgumentError(absl::StrCat(tool, ": field \"", field,
-                                                   "\" must be ", wanted,
-                                                   ", not ", KindName(value)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(tool, ": field \"", field, "\" must be ", wanted, ", not ",
+                     JsonKindName(value)));
   };
   if (type == "string") {
     if (value.kind_case() != Value::kStringValue) return wrong("a string");
@@ -181,8 +163,9 @@ absl::StatusOr<Value> CheckToolInput(absl::string_view tool,
         ": the arguments are not valid JSON: ", input.status().message()));
   }
   if (input->kind_case() != Value::kStructValue) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        tool, ": the arguments must be a JSON object, not ", KindName(*input)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(tool, ": the arguments must be a JSON object, not ",
+                     JsonKindName(*input)));
   }
   const Value& properties = *Member(schema, "properties");
   std::vector<std::string> known;
