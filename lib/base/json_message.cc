@@ -40,7 +40,8 @@ const char* KindName(const Value& value) {
 }
 
 absl::Status CheckObject(const google::protobuf::Struct& object,
-                         const Descriptor& descriptor, const std::string& path);
+                         const Descriptor& descriptor,
+                         const std::string& path);
 
 // A field by its JSON name (lowerCamelCase) or its proto name.
 const FieldDescriptor* FindField(const Descriptor& descriptor,
@@ -75,10 +76,19 @@ absl::Status CheckScalar(const Value& value, const FieldDescriptor& field,
     case FieldDescriptor::CPPTYPE_INT64:
     case FieldDescriptor::CPPTYPE_UINT32:
     case FieldDescriptor::CPPTYPE_UINT64: {
+      const bool is_64_bit =
+          field.cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+          field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+      if (is_64_bit && value.kind_case() == Value::kStringValue) {
+        // Proto3 JSON writes 64-bit integers as strings; protobuf's reader
+        // checks the digits.
+        return absl::OkStatus();
+      }
       if (value.kind_case() != Value::kNumberValue) return wrong("a number");
       double number = value.number_value();
-      bool is_unsigned = field.cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
-                         field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+      bool is_unsigned =
+          field.cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
+          field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
       if (number != std::floor(number) || (is_unsigned && number < 0)) {
         return wrong(is_unsigned ? "a whole number, 0 or more"
                                  : "a whole number");
@@ -104,8 +114,7 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
                          const Descriptor& descriptor,
                          const std::string& path) {
   for (const auto& [name, value] : object.fields()) {
-    std::string field_path =
-        path.empty() ? name : absl::StrCat(path, ".", name);
+    std::string field_path = path.empty() ? name : absl::StrCat(path, ".", name);
     const FieldDescriptor* field = FindField(descriptor, name);
     if (field == nullptr) {
       return absl::InvalidArgumentError(
@@ -114,9 +123,9 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
     if (value.kind_case() == Value::kNullValue) continue;
     if (field->is_map()) {
       if (value.kind_case() != Value::kStructValue) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("field \"", field_path, "\" must be an object, not ",
-                         KindName(value)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "field \"", field_path, "\" must be an object, not ",
+            KindName(value)));
       }
       const FieldDescriptor* map_value = field->message_type()->map_value();
       for (const auto& [key, entry] : value.struct_value().fields()) {
@@ -125,9 +134,9 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
       }
     } else if (field->is_repeated()) {
       if (value.kind_case() != Value::kListValue) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("field \"", field_path, "\" must be a list, not ",
-                         KindName(value)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "field \"", field_path, "\" must be a list, not ",
+            KindName(value)));
       }
       int index = 0;
       for (const Value& element : value.list_value().values()) {
@@ -154,8 +163,8 @@ absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
   auto status =
       google::protobuf::util::JsonStringToMessage(input, &object, options);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": not a JSON object: ", ProtobufMessage(status)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": not a JSON object: ", ProtobufMessage(status)));
   }
   absl::Status checked = CheckObject(object, *message->GetDescriptor(), "");
   if (!checked.ok()) {
