@@ -89,7 +89,8 @@ absl::StatusOr<std::string> ReadFileTool(const Project& project,
 }
 
 absl::StatusOr<std::string> ListFilesTool(Project& project,
-                                          const ListFilesInput& input) {
+                                          const ListFilesInput& input,
+                                          const HiddenPredicate& hidden) {
   ASSIGN_OR_RETURN(OpenedPath start, project.OpenForRead(input.path));
   if (!start.is_folder) {
     return absl::FailedPreconditionError(
@@ -103,7 +104,8 @@ absl::StatusOr<std::string> ListFilesTool(Project& project,
       project.Walk(
           start, kListLimit,
           [&](const std::string& relative, int, const std::string&, bool) {
-            if (!MatchToolGlob(input.glob, relative.substr(skip))) {
+            if (!MatchToolGlob(input.glob, relative.substr(skip)) ||
+                (hidden && hidden(relative))) {
               return;
             }
             absl::StrAppend(&out, relative, "\n");
@@ -144,7 +146,8 @@ void GrepContent(const regex_t& regex, const std::string& relative,
 
 }  // namespace
 
-absl::StatusOr<std::string> GrepTool(Project& project, const GrepInput& input) {
+absl::StatusOr<std::string> GrepTool(Project& project, const GrepInput& input,
+                                     const HiddenPredicate& hidden) {
   std::unique_ptr<regex_t, RegexDeleter> regex(new regex_t);
   int code =
       ::regcomp(regex.get(), input.pattern.c_str(), REG_EXTENDED | REG_NOSUB);
@@ -161,6 +164,10 @@ absl::StatusOr<std::string> GrepTool(Project& project, const GrepInput& input) {
   size_t matches = 0;
   bool whole = true;
   if (!start.is_folder) {
+    if (hidden && hidden(start.relative)) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("\"", input.path, "\" may not be searched"));
+    }
     ASSIGN_OR_RETURN(std::string content,
                      ReadRegular(start.fd.get(), input.path));
     GrepContent(*regex, start.relative, content, &matches, &out);
@@ -172,7 +179,8 @@ absl::StatusOr<std::string> GrepTool(Project& project, const GrepInput& input) {
                      [&](const std::string& relative, int dir_fd,
                          const std::string& name, bool is_regular) {
                        if (!is_regular || matches >= kGrepMatchLimit ||
-                           !MatchToolGlob(input.glob, relative.substr(skip))) {
+                           !MatchToolGlob(input.glob, relative.substr(skip)) ||
+                           (hidden && hidden(relative))) {
                          return;
                        }
                        int fd = ::openat(dir_fd, name.c_str(),

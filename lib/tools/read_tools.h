@@ -5,6 +5,7 @@
 #ifndef GARUDA_LIB_TOOLS_READ_TOOLS_H_
 #define GARUDA_LIB_TOOLS_READ_TOOLS_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -22,12 +23,18 @@ inline constexpr size_t kReadFileBytesLimit = 64 << 20;
 absl::StatusOr<std::string> ReadFileTool(const Project& project,
                                          const ReadFileInput& input);
 
+// Files for which `hidden(relative)` is true are left out of a listing or
+// a search, as if absent (e.g. those a deny rule covers).
+using HiddenPredicate = std::function<bool(const std::string& relative)>;
+
 // One path per line, relative to the project root, sorted.
 absl::StatusOr<std::string> ListFilesTool(Project& project,
-                                          const ListFilesInput& input);
+                                          const ListFilesInput& input,
+                                          const HiddenPredicate& hidden = {});
 
 // "path:line: text" per matching line.
-absl::StatusOr<std::string> GrepTool(Project& project, const GrepInput& input);
+absl::StatusOr<std::string> GrepTool(Project& project, const GrepInput& input,
+                                     const HiddenPredicate& hidden = {});
 
 // list_files' and grep's glob: matched against the path relative to the
 // searched folder; a glob without '/' against the file name alone.

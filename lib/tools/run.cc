@@ -55,17 +55,25 @@ ToolOutput ErrorOutput(const absl::Status& status) {
 }
 
 ToolOutput RunReadOnlyTool(Project& project, absl::string_view tool,
-                           absl::string_view arguments_json) {
+                           absl::string_view arguments_json,
+                           const Permissions* permissions) {
+  HiddenPredicate hidden;
+  if (permissions != nullptr) {
+    hidden = [permissions, tool](const std::string& relative) {
+      return permissions->Decide({std::string(tool), relative}).verdict ==
+             Verdict::kDeny;
+    };
+  }
   absl::StatusOr<std::string> text;
   if (tool == "read_file") {
     absl::StatusOr<ReadFileInput> input = ParseReadFileInput(arguments_json);
     text = input.ok() ? ReadFileTool(project, *input) : input.status();
   } else if (tool == "list_files") {
     absl::StatusOr<ListFilesInput> input = ParseListFilesInput(arguments_json);
-    text = input.ok() ? ListFilesTool(project, *input) : input.status();
+    text = input.ok() ? ListFilesTool(project, *input, hidden) : input.status();
   } else if (tool == "grep") {
     absl::StatusOr<GrepInput> input = ParseGrepInput(arguments_json);
-    text = input.ok() ? GrepTool(project, *input) : input.status();
+    text = input.ok() ? GrepTool(project, *input, hidden) : input.status();
   } else {
     text = absl::InvalidArgumentError(
         absl::StrCat(tool, " is not a read-only tool"));

@@ -31,8 +31,12 @@ bool IsReadOnlyTool(absl::string_view tool);
 
 // read_file, list_files or grep: checked, run, formatted and capped. Any
 // failure becomes an error result whose text tells the model what to fix.
+// With `permissions`, list_files and grep leave out each file that a deny
+// rule of the same tool covers, so searching a folder above a denied one
+// does not show it (the call itself is decided before, by the caller).
 ToolOutput RunReadOnlyTool(Project& project, absl::string_view tool,
-                           absl::string_view arguments_json);
+                           absl::string_view arguments_json,
+                           const Permissions* permissions = nullptr);
 
 // An error for the model, capped like any result.
 ToolOutput ErrorOutput(const absl::Status& status);

@@ -81,5 +81,32 @@ TEST(RunReadOnlyToolTest, ErrorsAreResultsForTheModel) {
   EXPECT_TRUE(RunReadOnlyTool(*project, "edit_file", "{}").is_error);
 }
 
+TEST(RunReadOnlyToolTest, DeniedFilesAreLeftOutOfSearches) {
+  std::string root = NewTempDir("run-deny") + "/p";
+  Write(root + "/secret/key.txt", "password=1\n");
+  Write(root + "/src/a.c", "password=2\n");
+  std::unique_ptr<Project> project = MakeProject(root);
+  PermissionSettings settings;
+  settings.add_deny("grep(secret/**)");
+  settings.add_deny("list_files(secret/**)");
+  Permissions permissions;
+  ASSERT_TRUE(permissions.AddRules(settings, "settings.json").ok());
+  // Negative control: without the rules the secret shows.
+  EXPECT_EQ(
+      RunReadOnlyTool(*project, "grep", R"({"pattern": "password"})").content,
+      "secret/key.txt:1: password=1\nsrc/a.c:1: password=2\n");
+  EXPECT_EQ(RunReadOnlyTool(*project, "grep", R"({"pattern": "password"})",
+                            &permissions)
+                .content,
+            "src/a.c:1: password=2\n");
+  EXPECT_EQ(RunReadOnlyTool(*project, "list_files", "{}", &permissions).content,
+            "src/a.c\n");
+  EXPECT_TRUE(
+      RunReadOnlyTool(*project, "grep",
+                      R"({"pattern": "password", "path": "secret/key.txt"})",
+                      &permissions)
+          .is_error);
+}
+
 }  // namespace
 }  // namespace garuda
