@@ -114,6 +114,16 @@ class Splitter {
           current.push_back(c);
           ++*i;
           break;
+        case '#':
+          // A comment runs to the end of the line, and quotes in it do not
+          // count; simpler to refuse than to read it as bash would.
+          if (current.empty() ||
+              absl::ascii_isspace(static_cast<unsigned char>(current.back()))) {
+            return Fail("a comment", *i);
+          }
+          current.push_back(c);
+          ++*i;
+          break;
         case '<':
           return Fail(
               "an input redirection, here-document or process substitution",

@@ -28,7 +28,7 @@ struct CommandSplit {
 // "$(...)" and backticks are read recursively. Incomplete: an unclosed quote
 // or substitution, a subshell or group ("(", "{"), a redirection other than
 // to /dev/null or between descriptors ("2>&1"), a here-document, process
-// substitution, and arithmetic "$((".
+// substitution, arithmetic "$((", and a comment ("#" starting a word).
 CommandSplit SplitCommand(absl::string_view command);
 
 }  // namespace garuda
