@@ -4,30 +4,23 @@
 #include "lib/apply/apply.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/tools/test_project.h"
 
 namespace garuda {
 namespace {
 
-using garuda::testing::NewTempDir;
 using garuda::testing::Read;
 using garuda::testing::Symlink;
 using garuda::testing::Write;
 
-struct Fixture {
-  std::string parent, root;
-  std::unique_ptr<Project> project;
-};
+using Fixture = garuda::testing::TestProject;
 
 Fixture MakeFixture(const std::string& label) {
-  Fixture f;
-  f.parent = NewTempDir(label);
-  f.root = f.parent + "/project";
-  Write(f.parent + "/outside.txt", "outside\n");
-  Write(f.root + "/src/a.c", "int a = 1;\nint b = 1;\nint c = 2;\n", 0640);
-  absl::StatusOr<std::unique_ptr<Project>> project = Project::Open(f.root);
-  EXPECT_TRUE(project.ok()) << project.status();
-  f.project = std::move(*project);
-  return f;
+  return garuda::testing::MakeTestProject(
+      label, [](const std::string& parent, const std::string& root) {
+        Write(parent + "/outside.txt", "outside\n");
+        Write(root + "/src/a.c", "int a = 1;\nint b = 1;\nint c = 2;\n", 0640);
+      });
 }
 
 ApplyResult Apply(const Fixture& f, const ChangeSet& set) {

@@ -7,40 +7,33 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/tools/test_project.h"
 
 namespace garuda {
 namespace {
 
-using garuda::testing::MakeDir;
 using garuda::testing::NewTempDir;
 using garuda::testing::Symlink;
 using garuda::testing::Write;
 
-// A project folder inside a parent that also holds a secret beside it.
-struct Fixture {
-  std::string parent, root;
-  std::unique_ptr<Project> project;
-};
+using Fixture = garuda::testing::TestProject;
 
+// A project folder with a secret beside it.
 Fixture MakeFixture(const std::string& label, bool git = false) {
-  Fixture f;
-  f.parent = NewTempDir(label);
-  f.root = f.parent + "/project";
-  Write(f.parent + "/secret.txt", "TOP SECRET\n");
-  Write(f.root + "/a.txt", "one\ntwo\nthree\n");
-  Write(f.root + "/src/x.c", "int x;\nint main() { return x; }\n");
-  Write(f.root + "/src/deep/y.c", "int y;\n");
-  Write(f.root + "/build/out.o", "compiled main\n");
-  Write(f.root + "/.git-not/keep", "x\n");
-  if (git) {
-    Write(f.root + "/.gitignore", "build/\n");
-    EXPECT_EQ(std::system(absl::StrCat("git init -q '", f.root, "'").c_str()),
-              0);
-  }
-  absl::StatusOr<std::unique_ptr<Project>> project = Project::Open(f.root);
-  EXPECT_TRUE(project.ok()) << project.status();
-  f.project = std::move(*project);
-  return f;
+  return garuda::testing::MakeTestProject(
+      label, [git](const std::string& parent, const std::string& root) {
+        Write(parent + "/secret.txt", "TOP SECRET\n");
+        Write(root + "/a.txt", "one\ntwo\nthree\n");
+        Write(root + "/src/x.c", "int x;\nint main() { return x; }\n");
+        Write(root + "/src/deep/y.c", "int y;\n");
+        Write(root + "/build/out.o", "compiled main\n");
+        Write(root + "/.git-not/keep", "x\n");
+        if (git) {
+          Write(root + "/.gitignore", "build/\n");
+          EXPECT_EQ(
+              std::system(absl::StrCat("git init -q '", root, "'").c_str()), 0);
+        }
+      });
 }
 
 TEST(ReadFileToolTest, NumberedLinesWithOffsetAndLimit) {
