@@ -98,6 +98,42 @@ const PermissionRule* FirstMatch(const std::vector<PermissionRule>& rules,
 
 }  // namespace
 
+absl::StatusOr<LoadedPermissions> LoadPermissions(
+    const SettingsSources& sources) {
+  LoadedPermissions loaded;
+  struct Source {
+    const Settings& settings;
+    const std::string& path;
+    const char* fallback;
+  };
+  for (const Source& source :
+       {Source{sources.managed_policy, sources.managed_policy_path,
+               "the managed policy"},
+        Source{sources.user_policy, sources.user_policy_path,
+               "the user's policy"},
+        Source{sources.user_settings, sources.user_settings_path,
+               "the user's settings"}}) {
+    RETURN_IF_ERROR(loaded.permissions.AddRules(
+        source.settings.permissions(),
+        source.path.empty() ? source.fallback : source.path));
+  }
+  PermissionSettings project = sources.project_settings.permissions();
+  const std::string project_name = sources.project_settings_path.empty()
+                                       ? "the project's settings"
+                                       : sources.project_settings_path;
+  if (project.allow_size() > 0) {
+    loaded.notices.push_back(absl::StrCat(
+        project_name,
+        ": permissions.allow is ignored in a project's settings (",
+        project.allow_size(), project.allow_size() == 1 ? " rule" : " rules",
+        "): a project cannot allow itself tool calls; put allow rules in "
+        "~/.garuda/settings.json"));
+    project.clear_allow();
+  }
+  RETURN_IF_ERROR(loaded.permissions.AddRules(project, project_name));
+  return loaded;
+}
+
 bool RuleMatches(const PermissionRule& rule, const PermissionRequest& request) {
   if (rule.tool != request.tool) return false;
   if (rule.any) return true;

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/permissions/rules.h"
+#include "lib/policy/sources.h"
 #include "proto/settings.pb.h"
 
 namespace garuda {
@@ -79,6 +80,18 @@ class Permissions {
  private:
   std::vector<PermissionRule> allow_, ask_, deny_, session_;
 };
+
+// The rules of every settings source, each named by its file. A project's
+// settings may add ask and deny rules but not allow rules: a cloned project
+// must not be able to allow itself calls (as it cannot turn strict off).
+// Its allow rules are left out, and `notices` says so, for the first line
+// of the session.
+struct LoadedPermissions {
+  Permissions permissions;
+  std::vector<std::string> notices;
+};
+absl::StatusOr<LoadedPermissions> LoadPermissions(
+    const SettingsSources& sources);
 
 // Whether `rule` matches a call as a whole (every part of a compound bash
 // command must match it, or another rule, to be allowed: see Decide).

@@ -152,5 +152,38 @@ TEST(PermissionsTest, BadRuleInSettingsNamesIt) {
   EXPECT_NE(status.message().find("\"bash(rm *\""), std::string::npos);
 }
 
+TEST(LoadPermissionsTest, ProjectMayAddDenyAndAskButNotAllow) {
+  SettingsSources sources;
+  sources.user_settings.mutable_permissions()->add_allow("bash(make*)");
+  sources.user_settings_path = "/home/u/.garuda/settings.json";
+  PermissionSettings* project = sources.project_settings.mutable_permissions();
+  project->add_allow("bash");
+  project->add_allow("edit_file");
+  project->add_deny("bash(make install*)");
+  project->add_ask("edit_file(Makefile)");
+  sources.project_settings_path = "/p/.garuda/settings.json";
+  absl::StatusOr<LoadedPermissions> loaded = LoadPermissions(sources);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Permissions& p = loaded->permissions;
+  EXPECT_EQ(VerdictOf(p, "bash", "make test"), Verdict::kAllow);
+  EXPECT_EQ(VerdictOf(p, "bash", "make install"), Verdict::kDeny);
+  EXPECT_EQ(VerdictOf(p, "edit_file", "Makefile"), Verdict::kAsk);
+  // The project's own allow rules did not count.
+  EXPECT_EQ(VerdictOf(p, "bash", "curl x"), Verdict::kNoRule);
+  EXPECT_EQ(VerdictOf(p, "edit_file", "src/a.c"), Verdict::kNoRule);
+  ASSERT_EQ(loaded->notices.size(), 1u);
+  EXPECT_NE(loaded->notices[0].find("/p/.garuda/settings.json: "
+                                    "permissions.allow is ignored"),
+            std::string::npos)
+      << loaded->notices[0];
+  // A bad rule names its file.
+  sources.user_policy.mutable_permissions()->add_deny("nope(x)");
+  sources.user_policy_path = "/home/u/.garuda/policy.json";
+  absl::StatusOr<LoadedPermissions> bad = LoadPermissions(sources);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("/home/u/.garuda/policy.json"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace garuda
