@@ -31,6 +31,9 @@ absl::StatusOr<std::unique_ptr<Project>> Project::Open(
   }
   std::unique_ptr<Project> project(new Project());
   project->root_ = resolved;
+  if (absl::StartsWith(root, "/")) {
+    project->given_root_ = std::string(absl::StripSuffix(root, "/"));
+  }
   ASSIGN_OR_RETURN(project->root_fd_,
                    OpenFile(project->root_, O_RDONLY | O_DIRECTORY));
   ASSIGN_OR_RETURN(project->ignore_, IgnoreRules::ForProject(project->root_));
@@ -40,8 +43,12 @@ absl::StatusOr<std::unique_ptr<Project>> Project::Open(
 absl::StatusOr<std::string> Project::Relative(absl::string_view path) const {
   absl::string_view rest = path;
   if (absl::StartsWith(rest, "/")) {
-    if (rest == root_) return std::string();
-    if (!absl::ConsumePrefix(&rest, absl::StrCat(root_, "/"))) {
+    if (rest == root_ || (!given_root_.empty() && rest == given_root_)) {
+      return std::string();
+    }
+    if (!absl::ConsumePrefix(&rest, absl::StrCat(root_, "/")) &&
+        (given_root_.empty() ||
+         !absl::ConsumePrefix(&rest, absl::StrCat(given_root_, "/")))) {
       return absl::PermissionDeniedError(
           absl::StrCat("\"", path, "\" is outside the project (", root_,
                        "); use a path relative to the project root"));

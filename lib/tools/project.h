@@ -33,7 +33,8 @@ class Project {
   int fd() const { return root_fd_.get(); }
   IgnoreRules& ignore_rules() { return *ignore_; }
 
-  // A path the model wrote (relative to the root, or absolute beneath it),
+  // A path the model wrote (relative to the root, or absolute beneath it:
+  // beneath the real root or the root as it was given to Open),
   // normalized without touching the disk. Errors name the path and say it
   // is outside the project.
   absl::StatusOr<std::string> Relative(absl::string_view path) const;
@@ -57,6 +58,7 @@ class Project {
  private:
   Project() = default;
   std::string root_;
+  std::string given_root_;  // as the caller named it, when absolute
   UniqueFd root_fd_;
   std::unique_ptr<IgnoreRules> ignore_;
 };

@@ -46,8 +46,16 @@ TEST(ReadFileToolTest, NumberedLinesWithOffsetAndLimit) {
   ASSERT_TRUE(part.ok());
   EXPECT_EQ(*part, "     2\ttwo\n[lines 2-2 of 3; read on with offset 3]\n");
   EXPECT_FALSE(ReadFileTool(*f.project, {"a.txt", 9, 1}).ok());
-  // An absolute path inside the project is the same file.
+  // An absolute path inside the project is the same file, also through the
+  // name the project was opened by.
   EXPECT_TRUE(ReadFileTool(*f.project, {f.root + "/a.txt", 1, 10}).ok());
+  Symlink(f.root, f.parent + "/alias");
+  absl::StatusOr<std::unique_ptr<Project>> aliased =
+      Project::Open(f.parent + "/alias");
+  ASSERT_TRUE(aliased.ok());
+  EXPECT_TRUE(ReadFileTool(**aliased, {f.parent + "/alias/a.txt", 1, 10}).ok());
+  EXPECT_TRUE(ReadFileTool(**aliased, {f.root + "/a.txt", 1, 10}).ok());
+  EXPECT_FALSE(ReadFileTool(**aliased, {f.parent + "/secret.txt", 1, 10}).ok());
 }
 
 TEST(ReadFileToolTest, NoEscape) {
