@@ -192,4 +192,6 @@ std::string MessageToJsonLine(const google::protobuf::Message& message) {
   return out;
 }
 
+const char* JsonKindName(const Value& value) { return KindName(value); }
+
 }  // namespace garuda

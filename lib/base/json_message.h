@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
+#include "google/protobuf/struct.pb.h"
 
 namespace garuda {
 
@@ -24,6 +25,10 @@ absl::Status ReadJsonMessageFile(const std::string& path,
 // One line of compact JSON for `message` (field names in lowerCamelCase, as
 // in the settings files).
 std::string MessageToJsonLine(const google::protobuf::Message& message);
+
+// What a JSON value is, for messages: "a string", "a number", "true or
+// false", "an object", "a list", "null".
+const char* JsonKindName(const google::protobuf::Value& value);
 
 }  // namespace garuda
 
