@@ -350,6 +350,17 @@ absl::StatusOr<std::string> SeccompFilter::ExportPfc() const {
   return ReadAll(memory.get());
 }
 
+absl::StatusOr<std::string> SeccompFilter::ExportBpf() const {
+  UniqueFd memory(memfd_create("seccomp_bpf", MFD_CLOEXEC));
+  if (!memory) return LastErrnoStatus("memfd_create(seccomp_bpf)");
+  int rc = seccomp_export_bpf(context_.get(), memory.get());
+  if (rc != 0) return ErrnoStatus(-rc, "seccomp_export_bpf");
+  if (lseek(memory.get(), 0, SEEK_SET) != 0) {
+    return LastErrnoStatus("lseek(seccomp_bpf)");
+  }
+  return ReadAll(memory.get());
+}
+
 absl::Status SeccompFilter::Load() {
   // Safe: no_new_privs only takes away the gain of privileges on exec
   // (setuid bits, file capabilities); the kernel requires it before an

@@ -48,6 +48,9 @@ class SeccompFilter {
 
   // The filter as seccomp_export_pfc prints it, for golden files.
   absl::StatusOr<std::string> ExportPfc() const;
+  // The compiled BPF program (seccomp_export_bpf), as bubblewrap's --seccomp
+  // takes it: the escape corpus gives bwrap the same filter as our sandbox.
+  absl::StatusOr<std::string> ExportBpf() const;
 
   // Installs the filter on every thread of the process (TSYNC); sets
   // no_new_privs first, as the kernel requires without CAP_SYS_ADMIN. It

@@ -1,0 +1,109 @@
+// garuda-stager: runs commands for Garuda in an OS sandbox, and says what
+// this machine's sandbox can do.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "cmd/garuda-stager/stager.h"
+
+ABSL_FLAG(std::string, project, "",
+          "run: the project folder (default: the current folder)");
+ABSL_FLAG(std::string, mode, "",
+          "run: \"direct\" (the command writes the project from inside the "
+          "sandbox); default from the settings");
+ABSL_FLAG(bool, network, false, "run: allow the network");
+ABSL_FLAG(std::vector<std::string>, write, {},
+          "run: an extra writable path; repeat the flag for more");
+ABSL_FLAG(bool, allow_host, false,
+          "run: without a working sandbox, run on the host (refused by the "
+          "strict profile)");
+ABSL_FLAG(bool, json, false, "probe: print one JSON object");
+
+namespace {
+
+constexpr char kUsage[] =
+    "runs commands for Garuda in an OS sandbox.\n"
+    "\n"
+    "  garuda-stager run [--project DIR] --mode direct [--network] "
+    "[--write PATH]... [--allow-host] -- CMD [ARGS...]\n"
+    "      run CMD in the sandbox: the project writable, the system "
+    "read-only,\n"
+    "      .git/hooks and .garuda/ hidden; the exit code is CMD's\n"
+    "  garuda-stager probe [--json]\n"
+    "      what this machine allows (namespaces, overlay, Landlock, seccomp),\n"
+    "      with canaries, and the fix for each missing part";
+
+// Before absl sees the arguments (only those before "--"): every --write is
+// collected here, since absl keeps only the last value of a repeated flag;
+// and a flag spelled with dashes (--allow-host) gets absl's underscores.
+std::vector<std::string> TakeWriteFlags(int* argc, char** argv,
+                                        std::vector<std::string>* storage) {
+  std::vector<std::string> paths;
+  int out = 1;
+  bool flags_done = false;
+  for (int i = 1; i < *argc; ++i) {
+    if (!flags_done && std::strcmp(argv[i], "--") == 0) flags_done = true;
+    if (!flags_done && std::strcmp(argv[i], "--write") == 0 && i + 1 < *argc) {
+      paths.push_back(argv[++i]);
+      continue;
+    }
+    if (!flags_done && std::strncmp(argv[i], "--write=", 8) == 0) {
+      paths.push_back(argv[i] + 8);
+      continue;
+    }
+    if (!flags_done && std::strncmp(argv[i], "--", 2) == 0) {
+      std::string arg = argv[i];
+      size_t end = std::min(arg.find('='), arg.size());
+      for (size_t j = 2; j < end; ++j) {
+        if (arg[j] == '-') arg[j] = '_';
+      }
+      storage->push_back(arg);
+      argv[out++] = storage->back().data();
+      continue;
+    }
+    argv[out++] = argv[i];
+  }
+  *argc = out;
+  return paths;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return file.find("garuda-stager") != absl::string_view::npos;
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+  std::vector<std::string> storage;
+  storage.reserve(argc);  // pointers into it stay valid
+  std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv, &storage);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() < 2) {
+    std::fprintf(stderr, "garuda-stager %s\n(see --help)\n", kUsage);
+    return 2;
+  }
+  std::string command = positional[1];
+  if (command == "probe") return garuda::StagerProbe(absl::GetFlag(FLAGS_json));
+  if (command == "run") {
+    garuda::StagerRunOptions options;
+    options.project = absl::GetFlag(FLAGS_project);
+    options.mode = absl::GetFlag(FLAGS_mode);
+    options.network = absl::GetFlag(FLAGS_network);
+    options.write_paths = write_paths;
+    options.allow_host = absl::GetFlag(FLAGS_allow_host);
+    options.argv.assign(positional.begin() + 2, positional.end());
+    return garuda::StagerRun(options);
+  }
+  std::fprintf(stderr, "garuda-stager: unknown command \"%s\" (run, probe)\n",
+               command.c_str());
+  return 2;
+}

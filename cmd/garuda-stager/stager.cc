@@ -1,0 +1,154 @@
+#include "cmd/garuda-stager/stager.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "lib/policy/merge.h"
+#include "lib/policy/sources.h"
+#include "sandbox/command_policy.h"
+#include "sandbox/probe.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+void Say(const std::string& text) {
+  std::fprintf(stderr, "garuda-stager: %s\n", text.c_str());
+}
+
+std::string CurrentDirectory() {
+  char buffer[PATH_MAX];
+  return ::getcwd(buffer, sizeof buffer) ? buffer : "";
+}
+
+// The sandbox cannot be used: stop, or run on the host when the person said
+// so and no setting requires the sandbox.
+int WithoutSandbox(const MergedSettings& settings,
+                   const StagerRunOptions& options, const std::string& project,
+                   const std::string& reason, const std::string& fix) {
+  if (settings.require_sandbox()) {
+    std::string why =
+        settings.strict()
+            ? absl::StrCat("the strict profile (from ", settings.strict_source,
+                           ") requires the OS sandbox")
+            : absl::StrCat("requireSandbox (from ",
+                           settings.require_sandbox_source,
+                           ") requires the OS sandbox");
+    std::string undo =
+        settings.strict() ? absl::StrCat("remove \"profile\": \"strict\" from ",
+                                         settings.strict_source)
+                          : absl::StrCat("remove \"requireSandbox\" from ",
+                                         settings.require_sandbox_source);
+    Say(absl::StrCat(why, ", and it does not work here: ", reason,
+                     ".\n  fix: ", fix, "; or ", undo, "."));
+    if (options.allow_host) {
+      Say(absl::StrCat("--allow-host is refused: ", why, "; nothing was run."));
+    }
+    return kStagerRefused;
+  }
+  if (!options.allow_host) {
+    Say(absl::StrCat("no working OS sandbox: ", reason, ".\n  fix: ", fix,
+                     ".\n  To run this command on the host WITHOUT a sandbox, "
+                     "run again with --allow-host."));
+    return kStagerRefused;
+  }
+  Say(absl::StrCat("running on the host WITHOUT a sandbox (--allow-host): ",
+                   reason));
+  RunOptions run;
+  run.argv = options.argv;
+  auto result = RunOnHost(run, project);
+  if (!result.ok()) {
+    Say(std::string(result.status().message()));
+    return kStagerRefused;
+  }
+  if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
+  return result->ShellExitCode();
+}
+
+}  // namespace
+
+int StagerRun(const StagerRunOptions& options) {
+  if (options.argv.empty()) {
+    Say("run: no command; usage: garuda-stager run [--project DIR] --mode "
+        "direct [--network] [--write PATH]... [--allow-host] -- CMD [ARGS...]");
+    return kStagerRefused;
+  }
+  std::string cwd = CurrentDirectory();
+  std::string project = options.project.empty() ? cwd : options.project;
+  char real[PATH_MAX];
+  if (::realpath(project.c_str(), real) == nullptr) {
+    Say(absl::StrCat("project ", project, ": ", std::strerror(errno)));
+    return kStagerRefused;
+  }
+  project = real;
+
+  auto sources = LoadSettingsSources(DefaultSettingsLocations(project));
+  if (!sources.ok()) {
+    Say(std::string(sources.status().message()));
+    return kStagerRefused;
+  }
+  auto settings = MergeSettings(*sources);
+  if (!settings.ok()) {
+    Say(std::string(settings.status().message()));
+    return kStagerRefused;
+  }
+  std::string mode = options.mode.empty() ? settings->settings.commands().mode()
+                                          : options.mode;
+  if (mode == "staged") {
+    Say("--mode staged is not available yet in this build; use --mode direct");
+    return kStagerRefused;
+  }
+  if (mode != "direct") {
+    Say(absl::StrCat("--mode: \"", mode, "\" is not \"direct\" or \"staged\""));
+    return kStagerRefused;
+  }
+
+  ProbeOptions quick;
+  quick.full = false;
+  ProbeReport report = ProbeSandbox(quick);
+  if (const ProbeFeature* missing = report.FirstMissing()) {
+    return WithoutSandbox(*settings, options, project,
+                          absl::StrCat(missing->name, ": ", missing->reason),
+                          missing->fix);
+  }
+
+  CommandRequest request;
+  request.project = project;
+  request.working_directory = cwd;
+  request.network = options.network;
+  request.write_paths = options.write_paths;
+  request.environment = CurrentEnvironment();
+  auto policy = DirectCommandPolicy(*settings, request);
+  if (!policy.ok()) {
+    Say(std::string(policy.status().message()));
+    return kStagerRefused;
+  }
+  RunOptions run;
+  run.argv = options.argv;
+  auto result = RunInSandbox(*policy, run);
+  if (!result.ok()) {
+    Say(std::string(result.status().message()));
+    return kStagerRefused;
+  }
+  if (result->kind == RunResult::Kind::kFailedToStart &&
+      result->sandbox_failed) {
+    return WithoutSandbox(
+        *settings, options, project,
+        absl::StrCat("the sandbox could not be set up: ", result->reason),
+        "run `garuda-stager probe` for what this machine allows");
+  }
+  if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
+  return result->ShellExitCode();
+}
+
+int StagerProbe(bool json) {
+  ProbeReport report = ProbeSandbox({});
+  std::string text = json ? report.ToJson() + "\n" : report.ToText();
+  std::fputs(text.c_str(), stdout);
+  return report.SandboxWorks() ? 0 : 1;
+}
+
+}  // namespace garuda

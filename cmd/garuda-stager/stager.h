@@ -1,0 +1,39 @@
+// The subcommands of garuda-stager, called by its main.cc with the flags
+// already parsed. Each returns the program's exit code and writes messages
+// for a person on stderr.
+#ifndef GARUDA_CMD_GARUDA_STAGER_STAGER_H_
+#define GARUDA_CMD_GARUDA_STAGER_STAGER_H_
+
+#include <string>
+#include <vector>
+
+namespace garuda {
+
+// The exit code when garuda-stager itself refuses or cannot run a command
+// (as env(1) and timeout(1) use 125).
+inline constexpr int kStagerRefused = 125;
+
+struct StagerRunOptions {
+  std::string project;  // empty: the current folder
+  std::string mode;     // "direct"; empty: from the settings
+  bool network = false;
+  std::vector<std::string> write_paths;
+  bool allow_host = false;
+  std::vector<std::string> argv;
+};
+
+// `run`: loads and merges the settings, checks the sandbox, runs the
+// command in it with its output passed through, and returns the command's
+// exit code (128 + signal, 124 timed out, 125 not started). Without a
+// working sandbox: the strict profile (or requireSandbox) stops with the
+// reason and the fix and refuses --allow-host; the default profile says why
+// and runs on the host only with --allow-host.
+int StagerRun(const StagerRunOptions& options);
+
+// `probe`: the full probe as text, or one JSON object. Exit code 0 when the
+// sandbox works, 1 otherwise.
+int StagerProbe(bool json);
+
+}  // namespace garuda
+
+#endif  // GARUDA_CMD_GARUDA_STAGER_STAGER_H_

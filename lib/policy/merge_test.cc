@@ -1,0 +1,152 @@
+#include "lib/policy/merge.h"
+
+#include "gtest/gtest.h"
+#include "lib/base/json_message.h"
+
+namespace garuda {
+namespace {
+
+Settings Parse(const std::string& json) {
+  Settings settings;
+  absl::Status status = ParseJsonMessage(json, "test", &settings);
+  EXPECT_TRUE(status.ok()) << status;
+  return settings;
+}
+
+class MergeTest : public ::testing::Test {
+ protected:
+  MergeTest() {
+    sources_.managed_policy_path = "/etc/garuda/policy.json";
+    sources_.user_policy_path = "/home/u/.garuda/policy.json";
+    sources_.user_settings_path = "/home/u/.garuda/settings.json";
+    sources_.project_settings_path = "/p/.garuda/settings.json";
+  }
+  MergedSettings Merge() {
+    auto merged = MergeSettings(sources_);
+    EXPECT_TRUE(merged.ok()) << merged.status();
+    return merged.ok() ? *merged : MergedSettings();
+  }
+  SettingsSources sources_;
+};
+
+TEST_F(MergeTest, NothingSetGivesTheDefaults) {
+  MergedSettings merged = Merge();
+  EXPECT_FALSE(merged.strict());
+  EXPECT_FALSE(merged.require_sandbox());
+  EXPECT_EQ(merged.settings.commands().mode(), "direct");
+  EXPECT_EQ(merged.settings.commands().backend(), "auto");
+  EXPECT_FALSE(merged.settings.sandbox().network());
+}
+
+TEST_F(MergeTest, StrictFromAnySourceMakesTheResultStrict) {
+  for (Settings* source :
+       {&sources_.managed_policy, &sources_.user_policy,
+        &sources_.user_settings, &sources_.project_settings}) {
+    *source = Parse(R"({"profile":"strict"})");
+    MergedSettings merged = Merge();
+    EXPECT_TRUE(merged.strict());
+    EXPECT_FALSE(merged.strict_source.empty());
+    source->Clear();
+    // Negative control: without it the result is not strict.
+    EXPECT_FALSE(Merge().strict());
+  }
+}
+
+TEST_F(MergeTest, ProjectWithDefaultProfileDoesNotTurnOffPolicyStrict) {
+  sources_.user_policy = Parse(R"({"profile":"strict"})");
+  sources_.project_settings =
+      Parse(R"({"profile":"default","requireSandbox":false})");
+  MergedSettings merged = Merge();
+  EXPECT_TRUE(merged.strict());
+  EXPECT_TRUE(merged.require_sandbox());
+  EXPECT_EQ(merged.strict_source, "/home/u/.garuda/policy.json");
+  // The same for the managed policy.
+  sources_.user_policy.Clear();
+  sources_.managed_policy = Parse(R"({"profile":"strict"})");
+  EXPECT_TRUE(Merge().strict());
+  EXPECT_EQ(Merge().strict_source, "/etc/garuda/policy.json");
+}
+
+TEST_F(MergeTest, ProjectCanTurnStrictOn) {
+  sources_.user_policy = Parse(R"({"profile":"default"})");
+  sources_.project_settings = Parse(R"({"profile":"strict"})");
+  MergedSettings merged = Merge();
+  EXPECT_TRUE(merged.strict());
+  EXPECT_EQ(merged.strict_source, "/p/.garuda/settings.json");
+}
+
+TEST_F(MergeTest, StrictImpliesRequireSandbox) {
+  sources_.managed_policy = Parse(R"({"profile":"strict"})");
+  sources_.user_policy = Parse(R"({"requireSandbox":false})");
+  MergedSettings merged = Merge();
+  EXPECT_TRUE(merged.require_sandbox());
+  EXPECT_EQ(merged.require_sandbox_source, "/etc/garuda/policy.json");
+}
+
+TEST_F(MergeTest, RequireSandboxStrictestWins) {
+  sources_.managed_policy = Parse(R"({"requireSandbox":true})");
+  sources_.project_settings = Parse(R"({"requireSandbox":false})");
+  sources_.user_settings = Parse(R"({"requireSandbox":false})");
+  EXPECT_TRUE(Merge().require_sandbox());
+  EXPECT_FALSE(Merge().strict());
+  // A lower source can turn it on too.
+  sources_.managed_policy.Clear();
+  sources_.project_settings = Parse(R"({"requireSandbox":true})");
+  EXPECT_TRUE(Merge().require_sandbox());
+  // Negative control.
+  sources_.project_settings.Clear();
+  EXPECT_FALSE(Merge().require_sandbox());
+}
+
+TEST_F(MergeTest, UnknownProfileNamesTheFileAndField) {
+  sources_.project_settings = Parse(R"({"profile":"strickt"})");
+  auto merged = MergeSettings(sources_);
+  ASSERT_FALSE(merged.ok());
+  EXPECT_NE(merged.status().message().find("/p/.garuda/settings.json"),
+            absl::string_view::npos);
+  EXPECT_NE(merged.status().message().find("profile"), absl::string_view::npos);
+}
+
+TEST_F(MergeTest, PolicyOverridesProjectForModeAndNetwork) {
+  sources_.user_policy = Parse(R"({"commands":{"mode":"staged"},
+                                   "sandbox":{"network":false}})");
+  sources_.project_settings = Parse(R"({"commands":{"mode":"direct"},
+                                        "sandbox":{"network":true}})");
+  MergedSettings merged = Merge();
+  EXPECT_EQ(merged.settings.commands().mode(), "staged");
+  EXPECT_FALSE(merged.settings.sandbox().network());
+  // Without the policy, the project decides.
+  sources_.user_policy.Clear();
+  EXPECT_EQ(Merge().settings.commands().mode(), "direct");
+  EXPECT_TRUE(Merge().settings.sandbox().network());
+}
+
+TEST_F(MergeTest, DeniedPathsAreTheUnion) {
+  sources_.managed_policy = Parse(R"({"sandbox":{"denyPaths":["secrets"]}})");
+  sources_.project_settings = Parse(R"({"sandbox":{"denyPaths":["keys"]}})");
+  EXPECT_EQ(Merge().settings.sandbox().deny_paths_size(), 2);
+}
+
+TEST_F(MergeTest, ProjectCannotAddWritablePathsOutsideItself) {
+  for (const char* bad : {"/home/u", "~", "../x", "a/../../b"}) {
+    sources_.project_settings =
+        Parse(std::string(R"({"sandbox":{"writePaths":[")") + bad + R"("]}})");
+    auto merged = MergeSettings(sources_);
+    EXPECT_FALSE(merged.ok()) << bad;
+  }
+  // Negative control: a path inside the project, and any path from a policy.
+  sources_.project_settings = Parse(R"({"sandbox":{"writePaths":["build"]}})");
+  sources_.user_policy =
+      Parse(R"({"sandbox":{"writePaths":["/home/u/.cache"]}})");
+  EXPECT_EQ(Merge().settings.sandbox().write_paths_size(), 2);
+}
+
+TEST_F(MergeTest, AuditOnlyFromPolicyFiles) {
+  sources_.project_settings = Parse(R"({"audit":{"checkpoint":true}})");
+  EXPECT_FALSE(Merge().settings.audit().checkpoint());
+  sources_.user_policy = Parse(R"({"audit":{"checkpoint":true}})");
+  EXPECT_TRUE(Merge().settings.audit().checkpoint());
+}
+
+}  // namespace
+}  // namespace garuda

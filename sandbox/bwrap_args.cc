@@ -1,0 +1,83 @@
+#include "sandbox/bwrap_args.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/files.h"
+#include "sandbox/defaults.h"
+
+namespace garuda {
+
+std::string FindBwrap() {
+  for (const char* path : {"/usr/bin/bwrap", "/usr/local/bin/bwrap"}) {
+    if (::access(path, X_OK) == 0) return path;
+  }
+  return "";
+}
+
+std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
+                                      const SandboxPolicy& policy,
+                                      int seccomp_fd) {
+  std::vector<std::string> args = {
+      bwrap,        "--unshare-all", "--die-with-parent",
+      "--cap-drop", "ALL",           "--clearenv"};
+  if (policy.network()) args.push_back("--share-net");
+  for (const auto& [name, value] : policy.environment()) {
+    args.insert(args.end(), {"--setenv", name, value});
+  }
+  std::vector<std::string> system(policy.read_only_paths().begin(),
+                                  policy.read_only_paths().end());
+  if (system.empty()) {
+    system.assign(DefaultSandboxSettings().read_only_paths().begin(),
+                  DefaultSandboxSettings().read_only_paths().end());
+  }
+  for (const std::string& path : system) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode)) {
+      char link[PATH_MAX];
+      ssize_t n = ::readlink(path.c_str(), link, sizeof link - 1);
+      if (n > 0)
+        args.insert(args.end(), {"--symlink", std::string(link, n), path});
+    } else {
+      args.insert(args.end(), {"--ro-bind", path, path});
+    }
+  }
+  args.insert(args.end(),
+              {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+               policy.project_writable() ? "--bind" : "--ro-bind",
+               policy.project(), policy.project()});
+  for (const std::string& given : policy.writable_paths()) {
+    std::string path =
+        given[0] == '/' ? given : JoinPath(policy.project(), given);
+    args.insert(args.end(), {"--bind", path, path});
+  }
+  for (const BindMount& bind : policy.binds()) {
+    args.insert(args.end(), {bind.writable() ? "--bind" : "--ro-bind",
+                             bind.source(), bind.target()});
+  }
+  for (const std::string& given : policy.denied_paths()) {
+    std::string path =
+        given[0] == '/' ? given : JoinPath(policy.project(), given);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      args.insert(args.end(),
+                  {"--perms", "0000", "--tmpfs", path, "--remount-ro", path});
+    } else {
+      args.insert(args.end(), {"--ro-bind", "/dev/null", path});
+    }
+  }
+  args.insert(args.end(), {"--chdir", policy.working_directory().empty()
+                                          ? policy.project()
+                                          : policy.working_directory()});
+  if (seccomp_fd >= 0) {
+    args.insert(args.end(), {"--seccomp", absl::StrCat(seccomp_fd)});
+  }
+  args.push_back("--");
+  return args;
+}
+
+}  // namespace garuda

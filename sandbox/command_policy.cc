@@ -1,0 +1,82 @@
+#include "sandbox/command_policy.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "sandbox/defaults.h"
+
+extern char** environ;
+
+namespace garuda {
+
+std::vector<std::string> CurrentEnvironment() {
+  std::vector<std::string> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    env.push_back(*entry);
+  }
+  return env;
+}
+
+absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
+    const MergedSettings& settings, const CommandRequest& request) {
+  char real[PATH_MAX];
+  if (::realpath(request.project.c_str(), real) == nullptr) {
+    return ErrnoStatus(errno, absl::StrCat("project ", request.project));
+  }
+  std::string project = real;
+  const SandboxDefaults& defaults = DefaultSandboxSettings();
+
+  SandboxPolicy policy;
+  policy.set_project(project);
+  policy.set_project_writable(true);
+  policy.set_network(request.network || settings.settings.sandbox().network());
+  policy.set_seccomp_role("command");
+  policy.set_min_landlock_abi(1);
+  for (const std::string& path : defaults.read_only_paths()) {
+    policy.add_read_only_paths(path);
+  }
+  auto add_writable = [&](const std::string& path) {
+    if (path.empty()) return;
+    policy.add_writable_paths(path[0] == '/' ? path : JoinPath(project, path));
+  };
+  for (const std::string& path : settings.settings.sandbox().write_paths()) {
+    add_writable(path);
+  }
+  for (const std::string& path : request.write_paths) add_writable(path);
+  for (const std::string& path : defaults.denied_paths()) {
+    policy.add_denied_paths(path);
+  }
+  for (const std::string& path : defaults.project_denied_paths()) {
+    policy.add_denied_paths(path);
+  }
+  for (const std::string& path : settings.settings.sandbox().deny_paths()) {
+    policy.add_denied_paths(path);
+  }
+
+  const std::string& cwd = request.working_directory;
+  if (cwd == project || absl::StartsWith(cwd, absl::StrCat(project, "/"))) {
+    policy.set_working_directory(cwd);
+  }
+
+  absl::flat_hash_set<std::string> passed(
+      defaults.environment_passthrough().begin(),
+      defaults.environment_passthrough().end());
+  auto& env = *policy.mutable_environment();
+  for (const std::string& entry : request.environment) {
+    size_t equals = entry.find('=');
+    if (equals == std::string::npos) continue;
+    std::string name = entry.substr(0, equals);
+    if (passed.contains(name)) env[name] = entry.substr(equals + 1);
+  }
+  for (const auto& [name, value] : defaults.environment_defaults()) {
+    if (!env.contains(name)) env[name] = value;
+  }
+  return policy;
+}
+
+}  // namespace garuda

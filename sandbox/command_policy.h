@@ -1,0 +1,37 @@
+// The sandbox policy of a command that the person or the agent runs in a
+// project, from the merged settings and the request (flags of
+// `garuda-stager run`).
+#ifndef GARUDA_SANDBOX_COMMAND_POLICY_H_
+#define GARUDA_SANDBOX_COMMAND_POLICY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/policy/merge.h"
+#include "proto/sandbox_policy.pb.h"
+
+namespace garuda {
+
+struct CommandRequest {
+  std::string project;            // the project's root
+  std::string working_directory;  // used when inside the project
+  bool network = false;           // on when the request or the settings say
+  std::vector<std::string> write_paths;  // extra, absolute or project-relative
+  // The caller's environment ("NAME=value"); only the variables named in
+  // policies/sandbox/defaults.json pass.
+  std::vector<std::string> environment;
+};
+
+// Direct mode: the project writable; system folders read-only; the extra
+// writable paths of the settings and the request; the denied paths of the
+// defaults (.git/hooks, .garuda, /etc/shadow...) and of the settings.
+absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
+    const MergedSettings& settings, const CommandRequest& request);
+
+// The caller's environment as a list, for CommandRequest::environment.
+std::vector<std::string> CurrentEnvironment();
+
+}  // namespace garuda
+
+#endif  // GARUDA_SANDBOX_COMMAND_POLICY_H_

@@ -1,0 +1,105 @@
+#include "sandbox/confine.h"
+
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/status_macros.h"
+#include "lib/lockdown/landlock.h"
+
+namespace garuda {
+namespace {
+
+int LastCapability() {
+  auto text = ReadFileToString("/proc/sys/kernel/cap_last_cap");
+  if (text.ok()) {
+    int value = std::atoi(text->c_str());
+    if (value > 0) return value;
+  }
+  return 63;  // beyond the last one, PR_CAPBSET_DROP fails with EINVAL
+}
+
+absl::Status SetLimit(int resource, uint64_t value, const char* name) {
+  if (value == 0) return absl::OkStatus();
+  struct rlimit limit = {value, value};
+  if (::setrlimit(resource, &limit) != 0) {
+    return LastErrnoStatus(absl::StrCat("setrlimit(", name, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status DropCapabilities() {
+  // Safe and needed: these only take capabilities away. SECBIT_NOROOT stops
+  // uid 0 (the caller's uid when it is root) from gaining capabilities at
+  // execve; the locks stop the command from undoing it.
+  if (::prctl(PR_SET_SECUREBITS,
+              SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                  SECBIT_NO_CAP_AMBIENT_RAISE |
+                  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) != 0) {
+    return LastErrnoStatus("prctl(PR_SET_SECUREBITS)");
+  }
+  int last = LastCapability();
+  for (int cap = 0; cap <= last; ++cap) {
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
+      return LastErrnoStatus(absl::StrCat("prctl(PR_CAPBSET_DROP, ", cap, ")"));
+    }
+  }
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) {
+    return LastErrnoStatus("prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
+  }
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capset, &header, data) != 0) {
+    return LastErrnoStatus("capset (drop all)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetResourceLimits(const Limits& limits) {
+  RETURN_IF_ERROR(SetLimit(RLIMIT_CPU, limits.cpu_seconds(), "CPU"));
+  RETURN_IF_ERROR(SetLimit(RLIMIT_AS, limits.memory_bytes(), "AS"));
+  RETURN_IF_ERROR(SetLimit(RLIMIT_NPROC, limits.processes(), "NPROC"));
+  RETURN_IF_ERROR(SetLimit(RLIMIT_FSIZE, limits.file_size_bytes(), "FSIZE"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Confinement> PrepareConfinement(
+    const SandboxPolicy& policy, std::vector<std::string> writable) {
+  std::string role =
+      policy.seccomp_role().empty() ? "command" : policy.seccomp_role();
+  ASSIGN_OR_RETURN(SeccompPolicy seccomp,
+                   SeccompPolicyForRole(role, policy.network()));
+  ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(seccomp));
+  return Confinement{std::move(writable),
+                     std::max(1, policy.min_landlock_abi()), std::move(filter)};
+}
+
+absl::Status ConfineCommand(Confinement& confinement) {
+  // Safe: no_new_privs only takes away (setuid and file capabilities stop
+  // working), and the kernel requires it for the filter below.
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    return LastErrnoStatus("prctl(PR_SET_NO_NEW_PRIVS)");
+  }
+  // A second wall for writes, in case a mount were ever wrong: writes only
+  // beneath the writable paths. Fails closed on a kernel without Landlock.
+  LandlockRuleset ruleset =
+      LandlockRuleset::ForWrites(confinement.min_landlock_abi);
+  for (const std::string& path : confinement.writable) {
+    ruleset.AllowWritesBeneath(path);
+  }
+  RETURN_IF_ERROR(ruleset.Enforce());
+  return confinement.filter.Load();
+}
+
+}  // namespace garuda

@@ -1,0 +1,405 @@
+#include "sandbox/probe.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+std::string ReadSetting(const char* path) {
+  auto text = ReadFileToString(path);
+  return text.ok() ? std::string(absl::StripAsciiWhitespace(*text)) : "";
+}
+
+std::string KernelRelease() {
+  struct utsname name;
+  return ::uname(&name) == 0 ? name.release : "unknown";
+}
+
+bool InContainer() {
+  return ::access("/.dockerenv", F_OK) == 0 ||
+         ::access("/run/.containerenv", F_OK) == 0;
+}
+
+// Why a user namespace cannot be made here, from the kernel's settings.
+void ExplainUserNamespaces(ProbeFeature* feature) {
+  if (ReadSetting("/proc/sys/user/max_user_namespaces") == "0") {
+    feature->reason = "user.max_user_namespaces is 0";
+    feature->fix =
+        "sysctl -w user.max_user_namespaces=10000 (and set it in "
+        "/etc/sysctl.d/ to keep it)";
+  } else if (ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_"
+                         "userns") == "1") {
+    feature->reason =
+        "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and "
+        "later, 24.04)";
+    feature->fix =
+        "add an AppArmor profile that allows userns for garuda-stager, or "
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
+  } else if (::getuid() != 0 &&
+             ReadSetting("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
+    feature->reason = "kernel.unprivileged_userns_clone is 0";
+    feature->fix = "sysctl -w kernel.unprivileged_userns_clone=1";
+  } else if (InContainer()) {
+    feature->reason =
+        "this is a container whose seccomp profile (Docker's default) "
+        "forbids new namespaces";
+    feature->fix =
+        "start the container with --security-opt seccomp=unconfined (or a "
+        "profile that allows clone/unshare with namespace flags), or run "
+        "Garuda outside the container";
+  } else {
+    feature->fix = absl::StrCat(
+        "use a kernel with user namespaces (CONFIG_USER_NS; 5.11 or later "
+        "recommended, this is ",
+        KernelRelease(), ")");
+  }
+}
+
+// In a child with new user and mount namespaces: maps, a tmpfs, and (when
+// asked) an overlay on it. The message of the first failure comes back on
+// the pipe.
+struct NamespaceCheck {
+  bool cloned = false;
+  std::string clone_error;
+  int failed_step = 0;  // 0 ok, 1 maps, 2 mount, 3 overlay
+  std::string message;
+};
+
+NamespaceCheck CheckNamespaces(bool overlay) {
+  NamespaceCheck check;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    check.clone_error = "pipe2 failed";
+    return check;
+  }
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  uid_t uid = ::getuid();
+  gid_t gid = ::getgid();
+  long pid = ::syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD,
+                       nullptr, nullptr, nullptr, nullptr);
+  if (pid < 0) {
+    check.clone_error = ErrnoStatus(errno, "clone(CLONE_NEWUSER)").ToString();
+    return check;
+  }
+  if (pid == 0) {
+    auto fail = [&](int step, const std::string& what) {
+      std::string text = absl::StrCat(what, ": ", std::strerror(errno));
+      (void)!::write(write_end.get(), text.data(), text.size());
+      ::_exit(step);
+    };
+    auto write_file = [&](const char* path, const std::string& text) {
+      int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || ::write(fd, text.data(), text.size()) < 0) {
+        fail(1, absl::StrCat("write ", path));
+      }
+      ::close(fd);
+    };
+    write_file("/proc/self/setgroups", "deny");
+    write_file("/proc/self/uid_map", absl::StrCat(uid, " ", uid, " 1"));
+    write_file("/proc/self/gid_map", absl::StrCat(gid, " ", gid, " 1"));
+    // Safe: private propagation in our own mount namespace; the tmpfs and
+    // the overlay are never seen by the host.
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
+      fail(2, "mount tmpfs");
+    }
+    if (overlay) {
+      for (const char* dir : {"/tmp/l", "/tmp/u", "/tmp/w", "/tmp/m"}) {
+        ::mkdir(dir, 0755);
+      }
+      if (::mount("overlay", "/tmp/m", "overlay", 0,
+                  "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,"
+                  "userxattr") != 0) {
+        fail(3, "mount overlay");
+      }
+    }
+    ::_exit(0);
+  }
+  write_end.Reset();
+  check.cloned = true;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  auto message = ReadAll(read_end.get());
+  if (message.ok()) check.message = *message;
+  check.failed_step = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+  return check;
+}
+
+int LandlockAbi() {
+  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0,
+                       LANDLOCK_CREATE_RULESET_VERSION);
+  return abi < 0 ? 0 : static_cast<int>(abi);
+}
+
+std::string LandlockReason() {
+  std::string lsm = ReadSetting("/sys/kernel/security/lsm");
+  if (!lsm.empty() && lsm.find("landlock") == std::string::npos) {
+    return absl::StrCat("Landlock is built but not enabled (active LSMs: ", lsm,
+                        ")");
+  }
+  return absl::StrCat("the kernel (", KernelRelease(),
+                      ") has no Landlock (5.13 or later with "
+                      "CONFIG_SECURITY_LANDLOCK)");
+}
+
+// Loads a filter that allows everything, in a child, to see that seccomp
+// filters can be loaded at all.
+bool SeccompLoads(std::string* reason) {
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    *reason = "fork failed";
+    return false;
+  }
+  if (pid == 0) {
+    ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    scmp_filter_ctx ctx = ::seccomp_init(SCMP_ACT_ALLOW);
+    ::_exit(ctx != nullptr && ::seccomp_load(ctx) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  *reason = "a seccomp filter cannot be loaded (CONFIG_SECCOMP_FILTER off?)";
+  return false;
+}
+
+// The canaries: a real sandbox with a temporary project, a folder beside it
+// that must stay unwritable, and a listener on the host's loopback that
+// must stay unreachable.
+void RunCanaries(ProbeReport* report) {
+  ProbeFeature write{"canary: write outside the writable paths is refused"};
+  ProbeFeature connect{"canary: connect to the host with network off fails"};
+  std::string base = "/tmp/garuda-probe-XXXXXX";
+  if (::mkdtemp(base.data()) == nullptr) {
+    write.reason = connect.reason = "cannot make a folder in /tmp";
+    report->features.push_back(write);
+    report->features.push_back(connect);
+    return;
+  }
+  std::string project = JoinPath(base, "project");
+  std::string outside = JoinPath(base, "outside");
+  ::mkdir(project.c_str(), 0755);
+  ::mkdir(outside.c_str(), 0755);
+  std::string target = JoinPath(outside, "canary");
+
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  struct sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  bool listening =
+      listener &&
+      ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address),
+             sizeof address) == 0 &&
+      ::listen(listener.get(), 1) == 0 &&
+      ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address),
+                    &length) == 0;
+
+  SandboxPolicy policy;
+  policy.set_project(project);
+  policy.set_project_writable(true);
+  policy.add_read_only_paths(outside);
+  RunOptions options;
+  options.capture_output = true;
+  // Exit code bits: 1 the write went through, 2 the connect went through.
+  options.entry = [&target, address, listening] {
+    int code = 0;
+    int fd = ::open(target.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0) code |= 1;
+    int sock = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listening && sock >= 0 &&
+        ::connect(sock, reinterpret_cast<const sockaddr*>(&address),
+                  sizeof address) == 0) {
+      code |= 2;
+    }
+    return code;
+  };
+  auto result = RunInSandbox(policy, options);
+  bool wrote = ::access(target.c_str(), F_OK) == 0;
+  std::error_code ignored;
+  std::filesystem::remove_all(base, ignored);
+
+  if (!result.ok() || result->kind != RunResult::Kind::kExited) {
+    std::string why = result.ok() ? result->Describe()
+                                  : std::string(result.status().message());
+    write.reason = connect.reason =
+        absl::StrCat("the canary sandbox did not run: ", why);
+  } else {
+    write.available = !(result->exit_code & 1) && !wrote;
+    if (!write.available) {
+      write.reason = "a sandboxed process created a file outside the project";
+    }
+    connect.available = listening && !(result->exit_code & 2);
+    if (!listening) {
+      connect.reason = "no listener could be opened on 127.0.0.1";
+    } else if (!connect.available) {
+      connect.reason = "a sandboxed process reached the host's loopback";
+    }
+  }
+  const char* fix =
+      "do not use the sandbox on this machine until this is understood; "
+      "report it with the output of `garuda-stager probe --json`";
+  if (!write.available) write.fix = fix;
+  if (!connect.available) connect.fix = fix;
+  report->features.push_back(write);
+  report->features.push_back(connect);
+}
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += absl::StrCat("\\u00", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+bool ProbeReport::SandboxWorks() const { return FirstMissing() == nullptr; }
+
+const ProbeFeature* ProbeReport::FirstMissing() const {
+  for (const ProbeFeature& feature : features) {
+    if (feature.required && !feature.available) return &feature;
+  }
+  return nullptr;
+}
+
+std::string ProbeReport::ToText() const {
+  std::string text;
+  for (const ProbeFeature& feature : features) {
+    absl::StrAppend(&text, feature.available ? "ok       " : "MISSING  ",
+                    feature.name);
+    if (!feature.detail.empty())
+      absl::StrAppend(&text, " (", feature.detail, ")");
+    if (!feature.required) absl::StrAppend(&text, " [optional]");
+    absl::StrAppend(&text, "\n");
+    if (!feature.available) {
+      absl::StrAppend(&text, "         reason: ", feature.reason, "\n",
+                      "         fix: ", feature.fix, "\n");
+    }
+  }
+  absl::StrAppend(&text, SandboxWorks()
+                             ? "sandbox: works\n"
+                             : "sandbox: does NOT work on this machine\n");
+  return text;
+}
+
+std::string ProbeReport::ToJson() const {
+  std::vector<std::string> items;
+  for (const ProbeFeature& f : features) {
+    items.push_back(absl::StrCat(
+        "{\"name\":", JsonString(f.name),
+        ",\"available\":", f.available ? "true" : "false", ",\"required\":",
+        f.required ? "true" : "false", ",\"detail\":", JsonString(f.detail),
+        ",\"reason\":", JsonString(f.reason), ",\"fix\":", JsonString(f.fix),
+        "}"));
+  }
+  return absl::StrCat("{\"sandbox\":", SandboxWorks() ? "true" : "false",
+                      ",\"landlockAbi\":", landlock_abi, ",\"features\":[",
+                      absl::StrJoin(items, ","), "]}");
+}
+
+ProbeReport ProbeSandbox(const ProbeOptions& options) {
+  ProbeReport report;
+  ProbeFeature userns{"user namespaces"};
+  ProbeFeature mounts{"mounts in a user namespace"};
+  ProbeFeature overlay{"overlayfs in a user namespace"};
+  overlay.required = false;
+
+  const char* pretend = std::getenv(kPretendNoSandboxVariable);
+  if (pretend != nullptr && std::string(pretend) == "1") {
+    userns.reason = absl::StrCat("pretended by ", kPretendNoSandboxVariable,
+                                 "=1 (a test seam)");
+    userns.fix = absl::StrCat("unset ", kPretendNoSandboxVariable);
+    mounts.reason = overlay.reason = "needs user namespaces";
+    mounts.fix = overlay.fix = userns.fix;
+    report.features = {userns, mounts, overlay};
+    return report;
+  }
+
+  NamespaceCheck check = CheckNamespaces(options.full);
+  userns.available = check.cloned;
+  if (!check.cloned) {
+    userns.reason = check.clone_error;
+    ExplainUserNamespaces(&userns);
+    mounts.reason = overlay.reason = "needs user namespaces";
+    mounts.fix = overlay.fix = userns.fix;
+  } else if (check.failed_step == 1 || check.failed_step == 2) {
+    mounts.reason = check.message;
+    ExplainUserNamespaces(&mounts);
+    mounts.reason = absl::StrCat(check.message, "; ", mounts.reason);
+    overlay.reason = "needs mounts in a user namespace";
+    overlay.fix = mounts.fix;
+  } else {
+    mounts.available = true;
+    if (options.full) {
+      overlay.available = check.failed_step == 0;
+      if (!overlay.available) {
+        overlay.reason =
+            absl::StrCat(check.message, " (kernel ", KernelRelease(), ")");
+        overlay.fix =
+            "use Linux 5.11 or later for overlayfs in a user namespace; "
+            "staged commands use the copy backend meanwhile";
+      }
+    }
+  }
+  report.features.push_back(userns);
+  report.features.push_back(mounts);
+  if (options.full) report.features.push_back(overlay);
+
+  ProbeFeature landlock{"landlock"};
+  report.landlock_abi = LandlockAbi();
+  landlock.available = report.landlock_abi >= 1;
+  if (landlock.available) {
+    landlock.detail = absl::StrCat("ABI ", report.landlock_abi);
+  } else {
+    landlock.reason = LandlockReason();
+    landlock.fix =
+        "use Linux 5.13 or later with Landlock enabled (add \"landlock\" to "
+        "the lsm= kernel parameter)";
+  }
+  report.features.push_back(landlock);
+
+  ProbeFeature seccomp{"seccomp"};
+  seccomp.available = SeccompLoads(&seccomp.reason);
+  if (!seccomp.available) {
+    seccomp.fix = "use a kernel with CONFIG_SECCOMP_FILTER";
+  }
+  report.features.push_back(seccomp);
+
+  if (options.full && report.SandboxWorks()) RunCanaries(&report);
+  return report;
+}
+
+}  // namespace garuda

@@ -1,0 +1,54 @@
+// What this machine allows, with the reason and the fix for each missing
+// part. Presence is not enough: canaries run a real sandbox and check that
+// a write outside the writable paths is refused and that a connect with the
+// network off fails; a feature whose canary fails is reported missing.
+#ifndef GARUDA_SANDBOX_PROBE_H_
+#define GARUDA_SANDBOX_PROBE_H_
+
+#include <string>
+#include <vector>
+
+namespace garuda {
+
+struct ProbeFeature {
+  std::string name;  // "user namespaces", "landlock", ...
+  bool available = false;
+  std::string detail;    // "ABI 7"
+  std::string reason;    // why it is missing
+  std::string fix;       // what a person can do
+  bool required = true;  // needed by direct mode (overlay is not)
+};
+
+struct ProbeReport {
+  std::vector<ProbeFeature> features;
+  int landlock_abi = 0;
+
+  // Every required feature is available (and its canary passed).
+  bool SandboxWorks() const;
+  // The first required feature that is missing, or nullptr.
+  const ProbeFeature* FirstMissing() const;
+  // One line per feature, for a terminal.
+  std::string ToText() const;
+  // One JSON object: {"sandbox":true,"landlockAbi":7,"features":[...]}.
+  std::string ToJson() const;
+};
+
+struct ProbeOptions {
+  // Run the canaries and the overlay check (a full probe); without them the
+  // probe only reads kernel settings and creates one namespace: what
+  // `garuda-stager run` does before each command.
+  bool full = true;
+};
+
+// The name of the test seam: when this environment variable is "1", the
+// probe reports that user namespaces are missing. It can only make Garuda
+// stricter (a missing sandbox refuses or asks), never weaker, so honouring
+// it in the real program is harmless; tests use it as the fake probe.
+inline constexpr char kPretendNoSandboxVariable[] =
+    "GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX";
+
+ProbeReport ProbeSandbox(const ProbeOptions& options);
+
+}  // namespace garuda
+
+#endif  // GARUDA_SANDBOX_PROBE_H_

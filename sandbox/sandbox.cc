@@ -1,0 +1,445 @@
+#include "sandbox/sandbox.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/status_macros.h"
+#include "lib/base/unique_fd.h"
+#include "sandbox/confine.h"
+#include "sandbox/mount_plan.h"
+
+extern char** environ;
+
+namespace garuda {
+namespace {
+
+constexpr int kSetupFailed = 127;
+
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+
+absl::StatusOr<Pipe> MakePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return LastErrnoStatus("pipe2");
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+// In a child: reports `status` on the error pipe and exits. The first byte
+// says whose fault it is: 'S' the sandbox's setup, 'C' the command (exec).
+// The supervisor reads it as the reason the run did not start.
+[[noreturn]] void Fail(int error_fd, const absl::Status& status,
+                       char kind = 'S') {
+  std::string text = absl::StrCat(std::string(1, kind), status.message());
+  (void)!::write(error_fd, text.data(), text.size());
+  ::_exit(kSetupFailed);
+}
+
+absl::Status WriteProcFile(const char* path, const std::string& text) {
+  UniqueFd fd(::open(path, O_WRONLY | O_CLOEXEC));
+  if (!fd) return LastErrnoStatus(path);
+  if (::write(fd.get(), text.data(), text.size()) !=
+      static_cast<ssize_t>(text.size())) {
+    return LastErrnoStatus(absl::StrCat("write ", path));
+  }
+  return absl::OkStatus();
+}
+
+// Safe: a process may map only its own uid and gid into a user namespace it
+// created, and with setgroups denied it cannot drop a group it holds to get
+// past a "deny this group" permission.
+absl::Status WriteIdentityMaps(uid_t uid, gid_t gid) {
+  RETURN_IF_ERROR(WriteProcFile("/proc/self/setgroups", "deny"));
+  RETURN_IF_ERROR(
+      WriteProcFile("/proc/self/uid_map", absl::StrCat(uid, " ", uid, " 1")));
+  RETURN_IF_ERROR(
+      WriteProcFile("/proc/self/gid_map", absl::StrCat(gid, " ", gid, " 1")));
+  return absl::OkStatus();
+}
+
+// The new network namespace has only a loopback, down; bring it up so that
+// servers and clients inside the sandbox can talk to each other. Safe: the
+// namespace is ours and holds no other interface.
+absl::Status BringUpLoopback() {
+  UniqueFd sock(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!sock) return LastErrnoStatus("socket for lo");
+  struct ifreq request = {};
+  std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+  if (::ioctl(sock.get(), SIOCGIFFLAGS, &request) != 0) {
+    return LastErrnoStatus("SIOCGIFFLAGS lo");
+  }
+  request.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (::ioctl(sock.get(), SIOCSIFFLAGS, &request) != 0) {
+    return LastErrnoStatus("SIOCSIFFLAGS lo");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Environment(const SandboxPolicy& policy) {
+  std::vector<std::string> env;
+  for (const auto& [name, value] : policy.environment()) {
+    env.push_back(absl::StrCat(name, "=", value));
+  }
+  return env;
+}
+
+struct ChildIo {
+  int error_fd = -1;
+  int stdout_fd = -1;  // -1: inherit
+  int stderr_fd = -1;
+  bool null_stdin = false;
+};
+
+// The command's process: standard descriptors, limits, confinement, exec.
+[[noreturn]] void StartCommand(const SandboxPolicy& policy,
+                               const MountPlan& plan, Confinement& confinement,
+                               const RunOptions& options,
+                               std::vector<std::string>& env,
+                               const ChildIo& io) {
+  if (io.null_stdin) {
+    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0 || ::dup2(null_fd, 0) < 0) {
+      Fail(io.error_fd, LastErrnoStatus("stdin /dev/null"));
+    }
+  }
+  if (io.stdout_fd >= 0 && ::dup2(io.stdout_fd, 1) < 0) {
+    Fail(io.error_fd, LastErrnoStatus("dup2 stdout"));
+  }
+  if (io.stderr_fd >= 0 && ::dup2(io.stderr_fd, 2) < 0) {
+    Fail(io.error_fd, LastErrnoStatus("dup2 stderr"));
+  }
+  // No descriptor of the caller beyond 0, 1, 2 reaches the command.
+  ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  absl::Status status = SetResourceLimits(policy.limits());
+  if (status.ok()) status = DropCapabilities();
+  if (status.ok() && ::chdir(plan.working_directory.c_str()) != 0) {
+    status = LastErrnoStatus(
+        absl::StrCat("working folder ", plan.working_directory));
+  }
+  if (status.ok()) status = ConfineCommand(confinement);
+  if (!status.ok()) Fail(io.error_fd, status);
+  if (options.entry) ::_exit(options.entry());
+
+  std::vector<char*> argv;
+  for (const std::string& arg : options.argv) {
+    argv.push_back(const_cast<char*>(arg.c_str()));
+  }
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (std::string& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  environ = envp.data();  // execvp looks up PATH in the new environment
+  ::execvp(argv[0], argv.data());
+  Fail(io.error_fd, LastErrnoStatus(absl::StrCat("execvp ", options.argv[0])),
+       'C');
+}
+
+// PID 1 of the sandbox: builds the root, starts the command, reaps every
+// process, and writes the command's wait status on `status_fd`.
+[[noreturn]] void SandboxInit(const SandboxPolicy& policy,
+                              const MountPlan& plan, Confinement& confinement,
+                              const RunOptions& options, uid_t uid, gid_t gid,
+                              const ChildIo& io, int status_fd) {
+  // The whole sandbox dies with its supervisor.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  std::vector<std::string> env = Environment(policy);
+  absl::Status status = WriteIdentityMaps(uid, gid);
+  if (status.ok()) status = ApplyMountPlan(plan);
+  if (status.ok() && ::sethostname("garuda", 6) != 0) {
+    status = LastErrnoStatus("sethostname");
+  }
+  if (status.ok() && !policy.network()) status = BringUpLoopback();
+  if (!status.ok()) Fail(io.error_fd, status);
+
+  pid_t command = ::fork();
+  if (command < 0) Fail(io.error_fd, LastErrnoStatus("fork the command"));
+  if (command == 0) {
+    StartCommand(policy, plan, confinement, options, env, io);
+  }
+
+  ::close(io.error_fd);
+  if (io.stdout_fd >= 0) ::close(io.stdout_fd);
+  if (io.stderr_fd >= 0) ::close(io.stderr_fd);
+  int command_status = -1;
+  for (;;) {
+    int wait_status;
+    pid_t ended = ::waitpid(-1, &wait_status, 0);
+    if (ended < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: nothing left
+    }
+    if (ended == command) {
+      command_status = wait_status;
+      if (!policy.keep_processes()) break;
+    }
+  }
+  (void)!::write(status_fd, &command_status, sizeof command_status);
+  // Leaving PID 1 ends every process still in the namespace.
+  ::_exit(0);
+}
+
+int64_t NowMs() {
+  struct timespec now;
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+struct Captured {
+  std::string* data;
+  bool* truncated;
+};
+
+// Reads what is there; false at end of file.
+bool ReadSome(int fd, const Captured& into, size_t limit) {
+  char buffer[65536];
+  ssize_t n = ::read(fd, buffer, sizeof buffer);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  size_t room = limit > into.data->size() ? limit - into.data->size() : 0;
+  into.data->append(buffer, std::min<size_t>(room, n));
+  if (static_cast<size_t>(n) > room) *into.truncated = true;
+  return true;
+}
+
+struct Supervised {
+  int wait_status = 0;
+  bool timed_out = false;
+};
+
+// Waits for the child behind `pidfd`, reading captured output as it comes
+// and killing the child when the wall time is over.
+absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
+                                     UniqueFd stdout_read, UniqueFd stderr_read,
+                                     uint64_t wall_ms, size_t limit,
+                                     RunResult* result) {
+  Supervised supervised;
+  int64_t deadline = wall_ms ? NowMs() + static_cast<int64_t>(wall_ms) : -1;
+  bool exited = false;
+  while (!exited || stdout_read || stderr_read) {
+    struct pollfd fds[3];
+    int count = 0;
+    if (!exited) fds[count++] = {pidfd.get(), POLLIN, 0};
+    int out_index = -1, err_index = -1;
+    if (stdout_read) {
+      out_index = count;
+      fds[count++] = {stdout_read.get(), POLLIN, 0};
+    }
+    if (stderr_read) {
+      err_index = count;
+      fds[count++] = {stderr_read.get(), POLLIN, 0};
+    }
+    int timeout = -1;
+    if (deadline >= 0 && !exited && !supervised.timed_out) {
+      timeout = static_cast<int>(std::max<int64_t>(0, deadline - NowMs()));
+    }
+    int ready = ::poll(fds, count, timeout);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return LastErrnoStatus("poll");
+    }
+    if (ready == 0) {
+      supervised.timed_out = true;
+      if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) !=
+          0) {
+        return LastErrnoStatus("kill the sandbox after its wall time");
+      }
+      continue;
+    }
+    if (out_index >= 0 && fds[out_index].revents &&
+        !ReadSome(stdout_read.get(),
+                  {&result->stdout_data, &result->stdout_truncated}, limit)) {
+      stdout_read.Reset();
+    }
+    if (err_index >= 0 && fds[err_index].revents &&
+        !ReadSome(stderr_read.get(),
+                  {&result->stderr_data, &result->stderr_truncated}, limit)) {
+      stderr_read.Reset();
+    }
+    if (!exited && fds[0].revents) {
+      if (::waitpid(pid, &supervised.wait_status, 0) < 0) {
+        return LastErrnoStatus("waitpid");
+      }
+      exited = true;
+    }
+  }
+  return supervised;
+}
+
+RunResult FromWaitStatus(int status) {
+  if (WIFEXITED(status)) return RunResult::Exited(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return RunResult::Signaled(WTERMSIG(status));
+  return RunResult::FailedToStart(absl::StrCat("unknown wait status ", status));
+}
+
+// Creates the missing parts of project-relative denied paths, so that they
+// exist to be covered and the command cannot make them (.git/hooks).
+absl::Status CreateMissingDeniedPaths(const SandboxPolicy& policy) {
+  if (!policy.project_writable()) return absl::OkStatus();
+  for (const std::string& path : policy.denied_paths()) {
+    if (path.empty() || path[0] == '/') continue;
+    std::string full = JoinPath(policy.project(), path);
+    struct stat st;
+    if (::lstat(full.c_str(), &st) == 0) continue;
+    RETURN_IF_ERROR(MakeDirectories(full, 0755));
+  }
+  return absl::OkStatus();
+}
+
+struct Child {
+  pid_t pid;
+  UniqueFd pidfd;
+};
+
+// clone(2) as fork(2), with new namespaces and a pidfd.
+absl::StatusOr<Child> CloneChild(unsigned long flags) {
+  int pidfd = -1;
+  // x86-64 and arm64 order: flags, stack, parent_tid (the pidfd), child_tid,
+  // tls.
+  long pid = ::syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, nullptr,
+                       &pidfd, nullptr, nullptr);
+  if (pid < 0) return LastErrnoStatus("clone");
+  return Child{static_cast<pid_t>(pid), UniqueFd(pid == 0 ? -1 : pidfd)};
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
+                                       const RunOptions& options) {
+  if (options.argv.empty() && !options.entry) {
+    return absl::InvalidArgumentError("no command to run");
+  }
+  RETURN_IF_ERROR(CreateMissingDeniedPaths(policy));
+  ASSIGN_OR_RETURN(MountPlan plan, BuildMountPlan(policy));
+  ASSIGN_OR_RETURN(Confinement confinement,
+                   PrepareConfinement(policy, plan.writable));
+  ASSIGN_OR_RETURN(Pipe error_pipe, MakePipe());
+  ASSIGN_OR_RETURN(Pipe status_pipe, MakePipe());
+  Pipe out, err;
+  if (options.capture_output) {
+    ASSIGN_OR_RETURN(out, MakePipe());
+    ASSIGN_OR_RETURN(err, MakePipe());
+  }
+  uid_t uid = ::getuid();
+  gid_t gid = ::getgid();
+  unsigned long flags =
+      CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
+  if (!policy.network()) flags |= CLONE_NEWNET;
+
+  absl::StatusOr<Child> child = CloneChild(flags);
+  if (!child.ok()) {
+    RunResult failed = RunResult::FailedToStart(
+        absl::StrCat("cannot create the sandbox's namespaces (",
+                     child.status().message(), ")"));
+    failed.sandbox_failed = true;
+    return failed;
+  }
+  if (child->pid == 0) {
+    error_pipe.read.Reset();
+    status_pipe.read.Reset();
+    out.read.Reset();
+    err.read.Reset();
+    ChildIo io{error_pipe.write.get(), out.write.get(), err.write.get(),
+               options.capture_output};
+    SandboxInit(policy, plan, confinement, options, uid, gid, io,
+                status_pipe.write.get());
+  }
+  error_pipe.write.Reset();
+  status_pipe.write.Reset();
+  out.write.Reset();
+  err.write.Reset();
+
+  RunResult result;
+  ASSIGN_OR_RETURN(
+      Supervised supervised,
+      Supervise(child->pid, std::move(child->pidfd), std::move(out.read),
+                std::move(err.read), policy.limits().wall_time_ms(),
+                options.capture_limit, &result));
+  ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
+  int command_status = -1;
+  ssize_t got =
+      ::read(status_pipe.read.get(), &command_status, sizeof command_status);
+
+  RunResult outcome;
+  if (!error.empty()) {
+    outcome = RunResult::FailedToStart(error.substr(1));
+    outcome.sandbox_failed = error[0] == 'S';
+  } else if (supervised.timed_out) {
+    outcome.kind = RunResult::Kind::kTimedOut;
+  } else if (got == sizeof command_status && command_status != -1) {
+    outcome = FromWaitStatus(command_status);
+  } else {
+    outcome = RunResult::FailedToStart(
+        absl::StrCat("the sandbox ended before the command: ",
+                     FromWaitStatus(supervised.wait_status).Describe()));
+  }
+  outcome.stdout_data = std::move(result.stdout_data);
+  outcome.stderr_data = std::move(result.stderr_data);
+  outcome.stdout_truncated = result.stdout_truncated;
+  outcome.stderr_truncated = result.stderr_truncated;
+  return outcome;
+}
+
+absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
+                                    const std::string& directory) {
+  if (options.argv.empty()) return absl::InvalidArgumentError("no command");
+  ASSIGN_OR_RETURN(Pipe error_pipe, MakePipe());
+  Pipe out, err;
+  if (options.capture_output) {
+    ASSIGN_OR_RETURN(out, MakePipe());
+    ASSIGN_OR_RETURN(err, MakePipe());
+  }
+  ASSIGN_OR_RETURN(Child child, CloneChild(0));
+  if (child.pid == 0) {
+    int error_fd = error_pipe.write.get();
+    if (options.capture_output) {
+      if (::dup2(out.write.get(), 1) < 0 || ::dup2(err.write.get(), 2) < 0) {
+        Fail(error_fd, LastErrnoStatus("dup2"));
+      }
+    }
+    if (::chdir(directory.c_str()) != 0) {
+      Fail(error_fd, LastErrnoStatus(absl::StrCat("chdir ", directory)));
+    }
+    std::vector<char*> argv;
+    for (const std::string& arg : options.argv) {
+      argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    Fail(error_fd, LastErrnoStatus(absl::StrCat("execvp ", argv[0])), 'C');
+  }
+  error_pipe.write.Reset();
+  out.write.Reset();
+  err.write.Reset();
+  RunResult result;
+  ASSIGN_OR_RETURN(
+      Supervised supervised,
+      Supervise(child.pid, std::move(child.pidfd), std::move(out.read),
+                std::move(err.read), 0, options.capture_limit, &result));
+  ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
+  RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
+                                    : RunResult::FailedToStart(error.substr(1));
+  outcome.stdout_data = std::move(result.stdout_data);
+  outcome.stderr_data = std::move(result.stderr_data);
+  outcome.stdout_truncated = result.stdout_truncated;
+  outcome.stderr_truncated = result.stderr_truncated;
+  return outcome;
+}
+
+}  // namespace garuda

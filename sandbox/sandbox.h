@@ -1,0 +1,53 @@
+// Runs a command in an OS sandbox of our own, from a SandboxPolicy.
+//
+// The child is made with new user, mount, PID, IPC, UTS and (unless the
+// policy turns network on) network namespaces. Its first process (PID 1 of
+// the new namespace) builds the new root (sandbox/mount_plan.h), then starts
+// the command and reaps; the command drops every capability, sets
+// no_new_privs, its rlimits, Landlock for writes and the seccomp filter,
+// then execs. When the command ends, PID 1 ends, and the kernel ends every
+// process left in the namespace (unless the policy keeps them until they
+// end). The caller (the supervisor) enforces the wall time.
+//
+// Nothing here needs root: the user namespace maps the caller's own uid and
+// gid to themselves, and every mount happens in namespaces the child owns.
+#ifndef GARUDA_SANDBOX_SANDBOX_H_
+#define GARUDA_SANDBOX_SANDBOX_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/sandbox_policy.pb.h"
+#include "sandbox/run_result.h"
+
+namespace garuda {
+
+struct RunOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up in the policy's PATH
+  // Capture stdout and stderr (at most capture_limit bytes each, the rest is
+  // read and dropped) and give the command /dev/null as stdin. Otherwise the
+  // command shares the caller's standard descriptors.
+  bool capture_output = false;
+  size_t capture_limit = 1 << 20;
+  // Runs in the command's place, after every confinement step, instead of
+  // execve; its return value is the exit code. For the probe's canaries.
+  std::function<int()> entry;
+};
+
+// A run whose command did not start is a RunResult of kind kFailedToStart
+// with the reason; an error status means the policy or options are wrong.
+// Project-relative denied paths missing from a writable project are first
+// created as empty folders, so that the command cannot create them.
+absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
+                                       const RunOptions& options);
+
+// Runs argv on the host, unconfined, in `directory`, with the caller's
+// environment: for the explicit --allow-host fallback and the benchmark.
+absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
+                                    const std::string& directory);
+
+}  // namespace garuda
+
+#endif  // GARUDA_SANDBOX_SANDBOX_H_

@@ -1,0 +1,245 @@
+#include "sandbox/sandbox.h"
+
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <functional>
+
+#include "gtest/gtest.h"
+#include "lib/base/files.h"
+#include "sandbox/defaults.h"
+
+namespace garuda {
+namespace {
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "sbXXXXXX");
+    root_ = ::mkdtemp(templ.data());
+    project_ = JoinPath(root_, "project");
+    outside_ = JoinPath(root_, "outside");
+    ASSERT_TRUE(MakeDirectories(project_, 0755).ok());
+    ASSERT_TRUE(MakeDirectories(outside_, 0755).ok());
+    policy_.set_project(project_);
+    policy_.set_project_writable(true);
+    (*policy_.mutable_environment())["PATH"] = "/usr/bin:/bin";
+  }
+  RunResult Run(const std::string& script) {
+    RunOptions options;
+    options.argv = {"/bin/sh", "-c", script};
+    options.capture_output = true;
+    auto result = RunInSandbox(policy_, options);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : RunResult();
+  }
+  bool Exists(const std::string& path) {
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0;
+  }
+  std::string root_, project_, outside_;
+  SandboxPolicy policy_;
+};
+
+TEST_F(SandboxTest, ExitCodeAndOutput) {
+  RunResult result = Run("echo hello; echo oops >&2; exit 3");
+  EXPECT_EQ(result.kind, RunResult::Kind::kExited) << result.Describe();
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.stdout_data, "hello\n");
+  EXPECT_EQ(result.stderr_data, "oops\n");
+}
+
+TEST_F(SandboxTest, WritesTheProjectButNotOutside) {
+  RunResult result =
+      Run("echo in > " + project_ + "/f && echo out > " + outside_ + "/f");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_TRUE(Exists(project_ + "/f"));
+  EXPECT_FALSE(Exists(outside_ + "/f"));
+}
+
+TEST_F(SandboxTest, ReadOnlyProject) {
+  policy_.set_project_writable(false);
+  RunResult result = Run("echo in > " + project_ + "/f");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_FALSE(Exists(project_ + "/f"));
+  // Negative control: writable.
+  policy_.set_project_writable(true);
+  EXPECT_EQ(Run("echo in > " + project_ + "/f").exit_code, 0);
+  EXPECT_TRUE(Exists(project_ + "/f"));
+}
+
+TEST_F(SandboxTest, WorkingDirectoryIsTheProject) {
+  EXPECT_EQ(Run("pwd").stdout_data, project_ + "\n");
+}
+
+TEST_F(SandboxTest, EnvironmentComesFromThePolicy) {
+  ::setenv("GARUDA_SECRET_FOR_TEST", "x", 1);
+  EXPECT_EQ(Run("echo \"[$GARUDA_SECRET_FOR_TEST]\"").stdout_data, "[]\n");
+  (*policy_.mutable_environment())["GARUDA_SECRET_FOR_TEST"] = "y";
+  EXPECT_EQ(Run("echo \"[$GARUDA_SECRET_FOR_TEST]\"").stdout_data, "[y]\n");
+}
+
+TEST_F(SandboxTest, SignalAndFailureToStart) {
+  RunResult killed = Run("kill -TERM $$");
+  EXPECT_EQ(killed.kind, RunResult::Kind::kSignaled) << killed.Describe();
+  EXPECT_EQ(killed.signal, SIGTERM);
+
+  RunOptions options;
+  options.argv = {"/no/such/program"};
+  auto missing = RunInSandbox(policy_, options);
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->kind, RunResult::Kind::kFailedToStart);
+  EXPECT_NE(missing->reason.find("/no/such/program"), std::string::npos);
+}
+
+TEST_F(SandboxTest, WallTimeEndsTheCommand) {
+  policy_.mutable_limits()->set_wall_time_ms(200);
+  RunResult result = Run("sleep 100");
+  EXPECT_EQ(result.kind, RunResult::Kind::kTimedOut) << result.Describe();
+  // Negative control: a command inside its time exits normally.
+  EXPECT_EQ(Run("true").kind, RunResult::Kind::kExited);
+}
+
+TEST_F(SandboxTest, CaptureIsCapped) {
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "head -c 100000 /dev/zero"};
+  options.capture_output = true;
+  options.capture_limit = 1000;
+  auto result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->stdout_data.size(), 1000u);
+  EXPECT_TRUE(result->stdout_truncated);
+  EXPECT_EQ(result->exit_code, 0);
+}
+
+TEST_F(SandboxTest, DeniedPathsHiddenAndCreatedWhenMissing) {
+  ASSERT_TRUE(MakeDirectories(project_ + "/.git/hooks", 0755).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(project_ + "/.git/hooks/pre-commit", "secret", 0755)
+          .ok());
+  ASSERT_TRUE(WriteFileAtomically(project_ + "/key", "k", 0644).ok());
+  policy_.add_denied_paths(".git/hooks");
+  policy_.add_denied_paths(".garuda");
+  policy_.add_denied_paths("key");
+  EXPECT_NE(Run("cat .git/hooks/pre-commit").exit_code, 0);
+  EXPECT_NE(Run("cat key").exit_code, 0);
+  EXPECT_NE(Run("echo x > key").exit_code, 0);
+  EXPECT_NE(Run("mkdir .garuda/x").exit_code, 0);
+  EXPECT_TRUE(Exists(project_ + "/.garuda"));  // created empty
+  EXPECT_FALSE(Exists(project_ + "/.garuda/x"));
+  EXPECT_EQ(*ReadFileToString(project_ + "/key"), "k");
+}
+
+TEST_F(SandboxTest, EntryRunsConfined) {
+  RunOptions options;
+  options.entry = [this] {
+    return ::access(outside_.c_str(), F_OK) == 0 ? 1 : 0;
+  };
+  auto result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->kind, RunResult::Kind::kExited) << result->Describe();
+  EXPECT_EQ(result->exit_code, 0);
+}
+
+// Runs `entry` in the sandbox; its exit code says what it saw.
+int RunEntry(const SandboxPolicy& policy, std::function<int()> entry) {
+  RunOptions options;
+  options.entry = std::move(entry);
+  auto result = RunInSandbox(policy, options);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return -1;
+  EXPECT_EQ(result->kind, RunResult::Kind::kExited) << result->Describe();
+  return result->exit_code;
+}
+
+TEST_F(SandboxTest, SeccompRefusesPtraceAndSocketsWithNetworkOff) {
+  auto ptrace_errno = [] {
+    return ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) == 0 ? 0 : errno;
+  };
+  auto inet_errno = [] {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return fd >= 0 ? 0 : errno;
+  };
+  auto unix_errno = [] {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return fd >= 0 ? 0 : errno;
+  };
+  EXPECT_EQ(RunEntry(policy_, ptrace_errno), EPERM);
+  EXPECT_EQ(RunEntry(policy_, inet_errno), EPERM);
+  EXPECT_EQ(RunEntry(policy_, unix_errno), 0);  // local sockets stay
+  // Negative control: with the network on, an IP socket can be made.
+  policy_.set_network(true);
+  EXPECT_EQ(RunEntry(policy_, inet_errno), 0);
+}
+
+TEST_F(SandboxTest, LandlockFailsClosedBelowTheMinimumAbi) {
+  policy_.set_min_landlock_abi(1000);
+  RunResult result = Run("true");
+  EXPECT_EQ(result.kind, RunResult::Kind::kFailedToStart);
+  EXPECT_TRUE(result.sandbox_failed);
+  EXPECT_NE(result.reason.find("Landlock"), std::string::npos) << result.reason;
+  // Negative control: the kernel's own ABI is enough.
+  policy_.set_min_landlock_abi(1);
+  EXPECT_TRUE(Run("true").ok());
+}
+
+TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {
+  RunResult result =
+      Run("grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");
+  EXPECT_EQ(result.stdout_data,
+            "CapEff:\t0000000000000000\nCapBnd:\t0000000000000000\n"
+            "NoNewPrivs:\t1\n")
+      << result.stdout_data;
+}
+
+TEST_F(SandboxTest, FileSizeLimit) {
+  policy_.mutable_limits()->set_file_size_bytes(4096);
+  RunResult result = Run("head -c 100000 /dev/zero > big");
+  EXPECT_EQ(result.kind, RunResult::Kind::kExited);  // sh reports SIGXFSZ
+  EXPECT_NE(result.exit_code, 0);
+  struct stat st;
+  ASSERT_EQ(::stat((project_ + "/big").c_str(), &st), 0);
+  EXPECT_LE(st.st_size, 4096);
+  // Negative control.
+  policy_.mutable_limits()->set_file_size_bytes(0);
+  EXPECT_EQ(Run("head -c 100000 /dev/zero > big").exit_code, 0);
+}
+
+TEST_F(SandboxTest, KeepProcessesWaitsForTheBackground) {
+  // Without keep: the run returns at once, the background is gone.
+  EXPECT_EQ(Run("(sleep 1000; echo late) & echo now").stdout_data, "now\n");
+  // With keep: the run lasts until the background ends.
+  policy_.set_keep_processes(true);
+  EXPECT_EQ(Run("(sleep 0.2; echo late) & echo now").stdout_data,
+            "now\nlate\n");
+}
+
+TEST_F(SandboxTest, WritableBindOverAPath) {
+  std::string staging = JoinPath(root_, "staging");
+  ASSERT_TRUE(MakeDirectories(staging, 0755).ok());
+  BindMount* bind = policy_.add_binds();
+  bind->set_source(staging);
+  bind->set_target(project_);
+  bind->set_writable(true);
+  EXPECT_EQ(Run("echo x > " + project_ + "/через").exit_code, 0);
+  EXPECT_TRUE(Exists(staging + "/через"));
+  EXPECT_FALSE(Exists(project_ + "/через"));
+}
+
+TEST(RunResultTest, Describe) {
+  EXPECT_EQ(RunResult::Signaled(SIGSYS).kind, RunResult::Kind::kSeccompKilled);
+  EXPECT_EQ(RunResult::Signaled(SIGSYS).ShellExitCode(), 128 + SIGSYS);
+  EXPECT_EQ(RunResult::Exited(3).Describe(), "exited with code 3");
+  EXPECT_EQ(RunResult::FailedToStart("x").ShellExitCode(), 125);
+}
+
+TEST(DefaultsTest, Parse) {
+  EXPECT_GT(DefaultSandboxSettings().read_only_paths_size(), 0);
+  EXPECT_GT(DefaultSandboxSettings().project_denied_paths_size(), 0);
+}
+
+}  // namespace
+}  // namespace garuda

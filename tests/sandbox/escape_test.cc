@@ -1,0 +1,426 @@
+// The escape corpus: each attempt runs three ways. On the host it must work
+// (the negative control: the attempt is real and the test can see it work);
+// in `garuda-stager run --mode direct` it must fail; under bubblewrap with
+// an equivalent policy it must give the same outcome as our sandbox.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
+#include "lib/lockdown/seccomp_filter.h"
+#include "lib/policy/merge.h"
+#include "sandbox/bwrap_args.h"
+#include "sandbox/command_policy.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+enum class Where { kHost, kOurs, kBwrap };
+
+const char* Name(Where where) {
+  switch (where) {
+    case Where::kHost:
+      return "host";
+    case Where::kOurs:
+      return "garuda-stager";
+    case Where::kBwrap:
+      return "bwrap";
+  }
+  return "?";
+}
+
+std::string Runfile(const std::string& path) {
+  return JoinPath(JoinPath(std::getenv("TEST_SRCDIR"), "garuda"), path);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// The helper ran to its end (0 done, 1 refused), as opposed to the sandbox
+// refusing to start, which would prove nothing.
+bool HelperRan(const RunResult& result) {
+  return result.kind == RunResult::Kind::kExited && result.exit_code <= 1;
+}
+
+struct Attempt {
+  std::vector<std::string> args;  // for the helper, or a whole command
+  bool helper = true;             // args go to escape_helper
+  std::function<void()> reset = [] {};
+  std::function<bool(const RunResult&)> escaped = [](const RunResult& r) {
+    return r.kind == RunResult::Kind::kExited && r.exit_code == 0;
+  };
+};
+
+class EscapeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "escXXXXXX");
+    root_ = ::mkdtemp(templ.data());
+    project_ = JoinPath(root_, "project");
+    outside_ = JoinPath(root_, "outside");
+    home_ = JoinPath(root_, "home");
+    for (const std::string& dir :
+         {project_, outside_, home_, JoinPath(root_, "etc"),
+          project_ + "/.git/hooks", project_ + "/.garuda", project_ + "/mnt"}) {
+      ASSERT_TRUE(MakeDirectories(dir, 0755).ok());
+    }
+    ::setenv("HOME", home_.c_str(), 1);
+    ::setenv("GARUDA_MANAGED_POLICY_DIR", JoinPath(root_, "etc").c_str(), 1);
+    ::unsetenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX");
+    stager_ = Runfile("cmd/garuda-stager/garuda-stager");
+    // The helper must be visible inside the sandbox: a copy in the project.
+    helper_ = JoinPath(project_, "escape_helper");
+    std::filesystem::copy_file(Runfile("tests/sandbox/escape_helper"), helper_);
+    ::chmod(helper_.c_str(), 0755);
+    bwrap_ = FindBwrap();
+    // bubblewrap gets the same seccomp filter as our sandbox, compiled to
+    // BPF, on a descriptor it inherits (no O_CLOEXEC on purpose).
+    auto policy = SeccompPolicyForRole("command", false);
+    ASSERT_TRUE(policy.ok()) << policy.status();
+    auto filter = SeccompFilter::Build(*policy);
+    ASSERT_TRUE(filter.ok()) << filter.status();
+    auto bpf = filter->ExportBpf();
+    ASSERT_TRUE(bpf.ok()) << bpf.status();
+    seccomp_bpf_.Reset(::memfd_create("command_bpf", 0));
+    ASSERT_TRUE(seccomp_bpf_.valid());
+    ASSERT_TRUE(WriteAll(seccomp_bpf_.get(), *bpf).ok());
+    auto network_policy = SeccompPolicyForRole("command", true);
+    ASSERT_TRUE(network_policy.ok());
+    auto network_filter = SeccompFilter::Build(*network_policy);
+    ASSERT_TRUE(network_filter.ok());
+    auto network_bpf = network_filter->ExportBpf();
+    ASSERT_TRUE(network_bpf.ok());
+    seccomp_network_bpf_.Reset(::memfd_create("command_network_bpf", 0));
+    ASSERT_TRUE(WriteAll(seccomp_network_bpf_.get(), *network_bpf).ok());
+    ASSERT_TRUE(WriteFileAtomically(project_ + "/.git/hooks/pre-commit",
+                                    "secret-hook", 0755)
+                    .ok());
+    ASSERT_TRUE(WriteFileAtomically(project_ + "/.garuda/settings.json",
+                                    "{\"profile\":\"default\"}", 0644)
+                    .ok());
+  }
+
+  // bubblewrap with the policy garuda-stager builds for the same request.
+  std::vector<std::string> BwrapArgs(bool network) {
+    auto settings = MergeSettings(SettingsSources());
+    EXPECT_TRUE(settings.ok());
+    CommandRequest request;
+    request.project = project_;
+    request.working_directory = project_;
+    request.network = network;
+    request.environment = CurrentEnvironment();
+    auto policy = DirectCommandPolicy(*settings, request);
+    EXPECT_TRUE(policy.ok()) << policy.status();
+    const UniqueFd& bpf = network ? seccomp_network_bpf_ : seccomp_bpf_;
+    ::lseek(bpf.get(), 0, SEEK_SET);  // bwrap reads it from where it is
+    return BwrapArgsFor(bwrap_, *policy, bpf.get());
+  }
+
+  RunResult Run(Where where, const Attempt& attempt, bool network = false) {
+    std::vector<std::string> argv;
+    if (where == Where::kOurs) {
+      argv = {stager_, "run", "--project", project_, "--mode", "direct"};
+      if (network) argv.push_back("--network");
+      argv.push_back("--");
+    } else if (where == Where::kBwrap) {
+      argv = BwrapArgs(network);
+    }
+    if (attempt.helper) argv.push_back(helper_);
+    argv.insert(argv.end(), attempt.args.begin(), attempt.args.end());
+    RunOptions options;
+    options.argv = argv;
+    options.capture_output = true;
+    auto result = RunOnHost(options, project_);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : RunResult();
+  }
+
+  // The attempt works on the host, fails in our sandbox, and bubblewrap
+  // agrees with our sandbox.
+  void ExpectContained(const std::string& name, const Attempt& attempt) {
+    attempt.reset();
+    RunResult host = Run(Where::kHost, attempt);
+    EXPECT_TRUE(attempt.escaped(host))
+        << name << ": negative control failed, the attempt does not work "
+        << "even on the host: " << host.Describe() << " " << host.stderr_data;
+    attempt.reset();
+    RunResult ours = Run(Where::kOurs, attempt);
+    bool ours_escaped = attempt.escaped(ours);
+    EXPECT_FALSE(ours_escaped) << name << ": ESCAPED garuda-stager's sandbox";
+    EXPECT_TRUE(HelperRan(ours))
+        << name << ": " << ours.Describe() << " " << ours.stderr_data;
+    if (bwrap_.empty()) {
+      std::fprintf(stderr,
+                   "%s: bwrap is not installed; the bubblewrap half "
+                   "is skipped (tools/setup.sh installs it)\n",
+                   name.c_str());
+      return;
+    }
+    attempt.reset();
+    RunResult bwrap = Run(Where::kBwrap, attempt);
+    EXPECT_TRUE(HelperRan(bwrap))
+        << name << ": bwrap: " << bwrap.Describe() << " " << bwrap.stderr_data;
+    EXPECT_EQ(attempt.escaped(bwrap), ours_escaped)
+        << name
+        << ": bwrap and garuda-stager disagree; bwrap: " << bwrap.Describe()
+        << " " << bwrap.stderr_data;
+  }
+
+  Attempt WriteAttempt(const std::string& written_path,
+                       const std::string& checked_path) {
+    Attempt attempt;
+    attempt.args = {"write", written_path};
+    attempt.reset = [checked_path] { ::unlink(checked_path.c_str()); };
+    attempt.escaped = [checked_path](const RunResult&) {
+      return Exists(checked_path);
+    };
+    return attempt;
+  }
+
+  std::string root_, project_, outside_, home_, stager_, helper_, bwrap_;
+  UniqueFd seccomp_bpf_;
+  UniqueFd seccomp_network_bpf_;
+};
+
+TEST_F(EscapeTest, WriteHomeFolder) {
+  std::string path = JoinPath(home_, "escape");
+  ExpectContained("write home", WriteAttempt(path, path));
+}
+
+TEST_F(EscapeTest, WriteEtc) {
+  std::string path = absl::StrCat("/etc/garuda-escape-test-", ::getpid());
+  ExpectContained("write /etc", WriteAttempt(path, path));
+  ::unlink(path.c_str());
+}
+
+TEST_F(EscapeTest, WriteHostTmp) {
+  std::string path = absl::StrCat("/tmp/garuda-escape-test-", ::getpid());
+  ExpectContained("write host /tmp", WriteAttempt(path, path));
+  ::unlink(path.c_str());
+}
+
+TEST_F(EscapeTest, WriteThroughPlantedSymlink) {
+  ASSERT_EQ(::symlink(outside_.c_str(), (project_ + "/link").c_str()), 0);
+  ExpectContained("symlink",
+                  WriteAttempt(project_ + "/link/f", outside_ + "/f"));
+}
+
+TEST_F(EscapeTest, WriteThroughProcSelfRoot) {
+  ExpectContained(
+      "/proc/self/root",
+      WriteAttempt("/proc/self/root" + outside_ + "/r", outside_ + "/r"));
+}
+
+TEST_F(EscapeTest, WriteThroughProc1Cwd) {
+  // Inside, PID 1 is the sandbox's first process. On the host, PID 1 may
+  // belong to a container's runtime that we cannot inspect, so the negative
+  // control goes through the working folder of a process of ours whose
+  // working folder is "/", which is what /proc/1/cwd is on a plain host.
+  pid_t sleeper = ::fork();
+  if (sleeper == 0) {
+    if (::chdir("/") != 0) ::_exit(127);
+    ::execl("/bin/sleep", "sleep", "1000", nullptr);
+    ::_exit(127);
+  }
+  std::string checked = outside_ + "/c";
+  Attempt host = WriteAttempt(
+      absl::StrCat("/proc/", sleeper, "/cwd", outside_, "/c"), checked);
+  host.reset();
+  EXPECT_TRUE(host.escaped(Run(Where::kHost, host))) << "negative control";
+  ::kill(sleeper, SIGKILL);
+  ::waitpid(sleeper, nullptr, 0);
+  Attempt inside = WriteAttempt("/proc/1/cwd" + outside_ + "/c", checked);
+  for (Where where : {Where::kOurs, Where::kBwrap}) {
+    if (where == Where::kBwrap && bwrap_.empty()) continue;
+    inside.reset();
+    RunResult result = Run(where, inside);
+    EXPECT_FALSE(inside.escaped(result)) << Name(where);
+    EXPECT_EQ(result.exit_code, 1) << Name(where) << ": " << result.stderr_data;
+  }
+}
+
+TEST_F(EscapeTest, WriteThroughHardLink) {
+  std::string target = outside_ + "/target";
+  std::string link = project_ + "/hardlink";
+  Attempt attempt;
+  attempt.args = {"hardlink", target, link};
+  attempt.reset = [target, link] {
+    ::unlink(link.c_str());
+    ASSERT_TRUE(WriteFileAtomically(target, "original", 0644).ok());
+  };
+  attempt.escaped = [target](const RunResult&) {
+    return *ReadFileToString(target) != "original";
+  };
+  ExpectContained("hard link", attempt);
+}
+
+TEST_F(EscapeTest, WriteThroughDotDot) {
+  ExpectContained("..", WriteAttempt(project_ + "/../outside/dotdot",
+                                     outside_ + "/dotdot"));
+}
+
+TEST_F(EscapeTest, PtraceOfAProcessOutside) {
+  pid_t sleeper = ::fork();
+  if (sleeper == 0) {
+    ::execl("/bin/sleep", "sleep", "1000", nullptr);
+    ::_exit(127);
+  }
+  Attempt attempt;
+  attempt.args = {"ptrace", absl::StrCat(sleeper)};
+  ExpectContained("ptrace", attempt);
+  ::kill(sleeper, SIGKILL);
+  ::waitpid(sleeper, nullptr, 0);
+}
+
+TEST_F(EscapeTest, Mount) {
+  Attempt attempt;
+  attempt.args = {"mount", project_ + "/mnt"};
+  ExpectContained("mount", attempt);
+}
+
+TEST_F(EscapeTest, NewUserNamespace) {
+  Attempt attempt;
+  attempt.args = {"userns"};
+  ExpectContained("user namespace", attempt);
+}
+
+TEST_F(EscapeTest, Tiocsti) {
+  Attempt attempt;
+  attempt.args = {"tiocsti"};
+  ExpectContained("TIOCSTI", attempt);
+}
+
+TEST_F(EscapeTest, ConnectToHostLoopbackWithNetworkOff) {
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  struct sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address),
+                   sizeof address),
+            0);
+  ASSERT_EQ(::listen(listener.get(), 16), 0);
+  ASSERT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address),
+                          &length),
+            0);
+  Attempt attempt;
+  attempt.args = {"connect", absl::StrCat(ntohs(address.sin_port))};
+  ExpectContained("connect with network off", attempt);
+  // With --network the same connect works, in both sandboxes.
+  EXPECT_TRUE(attempt.escaped(Run(Where::kOurs, attempt, true)))
+      << "connect with --network should work";
+  if (!bwrap_.empty()) {
+    EXPECT_TRUE(attempt.escaped(Run(Where::kBwrap, attempt, true)));
+  }
+}
+
+TEST_F(EscapeTest, DeniedPathsCannotBeWrittenOrRead) {
+  ExpectContained(".git/hooks write",
+                  WriteAttempt(project_ + "/.git/hooks/post-checkout",
+                               project_ + "/.git/hooks/post-checkout"));
+  ExpectContained(".garuda write",
+                  WriteAttempt(project_ + "/.garuda/new.json",
+                               project_ + "/.garuda/new.json"));
+  for (const std::string& path : {project_ + "/.git/hooks/pre-commit",
+                                  project_ + "/.garuda/settings.json"}) {
+    Attempt read;
+    read.args = {"read", path};
+    read.escaped = [](const RunResult& r) {
+      return r.stdout_data.find("secret-hook") != std::string::npos ||
+             r.stdout_data.find("profile") != std::string::npos;
+    };
+    ExpectContained(absl::StrCat("read ", path), read);
+  }
+  Attempt overwrite = WriteAttempt(project_ + "/.git/hooks/pre-commit", "");
+  overwrite.reset = [this] {
+    ASSERT_TRUE(WriteFileAtomically(project_ + "/.git/hooks/pre-commit",
+                                    "secret-hook", 0755)
+                    .ok());
+  };
+  overwrite.escaped = [this](const RunResult&) {
+    return *ReadFileToString(project_ + "/.git/hooks/pre-commit") !=
+           "secret-hook";
+  };
+  ExpectContained(".git/hooks overwrite", overwrite);
+}
+
+// A process left in the background holds the command's stdout. After the
+// run, the pipe must reach end of file: nothing is left holding it.
+TEST_F(EscapeTest, BackgroundProcessEndsWithTheCommand) {
+  auto run = [&](Where where) {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    UniqueFd read_end(fds[0]);
+    std::vector<std::string> argv;
+    if (where == Where::kOurs) {
+      argv = {stager_, "run", "--project", project_, "--mode", "direct", "--"};
+    } else if (where == Where::kBwrap) {
+      argv = BwrapArgs(false);
+    }
+    argv.insert(argv.end(), {"/bin/sh", "-c", "sleep 1000 & echo $!"});
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(fds[1], 1);
+      std::vector<char*> args;
+      for (std::string& arg : argv) args.push_back(arg.data());
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Name(where);
+    // Read the printed pid, then see whether the pipe is at end of file.
+    std::string text;
+    char buffer[64];
+    struct pollfd poll_fd = {read_end.get(), POLLIN, 0};
+    bool eof = false;
+    // The sandbox's case: end of file comes at once, because the kernel has
+    // ended the namespace before the supervisor returned. The host's case:
+    // the sleep is alive and certainly holds the pipe, so no wait is needed
+    // to know it: read what is there without blocking.
+    for (;;) {
+      int ready = ::poll(&poll_fd, 1, where == Where::kHost ? 0 : 30000);
+      if (ready <= 0) break;
+      ssize_t n = ::read(read_end.get(), buffer, sizeof buffer);
+      if (n <= 0) {
+        eof = true;
+        break;
+      }
+      text.append(buffer, n);
+    }
+    if (where == Where::kHost) {
+      pid_t sleeper = std::atoi(text.c_str());
+      EXPECT_GT(sleeper, 0);
+      EXPECT_EQ(::kill(sleeper, 0), 0) << "negative control: alive on host";
+      if (sleeper > 0) ::kill(sleeper, SIGKILL);
+    }
+    return !eof;  // still held: a process survived
+  };
+  EXPECT_TRUE(run(Where::kHost)) << "negative control";
+  EXPECT_FALSE(run(Where::kOurs)) << "a background process survived";
+  if (!bwrap_.empty()) EXPECT_FALSE(run(Where::kBwrap));
+}
+
+}  // namespace
+}  // namespace garuda

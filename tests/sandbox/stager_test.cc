@@ -1,0 +1,190 @@
+// garuda-stager run as a person uses it: exit codes, the strict profile's
+// startup rule (T7) with a fake probe that finds no sandbox, and the
+// --allow-host fallback of the default profile. Each refusal has its
+// negative control.
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/base/files.h"
+#include "sandbox/probe.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+class StagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "stgXXXXXX");
+    root_ = ::mkdtemp(templ.data());
+    project_ = JoinPath(root_, "project");
+    home_ = JoinPath(root_, "home");
+    etc_ = JoinPath(root_, "etc");
+    for (const std::string& dir : {project_, home_, etc_}) {
+      ASSERT_TRUE(MakeDirectories(dir, 0755).ok());
+    }
+    ::setenv("HOME", home_.c_str(), 1);
+    ::setenv("GARUDA_MANAGED_POLICY_DIR", etc_.c_str(), 1);
+    ::unsetenv(kPretendNoSandboxVariable);
+    stager_ = JoinPath(std::getenv("TEST_SRCDIR"),
+                       "garuda/cmd/garuda-stager/garuda-stager");
+  }
+  void TearDown() override { ::unsetenv(kPretendNoSandboxVariable); }
+
+  RunResult Stager(std::vector<std::string> args) {
+    RunOptions options;
+    options.argv = {stager_};
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
+    options.capture_output = true;
+    auto result = RunOnHost(options, project_);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : RunResult();
+  }
+  void Write(const std::string& path, const std::string& text) {
+    ASSERT_TRUE(MakeDirectories(Dirname(path), 0755).ok());
+    ASSERT_TRUE(WriteFileAtomically(path, text, 0644).ok());
+  }
+  bool Exists(const std::string& path) {
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0;
+  }
+  // A command whose effect shows whether it ran in the sandbox: inside,
+  // the hostname is "garuda" and the folder outside the project is absent.
+  std::vector<std::string> Marker() {
+    return {"--", "/bin/sh", "-c",
+            "touch ran; if [ -d " + home_ +
+                " ]; then echo host; "
+                "else echo sandbox; fi"};
+  }
+  std::vector<std::string> RunArgs(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run", "--project", project_, "--mode",
+                                     "direct"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    for (const std::string& arg : Marker()) args.push_back(arg);
+    return args;
+  }
+
+  std::string root_, project_, home_, etc_, stager_;
+};
+
+TEST_F(StagerTest, ExitCodeAndOutputAreTheCommands) {
+  RunResult result = Stager({"run", "--project", project_, "--mode", "direct",
+                             "--", "/bin/sh", "-c", "echo out; exit 7"});
+  EXPECT_EQ(result.exit_code, 7) << result.stderr_data;
+  EXPECT_EQ(result.stdout_data, "out\n");
+}
+
+TEST_F(StagerTest, RunsInTheSandboxWhenItWorks) {
+  RunResult result = Stager(RunArgs({}));
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_data;
+  EXPECT_EQ(result.stdout_data, "sandbox\n");
+}
+
+TEST_F(StagerTest, DefaultProfileWithoutSandboxNeedsAllowHost) {
+  ::setenv(kPretendNoSandboxVariable, "1", 1);
+  RunResult refused = Stager(RunArgs({}));
+  EXPECT_EQ(refused.exit_code, 125);
+  EXPECT_NE(refused.stderr_data.find("no working OS sandbox"),
+            std::string::npos)
+      << refused.stderr_data;
+  EXPECT_NE(refused.stderr_data.find("--allow-host"), std::string::npos);
+  EXPECT_FALSE(Exists(project_ + "/ran"));
+
+  // Negative control: with --allow-host it runs, on the host, and says so.
+  RunResult host = Stager(RunArgs({"--allow-host"}));
+  EXPECT_EQ(host.exit_code, 0) << host.stderr_data;
+  EXPECT_EQ(host.stdout_data, "host\n");
+  EXPECT_NE(host.stderr_data.find("WITHOUT a sandbox"), std::string::npos);
+  EXPECT_TRUE(Exists(project_ + "/ran"));
+}
+
+TEST_F(StagerTest, StrictFromAnySourceStopsAndRefusesAllowHost) {
+  ::setenv(kPretendNoSandboxVariable, "1", 1);
+  for (const std::string& file :
+       {etc_ + "/policy.json", home_ + "/.garuda/policy.json",
+        home_ + "/.garuda/settings.json",
+        project_ + "/.garuda/settings.json"}) {
+    Write(file, R"({"profile":"strict"})");
+    RunResult result = Stager(RunArgs({"--allow-host"}));
+    EXPECT_EQ(result.exit_code, 125) << file;
+    EXPECT_NE(result.stderr_data.find("strict profile (from " + file),
+              std::string::npos)
+        << result.stderr_data;
+    EXPECT_NE(result.stderr_data.find("fix:"), std::string::npos);
+    EXPECT_NE(result.stderr_data.find("--allow-host is refused"),
+              std::string::npos);
+    EXPECT_FALSE(Exists(project_ + "/ran")) << file;
+    ::unlink(file.c_str());
+  }
+}
+
+TEST_F(StagerTest, ProjectDefaultDoesNotUndoPolicyStrict) {
+  ::setenv(kPretendNoSandboxVariable, "1", 1);
+  Write(home_ + "/.garuda/policy.json", R"({"profile":"strict"})");
+  Write(project_ + "/.garuda/settings.json", R"({"profile":"default"})");
+  RunResult result = Stager(RunArgs({"--allow-host"}));
+  EXPECT_EQ(result.exit_code, 125);
+  EXPECT_FALSE(Exists(project_ + "/ran"));
+}
+
+TEST_F(StagerTest, StrictWithAWorkingSandboxRuns) {
+  // Negative control of the refusal: strict only refuses when the sandbox
+  // does not work.
+  Write(etc_ + "/policy.json", R"({"profile":"strict"})");
+  RunResult result = Stager(RunArgs({}));
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_data;
+  EXPECT_EQ(result.stdout_data, "sandbox\n");
+}
+
+TEST_F(StagerTest, RequireSandboxAlsoRefusesTheHost) {
+  ::setenv(kPretendNoSandboxVariable, "1", 1);
+  Write(etc_ + "/policy.json", R"({"requireSandbox":true})");
+  RunResult result = Stager(RunArgs({"--allow-host"}));
+  EXPECT_EQ(result.exit_code, 125);
+  EXPECT_NE(result.stderr_data.find("requireSandbox"), std::string::npos);
+  EXPECT_FALSE(Exists(project_ + "/ran"));
+}
+
+TEST_F(StagerTest, BadSettingsNameTheFileAndField) {
+  std::string file = project_ + "/.garuda/settings.json";
+  Write(file, R"({"profile":"strickt"})");
+  RunResult result = Stager(RunArgs({}));
+  EXPECT_EQ(result.exit_code, 125);
+  EXPECT_NE(result.stderr_data.find(file), std::string::npos);
+  EXPECT_NE(result.stderr_data.find("profile"), std::string::npos);
+}
+
+TEST_F(StagerTest, WritePathFlagMakesAPathWritable) {
+  std::string extra = JoinPath(root_, "extra");
+  ASSERT_TRUE(MakeDirectories(extra, 0755).ok());
+  std::vector<std::string> command = {"--", "/bin/sh", "-c",
+                                      "echo x > " + extra + "/f"};
+  std::vector<std::string> without = {"run", "--project", project_, "--mode",
+                                      "direct"};
+  without.insert(without.end(), command.begin(), command.end());
+  EXPECT_NE(Stager(without).exit_code, 0);
+  EXPECT_FALSE(Exists(extra + "/f"));
+  std::vector<std::string> with = {"run",    "--project", project_, "--mode",
+                                   "direct", "--write",   extra};
+  with.insert(with.end(), command.begin(), command.end());
+  EXPECT_EQ(Stager(with).exit_code, 0);
+  EXPECT_TRUE(Exists(extra + "/f"));
+}
+
+TEST_F(StagerTest, ProbeJson) {
+  RunResult result = Stager({"probe", "--json"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.stdout_data.find("\"sandbox\":true"), std::string::npos);
+  ::setenv(kPretendNoSandboxVariable, "1", 1);
+  result = Stager({"probe"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.stdout_data.find("fix:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace garuda
