@@ -1,0 +1,119 @@
+// garuda-applier: the only program that writes the project in staged mode.
+// It applies a change list after the conflict check, all or nothing, keeps
+// the pre-images for undo, and asks the person first with --ask.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "lib/apply/commands.h"
+
+ABSL_FLAG(std::string, project, "",
+          "the project folder (default: the current folder)");
+ABSL_FLAG(bool, ask, false, "apply: show the change and ask on the terminal");
+ABSL_FLAG(bool, yes, false, "apply: apply without asking");
+ABSL_FLAG(bool, dry_run, false,
+          "apply: run the checks (refusals, conflicts) and write nothing");
+ABSL_FLAG(bool, list, false, "undo: list the recorded applies, newest first");
+ABSL_FLAG(std::string, staged, "",
+          "diff-dirs: a full copy of the project that a command changed");
+ABSL_FLAG(std::string, upper, "",
+          "diff-dirs: the upper layer of an overlay over the project");
+ABSL_FLAG(uint64_t, file_limit, 50000,
+          "diff-dirs: more paths than this make the list incomplete");
+ABSL_FLAG(std::string, command, "",
+          "diff-dirs: the command that made the change, shown in the question");
+
+namespace {
+
+constexpr char kUsage[] = R"(applies a command's change list to the project.
+
+The change list (a ChangeSet stream) comes on standard input, from
+`garuda-stager run --mode staged` or `garuda-applier diff-dirs`.
+
+  garuda-applier show [--project DIR] < changes
+      the change as the question shows it: file list with counts, diff with
+      hidden characters made visible (cut at 60 000 characters)
+  garuda-applier apply [--project DIR] (--ask | --yes | --dry-run) < changes
+      conflict check, then all or nothing; --ask asks on /dev/tty
+      (Apply / Discard / View; Ctrl-C or end of input discards)
+  garuda-applier undo [--project DIR] (--list | ID)
+      list the recorded applies, or restore the project as it was before one
+  garuda-applier diff-dirs [--project DIR] (--staged COPY | --upper UPPER)
+                           [--command TEXT] [--file-limit N] > changes
+      the change list of a staged copy or of an overlay upper layer
+
+Exit codes: 0 applied (or no changes), 1 error, 2 usage, 3 discarded,
+4 conflict (nothing written), 5 refused (nothing written).)";
+
+int Usage(const std::string& why) {
+  std::fprintf(stderr, "garuda-applier: %s\n\n%s\n", why.c_str(), kUsage);
+  return garuda::kExitUsage;
+}
+
+// Flags are spelled with dashes (--dry-run); absl names them with
+// underscores.
+std::vector<std::string> Underscored(int argc, char** argv) {
+  std::vector<std::string> out(argv, argv + argc);
+  for (size_t i = 1; i < out.size(); ++i) {
+    std::string& arg = out[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) != 0) continue;
+    size_t end = std::min(arg.find('='), arg.size());
+    for (size_t j = 2; j < end; ++j) {
+      if (arg[j] == '-') arg[j] = '_';
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  std::vector<std::string> spelled = Underscored(argc, argv);
+  std::vector<char*> pointers;
+  for (std::string& arg : spelled) pointers.push_back(arg.data());
+  std::vector<char*> args =
+      absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
+  if (args.size() < 2) return Usage("a subcommand is needed");
+
+  garuda::ApplierCommand command;
+  command.name = args[1];
+  command.project = absl::GetFlag(FLAGS_project);
+  command.list = absl::GetFlag(FLAGS_list);
+  command.staged = absl::GetFlag(FLAGS_staged);
+  command.upper = absl::GetFlag(FLAGS_upper);
+  command.command = absl::GetFlag(FLAGS_command);
+  command.file_limit = absl::GetFlag(FLAGS_file_limit);
+  int modes = absl::GetFlag(FLAGS_ask) + absl::GetFlag(FLAGS_yes) +
+              absl::GetFlag(FLAGS_dry_run);
+  if (absl::GetFlag(FLAGS_ask)) command.mode = garuda::ApplyMode::kAsk;
+  if (absl::GetFlag(FLAGS_yes)) command.mode = garuda::ApplyMode::kYes;
+  if (absl::GetFlag(FLAGS_dry_run)) command.mode = garuda::ApplyMode::kDryRun;
+
+  if (command.name == "apply") {
+    if (modes != 1) return Usage("apply needs exactly one of --ask, --yes, --dry-run");
+    if (args.size() != 2) return Usage("apply takes no arguments");
+  } else if (command.name == "undo") {
+    if (command.list == (args.size() == 3)) return Usage("undo needs --list or one ID");
+    if (args.size() > 3) return Usage("undo takes one ID");
+    if (args.size() == 3) command.undo_id = args[2];
+  } else if (command.name == "diff-dirs") {
+    if (command.staged.empty() == command.upper.empty()) {
+      return Usage("diff-dirs needs one of --staged or --upper");
+    }
+  } else if (command.name == "show") {
+    if (args.size() != 2) return Usage("show takes no arguments");
+  } else {
+    return Usage(absl::StrCat("unknown subcommand ", command.name));
+  }
+  if (command.name != "apply" && modes != 0) {
+    return Usage("--ask, --yes and --dry-run are for apply");
+  }
+  return garuda::RunApplierCommand(command);
+}

@@ -1,0 +1,225 @@
+#include "lib/apply/apply.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "lib/changeset/builder.h"
+#include "lib/base/files.h"
+#include "lib/changeset/beneath.h"
+#include "lib/changeset/test_tree.h"
+
+namespace garuda {
+namespace {
+
+using testing::CopyTree;
+using testing::NewTempDir;
+using testing::Read;
+using testing::Remove;
+using testing::Snapshot;
+using testing::Symlink;
+using testing::Write;
+
+struct Fixture {
+  std::string project;
+  std::string staged;
+  std::string undo;
+};
+
+Fixture Make() {
+  std::string base = NewTempDir("apply");
+  Fixture f{base + "/project", base + "/staged", base + "/undo"};
+  Write(f.project + "/a.txt", "a\n");
+  Write(f.project + "/src/x.c", "int x;\n");
+  Write(f.project + "/d/one", "1\n");
+  Write(f.project + "/d/two", "2\n");
+  CopyTree(f.project, f.staged);
+  return f;
+}
+
+ChangeSet Build(const Fixture& f) {
+  BuildOptions options;
+  options.project = f.project;
+  absl::StatusOr<ChangeSet> change_set = BuildFromCopy(f.staged, options);
+  EXPECT_TRUE(change_set.ok()) << change_set.status();
+  return *std::move(change_set);
+}
+
+ApplyOptions Options(const Fixture& f) {
+  ApplyOptions options;
+  options.project = f.project;
+  options.undo_root = f.undo;
+  return options;
+}
+
+// Round trip through the stream, as between two programs.
+ChangeSet ThroughStream(const ChangeSet& change_set) {
+  int fds[2];
+  std::string path = NewTempDir("stream") + "/cs";
+  {
+    auto fd = OpenFile(path, O_WRONLY | O_CREAT, 0600);
+    EXPECT_TRUE(WriteChangeSet(change_set, fd->get(), "test").ok());
+  }
+  (void)fds;
+  auto fd = OpenFile(path, O_RDONLY);
+  absl::StatusOr<ChangeSet> read = ReadChangeSet(fd->get(), "test");
+  EXPECT_TRUE(read.ok()) << read.status();
+  return *std::move(read);
+}
+
+TEST(ApplyTest, AppliesAndUndoRestores) {
+  Fixture f = Make();
+  auto before = Snapshot(f.project);
+  Write(f.staged + "/a.txt", "changed\n");
+  Write(f.staged + "/new/deep/file", "new\n");
+  Remove(f.staged + "/d");
+  Write(f.staged + "/d", "d is a file now\n");
+  Remove(f.staged + "/src/x.c");
+  Write(f.staged + "/src/x.c/inside", "x is a folder now\n");
+  ChangeSet change_set = ThroughStream(Build(f));
+  auto applied = ApplyChangeSet(change_set, Options(f));
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  ASSERT_EQ(applied->outcome, ApplyOutcome::kApplied)
+      << ::testing::PrintToString(applied->problems);
+  EXPECT_EQ(Snapshot(f.project), Snapshot(f.staged));
+  auto records = ListUndoRecords(f.undo, f.project);
+  ASSERT_TRUE(records.ok());
+  ASSERT_EQ(records->size(), 1u);
+  auto undone = UndoApply(applied->undo_id, Options(f));
+  ASSERT_TRUE(undone.ok()) << undone.status();
+  ASSERT_EQ(undone->outcome, ApplyOutcome::kApplied)
+      << ::testing::PrintToString(undone->problems);
+  EXPECT_EQ(Snapshot(f.project), before);
+}
+
+TEST(ApplyTest, ConflictWritesNothing) {
+  Fixture f = Make();
+  Write(f.staged + "/a.txt", "from the command\n");
+  Write(f.staged + "/b.txt", "new\n");
+  ChangeSet change_set = Build(f);
+  Write(f.project + "/a.txt", "the person's edit\n");
+  auto before = Snapshot(f.project);
+  auto result = ApplyChangeSet(change_set, Options(f));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->outcome, ApplyOutcome::kConflict);
+  ASSERT_EQ(result->problems.size(), 1u);
+  EXPECT_NE(result->problems[0].find("a.txt"), std::string::npos);
+  EXPECT_EQ(Snapshot(f.project), before);
+  EXPECT_TRUE(ListUndoRecords(f.undo, f.project)->empty());
+}
+
+TEST(ApplyTest, UndoIsConflictChecked) {
+  Fixture f = Make();
+  Write(f.staged + "/a.txt", "v2\n");
+  auto applied = ApplyChangeSet(Build(f), Options(f));
+  ASSERT_TRUE(applied.ok());
+  Write(f.project + "/a.txt", "edited after the apply\n");
+  auto undone = UndoApply(applied->undo_id, Options(f));
+  ASSERT_TRUE(undone.ok());
+  EXPECT_EQ(undone->outcome, ApplyOutcome::kConflict);
+  EXPECT_EQ(Read(f.project + "/a.txt"), "edited after the apply\n");
+}
+
+TEST(ApplyTest, FailurePartWayRollsBack) {
+  Fixture f = Make();
+  Write(f.staged + "/a.txt", "changed\n");
+  Write(f.staged + "/z/new", "new\n");
+  Remove(f.staged + "/d");
+  auto before = Snapshot(f.project);
+  ChangeSet change_set = Build(f);
+  for (int fail_at = 1; fail_at <= 6; ++fail_at) {
+    ApplyOptions options = Options(f);
+    int steps = 0;
+    options.after_step = [&](int step) {
+      steps = step;
+      return step == fail_at ? absl::InternalError("injected") : absl::OkStatus();
+    };
+    auto result = ApplyChangeSet(change_set, options);
+    if (steps < fail_at) {  // fewer steps than that: it applied
+      ASSERT_TRUE(result.ok()) << result.status();
+      break;
+    }
+    EXPECT_FALSE(result.ok()) << fail_at;
+    EXPECT_EQ(Snapshot(f.project), before) << "failure at step " << fail_at;
+  }
+  // Negative control: without the failure the project does change.
+  auto result = ApplyChangeSet(change_set, Options(f));
+  ASSERT_TRUE(result.ok());
+  EXPECT_NE(Snapshot(f.project), before);
+}
+
+TEST(ApplyTest, RefusesEscapes) {
+  Fixture f = Make();
+  std::string outside = NewTempDir("outside");
+  auto file = [](const std::string& path) {
+    Change change;
+    change.entry.set_path(path);
+    change.entry.set_kind(CHANGE_KIND_ADDED);
+    change.entry.mutable_base()->set_type(FILE_TYPE_ABSENT);
+    change.entry.set_new_type(FILE_TYPE_REGULAR);
+    change.entry.set_new_mode(0644);
+    change.content = "owned\n";
+    change.entry.set_size(change.content.size());
+    change.entry.set_new_sha256(Sha256(change.content));
+    return change;
+  };
+  for (const std::string& path :
+       {std::string("../escape"), outside + "/abs", std::string("a/../../x"),
+        std::string(".git/hooks/pre-commit")}) {
+    ChangeSet change_set;
+    change_set.changes.push_back(file(path));
+    auto result = ApplyChangeSet(change_set, Options(f));
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(result->outcome, ApplyOutcome::kRefused) << path;
+  }
+  // A link out of the root.
+  ChangeSet link_set;
+  Change link;
+  link.entry.set_path("link");
+  link.entry.set_kind(CHANGE_KIND_ADDED);
+  link.entry.mutable_base()->set_type(FILE_TYPE_ABSENT);
+  link.entry.set_new_type(FILE_TYPE_SYMLINK);
+  link.entry.set_link_target("../../etc");
+  link_set.changes.push_back(link);
+  auto refused = ApplyChangeSet(link_set, Options(f));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->outcome, ApplyOutcome::kRefused);
+  // A write through a symlinked folder of the project.
+  Symlink(outside, f.project + "/via");
+  ChangeSet through;
+  through.changes.push_back(file("via/planted"));
+  auto result = ApplyChangeSet(through, Options(f));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outcome, ApplyOutcome::kRefused);
+  EXPECT_EQ(::access((outside + "/planted").c_str(), F_OK), -1);
+  // Negative control: a plain open that follows links writes outside.
+  Write(f.project + "/via/planted", "owned\n");
+  EXPECT_EQ(Read(outside + "/planted"), "owned\n");
+}
+
+TEST(ApplyTest, IncompleteListIsRefused) {
+  Fixture f = Make();
+  Write(f.staged + "/a.txt", "changed\n");
+  ChangeSet change_set = Build(f);
+  change_set.summary.set_incomplete(true);
+  change_set.summary.set_incomplete_reason("the walk passed the limit");
+  auto result = ApplyChangeSet(change_set, Options(f));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outcome, ApplyOutcome::kRefused);
+  EXPECT_EQ(Read(f.project + "/a.txt"), "a\n");
+}
+
+TEST(ApplyTest, DryRunWritesNothing) {
+  Fixture f = Make();
+  Write(f.staged + "/a.txt", "changed\n");
+  ApplyOptions options = Options(f);
+  options.dry_run = true;
+  auto result = ApplyChangeSet(Build(f), options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outcome, ApplyOutcome::kApplied);
+  EXPECT_EQ(Read(f.project + "/a.txt"), "a\n");
+}
+
+}  // namespace
+}  // namespace garuda

@@ -1,0 +1,46 @@
+// Building a change list: what a command changed in its staging view,
+// compared with the real project.
+#ifndef GARUDA_LIB_CHANGESET_BUILDER_H_
+#define GARUDA_LIB_CHANGESET_BUILDER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "lib/changeset/changeset.h"
+
+namespace garuda {
+
+inline constexpr uint64_t kDefaultFileLimit = 50000;
+
+struct BuildOptions {
+  std::string project;  // the real project root
+  std::string command;  // shown in the question, if known
+  // More paths than this in the walk make the list incomplete.
+  uint64_t file_limit = kDefaultFileLimit;
+  // Test seam: called before each file of the staging side is read; an error
+  // counts as that file being unreadable.
+  std::function<absl::Status(absl::string_view relative)> before_read;
+};
+
+// From a full copy of the project (`staged`): every path of both trees is
+// compared. `.git` is not compared (it is never applied).
+absl::StatusOr<ChangeSet> BuildFromCopy(const std::string& staged,
+                                        const BuildOptions& options);
+
+// From the upper layer of an overlay whose lower layer is the project: only
+// the upper layer is walked, so the cost follows the size of the change.
+// A whiteout (character device 0/0) is a deletion, of the whole subtree for
+// a folder; a folder with the overlay "opaque" attribute "y" is a replaced
+// folder; a copied-up file with the same content and mode is no change. An
+// overlay attribute this code does not know (redirect, metacopy, ...) makes
+// the list incomplete rather than guessed.
+absl::StatusOr<ChangeSet> BuildFromOverlayUpper(const std::string& upper,
+                                                const BuildOptions& options);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_CHANGESET_BUILDER_H_
