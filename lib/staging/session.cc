@@ -224,7 +224,9 @@ class Session {
             "pretended by ", kFailStagingVariable, "=1 (a test seam)"));
       }
       if (made.ok()) made = backend_->Create();
-      if (made.ok()) made = WriteFileAtomically(backend_file, kind, 0600);
+      if (made.ok() && folder_.named) {
+        made = WriteFileAtomically(backend_file, kind, 0600);
+      }
       if (!made.ok()) {
         remove_at_end_ = true;
         backend_.reset();
