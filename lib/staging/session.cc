@@ -19,6 +19,7 @@
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/builder.h"
 #include "lib/question/question.h"
+#include "lib/question/visible.h"
 #include "lib/staging/backend.h"
 #include "lib/staging/folders.h"
 #include "lib/staging/mounts.h"
@@ -318,6 +319,16 @@ class Session {
   }
 
   absl::Status Output(const ChangeSet& change_set, int conflicts) {
+    std::vector<std::string> kept;
+    for (const IgnoredCount& count : change_set.summary.ignored()) {
+      kept.push_back(absl::StrCat(
+          count.folder().empty() ? "./" : VisiblePath(count.folder()), ": ",
+          count.files(), count.files() == 1 ? " file" : " files"));
+    }
+    if (!kept.empty()) {
+      Say(absl::StrCat("kept in staging, ignored by git, never applied: ",
+                       absl::StrJoin(kept, ", ")));
+    }
     if (change_set.NoChanges()) {
       Say("no changes");
     } else {
