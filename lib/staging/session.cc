@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/base/errno_status.h"
@@ -79,6 +80,21 @@ bool ChangedSince(const std::string& root, const std::string& relative,
   return NewerThan(st, t0);
 }
 
+// Whether the command wrote `relative` in the copy: the path, or a folder
+// above it (a renamed folder keeps its files' times). A person's edit of a
+// file beside one the command wrote is then kept too, and marked as a
+// conflict below, never listed as the command's own.
+bool WrittenSince(const std::string& root, const std::string& relative,
+                  const struct timespec& t0) {
+  std::string path = relative;
+  while (true) {
+    if (ChangedSince(root, path, t0)) return true;
+    std::string parent = Dirname(path);
+    if (parent == "." || parent.empty() || parent == path) return false;
+    path = parent;
+  }
+}
+
 // The change list says what the command changed, against the project as it
 // was before the command. The builders fingerprint the project when the
 // list is made; a path the person changed during the command would then
@@ -92,7 +108,7 @@ void KeepCommandChanges(ChangeSet* change_set, const std::string& project,
   std::vector<Change> kept;
   for (Change& change : change_set->changes) {
     const std::string& path = change.entry.path();
-    if (copy && !ChangedSince(listed_root, path, t0)) continue;
+    if (copy && !WrittenSince(listed_root, path, t0)) continue;
     if (ChangedSince(project, path, t0)) {
       Fingerprint changed;
       changed.set_type(FILE_TYPE_UNSPECIFIED);
@@ -100,6 +116,34 @@ void KeepCommandChanges(ChangeSet* change_set, const std::string& project,
       ++*conflicts;
     }
     kept.push_back(std::move(change));
+  }
+  change_set->changes = std::move(kept);
+}
+
+// The project paths denied to commands (.garuda, .git/hooks, the
+// settings' own): in direct mode the sandbox hides them; in staged mode a
+// command can still create one in its view when the project has none, so a
+// change there is refused, and the whole list with it.
+void RefuseDeniedPaths(ChangeSet* change_set, const SandboxPolicy& policy) {
+  std::vector<Change> kept;
+  for (Change& change : change_set->changes) {
+    const std::string& path = change.entry.path();
+    std::string denied;
+    for (const std::string& given : policy.denied_paths()) {
+      if (!given.empty() && given[0] != '/' && Inside(path, given)) {
+        denied = given;
+      }
+    }
+    if (denied.empty()) {
+      kept.push_back(std::move(change));
+      continue;
+    }
+    RefusedPath* refused = change_set->summary.add_refused();
+    refused->set_path(path);
+    refused->set_reason(
+        absl::StrCat(denied,
+                     " is denied to commands; a change there is "
+                     "never applied"));
   }
   change_set->changes = std::move(kept);
 }
@@ -305,11 +349,20 @@ class Session {
     BuildOptions options;
     options.project = request_.project;
     options.command = absl::StrJoin(request_.argv, " ");
+    // The test seam for an incomplete list: a lower file limit can only
+    // make a list incomplete, which garuda-applier never applies.
+    const char* limit = std::getenv(kFileLimitVariable);
+    uint64_t lower = 0;
+    if (limit != nullptr && absl::SimpleAtoi(limit, &lower) &&
+        lower < options.file_limit) {
+      options.file_limit = lower;
+    }
     absl::StatusOr<ChangeSet> change_set = backend_->List(options);
     if (!change_set.ok()) {
       return Stop(absl::StrCat("the change list could not be made: ",
                                change_set.status().message()));
     }
+    RefuseDeniedPaths(&*change_set, *policy);
     int conflicts = 0;
     KeepCommandChanges(&*change_set, request_.project, backend_->ListedRoot(),
                        backend_->name() == "copy", t0, &conflicts);

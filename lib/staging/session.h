@@ -20,6 +20,9 @@ namespace garuda {
 // view fails. It can only stop a staged command, never run one another
 // way, so honouring it in the real program is harmless.
 inline constexpr char kFailStagingVariable[] = "GARUDA_TEST_ONLY_FAIL_STAGING";
+// The test seam for an incomplete list: a number lowers the walk's file
+// limit (never raises it).
+inline constexpr char kFileLimitVariable[] = "GARUDA_TEST_ONLY_FILE_LIMIT";
 
 struct StagedRunRequest {
   std::string project;            // real path of the project

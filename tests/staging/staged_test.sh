@@ -248,6 +248,98 @@ c"' >"$T/cs" 2>/dev/null
   check "varied: file became folder" same "$(cat x.txt/f)" in
   check "varied: name with space and newline" same "$(cat "a b
 c")" s
+
+  # --- A replaced folder, a renamed folder, a folder replaced by a file.
+  new_project
+  mkdir -p d r q && echo old >d/old.txt && echo moved >r/m.txt && echo qq >q/f
+  staged -- sh -c 'rm -rf d && mkdir d && touch d/new && mv r r2 && rm -rf q && echo file > q' \
+    >"$T/cs" 2>/dev/null
+  "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>"$T/err"
+  check "folders: applied" same "$?" 0
+  check "replaced folder: new file" test -e d/new
+  check "replaced folder: old file gone" absent d/old.txt
+  check "renamed folder: new name" same "$(cat r2/m.txt)" moved
+  check "renamed folder: old name gone" absent r
+  check "folder replaced by a file" same "$(cat q)" file
+
+  # --- A symlink pointing out of the root is refused, nothing applied.
+  new_project
+  staged -- sh -c 'ln -s /etc/passwd out; echo ok > fine.txt' >"$T/cs" 2>/dev/null
+  "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>&1
+  check "outside link: refused (exit 5)" same "$?" 5
+  check "outside link: not applied" absent out
+  check "outside link: all or nothing" absent fine.txt
+
+  # --- A 100 MB file streams through the pipe and arrives whole.
+  new_project
+  staged -- sh -c 'head -c 100000000 /dev/urandom > big.bin && sha256sum big.bin >&2' \
+    2>"$T/err" | "$APPLIER" apply --yes >/dev/null 2>&1
+  check "100 MB: applied" same "$(sha256sum big.bin)" "$(grep big.bin "$T/err")"
+
+  # --- A name that is not UTF-8.
+  new_project
+  staged -- sh -c 'echo raw > "$(printf "n\377me")"' 2>/dev/null |
+    "$APPLIER" apply --yes >/dev/null 2>&1
+  check "non-UTF-8 name applied" same "$(cat "$(printf 'n\377me')")" raw
+
+  # --- A sensitive ignored file is shown by name, and never applied.
+  new_project
+  echo '.env' >>.gitignore
+  staged -- sh -c 'echo TOKEN=1 > .env' >"$T/cs" 2>/dev/null
+  check "sensitive ignored file named" contains "$("$APPLIER" show <"$T/cs")" ".env"
+  "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>&1
+  check "sensitive ignored file not applied" absent .env
+
+  # --- A path denied to commands (.garuda) is refused in staged mode too.
+  new_project
+  rm -rf .garuda
+  staged -- sh -c 'mkdir -p .garuda && echo "{}" > .garuda/settings.json; echo ok > fine.txt' \
+    >"$T/cs" 2>/dev/null
+  check ".garuda: refused in the list" contains "$("$APPLIER" show <"$T/cs")" "REFUSED .garuda"
+  "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>&1
+  check ".garuda: apply refuses (exit 5)" same "$?" 5
+  check ".garuda: project has no settings" absent .garuda/settings.json
+
+  # --- An incomplete list (the walk's file limit lowered through the test
+  # seam) is never applied. Negative control: the full limit applies.
+  for limit in 3 ""; do
+    new_project
+    GARUDA_TEST_ONLY_FILE_LIMIT=$limit staged -- sh -c 'for i in 1 2 3 4 5 6; do echo $i > f$i; done' \
+      >"$T/cs" 2>/dev/null
+    "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>&1
+    status=$?
+    if [[ -n $limit ]]; then
+      check "incomplete: shown" contains "$("$APPLIER" show <"$T/cs")" "incomplete"
+      check "incomplete: not applied" absent f1
+      check "incomplete: apply does not say applied" test "$status" -ne 0
+    else
+      check "negative control: complete list applies" same "$(cat f6)" 6
+    fi
+  done
+
+  # --- The project is read-only for the stager itself: --out inside the
+  # project fails. Negative control: --out outside works.
+  new_project
+  staged --out "$P/list.cs" -- sed -i s/a/b/ x.txt >/dev/null 2>&1
+  check "stager cannot write the project" absent "$P/list.cs"
+  staged --out "$T/list.cs" -- sed -i s/a/b/ x.txt >/dev/null 2>&1
+  check "negative control: --out outside the project" test -s "$T/list.cs"
+
+  # --- npm init -y (applied), python3 -m venv in an ignored folder (kept in
+  # the session's staging, usable by the next command).
+  new_project
+  if [[ -x /usr/bin/npm ]]; then
+    staged -- npm init -y >"$T/cs" 2>/dev/null
+    check "npm init: package.json listed" contains "$("$APPLIER" show <"$T/cs")" "A package.json"
+    check "npm init: not in the project before apply" absent package.json
+  fi
+  staged --session venv -- python3 -m venv --without-pip .venv >"$T/cs" 2>"$T/err"
+  check "venv: no question" contains "$("$APPLIER" show <"$T/cs")" "No changes"
+  check "venv: counted" contains "$(cat "$T/err")" ".venv/:"
+  check "venv: project has none" absent .venv
+  staged --session venv -- .venv/bin/python -c 'print("in venv")' >/dev/null 2>"$T/err"
+  check "venv: the next command uses it" contains "$(cat "$T/err")" "in venv"
+  "$STAGER" end --session venv 2>/dev/null
 }
 
 run_backend overlay
