@@ -87,6 +87,8 @@ class OverlayBackend : public StagingBackend {
     if (!upper) {
       return LastErrnoStatus(absl::StrCat("the upper layer ", upper_));
     }
+    ASSIGN_OR_RETURN(bool empty, UpperIsEmpty());
+    if (empty) return absl::OkStatus();
     ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(project_));
     return RefreshFolder(upper.get(), "");
   }
@@ -103,11 +105,31 @@ class OverlayBackend : public StagingBackend {
   }
 
   absl::StatusOr<ChangeSet> List(const BuildOptions& options) override {
+    // Nothing written: nothing to walk (and no need to load git's rules).
+    ASSIGN_OR_RETURN(bool empty, UpperIsEmpty());
+    if (empty) {
+      ChangeSet none;
+      none.header.set_project_root(options.project);
+      none.header.set_source("overlay");
+      none.header.set_command(options.command);
+      return none;
+    }
     return BuildFromOverlayUpper(upper_, options);
   }
   std::string ListedRoot() const override { return upper_; }
 
  private:
+  absl::StatusOr<bool> UpperIsEmpty() {
+    UniqueFd upper(::open(upper_.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!upper) {
+      return LastErrnoStatus(absl::StrCat("the upper layer ", upper_));
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> names,
+                     ListNames(upper.get(), upper_));
+    return names.empty();
+  }
+
   absl::StatusOr<bool> Ignored(const std::string& relative, bool folder) {
     return rules_->IsIgnored(relative, folder);
   }

@@ -13,6 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
@@ -185,9 +187,36 @@ auto WithStdoutOnStderr(Fn fn) -> decltype(fn()) {
   return result;
 }
 
+// When this environment variable is "1", the stager prints how long each
+// phase took on stderr (for bench/staging/).
+constexpr char kTimingsVariable[] = "GARUDA_STAGER_TIMINGS";
+
+// Phase durations, in order.
+class Timings {
+ public:
+  Timings() : last_(absl::Now()) {}
+  void Mark(const char* phase) {
+    absl::Time now = absl::Now();
+    phases_.push_back(absl::StrCat(
+        phase, "=", absl::ToDoubleMilliseconds(now - last_), "ms"));
+    last_ = now;
+  }
+  void Print() const {
+    const char* on = std::getenv(kTimingsVariable);
+    if (on != nullptr && std::string(on) == "1") {
+      Say(absl::StrCat("timings: ", absl::StrJoin(phases_, " ")));
+    }
+  }
+
+ private:
+  absl::Time last_;
+  std::vector<std::string> phases_;
+};
+
 class Session {
  public:
-  explicit Session(const StagedRunRequest& request) : request_(request) {}
+  Session(const StagedRunRequest& request, Timings* timings)
+      : request_(request), timings_(timings) {}
   ~Session() {
     if (backend_) backend_->Unmount();
     if (!folder_.path.empty() && remove_at_end_) {
@@ -291,6 +320,7 @@ class Session {
                          ? absl::StrCat(" (session \"", request_.session, "\")")
                          : " (one shot)"));
     if (!folder_.fresh) {
+      timings_->Mark("start");
       absl::Status refreshed = backend_->Refresh();
       if (!refreshed.ok()) return ViewFailed(refreshed);
     }
@@ -310,6 +340,7 @@ class Session {
   }
 
   int RunInView(const MergedSettings& settings) {
+    timings_->Mark(folder_.fresh ? "start" : "refresh");
     absl::Status entered = EnterStagingNamespaces();
     if (!entered.ok()) return ViewFailed(entered);
     absl::StatusOr<std::string> view = backend_->Mount();
@@ -357,6 +388,7 @@ class Session {
         lower < options.file_limit) {
       options.file_limit = lower;
     }
+    timings_->Mark("command");
     absl::StatusOr<ChangeSet> change_set = backend_->List(options);
     if (!change_set.ok()) {
       return Stop(absl::StrCat("the change list could not be made: ",
@@ -366,7 +398,9 @@ class Session {
     int conflicts = 0;
     KeepCommandChanges(&*change_set, request_.project, backend_->ListedRoot(),
                        backend_->name() == "copy", t0, &conflicts);
+    timings_->Mark("list");
     absl::Status shown = Output(*change_set, conflicts);
+    timings_->Mark("output");
     if (!shown.ok()) return Stop(std::string(shown.message()));
     return result->ShellExitCode();
   }
@@ -411,6 +445,7 @@ class Session {
   }
 
   const StagedRunRequest& request_;
+  Timings* timings_;
   StagingFolder folder_;
   std::unique_ptr<StagingBackend> backend_;
   bool remove_at_end_ = true;
@@ -425,8 +460,15 @@ int RunStagedCommand(const MergedSettings& settings,
         "[--session NAME] [--out FILE] -- CMD [ARGS...]");
     return kNotRun;
   }
-  Session session(request);
-  return session.Run(settings);
+  Timings timings;
+  int code;
+  {
+    Session session(request, &timings);
+    code = session.Run(settings);
+  }
+  timings.Mark("end");
+  timings.Print();
+  return code;
 }
 
 int EndStagedSession(const std::string& project, const std::string& session) {
