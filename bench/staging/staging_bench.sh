@@ -23,9 +23,10 @@ while [[ $# -gt 0 ]]; do
 done
 
 if [[ -n "${RUNFILES_DIR:-}" ]]; then R="$RUNFILES_DIR/garuda"
-elif [[ -d "$0.runfiles/garuda" ]]; then R="$0.runfiles/garuda"
+elif [[ -d "$0.runfiles/garuda" ]]; then R="$(cd "$0.runfiles/garuda" && pwd)"
 else R="$(cd "$(dirname "$0")/../.." && pwd)/bazel-bin"; fi
 STAGER="${STAGER:-$R/cmd/garuda-stager/garuda-stager}"
+[[ -x "$STAGER" ]] || { echo "no garuda-stager at $STAGER" >&2; exit 1; }
 APPLIER="${APPLIER:-$R/cmd/garuda-applier/garuda-applier}"
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/garuda-staging-bench-XXXXXX")

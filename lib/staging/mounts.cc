@@ -10,6 +10,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
+#include "lib/staging/folders.h"
 
 namespace garuda {
 namespace {
@@ -58,7 +59,15 @@ absl::Status MountOverlay(const std::string& lower, const std::string& upper,
   std::string options = absl::StrCat("lowerdir=/proc/self/fd/", lower_fd.get(),
                                      ",upperdir=/proc/self/fd/", upper_fd.get(),
                                      ",workdir=/proc/self/fd/", work_fd.get(),
-                                     ",userxattr,index=off");
+                                     ",userxattr,index=off,volatile");
+  // `volatile`: no sync of the upper file system at unmount (a sync of the
+  // whole file system that holds ~/.garuda, seconds on a busy disk). The
+  // view is disposable, and the stager reads the upper layer through the
+  // same page cache. Overlay refuses to mount again over a volatile upper
+  // layer until its marker folder is gone: we remove it, knowing that the
+  // layer may have lost writes only if the machine crashed.
+  RETURN_IF_ERROR(RemoveTree(JoinPath(work, "work/incompat")));
+  RETURN_IF_ERROR(RemoveTree(JoinPath(work, "incompat")));
   // Safe: in our own mount namespace; the lower layer (the project) is
   // never written by overlayfs, every write goes to `upper`.
   if (::mount("overlay", target.c_str(), "overlay", MS_NOSUID | MS_NODEV,
