@@ -33,23 +33,6 @@ std::string Child(const std::string& parent, const std::string& name) {
   return parent.empty() ? name : absl::StrCat(parent, "/", name);
 }
 
-absl::StatusOr<std::vector<std::string>> ListNames(int fd,
-                                                   const std::string& shown) {
-  int copy = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR* dir = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (dir == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return LastErrnoStatus(absl::StrCat("opendir(", shown, ")"));
-  }
-  std::vector<std::string> names;
-  while (struct dirent* entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
-  }
-  ::closedir(dir);
-  return names;
-}
-
 absl::Status MakeFolder(const std::string& path) {
   if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
     return LastErrnoStatus(absl::StrCat("mkdir(", path, ")"));
@@ -126,7 +109,7 @@ class OverlayBackend : public StagingBackend {
       return LastErrnoStatus(absl::StrCat("the upper layer ", upper_));
     }
     ASSIGN_OR_RETURN(std::vector<std::string> names,
-                     ListNames(upper.get(), upper_));
+                     FolderNames(upper.get(), upper_));
     return names.empty();
   }
 
@@ -139,7 +122,7 @@ class OverlayBackend : public StagingBackend {
   absl::Status RefreshFolder(int fd, const std::string& relative,
                              bool* empty = nullptr) {
     ASSIGN_OR_RETURN(std::vector<std::string> names,
-                     ListNames(fd, relative.empty() ? upper_ : relative));
+                     FolderNames(fd, relative.empty() ? upper_ : relative));
     size_t kept = 0;
     for (const std::string& name : names) {
       std::string child = Child(relative, name);

@@ -168,6 +168,28 @@ absl::Status RemoveEndedFolders(const std::string& root,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<std::string>> FolderNames(int fd,
+                                                     const std::string& shown) {
+  int copy = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* dir = copy >= 0 ? ::fdopendir(copy) : nullptr;
+  if (dir == nullptr) {
+    if (copy >= 0) ::close(copy);
+    return LastErrnoStatus(absl::StrCat("opendir(", shown, ")"));
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+    errno = 0;
+  }
+  int error = errno;
+  ::closedir(dir);
+  if (error != 0)
+    return ErrnoStatus(error, absl::StrCat("readdir(", shown, ")"));
+  return names;
+}
+
 absl::Status RemoveTree(const std::string& path) {
   UniqueFd fd(
       ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

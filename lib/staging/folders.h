@@ -9,6 +9,7 @@
 #define GARUDA_LIB_STAGING_FOLDERS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,6 +44,11 @@ absl::StatusOr<StagingFolder> OpenStagingFolder(const std::string& root,
 // lock can be taken). Errors are returned; folders in use are left alone.
 absl::Status RemoveEndedFolders(const std::string& root,
                                 const std::string& project);
+
+// The names in the open folder `fd`, without "." and ".."; `shown` names it
+// in errors.
+absl::StatusOr<std::vector<std::string>> FolderNames(int fd,
+                                                     const std::string& shown);
 
 // Removes a tree without following links, making folders writable where
 // needed (overlay's work folder is mode 000).

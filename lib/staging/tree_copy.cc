@@ -14,26 +14,10 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
+#include "lib/staging/folders.h"
 
 namespace garuda {
 namespace {
-
-absl::StatusOr<std::vector<std::string>> Names(int fd,
-                                               const std::string& shown) {
-  int copy = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR* dir = copy >= 0 ? ::fdopendir(copy) : nullptr;
-  if (dir == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return LastErrnoStatus(absl::StrCat("opendir(", shown, ")"));
-  }
-  std::vector<std::string> names;
-  while (struct dirent* entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != "..") names.push_back(std::move(name));
-  }
-  ::closedir(dir);
-  return names;
-}
 
 UniqueFd OpenFolderAt(int parent, const char* name) {
   return UniqueFd(
@@ -42,7 +26,7 @@ UniqueFd OpenFolderAt(int parent, const char* name) {
 
 absl::Status Measure(int fd, const std::string& shown, uint64_t file_limit,
                      uint64_t byte_limit, TreeSize* size) {
-  ASSIGN_OR_RETURN(std::vector<std::string> names, Names(fd, shown));
+  ASSIGN_OR_RETURN(std::vector<std::string> names, FolderNames(fd, shown));
   for (const std::string& name : names) {
     if (size->files > file_limit || size->bytes > byte_limit) break;
     struct stat st;
@@ -98,7 +82,7 @@ absl::Status CopyFile(int from_dir, int to_dir, const std::string& name,
 
 absl::Status CopyInto(int from, int to, const std::string& shown,
                       CopyStats* stats) {
-  ASSIGN_OR_RETURN(std::vector<std::string> names, Names(from, shown));
+  ASSIGN_OR_RETURN(std::vector<std::string> names, FolderNames(from, shown));
   for (const std::string& name : names) {
     std::string child = JoinPath(shown, name);
     struct stat st;
