@@ -82,7 +82,8 @@ absl::StatusOr<Confinement> PrepareConfinement(
                    SeccompPolicyForRole(role, policy.network()));
   ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(seccomp));
   return Confinement{std::move(writable),
-                     std::max(1, policy.min_landlock_abi()), std::move(filter)};
+                     std::max(1, policy.min_landlock_abi()), policy.network(),
+                     std::move(filter)};
 }
 
 absl::Status ConfineCommand(Confinement& confinement) {
@@ -98,6 +99,9 @@ absl::Status ConfineCommand(Confinement& confinement) {
   for (const std::string& path : confinement.writable) {
     ruleset.AllowWritesBeneath(path);
   }
+  // Network off: TCP bind and connect refused by Landlock too, a second
+  // wall behind the seccomp filter's socket rule.
+  if (!confinement.network) ruleset.DenyTcp();
   RETURN_IF_ERROR(ruleset.Enforce());
   return confinement.filter.Load();
 }

@@ -29,6 +29,7 @@ absl::Status SetResourceLimits(const Limits& limits);
 struct Confinement {
   std::vector<std::string> writable;  // Landlock: writes only beneath these
   int min_landlock_abi = 1;
+  bool network = false;  // off: Landlock also refuses TCP (ABI 4 and later)
   SeccompFilter filter;
 };
 

@@ -39,10 +39,12 @@ bool IsAbsolute(const std::string& path) {
 
 // --- Host side ---------------------------------------------------------
 
-absl::Status AddDenied(const std::string& path, MountPlan* plan) {
+absl::Status AddDenied(std::string path, MountPlan* plan) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return absl::OkStatus();  // nothing to hide
+    // Nothing to hide: absent, or "below" a file (a worktree's .git).
+    if (errno == ENOENT || errno == ENOTDIR) return absl::OkStatus();
     return ErrnoStatus(errno, absl::StrCat("denied path ", path));
   }
   // A link anywhere on the way would put the mount somewhere else than the
@@ -199,6 +201,10 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
         "project \"", policy.project(), "\" must be an absolute path"));
   }
   ASSIGN_OR_RETURN(std::string project, RealPath(policy.project(), "project"));
+  if (project == "/") {
+    return absl::InvalidArgumentError(
+        "project \"/\": the whole file system cannot be a project");
+  }
 
   std::vector<std::string> system_paths(policy.read_only_paths().begin(),
                                         policy.read_only_paths().end());
@@ -236,13 +242,18 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
   for (const std::string& given : policy.writable_paths()) {
     std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
     ASSIGN_OR_RETURN(std::string real, RealPath(path, "writable path"));
+    if (real == "/") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "writable path \"", given, "\" is the whole file system"));
+    }
     plan.steps.push_back({MountStep::Kind::kBind, real, real, true});
     plan.writable.push_back(real);
   }
   for (const BindMount& bind : policy.binds()) {
-    if (!IsAbsolute(bind.target())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "bind target \"", bind.target(), "\" must be an absolute path"));
+    if (!IsAbsolute(bind.target()) || bind.target() == "/") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bind target \"", bind.target(),
+                       "\" must be an absolute path other than /"));
     }
     ASSIGN_OR_RETURN(std::string source,
                      RealPath(bind.source(), "bind source"));
@@ -268,7 +279,9 @@ absl::Status ApplyMountPlan(const MountPlan& plan) {
   }
   // The base: a tmpfs holding the new root and, after the first pivot, the
   // host's tree at /oldroot (as bubblewrap does), so that sources anywhere,
-  // /tmp included, stay reachable while the new root is built.
+  // /tmp included, stay reachable while the new root is built. Safe: the
+  // tmpfs and both pivots happen in our private mount namespace; the host's
+  // /tmp and root are untouched.
   if (::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") !=
       0) {
     return LastErrnoStatus("mount the base tmpfs");
@@ -285,6 +298,8 @@ absl::Status ApplyMountPlan(const MountPlan& plan) {
     if (fd < 0) return LastErrnoStatus(kDeniedFile);
     ::close(fd);
   }
+  // Safe: a fresh tmpfs in our namespace; it becomes the root and is
+  // remounted read-only below.
   if (::mount("tmpfs", kNewRoot, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") !=
       0) {
     return LastErrnoStatus("mount the new root");
@@ -297,7 +312,8 @@ absl::Status ApplyMountPlan(const MountPlan& plan) {
           absl::StrCat("sandbox root, ", step.target, ": ", status.message()));
     }
   }
-  // Nothing may create files in the new root itself.
+  // Nothing may create files in the new root itself. Safe: it only adds
+  // restrictions to our own tmpfs.
   if (::mount(nullptr, kNewRoot, nullptr,
               MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV,
               nullptr) != 0) {

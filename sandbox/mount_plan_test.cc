@@ -33,9 +33,10 @@ TEST_F(MountPlanTest, OrderPutsDeniedPathsLast) {
   policy_.add_denied_paths(".git/hooks");
   policy_.add_denied_paths("key");
   policy_.add_denied_paths("missing");  // nothing to hide
+  policy_.add_denied_paths("key/");     // a trailing slash is fine
   auto plan = BuildMountPlan(policy_);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_GE(plan->steps.size(), 7u);
+  ASSERT_GE(plan->steps.size(), 8u);
   EXPECT_EQ(plan->steps[0].target, "/usr");
   EXPECT_EQ(plan->steps[1].kind, MountStep::Kind::kProc);
   EXPECT_EQ(plan->steps[2].kind, MountStep::Kind::kDev);
@@ -44,7 +45,9 @@ TEST_F(MountPlanTest, OrderPutsDeniedPathsLast) {
   EXPECT_TRUE(plan->steps[4].writable);
   EXPECT_EQ(plan->steps[5].kind, MountStep::Kind::kDenyDir);
   EXPECT_EQ(plan->steps[6].kind, MountStep::Kind::kDenyFile);
-  EXPECT_EQ(plan->steps.size(), 7u);
+  EXPECT_EQ(plan->steps[7].kind, MountStep::Kind::kDenyFile);
+  EXPECT_EQ(plan->steps[7].target, project_ + "/key");
+  EXPECT_EQ(plan->steps.size(), 8u);
   EXPECT_EQ(plan->working_directory, project_);
   EXPECT_EQ(plan->writable,
             (std::vector<std::string>{"/tmp", "/dev", project_}));
@@ -94,6 +97,17 @@ TEST_F(MountPlanTest, MistakesNameThePath) {
   policy_.clear_read_only_paths();
   policy_.set_project("project");
   EXPECT_FALSE(BuildMountPlan(policy_).ok());
+}
+
+TEST_F(MountPlanTest, TheWholeFileSystemIsNeverWritable) {
+  policy_.add_writable_paths("/");
+  EXPECT_FALSE(BuildMountPlan(policy_).ok());
+  policy_.clear_writable_paths();
+  policy_.set_project("/");
+  EXPECT_FALSE(BuildMountPlan(policy_).ok());
+  // Negative control.
+  policy_.set_project(project_);
+  EXPECT_TRUE(BuildMountPlan(policy_).ok());
 }
 
 }  // namespace

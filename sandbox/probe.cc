@@ -25,6 +25,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "sandbox/defaults.h"
 #include "sandbox/sandbox.h"
 
 namespace garuda {
@@ -43,41 +44,6 @@ std::string KernelRelease() {
 bool InContainer() {
   return ::access("/.dockerenv", F_OK) == 0 ||
          ::access("/run/.containerenv", F_OK) == 0;
-}
-
-// Why a user namespace cannot be made here, from the kernel's settings.
-void ExplainUserNamespaces(ProbeFeature* feature) {
-  if (ReadSetting("/proc/sys/user/max_user_namespaces") == "0") {
-    feature->reason = "user.max_user_namespaces is 0";
-    feature->fix =
-        "sysctl -w user.max_user_namespaces=10000 (and set it in "
-        "/etc/sysctl.d/ to keep it)";
-  } else if (ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_"
-                         "userns") == "1") {
-    feature->reason =
-        "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and "
-        "later, 24.04)";
-    feature->fix =
-        "add an AppArmor profile that allows userns for garuda-stager, or "
-        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
-  } else if (::getuid() != 0 &&
-             ReadSetting("/proc/sys/kernel/unprivileged_userns_clone") == "0") {
-    feature->reason = "kernel.unprivileged_userns_clone is 0";
-    feature->fix = "sysctl -w kernel.unprivileged_userns_clone=1";
-  } else if (InContainer()) {
-    feature->reason =
-        "this is a container whose seccomp profile (Docker's default) "
-        "forbids new namespaces";
-    feature->fix =
-        "start the container with --security-opt seccomp=unconfined (or a "
-        "profile that allows clone/unshare with namespace flags), or run "
-        "Garuda outside the container";
-  } else {
-    feature->fix = absl::StrCat(
-        "use a kernel with user namespaces (CONFIG_USER_NS; 5.11 or later "
-        "recommended, this is ",
-        KernelRelease(), ")");
-  }
 }
 
 // In a child with new user and mount namespaces: maps, a tmpfs, and (when
@@ -100,6 +66,8 @@ NamespaceCheck CheckNamespaces(bool overlay) {
   UniqueFd read_end(fds[0]), write_end(fds[1]);
   uid_t uid = ::getuid();
   gid_t gid = ::getgid();
+  // Safe: as in sandbox.cc, the namespaces are new and owned by the new
+  // user namespace; the child only mounts inside them and exits.
   long pid = ::syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD,
                        nullptr, nullptr, nullptr, nullptr);
   if (pid < 0) {
@@ -222,6 +190,9 @@ void RunCanaries(ProbeReport* report) {
   SandboxPolicy policy;
   policy.set_project(project);
   policy.set_project_writable(true);
+  for (const std::string& path : DefaultSandboxSettings().read_only_paths()) {
+    policy.add_read_only_paths(path);
+  }
   policy.add_read_only_paths(outside);
   RunOptions options;
   options.capture_output = true;
@@ -286,6 +257,63 @@ std::string JsonString(const std::string& text) {
 
 }  // namespace
 
+NamespaceSettings ReadNamespaceSettings() {
+  NamespaceSettings settings;
+  settings.max_user_namespaces =
+      ReadSetting("/proc/sys/user/max_user_namespaces");
+  settings.apparmor_restrict_userns =
+      ReadSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  settings.unprivileged_userns_clone =
+      ReadSetting("/proc/sys/kernel/unprivileged_userns_clone");
+  settings.root = ::getuid() == 0;
+  settings.in_container = InContainer();
+  settings.kernel_release = KernelRelease();
+  return settings;
+}
+
+void ExplainUserNamespaces(const NamespaceSettings& settings,
+                           ProbeFeature* feature) {
+  auto add_reason = [feature](const std::string& reason) {
+    feature->reason = feature->reason.empty()
+                          ? reason
+                          : absl::StrCat(feature->reason, "; ", reason);
+  };
+  if (settings.max_user_namespaces == "0") {
+    add_reason("user.max_user_namespaces is 0");
+    feature->fix =
+        "sysctl -w user.max_user_namespaces=10000 (and set it in "
+        "/etc/sysctl.d/ to keep it)";
+  } else if (settings.apparmor_restrict_userns == "1") {
+    add_reason(
+        "AppArmor restricts unprivileged user namespaces (Ubuntu 23.10 and "
+        "later, 24.04)");
+    feature->fix =
+        "add an AppArmor profile that allows userns for garuda-stager, or "
+        "sysctl -w kernel.apparmor_restrict_unprivileged_userns=0";
+  } else if (!settings.root && settings.unprivileged_userns_clone == "0") {
+    add_reason("kernel.unprivileged_userns_clone is 0");
+    feature->fix = "sysctl -w kernel.unprivileged_userns_clone=1";
+  } else if (settings.in_container) {
+    add_reason(
+        "this is a container whose seccomp profile (Docker's default) "
+        "forbids new namespaces");
+    feature->fix =
+        "start the container with --security-opt seccomp=unconfined (or a "
+        "profile that allows clone/unshare with namespace flags), or run "
+        "Garuda outside the container";
+  } else {
+    feature->fix = absl::StrCat(
+        "use a kernel with user namespaces (CONFIG_USER_NS; 5.11 or later "
+        "recommended, this is ",
+        settings.kernel_release, ")");
+  }
+}
+
+bool PretendingNoSandbox() {
+  const char* pretend = std::getenv(kPretendNoSandboxVariable);
+  return pretend != nullptr && std::string(pretend) == "1";
+}
+
 bool ProbeReport::SandboxWorks() const { return FirstMissing() == nullptr; }
 
 const ProbeFeature* ProbeReport::FirstMissing() const {
@@ -337,8 +365,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   ProbeFeature overlay{"overlayfs in a user namespace"};
   overlay.required = false;
 
-  const char* pretend = std::getenv(kPretendNoSandboxVariable);
-  if (pretend != nullptr && std::string(pretend) == "1") {
+  if (PretendingNoSandbox()) {
     userns.reason = absl::StrCat("pretended by ", kPretendNoSandboxVariable,
                                  "=1 (a test seam)");
     userns.fix = absl::StrCat("unset ", kPretendNoSandboxVariable);
@@ -352,13 +379,12 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   userns.available = check.cloned;
   if (!check.cloned) {
     userns.reason = check.clone_error;
-    ExplainUserNamespaces(&userns);
+    ExplainUserNamespaces(ReadNamespaceSettings(), &userns);
     mounts.reason = overlay.reason = "needs user namespaces";
     mounts.fix = overlay.fix = userns.fix;
   } else if (check.failed_step == 1 || check.failed_step == 2) {
     mounts.reason = check.message;
-    ExplainUserNamespaces(&mounts);
-    mounts.reason = absl::StrCat(check.message, "; ", mounts.reason);
+    ExplainUserNamespaces(ReadNamespaceSettings(), &mounts);
     overlay.reason = "needs mounts in a user namespace";
     overlay.fix = mounts.fix;
   } else {

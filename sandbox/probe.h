@@ -49,6 +49,25 @@ inline constexpr char kPretendNoSandboxVariable[] =
 
 ProbeReport ProbeSandbox(const ProbeOptions& options);
 
+// What the probe reads to explain missing user namespaces (a separate type
+// so that each explanation can be tested).
+struct NamespaceSettings {
+  std::string max_user_namespaces;        // /proc/sys/user/...
+  std::string apparmor_restrict_userns;   // /proc/sys/kernel/apparmor_...
+  std::string unprivileged_userns_clone;  // /proc/sys/kernel/... (Debian)
+  bool root = false;
+  bool in_container = false;  // /.dockerenv, /run/.containerenv
+  std::string kernel_release;
+};
+NamespaceSettings ReadNamespaceSettings();
+
+// Fills the reason and the fix of a missing user-namespace feature.
+void ExplainUserNamespaces(const NamespaceSettings& settings,
+                           ProbeFeature* feature);
+
+// Whether the test seam above is set.
+bool PretendingNoSandbox();
+
 }  // namespace garuda
 
 #endif  // GARUDA_SANDBOX_PROBE_H_

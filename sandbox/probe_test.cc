@@ -41,5 +41,46 @@ TEST(ProbeTest, PretendNoSandboxGivesReasonAndFix) {
   ::unsetenv(kPretendNoSandboxVariable);
 }
 
+TEST(ProbeTest, ExplainsEachCauseOfMissingUserNamespaces) {
+  NamespaceSettings plain;
+  plain.max_user_namespaces = "15000";
+  plain.apparmor_restrict_userns = "0";
+  plain.kernel_release = "4.9.0";
+  struct Case {
+    NamespaceSettings settings;
+    const char* reason;
+    const char* fix;
+  };
+  std::vector<Case> cases;
+  NamespaceSettings zero = plain;
+  zero.max_user_namespaces = "0";
+  cases.push_back({zero, "max_user_namespaces is 0", "sysctl -w user."});
+  NamespaceSettings ubuntu = plain;
+  ubuntu.apparmor_restrict_userns = "1";
+  cases.push_back(
+      {ubuntu, "AppArmor", "apparmor_restrict_unprivileged_userns=0"});
+  NamespaceSettings debian = plain;
+  debian.unprivileged_userns_clone = "0";
+  cases.push_back({debian, "unprivileged_userns_clone is 0",
+                   "unprivileged_userns_clone=1"});
+  NamespaceSettings docker = plain;
+  docker.in_container = true;
+  cases.push_back({docker, "Docker", "seccomp=unconfined"});
+  cases.push_back({plain, "", "this is 4.9.0"});
+  for (const Case& c : cases) {
+    ProbeFeature feature{"user namespaces"};
+    ExplainUserNamespaces(c.settings, &feature);
+    EXPECT_NE(feature.reason.find(c.reason), std::string::npos)
+        << feature.reason;
+    EXPECT_NE(feature.fix.find(c.fix), std::string::npos) << feature.fix;
+  }
+  // As root, Debian's switch does not apply (root may make namespaces).
+  debian.root = true;
+  ProbeFeature feature{"user namespaces"};
+  ExplainUserNamespaces(debian, &feature);
+  EXPECT_EQ(feature.reason.find("unprivileged_userns_clone"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace garuda

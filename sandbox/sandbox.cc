@@ -14,9 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
@@ -100,6 +102,28 @@ std::vector<std::string> Environment(const SandboxPolicy& policy) {
   return env;
 }
 
+// NULL-terminated pointers into `strings`, for execvp.
+std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (const std::string& text : strings) {
+    pointers.push_back(const_cast<char*>(text.c_str()));
+  }
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Closes every descriptor from 3 up that is not in `keep`.
+void CloseAllBut(std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned int next = 3;
+  for (int fd : keep) {
+    if (fd < static_cast<int>(next)) continue;
+    if (static_cast<unsigned int>(fd) > next) ::close_range(next, fd - 1, 0);
+    next = fd + 1;
+  }
+  ::close_range(next, ~0U, 0);
+}
+
 struct ChildIo {
   int error_fd = -1;
   int stdout_fd = -1;  // -1: inherit
@@ -129,22 +153,27 @@ struct ChildIo {
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   absl::Status status = SetResourceLimits(policy.limits());
   if (status.ok()) status = DropCapabilities();
-  if (status.ok() && ::chdir(plan.working_directory.c_str()) != 0) {
-    status = LastErrnoStatus(
-        absl::StrCat("working folder ", plan.working_directory));
+  if (!status.ok()) Fail(io.error_fd, status);
+  // A working folder that cannot be entered (denied, absent) is the
+  // request's fault, not the sandbox's: no host fallback for it.
+  if (::chdir(plan.working_directory.c_str()) != 0) {
+    Fail(io.error_fd,
+         LastErrnoStatus(
+             absl::StrCat("working folder ", plan.working_directory)),
+         'C');
   }
-  if (status.ok()) status = ConfineCommand(confinement);
+  // The caller may ignore SIGINT and SIGQUIT while it waits (as system(3)
+  // does); the command starts with every signal at its default.
+  for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  status = ConfineCommand(confinement);
   if (!status.ok()) Fail(io.error_fd, status);
   if (options.entry) ::_exit(options.entry());
 
-  std::vector<char*> argv;
-  for (const std::string& arg : options.argv) {
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  }
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (std::string& entry : env) envp.push_back(entry.data());
-  envp.push_back(nullptr);
+  std::vector<char*> argv = CStrings(options.argv);
+  std::vector<char*> envp = CStrings(env);
   environ = envp.data();  // execvp looks up PATH in the new environment
   ::execvp(argv[0], argv.data());
   Fail(io.error_fd, LastErrnoStatus(absl::StrCat("execvp ", options.argv[0])),
@@ -157,11 +186,22 @@ struct ChildIo {
                               const MountPlan& plan, Confinement& confinement,
                               const RunOptions& options, uid_t uid, gid_t gid,
                               const ChildIo& io, int status_fd) {
-  // The whole sandbox dies with its supervisor.
+  // The whole sandbox dies with its supervisor. Had the supervisor died
+  // before this prctl, the read end of the status pipe (which only it holds)
+  // is closed, and poll says so.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  struct pollfd lifeline = {status_fd, POLLOUT, 0};
+  if (::poll(&lifeline, 1, 0) == 1 && (lifeline.revents & POLLERR)) {
+    ::_exit(kSetupFailed);
+  }
+  // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
+  // descriptor of the caller beyond its four pipes (the command could not
+  // reach them through /proc/1/fd anyway: it has fewer capabilities).
+  CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd});
   std::vector<std::string> env = Environment(policy);
   absl::Status status = WriteIdentityMaps(uid, gid);
   if (status.ok()) status = ApplyMountPlan(plan);
+  // Safe: the UTS namespace is the sandbox's own; the host keeps its name.
   if (status.ok() && ::sethostname("garuda", 6) != 0) {
     status = LastErrnoStatus("sethostname");
   }
@@ -282,6 +322,14 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
   return supervised;
 }
 
+// The captured output of `from` into `to`.
+void TakeOutput(RunResult from, RunResult* to) {
+  to->stdout_data = std::move(from.stdout_data);
+  to->stderr_data = std::move(from.stderr_data);
+  to->stdout_truncated = from.stdout_truncated;
+  to->stderr_truncated = from.stderr_truncated;
+}
+
 RunResult FromWaitStatus(int status) {
   if (WIFEXITED(status)) return RunResult::Exited(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return RunResult::Signaled(WTERMSIG(status));
@@ -289,12 +337,26 @@ RunResult FromWaitStatus(int status) {
 }
 
 // Creates the missing parts of project-relative denied paths, so that they
-// exist to be covered and the command cannot make them (.git/hooks).
+// exist to be covered and the command cannot make them (.git/hooks). Under
+// a file (a worktree's .git is a file) nothing can be created: skipped.
 absl::Status CreateMissingDeniedPaths(const SandboxPolicy& policy) {
   if (!policy.project_writable()) return absl::OkStatus();
   for (const std::string& path : policy.denied_paths()) {
     if (path.empty() || path[0] == '/') continue;
-    std::string full = JoinPath(policy.project(), path);
+    std::string full = policy.project();
+    bool blocked = false;
+    for (absl::string_view part :
+         absl::StrSplit(path, '/', absl::SkipEmpty())) {
+      full = JoinPath(full, part);
+      struct stat st;
+      if (::lstat(full.c_str(), &st) != 0) break;
+      if (!S_ISDIR(st.st_mode)) {
+        blocked = true;
+        break;
+      }
+    }
+    if (blocked) continue;
+    full = JoinPath(policy.project(), path);
     struct stat st;
     if (::lstat(full.c_str(), &st) == 0) continue;
     RETURN_IF_ERROR(MakeDirectories(full, 0755));
@@ -302,12 +364,39 @@ absl::Status CreateMissingDeniedPaths(const SandboxPolicy& policy) {
   return absl::OkStatus();
 }
 
+// While alive, SIGINT and SIGQUIT are ignored (when `active`).
+class IgnoreInterrupts {
+ public:
+  explicit IgnoreInterrupts(bool active) : active_(active) {
+    if (!active_) return;
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGINT, &ignore, &old_int_);
+    ::sigaction(SIGQUIT, &ignore, &old_quit_);
+  }
+  ~IgnoreInterrupts() {
+    if (!active_) return;
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGQUIT, &old_quit_, nullptr);
+  }
+  IgnoreInterrupts(const IgnoreInterrupts&) = delete;
+  IgnoreInterrupts& operator=(const IgnoreInterrupts&) = delete;
+
+ private:
+  bool active_;
+  struct sigaction old_int_ = {};
+  struct sigaction old_quit_ = {};
+};
+
 struct Child {
   pid_t pid;
   UniqueFd pidfd;
 };
 
-// clone(2) as fork(2), with new namespaces and a pidfd.
+// clone(2) as fork(2), with new namespaces and a pidfd. Safe: creating user
+// namespaces needs no privilege, and every other namespace is owned by the
+// new user namespace, so the capabilities the child gets in them count only
+// there, never on the host's resources.
 absl::StatusOr<Child> CloneChild(unsigned long flags) {
   int pidfd = -1;
   // x86-64 and arm64 order: flags, stack, parent_tid (the pidfd), child_tid,
@@ -366,6 +455,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   err.write.Reset();
 
   RunResult result;
+  IgnoreInterrupts ignore(!options.capture_output);
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child->pid, std::move(child->pidfd), std::move(out.read),
@@ -389,10 +479,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
         absl::StrCat("the sandbox ended before the command: ",
                      FromWaitStatus(supervised.wait_status).Describe()));
   }
-  outcome.stdout_data = std::move(result.stdout_data);
-  outcome.stderr_data = std::move(result.stderr_data);
-  outcome.stdout_truncated = result.stdout_truncated;
-  outcome.stderr_truncated = result.stderr_truncated;
+  TakeOutput(std::move(result), &outcome);
   return outcome;
 }
 
@@ -416,11 +503,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
     if (::chdir(directory.c_str()) != 0) {
       Fail(error_fd, LastErrnoStatus(absl::StrCat("chdir ", directory)));
     }
-    std::vector<char*> argv;
-    for (const std::string& arg : options.argv) {
-      argv.push_back(const_cast<char*>(arg.c_str()));
-    }
-    argv.push_back(nullptr);
+    std::vector<char*> argv = CStrings(options.argv);
     ::execvp(argv[0], argv.data());
     Fail(error_fd, LastErrnoStatus(absl::StrCat("execvp ", argv[0])), 'C');
   }
@@ -435,10 +518,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
                                     : RunResult::FailedToStart(error.substr(1));
-  outcome.stdout_data = std::move(result.stdout_data);
-  outcome.stderr_data = std::move(result.stderr_data);
-  outcome.stdout_truncated = result.stdout_truncated;
-  outcome.stderr_truncated = result.stderr_truncated;
+  TakeOutput(std::move(result), &outcome);
   return outcome;
 }
 

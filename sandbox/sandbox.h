@@ -39,7 +39,10 @@ struct RunOptions {
 // A run whose command did not start is a RunResult of kind kFailedToStart
 // with the reason; an error status means the policy or options are wrong.
 // Project-relative denied paths missing from a writable project are first
-// created as empty folders, so that the command cannot create them.
+// created as empty folders, so that the command cannot create them. When
+// the output is passed through (the command shares the terminal), SIGINT
+// and SIGQUIT are ignored by the caller while the command runs, as
+// system(3) does: Ctrl-C goes to the command, and its end is reported.
 absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
                                        const RunOptions& options);
 

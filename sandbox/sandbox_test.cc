@@ -133,6 +133,14 @@ TEST_F(SandboxTest, DeniedPathsHiddenAndCreatedWhenMissing) {
   EXPECT_EQ(*ReadFileToString(project_ + "/key"), "k");
 }
 
+TEST_F(SandboxTest, WorktreeWithAGitFileRuns) {
+  ASSERT_TRUE(
+      WriteFileAtomically(project_ + "/.git", "gitdir: /elsewhere\n", 0644)
+          .ok());
+  policy_.add_denied_paths(".git/hooks");
+  EXPECT_EQ(Run("cat .git").stdout_data, "gitdir: /elsewhere\n");
+}
+
 TEST_F(SandboxTest, EntryRunsConfined) {
   RunOptions options;
   options.entry = [this] {
@@ -184,6 +192,22 @@ TEST_F(SandboxTest, LandlockFailsClosedBelowTheMinimumAbi) {
   // Negative control: the kernel's own ABI is enough.
   policy_.set_min_landlock_abi(1);
   EXPECT_TRUE(Run("true").ok());
+}
+
+// /proc is mounted read-write, so only Landlock refuses this write: it shows
+// that Landlock is on, beside the read-only mounts.
+TEST_F(SandboxTest, LandlockRefusesWritesOutsideTheWritablePaths) {
+  RunResult result = Run("echo renamed > /proc/self/comm");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.stderr_data.find("Permission denied"), std::string::npos)
+      << result.stderr_data;
+  // Negative control: the same write on the host works.
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "echo renamed > /proc/self/comm"};
+  options.capture_output = true;
+  auto host = RunOnHost(options, project_);
+  ASSERT_TRUE(host.ok());
+  EXPECT_EQ(host->exit_code, 0) << host->stderr_data;
 }
 
 TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {

@@ -1,16 +1,13 @@
 // garuda-stager: runs commands for Garuda in an OS sandbox, and says what
 // this machine's sandbox can do.
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "cmd/garuda-stager/stager.h"
+#include "lib/base/flags.h"
 
 ABSL_FLAG(std::string, project, "",
           "run: the project folder (default: the current folder)");
@@ -32,6 +29,9 @@ ABSL_FLAG(std::vector<std::string>, write, {},
 ABSL_FLAG(bool, allow_host, false,
           "run: without a working sandbox, run on the host (refused by the "
           "strict profile)");
+ABSL_FLAG(bool, keep_processes, false,
+          "run: processes the command leaves behind keep running until they "
+          "end (dev servers); without it they end with the command");
 ABSL_FLAG(bool, json, false, "probe: print one JSON object");
 
 namespace {
@@ -40,7 +40,7 @@ constexpr char kUsage[] =
     "runs commands for Garuda in an OS sandbox.\n"
     "\n"
     "  garuda-stager run [--project DIR] --mode direct [--network] "
-    "[--write PATH]... [--allow-host] -- CMD [ARGS...]\n"
+    "[--write PATH]... [--allow-host] [--keep-processes] -- CMD [ARGS...]\n"
     "      run CMD in the sandbox: the project writable, the system "
     "read-only,\n"
     "      .git/hooks and .garuda/ hidden; the exit code is CMD's\n"
@@ -55,11 +55,9 @@ constexpr char kUsage[] =
     "      what this machine allows (namespaces, overlay, Landlock, seccomp),\n"
     "      with canaries, and the fix for each missing part";
 
-// Before absl sees the arguments (only those before "--"): every --write is
-// collected here, since absl keeps only the last value of a repeated flag;
-// and a flag spelled with dashes (--allow-host) gets absl's underscores.
-std::vector<std::string> TakeWriteFlags(int* argc, char** argv,
-                                        std::vector<std::string>* storage) {
+// absl keeps only the last value of a repeated flag: every --write before
+// "--" is taken out here, so that `--write a --write b` means both.
+std::vector<std::string> TakeWriteFlags(int* argc, char** argv) {
   std::vector<std::string> paths;
   int out = 1;
   bool flags_done = false;
@@ -73,16 +71,6 @@ std::vector<std::string> TakeWriteFlags(int* argc, char** argv,
       paths.push_back(argv[i] + 8);
       continue;
     }
-    if (!flags_done && std::strncmp(argv[i], "--", 2) == 0) {
-      std::string arg = argv[i];
-      size_t end = std::min(arg.find('='), arg.size());
-      for (size_t j = 2; j < end; ++j) {
-        if (arg[j] == '-') arg[j] = '_';
-      }
-      storage->push_back(arg);
-      argv[out++] = storage->back().data();
-      continue;
-    }
     argv[out++] = argv[i];
   }
   *argc = out;
@@ -92,22 +80,14 @@ std::vector<std::string> TakeWriteFlags(int* argc, char** argv,
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return file.find("garuda-stager") != absl::string_view::npos;
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  std::vector<std::string> storage;
-  storage.reserve(argc);  // pointers into it stay valid
-  std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv, &storage);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv);
+  std::vector<std::string> positional =
+      garuda::ParseProgramFlags(argc, argv, kUsage);
   if (positional.size() < 2) {
     std::fprintf(stderr, "garuda-stager %s\n(see --help)\n", kUsage);
     return 2;
   }
-  std::string command = positional[1];
+  const std::string& command = positional[1];
   if (command == "probe") return garuda::StagerProbe(absl::GetFlag(FLAGS_json));
   if (command == "run") {
     garuda::StagerRunOptions options;
@@ -116,6 +96,7 @@ int main(int argc, char** argv) {
     options.network = absl::GetFlag(FLAGS_network);
     options.write_paths = write_paths;
     options.allow_host = absl::GetFlag(FLAGS_allow_host);
+    options.keep_processes = absl::GetFlag(FLAGS_keep_processes);
     options.argv.assign(positional.begin() + 2, positional.end());
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session = absl::GetFlag(FLAGS_session);

@@ -115,10 +115,14 @@ int StagerRun(const StagerRunOptions& options) {
     return kStagerRefused;
   }
 
-  ProbeOptions quick;
-  quick.full = false;
-  ProbeReport report = ProbeSandbox(quick);
-  if (const ProbeFeature* missing = report.FirstMissing()) {
+  // The test seam first (it only ever makes things stricter); then the run
+  // itself is the check: a sandbox that cannot be set up fails before the
+  // command starts, and only then does the probe look for the reason.
+  if (PretendingNoSandbox()) {
+    ProbeOptions quick;
+    quick.full = false;
+    ProbeReport report = ProbeSandbox(quick);
+    const ProbeFeature* missing = report.FirstMissing();
     return WithoutSandbox(*settings, options, project,
                           absl::StrCat(missing->name, ": ", missing->reason),
                           missing->fix);
@@ -135,6 +139,7 @@ int StagerRun(const StagerRunOptions& options) {
     Say(std::string(policy.status().message()));
     return kStagerRefused;
   }
+  policy->set_keep_processes(options.keep_processes);
   RunOptions run;
   run.argv = options.argv;
   auto result = RunInSandbox(*policy, run);
@@ -144,10 +149,17 @@ int StagerRun(const StagerRunOptions& options) {
   }
   if (result->kind == RunResult::Kind::kFailedToStart &&
       result->sandbox_failed) {
-    return WithoutSandbox(
-        *settings, options, project,
-        absl::StrCat("the sandbox could not be set up: ", result->reason),
-        "run `garuda-stager probe` for what this machine allows");
+    std::string reason =
+        absl::StrCat("the sandbox could not be set up: ", result->reason);
+    std::string fix = "run `garuda-stager probe` for what this machine allows";
+    ProbeOptions quick;
+    quick.full = false;
+    ProbeReport report = ProbeSandbox(quick);
+    if (const ProbeFeature* missing = report.FirstMissing()) {
+      absl::StrAppend(&reason, " (", missing->name, ": ", missing->reason, ")");
+      fix = missing->fix;
+    }
+    return WithoutSandbox(*settings, options, project, reason, fix);
   }
   if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
   return result->ShellExitCode();

@@ -19,6 +19,7 @@ struct StagerRunOptions {
   bool network = false;
   std::vector<std::string> write_paths;
   bool allow_host = false;
+  bool keep_processes = false;
   std::vector<std::string> argv;
   // Staged mode (lib/staging/session.h).
   std::string backend;  // --backend; empty: from the settings
@@ -26,9 +27,10 @@ struct StagerRunOptions {
   std::string out;      // --out FILE; empty: stdout
 };
 
-// `run`: loads and merges the settings, checks the sandbox, runs the
-// command in it with its output passed through, and returns the command's
-// exit code (128 + signal, 124 timed out, 125 not started). Without a
+// `run`: loads and merges the settings, runs the command in the sandbox
+// with its output passed through (a sandbox that cannot be set up fails
+// before the command starts; the probe then finds the reason), and returns the
+// command's exit code (128 + signal, 124 timed out, 125 not started). Without a
 // working sandbox: the strict profile (or requireSandbox) stops with the
 // reason and the fix and refuses --allow-host; the default profile says why
 // and runs on the host only with --allow-host.

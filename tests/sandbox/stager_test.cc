@@ -2,10 +2,15 @@
 // startup rule (T7) with a fake probe that finds no sandbox, and the
 // --allow-host fallback of the default profile. Each refusal has its
 // negative control.
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -174,6 +179,79 @@ TEST_F(StagerTest, WritePathFlagMakesAPathWritable) {
   with.insert(with.end(), command.begin(), command.end());
   EXPECT_EQ(Stager(with).exit_code, 0);
   EXPECT_TRUE(Exists(extra + "/f"));
+}
+
+// Ctrl-C in a terminal sends SIGINT to the whole foreground process group:
+// the command ends of it, and garuda-stager reports that (exit 130) rather
+// than dying before it can.
+TEST_F(StagerTest, InterruptEndsTheCommandAndIsReported) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(fds[1], 1);
+    ::execl(stager_.c_str(), stager_.c_str(), "run", "--project",
+            project_.c_str(), "--mode", "direct", "--", "/bin/sh", "-c",
+            "echo ready; exec sleep 1000", nullptr);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  ::setpgid(pid, pid);
+  char buffer[6] = {};
+  ASSERT_EQ(::read(fds[0], buffer, 6), 6);  // the command runs
+  ::close(fds[0]);
+  ASSERT_EQ(::killpg(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status))
+      << "garuda-stager died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+}
+
+// The sandbox does not rely on root: the same run as an unprivileged user.
+// (The copy of the program and the project live in /tmp because the test's
+// own folders are under root's home, which others cannot enter.)
+TEST_F(StagerTest, WorksForAnUnprivilegedUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  std::string base = "/tmp/garuda-nonroot-XXXXXX";
+  ASSERT_NE(::mkdtemp(base.data()), nullptr);
+  ASSERT_EQ(::chmod(base.c_str(), 0755), 0);
+  std::string program = base + "/garuda-stager";
+  std::string project = base + "/project";
+  std::filesystem::copy_file(stager_, program);
+  ASSERT_EQ(::chmod(program.c_str(), 0755), 0);
+  ASSERT_TRUE(MakeDirectories(project, 0755).ok());
+  ASSERT_EQ(::chown(project.c_str(), 65534, 65534), 0);
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
+        ::setuid(65534) != 0 || ::chdir(project.c_str()) != 0) {
+      ::_exit(126);
+    }
+    ::setenv("HOME", project.c_str(), 1);
+    ::setenv("GARUDA_MANAGED_POLICY_DIR", (base + "/etc").c_str(), 1);
+    ::execl(program.c_str(), program.c_str(), "run", "--mode", "direct", "--",
+            "/bin/sh", "-c", "id -u; echo ok > f; ls /root", nullptr);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  auto output = ReadAll(fds[0]);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  // `ls /root` fails inside (absent), so the command exits non-zero; the
+  // rest shows it ran as 65534 and wrote the project.
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 125 &&
+              WEXITSTATUS(status) != 126)
+      << status;
+  EXPECT_EQ(output.value_or(""), "65534\n");
+  EXPECT_EQ(ReadFileToString(project + "/f").value_or(""), "ok\n");
+  std::error_code ignored;
+  std::filesystem::remove_all(base, ignored);
 }
 
 TEST_F(StagerTest, ProbeJson) {

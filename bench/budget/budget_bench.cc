@@ -1,0 +1,305 @@
+// Reserve-and-settle round trips against the real garuda-budgeter, with 1, 8
+// and 64 clients (each client its own channel: the top agent, or a child
+// opened by it, driven from its own thread). Prints the median and p99 of one
+// Reserve + Settle pair, beside two references measured in the same run:
+//   in-process ledger: the same pair on a Ledger in this process (no IPC, no
+//                      journal): what the ordering itself costs;
+//   socketpair echo:   two request/reply exchanges of the same messages with a
+//                      thread that answers at once: the floor of any design
+//                      with the ledger in another process.
+//
+//   bazel run -c opt //bench/budget:budget_bench [-- --iterations=N]
+//
+// The journal goes to a temporary HOME (removed at the end), once on the disk
+// (/tmp) and once on tmpfs (/dev/shm): every grant waits for its fdatasync,
+// so the first figure is mostly the disk's, which is printed beside it.
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "lib/base/files.h"
+#include "lib/budget/journal.h"
+#include "lib/budget/ledger.h"
+#include "lib/budget/meter.h"
+#include "lib/ipc/channel.h"
+#include "lib/ipc/helper_process.h"
+
+namespace garuda {
+namespace budget {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Figures {
+  double median_us = 0, p99_us = 0;
+  size_t samples = 0;
+  double per_second = 0;
+};
+
+Figures Summarize(std::vector<double> samples, double seconds) {
+  Figures figures;
+  if (samples.empty()) return figures;
+  std::sort(samples.begin(), samples.end());
+  figures.samples = samples.size();
+  figures.median_us = samples[samples.size() / 2];
+  figures.p99_us =
+      samples[std::min(samples.size() - 1, samples.size() * 99 / 100)];
+  figures.per_second = samples.size() / seconds;
+  return figures;
+}
+
+void Print(const std::string& what, int clients, const Figures& figures) {
+  std::printf("%-28s %8d %10zu %12.1f %12.1f %12.0f\n", what.c_str(), clients,
+              figures.samples, figures.median_us, figures.p99_us,
+              figures.per_second);
+}
+
+double Micros(Clock::time_point start, Clock::time_point end) {
+  return std::chrono::duration<double, std::micro>(end - start).count();
+}
+
+// `iterations` Reserve + Settle pairs over `client`; the latency of each.
+absl::Status RoundTrips(BudgetClient& client, int iterations,
+                        std::vector<double>* samples) {
+  for (int i = 0; i < iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    auto reserved = client.Reserve(1000, "bench", "r");
+    if (!reserved.ok()) return reserved.status();
+    if (!reserved->granted()) return absl::ResourceExhaustedError("refused");
+    auto settled = client.Settle(reserved->reservation(), 600, true);
+    if (!settled.ok()) return settled.status();
+    samples->push_back(Micros(start, Clock::now()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
+                                 int iterations) {
+  ipc::HelperOptions options;
+  options.argv = {budgeter_path, "serve", "--channel-fd=3",
+                  absl::StrCat("--session=bench-", clients),
+                  absl::StrCat("--limit=", kMaxTokens)};
+  auto process = ipc::HelperProcess::Spawn(options);
+  if (!process.ok()) return process.status();
+  BudgetClient top(process->get());
+  std::vector<std::unique_ptr<BudgetClient>> agents;
+  if (clients == 1) {
+    // The top agent itself.
+  } else {
+    for (int i = 0; i < clients; ++i) {
+      auto child = top.OpenChild(kMaxTokens / (clients + 1), "bench");
+      if (!child.ok()) return child.status();
+      agents.push_back(std::make_unique<BudgetClient>(
+          ipc::Channel(std::move(child->channel))));
+    }
+  }
+  std::vector<std::vector<double>> samples(clients);
+  std::vector<absl::Status> results(clients);
+  // Warm up (page faults, first journal writes) outside the measurement.
+  std::vector<double> ignored;
+  if (clients == 1) {
+    if (auto s = RoundTrips(top, 200, &ignored); !s.ok()) return s;
+  }
+  Clock::time_point start = Clock::now();
+  if (clients == 1) {
+    results[0] = RoundTrips(top, iterations, &samples[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < clients; ++i) {
+      threads.emplace_back([&, i] {
+        results[i] = RoundTrips(*agents[i], iterations, &samples[i]);
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (const absl::Status& result : results) {
+    if (!result.ok()) return result;
+  }
+  std::vector<double> all;
+  for (auto& part : samples) all.insert(all.end(), part.begin(), part.end());
+  agents.clear();
+  absl::Status stopped = (*process)->Stop();
+  if (!stopped.ok()) return stopped;
+  return Summarize(std::move(all), seconds);
+}
+
+Figures InProcessLedger(int iterations) {
+  Ledger ledger(kMaxTokens);
+  std::vector<double> samples;
+  Clock::time_point begin = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    auto reserved = ledger.Reserve(kTopAgent, 1000);
+    (void)ledger.Settle(kTopAgent, reserved->reservation, 600, true);
+    samples.push_back(Micros(start, Clock::now()));
+  }
+  return Summarize(std::move(samples),
+                   std::chrono::duration<double>(Clock::now() - begin).count());
+}
+
+// The same pair through the journal, in this process: the ledger plus the
+// record writing and fdatasync of each grant.
+absl::StatusOr<Figures> InProcessJournal(const std::string& home,
+                                         int iterations) {
+  auto journal = JournaledLedger::Open(
+      {JoinPath(home, ".garuda/sessions/bench-journal/budget.jsonl"),
+       kMaxTokens});
+  if (!journal.ok()) return journal.status();
+  std::vector<double> samples;
+  Clock::time_point begin = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    auto reserved = (*journal)->Reserve(kTopAgent, 1000, "bench", "r");
+    if (!reserved.ok()) return reserved.status();
+    if (auto s = (*journal)->Commit(); !s.ok()) return s;
+    auto settled =
+        (*journal)->Settle(kTopAgent, reserved->reservation, 600, true);
+    if (!settled.ok()) return settled.status();
+    if (auto s = (*journal)->Commit(); !s.ok()) return s;
+    samples.push_back(Micros(start, Clock::now()));
+  }
+  return Summarize(std::move(samples),
+                   std::chrono::duration<double>(Clock::now() - begin).count());
+}
+
+absl::StatusOr<Figures> SocketpairEcho(int iterations) {
+  auto pair = ipc::MakeSocketPair();
+  if (!pair.ok()) return pair.status();
+  std::thread echo([fd = pair->first.Release()] {
+    ipc::Channel channel{UniqueFd(fd)};
+    BudgetRequest request;
+    BudgetReply reply;
+    reply.mutable_reserved()->set_granted(true);
+    reply.mutable_reserved()->set_reservation(12345);
+    reply.mutable_reserved()->set_left(kMaxTokens);
+    while (channel.Receive(&request).ok()) {
+      reply.set_seq(request.seq());
+      if (!channel.Send(reply).ok()) break;
+    }
+  });
+  ipc::Channel channel(std::move(pair->second));
+  std::vector<double> samples;
+  BudgetRequest request;
+  request.mutable_reserve()->set_tokens(1000);
+  request.mutable_reserve()->set_purpose("bench");
+  request.mutable_reserve()->set_request_id("r");
+  BudgetReply reply;
+  uint64_t seq = 0;
+  Clock::time_point begin = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    for (int exchange = 0; exchange < 2; ++exchange) {
+      request.set_seq(++seq);
+      absl::Status status = channel.Send(request);
+      if (status.ok()) status = channel.Receive(&reply);
+      if (!status.ok()) return status;
+    }
+    samples.push_back(Micros(start, Clock::now()));
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  channel.Close();
+  echo.join();
+  return Summarize(std::move(samples), seconds);
+}
+
+// write + fdatasync of one journal-sized line: what the disk adds to a grant.
+Figures SyncAlone(const std::string& home, int iterations) {
+  const std::string path = JoinPath(home, "sync-probe");
+  UniqueFd fd(
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  const std::string line(120, 'x');
+  std::vector<double> samples;
+  Clock::time_point begin = Clock::now();
+  for (int i = 0; i < iterations; ++i) {
+    Clock::time_point start = Clock::now();
+    (void)!::write(fd.get(), line.data(), line.size());
+    ::fdatasync(fd.get());
+    samples.push_back(Micros(start, Clock::now()));
+  }
+  ::unlink(path.c_str());
+  return Summarize(std::move(samples),
+                   std::chrono::duration<double>(Clock::now() - begin).count());
+}
+
+int Main(int argc, char** argv) {
+  int iterations = 3000;
+  std::string budgeter = "cmd/garuda-budgeter/garuda-budgeter";
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view arg = argv[i];
+    if (absl::ConsumePrefix(&arg, "--iterations=")) {
+      if (!absl::SimpleAtoi(arg, &iterations) || iterations < 100) return 2;
+    } else if (absl::ConsumePrefix(&arg, "--budgeter=")) {
+      budgeter = std::string(arg);
+    } else {
+      std::fprintf(stderr,
+                   "usage: budget_bench [--iterations=N] [--budgeter=PATH]\n");
+      return 2;
+    }
+  }
+  std::printf(
+      "reserve + settle round trip (one Reserve and one Settle), "
+      "%d pairs per row\n",
+      iterations);
+  std::printf("%-28s %8s %10s %12s %12s %12s\n", "method", "clients", "samples",
+              "median us", "p99 us", "pairs/s");
+  Print("in-process ledger", 1, InProcessLedger(iterations));
+  auto echo = SocketpairEcho(iterations);
+  if (!echo.ok()) {
+    std::fprintf(stderr, "socketpair echo: %s\n",
+                 std::string(echo.status().message()).c_str());
+    return 1;
+  }
+  Print("socketpair echo", 1, *echo);
+
+  int exit_code = 0;
+  // The journal on the disk (/tmp) and on tmpfs (/dev/shm): the difference is
+  // the fdatasync that every grant waits for.
+  for (const char* base : {"/tmp", "/dev/shm"}) {
+    std::string templ = absl::StrCat(base, "/budget-bench-XXXXXX");
+    if (::mkdtemp(templ.data()) == nullptr) {
+      std::fprintf(stderr, "mkdtemp(%s) failed; skipped\n", templ.c_str());
+      continue;
+    }
+    const std::string home = templ;
+    ::setenv("HOME", home.c_str(), 1);
+    const std::string where = absl::StrCat(" (", base, ")");
+    Print("fdatasync alone" + where, 1, SyncAlone(home, iterations));
+    auto journaled = InProcessJournal(home, iterations);
+    if (journaled.ok()) Print("in-process + journal" + where, 1, *journaled);
+    for (int clients : {1, 8, 64}) {
+      // The same total work for each row: fewer pairs per client as they grow.
+      auto figures =
+          Budgeter(budgeter, clients, std::max(20, iterations / clients));
+      if (!figures.ok()) {
+        std::fprintf(stderr, "garuda-budgeter with %d clients: %s\n", clients,
+                     std::string(figures.status().message()).c_str());
+        exit_code = 1;
+        continue;
+      }
+      Print("garuda-budgeter" + where, clients, *figures);
+    }
+    std::string cleanup = absl::StrCat("rm -rf '", home, "'");
+    (void)!std::system(cleanup.c_str());
+  }
+  std::printf("target: median under 50 us with one client\n");
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace budget
+}  // namespace garuda
+
+int main(int argc, char** argv) { return garuda::budget::Main(argc, argv); }

@@ -1,0 +1,136 @@
+// Start-to-exit time of `true`: plain fork/exec, our sandbox (the
+// garuda-stager program, and the library call alone), and bubblewrap with
+// the same policy (binds, namespaces, seccomp filter), interleaved in one
+// run so that they meet the same machine load. Prints the medians side by
+// side.
+//
+//   bazel run -c opt //bench/sandbox:sandbox_bench -- [runs]
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
+#include "lib/lockdown/seccomp_filter.h"
+#include "lib/policy/merge.h"
+#include "sandbox/bwrap_args.h"
+#include "sandbox/command_policy.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+double NowMs() {
+  struct timespec now;
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
+}
+
+struct Method {
+  std::string name;
+  std::function<bool()> run;  // false: the run did not exit 0
+  std::vector<double> times;
+};
+
+int Main(int argc, char** argv) {
+  int runs = argc > 1 ? std::atoi(argv[1]) : 200;
+  // bazel run starts us in our runfiles folder.
+  std::string stager = "cmd/garuda-stager/garuda-stager";
+  if (::access(stager.c_str(), X_OK) != 0) {
+    std::fprintf(stderr,
+                 "run me with: bazel run //bench/sandbox:sandbox_bench\n");
+    return 2;
+  }
+  stager = std::filesystem::absolute(stager);
+  std::string project = "/tmp/garuda-bench-XXXXXX";
+  if (::mkdtemp(project.data()) == nullptr) return 2;
+  std::string home = JoinPath(project, ".home");
+  ::setenv("HOME", "/nonexistent-garuda-bench-home", 1);
+  ::setenv("GARUDA_MANAGED_POLICY_DIR", "/nonexistent-garuda-bench-etc", 1);
+
+  auto settings = MergeSettings(SettingsSources());
+  CommandRequest request;
+  request.project = project;
+  request.working_directory = project;
+  request.environment = CurrentEnvironment();
+  auto policy = DirectCommandPolicy(*settings, request);
+  if (!policy.ok()) {
+    std::fprintf(stderr, "%s\n", policy.status().ToString().c_str());
+    return 2;
+  }
+  auto seccomp = SeccompPolicyForRole("command", false);
+  auto filter = SeccompFilter::Build(*seccomp);
+  auto bpf = filter->ExportBpf();
+  UniqueFd bpf_fd(::memfd_create("bench_bpf", 0));
+  (void)WriteAll(bpf_fd.get(), *bpf);
+
+  auto host = [&](std::vector<std::string> argv) {
+    RunOptions options;
+    options.argv = std::move(argv);
+    auto result = RunOnHost(options, project);
+    return result.ok() && result->ok();
+  };
+  std::vector<Method> methods;
+  methods.push_back({"fork/exec true", [&] { return host({"/bin/true"}); }});
+  std::string bwrap = FindBwrap();
+  if (!bwrap.empty()) {
+    methods.push_back({"bwrap --unshare-all (same binds, seccomp)", [&] {
+                         ::lseek(bpf_fd.get(), 0, SEEK_SET);
+                         auto args = BwrapArgsFor(bwrap, *policy, bpf_fd.get());
+                         args.push_back("/bin/true");
+                         return host(args);
+                       }});
+  }
+  methods.push_back({"garuda-stager run -- true", [&] {
+                       return host({stager, "run", "--project", project,
+                                    "--mode", "direct", "--", "/bin/true"});
+                     }});
+  methods.push_back({"RunInSandbox (library, no program start)", [&] {
+                       RunOptions options;
+                       options.argv = {"/bin/true"};
+                       auto result = RunInSandbox(*policy, options);
+                       return result.ok() && result->ok();
+                     }});
+
+  // Each round starts with the next method, so that none always follows the
+  // same one (a namespace's teardown runs in the kernel after its exit).
+  for (int i = 0; i < runs; ++i) {
+    for (size_t k = 0; k < methods.size(); ++k) {
+      Method& method = methods[(i + k) % methods.size()];
+      double start = NowMs();
+      if (!method.run()) {
+        std::fprintf(stderr, "%s: did not exit 0\n", method.name.c_str());
+        return 1;
+      }
+      method.times.push_back(NowMs() - start);
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(project, ignored);
+
+  std::printf(
+      "start-to-exit of `true`, %d runs each, interleaved, order rotated\n",
+      runs);
+  std::printf("%-45s %10s %10s\n", "method", "median ms", "p90 ms");
+  for (Method& method : methods) {
+    std::sort(method.times.begin(), method.times.end());
+    std::printf("%-45s %10.2f %10.2f\n", method.name.c_str(),
+                method.times[method.times.size() / 2],
+                method.times[method.times.size() * 9 / 10]);
+  }
+  if (bwrap.empty()) std::printf("bwrap is not installed: no reference row\n");
+  return 0;
+}
+
+}  // namespace
+}  // namespace garuda
+
+int main(int argc, char** argv) { return garuda::Main(argc, argv); }

@@ -1,0 +1,341 @@
+#include "lib/budget/server.h"
+
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/json_message.h"
+#include "lib/base/status_macros.h"
+#include "lib/ipc/helper_process.h"
+#include "lib/lockdown/lockdown.h"
+
+namespace garuda {
+namespace budget {
+namespace {
+
+absl::Status CheckLabel(const std::string& label, const char* what) {
+  if (label.size() > kMaxLabelBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " of ", label.size(), " bytes is over the ",
+                     kMaxLabelBytes, "-byte limit"));
+  }
+  return absl::OkStatus();
+}
+
+ipc::ChannelOptions AgentChannelOptions(AgentId agent) {
+  ipc::ChannelOptions options;
+  options.peer_name = agent == kTopAgent ? std::string("agent")
+                                         : absl::StrCat("child agent ", agent);
+  options.max_frame_bytes = 1 << 20;
+  options.max_fds_per_frame = 1;
+  return options;
+}
+
+// A client that sends part of a frame and stops would hold the one thread
+// that serves everyone: a frame must arrive whole within this time.
+absl::Status SetReceiveTimeout(int fd) {
+  struct timeval timeout = {5, 0};
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) !=
+      0) {
+    return LastErrnoStatus("setsockopt(SO_RCVTIMEO)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status BudgetServer::Apply(AgentId agent, const BudgetRequest& request,
+                                 BudgetReply* reply,
+                                 std::vector<UniqueFd>* reply_fds) {
+  switch (request.verb_case()) {
+    case BudgetRequest::kReserve: {
+      const Reserve& reserve = request.reserve();
+      RETURN_IF_ERROR(CheckLabel(reserve.purpose(), "purpose"));
+      RETURN_IF_ERROR(CheckLabel(reserve.request_id(), "request id"));
+      ASSIGN_OR_RETURN(
+          ReserveResult result,
+          ledger_->Reserve(agent, reserve.tokens(), reserve.purpose(),
+                           reserve.request_id()));
+      Reserved* out = reply->mutable_reserved();
+      out->set_granted(result.granted);
+      out->set_reservation(result.reservation);
+      out->set_left(result.left);
+      if (!result.granted) out->set_stop_reason(kTokenBudget);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kSettle: {
+      const Settle& settle = request.settle();
+      ASSIGN_OR_RETURN(SettleResult result,
+                       ledger_->Settle(agent, settle.reservation(),
+                                       settle.used(), settle.usage_reported()));
+      reply->mutable_settled()->set_charged(result.charged);
+      reply->mutable_settled()->set_left(result.left);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kOpenChild: {
+      const OpenChild& open = request.open_child();
+      RETURN_IF_ERROR(CheckLabel(open.report_id(), "report id"));
+      if (connections_.size() + added_.size() >= kMaxChannels) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "OpenChild: ", kMaxChannels, " agent channels are open"));
+      }
+      // The channel first: once the ledger grants a lease, nothing may fail
+      // before the parent learns the child's id (it could not close it).
+      ASSIGN_OR_RETURN(auto pair, ipc::MakeSocketPair());
+      RETURN_IF_ERROR(SetReceiveTimeout(pair.first.get()));
+      ASSIGN_OR_RETURN(
+          OpenChildResult result,
+          ledger_->OpenChild(agent, open.limit(), open.report_id()));
+      ChildOpened* out = reply->mutable_child_opened();
+      out->set_granted(result.granted);
+      out->set_left(result.left);
+      if (!result.granted) {
+        out->set_stop_reason(kTokenBudget);
+        return absl::OkStatus();
+      }
+      out->set_child(result.child);
+      out->set_lease(result.lease);
+      added_.push_back(std::unique_ptr<Connection>(new Connection{
+          result.child, ipc::Channel(std::move(pair.first),
+                                     AgentChannelOptions(result.child))}));
+      reply_fds->push_back(std::move(pair.second));
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kCloseChild: {
+      const CloseChild& close = request.close_child();
+      RETURN_IF_ERROR(CheckLabel(close.report().report_id(), "report id"));
+      ASSIGN_OR_RETURN(
+          CloseChildResult result,
+          ledger_->CloseChild(agent, close.child(), close.report()));
+      ChildClosed* out = reply->mutable_child_closed();
+      out->set_charged(result.charged);
+      out->set_returned(result.returned);
+      out->set_left(result.left);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kSetFloor: {
+      ASSIGN_OR_RETURN(int64_t left,
+                       ledger_->SetFloor(agent, request.set_floor().tokens()));
+      reply->mutable_floor_set()->set_floor(request.set_floor().tokens());
+      reply->mutable_floor_set()->set_left(left);
+      return absl::OkStatus();
+    }
+    case BudgetRequest::kStatus:
+      *reply->mutable_status() = ledger_->ledger().Status();
+      return absl::OkStatus();
+    case BudgetRequest::VERB_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("a request with no verb");
+}
+
+bool BudgetServer::ReadRequest(Connection& connection,
+                               std::vector<Answer>* answers) {
+  BudgetRequest request;
+  // Clients send no descriptors: one that comes is a protocol error.
+  absl::Status status = connection.channel.Receive(&request, nullptr);
+  // A wake-up with no frame after all times out and keeps the channel.
+  if (absl::IsDeadlineExceeded(status) && connection.channel.status().ok()) {
+    return true;
+  }
+  if (!status.ok()) return false;  // closed, or a bad frame: the channel ended
+  const std::string& peer = connection.channel.options().peer_name;
+  absl::Status broken;
+  if (request.seq() != connection.expected_seq) {
+    broken = absl::InvalidArgumentError(
+        absl::StrCat(peer, ": seq ", request.seq(), " where seq ",
+                     connection.expected_seq, " was expected"));
+  } else if (request.verb_case() == BudgetRequest::VERB_NOT_SET) {
+    broken = absl::InvalidArgumentError(
+        absl::StrCat(peer, ": a request with no verb this budgeter knows (seq ",
+                     request.seq(), ")"));
+  }
+  if (!broken.ok()) {
+    // Tell the peer why, then end its channel (OpenSSH's monitor rule: a
+    // protocol violation is never skipped over).
+    BudgetReply reply;
+    reply.set_seq(request.seq());
+    reply.mutable_error()->set_code(static_cast<int>(broken.code()));
+    reply.mutable_error()->set_message(std::string(broken.message()));
+    connection.channel.Send(reply).IgnoreError();
+    connection.channel.Close();
+    return false;
+  }
+  ++connection.expected_seq;
+  Answer answer{&connection, BudgetReply(), {}};
+  status = Apply(connection.agent, request, &answer.reply, &answer.fds);
+  if (!status.ok()) {
+    answer.reply.Clear();
+    answer.fds.clear();
+    answer.reply.mutable_error()->set_code(static_cast<int>(status.code()));
+    answer.reply.mutable_error()->set_message(std::string(status.message()));
+  }
+  answer.reply.set_seq(request.seq());
+  answers->push_back(std::move(answer));
+  return true;
+}
+
+absl::Status BudgetServer::Serve(ipc::Channel top) {
+  absl::Status status = ServeAll(std::move(top));
+  // Every channel ends with the server, so each client sees at once that no
+  // reservation can be made any more.
+  connections_.clear();
+  added_.clear();
+  return status;
+}
+
+absl::Status BudgetServer::ServeAll(ipc::Channel top) {
+  RETURN_IF_ERROR(SetReceiveTimeout(top.fd()));
+  connections_.push_back(
+      std::unique_ptr<Connection>(new Connection{kTopAgent, std::move(top)}));
+  std::vector<struct pollfd> polled;
+  std::vector<Answer> answers;
+  while (true) {
+    polled.clear();
+    for (const auto& connection : connections_) {
+      polled.push_back({connection->channel.fd(), POLLIN, 0});
+    }
+    int ready = ::poll(polled.data(), polled.size(), -1);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return LastErrnoStatus("poll(agent channels)");
+    }
+    answers.clear();
+    std::vector<bool> ended(connections_.size(), false);
+    bool top_ended = false;
+    for (size_t i = 0; i < polled.size(); ++i) {
+      if (polled[i].revents == 0) continue;
+      if (!ReadRequest(*connections_[i], &answers)) {
+        // A child's channel ended (its process exited, or it broke the
+        // protocol): its lease stays held until its parent closes it. The
+        // top agent's: the session is over.
+        ended[i] = true;
+        if (connections_[i]->agent == kTopAgent) top_ended = true;
+      }
+    }
+    // One write and one fdatasync for the whole round, before any answer.
+    RETURN_IF_ERROR(ledger_->Commit());
+    for (Answer& answer : answers) {
+      std::vector<int> fds;
+      for (const UniqueFd& fd : answer.fds) fds.push_back(fd.get());
+      if (!answer.connection->channel.Send(answer.reply, fds).ok()) {
+        for (size_t i = 0; i < connections_.size(); ++i) {
+          if (connections_[i].get() == answer.connection) ended[i] = true;
+        }
+      }
+    }
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      if (ended[i] && connections_[i]->agent == kTopAgent) top_ended = true;
+    }
+    if (top_ended) return absl::OkStatus();
+    std::vector<std::unique_ptr<Connection>> kept;
+    for (size_t i = 0; i < connections_.size(); ++i) {
+      if (!ended[i]) kept.push_back(std::move(connections_[i]));
+    }
+    for (auto& connection : added_) kept.push_back(std::move(connection));
+    added_.clear();
+    connections_ = std::move(kept);
+  }
+}
+
+absl::Status RunServe(const ServeOptions& options) {
+  ASSIGN_OR_RETURN(std::string directory,
+                   SessionDirectory(options.home, options.session));
+  ASSIGN_OR_RETURN(
+      ipc::Channel top,
+      ipc::ChannelFromFd(options.channel_fd, AgentChannelOptions(kTopAgent)));
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<JournaledLedger> ledger,
+      JournaledLedger::Open({JournalPath(directory), options.limit}));
+  if (options.log) {
+    for (const std::string& note : ledger->start_notes()) options.log(note);
+  }
+  // Everything the role needs is open (the journal, the channel); from here
+  // on a bug cannot write outside the session folder nor reach a network.
+  LockdownOptions lockdown;
+  lockdown.role = "budgeter";
+  lockdown.writable_paths = {directory};
+  lockdown.allow_network = false;
+  if (!options.accept_weaker_lockdown.empty()) {
+    lockdown.accept_weaker =
+        AcceptWeakerLockdown{options.accept_weaker_lockdown};
+  }
+  absl::StatusOr<LockdownReport> report = LockDown(lockdown);
+  if (!report.ok()) {
+    return absl::Status(
+        report.status().code(),
+        absl::StrCat(report.status().message(),
+                     " (--accept-weaker-lockdown=WHY runs anyway)"));
+  }
+  if (!report->weaker.empty() && options.log) {
+    options.log(absl::StrCat("weaker lockdown: ", report->weaker));
+  }
+  BudgetServer server(ledger.get());
+  return server.Serve(std::move(top));
+}
+
+std::string FormatStatus(const BudgetStatus& status) {
+  std::string out = absl::StrFormat(
+      "limit %d  spent %d  reserved %d  leased %d  left %d  floor %d\n",
+      status.limit(), status.spent(), status.reserved(), status.leased(),
+      status.left(), status.floor());
+  absl::StrAppendFormat(
+      &out, "%-6s %-6s %-20s %-6s %10s %10s %10s %10s %10s %8s %7s\n", "agent",
+      "parent", "report", "state", "lease", "spent", "reserved", "unreported",
+      "children", "requests", "refused");
+  for (const AgentUsage& agent : status.agents()) {
+    const bool top = agent.agent() == kTopAgent;
+    absl::StrAppendFormat(
+        &out, "%-6d %-6s %-20s %-6s %10d %10d %10d %10d %10d %8d %7d\n",
+        agent.agent(), top ? "-" : absl::StrCat(agent.parent()),
+        top ? "(top)" : agent.report_id(), agent.open() ? "open" : "closed",
+        agent.lease(), agent.spent(), agent.reserved(), agent.unreported(),
+        agent.children(), agent.requests(), agent.refused());
+    if (agent.overrun() > 0) {
+      absl::StrAppendFormat(&out,
+                            "       overrun: the provider reported %d tokens "
+                            "above this agent's reservations\n",
+                            agent.overrun());
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::string> StatusReport(const std::string& home,
+                                         const std::string& session,
+                                         bool json) {
+  ASSIGN_OR_RETURN(std::string directory, SessionDirectory(home, session));
+  const std::string path = JournalPath(directory);
+  absl::StatusOr<UniqueFd> opened = OpenFile(path, O_RDONLY);
+  if (absl::IsNotFound(opened.status())) {
+    return absl::NotFoundError(absl::StrCat(
+        "session ", session, " has no budget journal (", path, ")"));
+  }
+  if (!opened.ok()) return opened.status();
+  UniqueFd fd = *std::move(opened);
+  // A budgeter serving the session holds an exclusive lock on its journal.
+  const bool serving = ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0;
+  ASSIGN_OR_RETURN(std::string text, ReadAll(fd.get()));
+  ASSIGN_OR_RETURN(Replay replay, ReplayJournal(text, path));
+  BudgetStatus status = replay.ledger.Status();
+  if (json) return absl::StrCat(MessageToJsonLine(status), "\n");
+  std::string out = absl::StrCat("session ", session, " (", path, ")\n",
+                                 FormatStatus(status));
+  if (!serving && status.reserved() + status.leased() > 0) {
+    absl::StrAppend(&out, "no budgeter is serving this session: the ",
+                    status.reserved(),
+                    " reserved tokens count as spent when it resumes\n");
+  }
+  return out;
+}
+
+}  // namespace budget
+}  // namespace garuda

@@ -1,0 +1,95 @@
+// garuda-budgeter's serving side: one thread polls the top agent's channel
+// and every child channel it has handed out, so one process orders every
+// reservation of the session (spec T9). Each verb's journal record is
+// committed before its reply is sent.
+#ifndef GARUDA_LIB_BUDGET_SERVER_H_
+#define GARUDA_LIB_BUDGET_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/budget/journal.h"
+#include "lib/ipc/channel.h"
+#include "proto/budget.pb.h"
+
+namespace garuda {
+namespace budget {
+
+// Caps on what one client can make the budgeter hold.
+inline constexpr size_t kMaxChannels = 512;
+inline constexpr size_t kMaxLabelBytes =
+    256;  // purpose, request and report ids
+
+class BudgetServer {
+ public:
+  explicit BudgetServer(JournaledLedger* ledger) : ledger_(ledger) {}
+
+  // Serves until the top agent's channel closes (OK: the session is over) or
+  // the journal fails (its error: nothing more may be answered). A child
+  // channel that breaks the protocol is ended alone, with an error reply.
+  //
+  // Group commit: every request that is ready in one poll round is applied,
+  // then the journal is written with one fdatasync, then the replies go out.
+  // No reply leaves before its record is on disk.
+  absl::Status Serve(ipc::Channel top);
+
+ private:
+  struct Connection {
+    AgentId agent;
+    ipc::Channel channel;
+    uint64_t expected_seq = 1;
+  };
+  struct Answer {
+    Connection* connection;
+    BudgetReply reply;
+    std::vector<UniqueFd> fds;
+  };
+
+  absl::Status ServeAll(ipc::Channel top);
+  // Reads one request from `connection` and applies it, queueing its answer.
+  // Returns false when the channel has ended (closed by the peer, or broken).
+  bool ReadRequest(Connection& connection, std::vector<Answer>* answers);
+  // Applies one verb for `agent` to the ledger (its record is queued, not yet
+  // written).
+  absl::Status Apply(AgentId agent, const BudgetRequest& request,
+                     BudgetReply* reply, std::vector<UniqueFd>* reply_fds);
+
+  JournaledLedger* ledger_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<std::unique_ptr<Connection>> added_;
+};
+
+struct ServeOptions {
+  int channel_fd = -1;
+  std::string home;  // $HOME: the journal is under <home>/.garuda/sessions
+  std::string session;
+  int64_t limit = 0;
+  // After the journal is open and before the first request is read, the
+  // process locks down as the "budgeter" role: writes only beneath the
+  // session folder, no network, no exec. A kernel without Landlock or
+  // seccomp stops the start unless a reason to run anyway is given here.
+  std::string accept_weaker_lockdown;
+  // Where the start notes go (replayed records, crash charges).
+  std::function<void(const std::string& line)> log;
+};
+
+// garuda-budgeter serve: opens (or resumes) the session's journal, locks
+// down, serves the channel on options.channel_fd.
+absl::Status RunServe(const ServeOptions& options);
+
+// garuda-budgeter status: the session's journal read without changing it, as
+// text for a person or as one JSON object (BudgetStatus).
+absl::StatusOr<std::string> StatusReport(const std::string& home,
+                                         const std::string& session, bool json);
+
+// The text form of a status: the totals, then one row per agent.
+std::string FormatStatus(const BudgetStatus& status);
+
+}  // namespace budget
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_BUDGET_SERVER_H_
