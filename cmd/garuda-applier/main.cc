@@ -10,6 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "lib/apply/applier_lockdown.h"
 #include "lib/apply/commands.h"
 
 ABSL_FLAG(std::string, project, "",
@@ -78,8 +79,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> spelled = Underscored(argc, argv);
   std::vector<char*> pointers;
   for (std::string& arg : spelled) pointers.push_back(arg.data());
-  std::vector<char*> args =
-      absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
+  std::vector<char*> args = absl::ParseCommandLine(
+      static_cast<int>(pointers.size()), pointers.data());
   if (args.size() < 2) return Usage("a subcommand is needed");
 
   garuda::ApplierCommand command;
@@ -97,10 +98,12 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_dry_run)) command.mode = garuda::ApplyMode::kDryRun;
 
   if (command.name == "apply") {
-    if (modes != 1) return Usage("apply needs exactly one of --ask, --yes, --dry-run");
+    if (modes != 1)
+      return Usage("apply needs exactly one of --ask, --yes, --dry-run");
     if (args.size() != 2) return Usage("apply takes no arguments");
   } else if (command.name == "undo") {
-    if (command.list == (args.size() == 3)) return Usage("undo needs --list or one ID");
+    if (command.list == (args.size() == 3))
+      return Usage("undo needs --list or one ID");
     if (args.size() > 3) return Usage("undo takes one ID");
     if (args.size() == 3) command.undo_id = args[2];
   } else if (command.name == "diff-dirs") {
@@ -115,5 +118,8 @@ int main(int argc, char** argv) {
   if (command.name != "apply" && modes != 0) {
     return Usage("--ask, --yes and --dry-run are for apply");
   }
+  // Each subcommand opens what it needs, then locks down: writes only to the
+  // project and the undo store (apply, undo), or nowhere; no network.
+  command.lock_down = garuda::LockDownApplier;
   return garuda::RunApplierCommand(command);
 }

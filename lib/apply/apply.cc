@@ -87,16 +87,18 @@ std::string NewId() {
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &utc);
   absl::BitGen random;
-  return absl::StrFormat("%s-%04x", stamp, absl::Uniform<uint32_t>(random) & 0xffff);
+  return absl::StrFormat("%s-%04x", stamp,
+                         absl::Uniform<uint32_t>(random) & 0xffff);
 }
 
 // Refusals that need no look at the project.
-void CheckEntries(const ChangeSet& change_set, std::vector<std::string>* problems) {
+void CheckEntries(const ChangeSet& change_set,
+                  std::vector<std::string>* problems) {
   if (change_set.summary.incomplete()) {
-    problems->push_back(absl::StrCat(
-        "the change list is incomplete (",
-        MakeVisible(change_set.summary.incomplete_reason()),
-        "); it can only be discarded"));
+    problems->push_back(
+        absl::StrCat("the change list is incomplete (",
+                     MakeVisible(change_set.summary.incomplete_reason()),
+                     "); it can only be discarded"));
   }
   for (const RefusedPath& refused : change_set.summary.refused()) {
     problems->push_back(absl::StrCat(VisiblePath(refused.path()), ": ",
@@ -113,7 +115,8 @@ void CheckEntries(const ChangeSet& change_set, std::vector<std::string>* problem
     }
     std::string shown = VisiblePath(path);
     if (path == ".git" || absl::StartsWith(path, ".git/")) {
-      problems->push_back(absl::StrCat(shown, ": git's own files are never applied"));
+      problems->push_back(
+          absl::StrCat(shown, ": git's own files are never applied"));
     }
     if (!new_types.emplace(path, entry.new_type()).second) {
       problems->push_back(absl::StrCat(shown, ": listed twice"));
@@ -126,7 +129,13 @@ void CheckEntries(const ChangeSet& change_set, std::vector<std::string>* problem
         break;
       case FILE_TYPE_REGULAR:
         if (entry.new_mode() & (S_ISUID | S_ISGID)) {
-          problems->push_back(absl::StrCat(shown, ": the setuid or setgid bit"));
+          problems->push_back(
+              absl::StrCat(shown, ": the setuid or setgid bit"));
+        }
+        if (change.content.size() != entry.size() ||
+            Sha256(change.content) != entry.new_sha256()) {
+          problems->push_back(absl::StrCat(
+              shown, ": the content does not match its size and SHA-256"));
         }
         break;
       case FILE_TYPE_DIRECTORY:
@@ -136,36 +145,45 @@ void CheckEntries(const ChangeSet& change_set, std::vector<std::string>* problem
         break;
       case FILE_TYPE_SYMLINK:
         if (!LinkStaysInside(path, entry.link_target())) {
-          problems->push_back(absl::StrCat(shown, ": a link pointing out of the project (",
-                                           VisiblePath(entry.link_target()), ")"));
+          problems->push_back(
+              absl::StrCat(shown, ": a link pointing out of the project (",
+                           VisiblePath(entry.link_target()), ")"));
         }
         break;
       default:
-        problems->push_back(absl::StrCat(shown, ": a special file (device, fifo, socket)"));
+        problems->push_back(
+            absl::StrCat(shown, ": a special file (device, fifo, socket)"));
         break;
     }
   }
   // A path beneath another entry needs that entry to leave a folder.
   for (const auto& [path, type] : new_types) {
     if (type == FILE_TYPE_ABSENT) continue;
-    for (std::string parent = Parent(path); !parent.empty(); parent = Parent(parent)) {
+    for (std::string parent = Parent(path); !parent.empty();
+         parent = Parent(parent)) {
       auto it = new_types.find(parent);
       if (it != new_types.end() && it->second != FILE_TYPE_DIRECTORY) {
-        problems->push_back(absl::StrCat(VisiblePath(path), ": its folder ",
-                                         VisiblePath(parent),
-                                         " is not a folder in the change list"));
+        problems->push_back(absl::StrCat(
+            VisiblePath(path), ": its folder ", VisiblePath(parent),
+            " is not a folder in the change list"));
         break;
       }
     }
   }
 }
 
-enum class StepKind { kMovedAside, kExchanged, kPlaced, kMadeFolder, kChangedMode };
+enum class StepKind {
+  kMovedAside,
+  kExchanged,
+  kPlaced,
+  kMadeFolder,
+  kChangedMode
+};
 
 struct Step {
   StepKind kind;
-  std::string path;        // in the project
-  std::string temp;        // aside or temporary name
+  std::string path;  // in the project
+  std::string temp;  // aside or temporary name
   bool temp_in_work = false;
   uint32_t old_mode = 0;
 };
@@ -200,13 +218,15 @@ class Applier {
         return absl::DataLossError(absl::StrCat(
             "apply failed: ", status.message(),
             "; putting the project back failed too: ", rollback.message(),
-            (undo_dir_.empty() ? std::string()
-                               : absl::StrCat("; the pre-images are in ", undo_dir_))));
+            (undo_dir_.empty()
+                 ? std::string()
+                 : absl::StrCat("; the pre-images are in ", undo_dir_))));
       }
       if (!undo_dir_.empty()) RemoveUndoRecord();
-      return absl::Status(status.code(),
-                          absl::StrCat("apply failed, the project is unchanged: ",
-                                       status.message()));
+      return absl::Status(
+          status.code(),
+          absl::StrCat("apply failed, the project is unchanged: ",
+                       status.message()));
     }
     Commit();
     return result;
@@ -220,18 +240,21 @@ class Applier {
       const ChangeEntry& entry = change.entry;
       if (entry.new_type() != FILE_TYPE_DIRECTORY ||
           entry.base().type() != FILE_TYPE_DIRECTORY) {
-        if (entry.base().type() != FILE_TYPE_ABSENT) removed.insert(entry.path());
+        if (entry.base().type() != FILE_TYPE_ABSENT)
+          removed.insert(entry.path());
       }
       by_path_[entry.path()] = &entry;
     }
     for (const Change& change : change_set_.changes) {
       const ChangeEntry& entry = change.entry;
       std::string shown = VisiblePath(entry.path());
-      absl::StatusOr<Fingerprint> now = FingerprintBeneath(root_.get(), entry.path());
+      absl::StatusOr<Fingerprint> now =
+          FingerprintBeneath(root_.get(), entry.path());
       if (absl::IsFailedPrecondition(now.status())) {
         result->outcome = ApplyOutcome::kRefused;
-        result->problems.push_back(absl::StrCat(
-            shown, ": a write through a symbolic link (", now.status().message(), ")"));
+        result->problems.push_back(
+            absl::StrCat(shown, ": a write through a symbolic link (",
+                         now.status().message(), ")"));
         continue;
       }
       RETURN_IF_ERROR(now.status());
@@ -246,18 +269,19 @@ class Applier {
         continue;
       }
       // A folder that goes away must hold nothing the list does not remove.
-      if (entry.base().type() == FILE_TYPE_DIRECTORY && removed.count(entry.path())) {
-        ASSIGN_OR_RETURN(UniqueFd folder,
-                         OpenBeneath(root_.get(), entry.path(), O_RDONLY | O_DIRECTORY));
+      if (entry.base().type() == FILE_TYPE_DIRECTORY &&
+          removed.count(entry.path())) {
+        ASSIGN_OR_RETURN(UniqueFd folder, OpenBeneath(root_.get(), entry.path(),
+                                                      O_RDONLY | O_DIRECTORY));
         for (const std::string& name : ListFolder(folder.get())) {
           std::string child = absl::StrCat(entry.path(), "/", name);
           if (!removed.count(child)) {
             if (result->outcome != ApplyOutcome::kRefused) {
               result->outcome = ApplyOutcome::kConflict;
             }
-            result->problems.push_back(absl::StrCat(
-                shown, ": the folder holds ", VisiblePath(child),
-                ", which the change list does not remove"));
+            result->problems.push_back(
+                absl::StrCat(shown, ": the folder holds ", VisiblePath(child),
+                             ", which the change list does not remove"));
           }
         }
       }
@@ -267,14 +291,16 @@ class Applier {
       for (std::string parent = Parent(entry.path()); !parent.empty();
            parent = Parent(parent)) {
         if (by_path_.count(parent)) break;  // checked by CheckEntries
-        absl::StatusOr<Fingerprint> above = FingerprintBeneath(root_.get(), parent);
+        absl::StatusOr<Fingerprint> above =
+            FingerprintBeneath(root_.get(), parent);
         if (!above.ok() && !absl::IsFailedPrecondition(above.status())) {
           return above.status();
         }
         if (!above.ok() || above->type() == FILE_TYPE_SYMLINK) {
           result->outcome = ApplyOutcome::kRefused;
-          result->problems.push_back(absl::StrCat(
-              shown, ": a write through the symbolic link ", VisiblePath(parent)));
+          result->problems.push_back(
+              absl::StrCat(shown, ": a write through the symbolic link ",
+                           VisiblePath(parent)));
           break;
         }
         if (above->type() == FILE_TYPE_DIRECTORY) break;
@@ -282,8 +308,9 @@ class Applier {
           if (result->outcome != ApplyOutcome::kRefused) {
             result->outcome = ApplyOutcome::kConflict;
           }
-          result->problems.push_back(absl::StrCat(
-              shown, ": ", VisiblePath(parent), " is not a folder in the project"));
+          result->problems.push_back(
+              absl::StrCat(shown, ": ", VisiblePath(parent),
+                           " is not a folder in the project"));
           break;
         }
       }
@@ -335,8 +362,8 @@ class Applier {
       }
       if (old.type() == FILE_TYPE_REGULAR) {
         undo.set_new_mode(old.mode());
-        ASSIGN_OR_RETURN(UniqueFd fd,
-                         OpenBeneath(root_.get(), entry.path(), O_RDONLY | O_NONBLOCK));
+        ASSIGN_OR_RETURN(UniqueFd fd, OpenBeneath(root_.get(), entry.path(),
+                                                  O_RDONLY | O_NONBLOCK));
         absl::StatusOr<std::string> content = ReadAll(fd.get());
         if (!content.ok()) {
           return absl::Status(content.status().code(),
@@ -344,19 +371,22 @@ class Applier {
                                            content.status().message()));
         }
         if (Sha256(*content) != old.sha256()) {
-          return absl::AbortedError(absl::StrCat(
-              VisiblePath(entry.path()), " changed during the apply; nothing applied"));
+          return absl::AbortedError(
+              absl::StrCat(VisiblePath(entry.path()),
+                           " changed during the apply; nothing applied"));
         }
         undo.set_size(content->size());
         undo.set_new_sha256(old.sha256());
         back.content = *std::move(content);
       } else if (old.type() == FILE_TYPE_SYMLINK) {
-        ASSIGN_OR_RETURN(UniqueFd parent, OpenParentBeneath(root_.get(), entry.path()));
+        ASSIGN_OR_RETURN(UniqueFd parent,
+                         OpenParentBeneath(root_.get(), entry.path()));
         std::string target(PATH_MAX, '\0');
         ssize_t n = ::readlinkat(parent.get(), Basename(entry.path()).c_str(),
                                  target.data(), target.size());
         if (n < 0) {
-          return LastErrnoStatus(absl::StrCat("readlink(", VisiblePath(entry.path()), ")"));
+          return LastErrnoStatus(
+              absl::StrCat("readlink(", VisiblePath(entry.path()), ")"));
         }
         target.resize(static_cast<size_t>(n));
         undo.set_link_target(target);
@@ -365,7 +395,8 @@ class Applier {
       }
       inverse.changes.push_back(std::move(back));
     }
-    ASSIGN_OR_RETURN(std::string folder, UndoFolder(options_.undo_root, options_.project));
+    ASSIGN_OR_RETURN(std::string folder,
+                     UndoFolder(options_.undo_root, options_.project));
     undo_dir_ = JoinPath(folder, id_);
     RETURN_IF_ERROR(MakeDirectories(folder, 0700));
     if (::mkdir(undo_dir_.c_str(), 0700) != 0) {
@@ -374,9 +405,11 @@ class Applier {
     std::string list_path = JoinPath(undo_dir_, "changeset");
     std::string temp = list_path + ".tmp";
     {
-      ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL, 0600));
+      ASSIGN_OR_RETURN(UniqueFd fd,
+                       OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL, 0600));
       RETURN_IF_ERROR(WriteChangeSet(inverse, fd.get(), temp));
-      if (::fsync(fd.get()) != 0) return LastErrnoStatus(absl::StrCat("fsync(", temp, ")"));
+      if (::fsync(fd.get()) != 0)
+        return LastErrnoStatus(absl::StrCat("fsync(", temp, ")"));
     }
     if (::rename(temp.c_str(), list_path.c_str()) != 0) {
       return LastErrnoStatus(absl::StrCat("rename(", temp, ")"));
@@ -386,9 +419,9 @@ class Applier {
     for (const Change& change : change_set_.changes) {
       lines.push_back(absl::StrCat("path ", VisiblePath(change.entry.path())));
     }
-    RETURN_IF_ERROR(WriteFileAtomically(JoinPath(undo_dir_, "summary"),
-                                        absl::StrCat(absl::StrJoin(lines, "\n"), "\n"),
-                                        0600));
+    RETURN_IF_ERROR(WriteFileAtomically(
+        JoinPath(undo_dir_, "summary"),
+        absl::StrCat(absl::StrJoin(lines, "\n"), "\n"), 0600));
     return SyncParentDirectory(undo_dir_);
   }
 
@@ -406,15 +439,18 @@ class Applier {
   absl::Status Stepped(Step step) {
     steps_.push_back(std::move(step));
     touched_.insert(Parent(steps_.back().path));
-    if (options_.after_step) return options_.after_step(static_cast<int>(steps_.size()));
+    if (options_.after_step)
+      return options_.after_step(static_cast<int>(steps_.size()));
     return absl::OkStatus();
   }
 
   // Missing folders above `path` are made (0755), beneath the root.
   absl::Status MakeParents(const std::string& path) {
     std::vector<std::string> missing;
-    for (std::string parent = Parent(path); !parent.empty(); parent = Parent(parent)) {
-      ASSIGN_OR_RETURN(Fingerprint above, FingerprintBeneath(root_.get(), parent));
+    for (std::string parent = Parent(path); !parent.empty();
+         parent = Parent(parent)) {
+      ASSIGN_OR_RETURN(Fingerprint above,
+                       FingerprintBeneath(root_.get(), parent));
       if (above.type() == FILE_TYPE_DIRECTORY) break;
       if (above.type() != FILE_TYPE_ABSENT) {
         return absl::FailedPreconditionError(
@@ -434,16 +470,19 @@ class Applier {
 
   // Writes the new content of `entry` to a synced temporary file (or makes
   // the temporary link) in `folder`, named `name`.
-  absl::Status WriteTemporary(const Change& change, int folder, const std::string& name) {
+  absl::Status WriteTemporary(const Change& change, int folder,
+                              const std::string& name) {
     const ChangeEntry& entry = change.entry;
     if (entry.new_type() == FILE_TYPE_SYMLINK) {
       if (::symlinkat(entry.link_target().c_str(), folder, name.c_str()) != 0) {
-        return LastErrnoStatus(absl::StrCat("symlink(", VisiblePath(entry.path()), ")"));
+        return LastErrnoStatus(
+            absl::StrCat("symlink(", VisiblePath(entry.path()), ")"));
       }
       return absl::OkStatus();
     }
-    int fd = ::openat(folder, name.c_str(),
-                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd =
+        ::openat(folder, name.c_str(),
+                 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
       return LastErrnoStatus(absl::StrCat("create a temporary file for ",
                                           VisiblePath(entry.path())));
@@ -453,10 +492,11 @@ class Applier {
     if (status.ok() && ::fchmod(file.get(), entry.new_mode()) != 0) {
       status = LastErrnoStatus("fchmod");
     }
-    if (status.ok() && ::fsync(file.get()) != 0) status = LastErrnoStatus("fsync");
+    if (status.ok() && ::fsync(file.get()) != 0)
+      status = LastErrnoStatus("fsync");
     if (!status.ok()) {
-      return absl::Status(status.code(), absl::StrCat(VisiblePath(entry.path()), ": ",
-                                                      status.message()));
+      return absl::Status(status.code(), absl::StrCat(VisiblePath(entry.path()),
+                                                      ": ", status.message()));
     }
     return absl::OkStatus();
   }
@@ -464,7 +504,8 @@ class Applier {
   absl::Status Execute() {
     std::string work_name = absl::StrCat(".garuda-apply-", id_);
     if (::mkdirat(root_.get(), work_name.c_str(), 0700) != 0) {
-      return LastErrnoStatus(absl::StrCat("mkdir(", work_name, ") in the project"));
+      return LastErrnoStatus(
+          absl::StrCat("mkdir(", work_name, ") in the project"));
     }
     work_name_ = work_name;
     ASSIGN_OR_RETURN(work_, Folder(work_name_));
@@ -477,7 +518,8 @@ class Applier {
     int counter = 0;
     for (const Change* change : order) {
       const ChangeEntry& entry = change->entry;
-      if (entry.new_type() != FILE_TYPE_REGULAR && entry.new_type() != FILE_TYPE_SYMLINK) {
+      if (entry.new_type() != FILE_TYPE_REGULAR &&
+          entry.new_type() != FILE_TYPE_SYMLINK) {
         continue;
       }
       std::string name = absl::StrCat(".garuda-new-", id_, "-", ++counter);
@@ -485,15 +527,19 @@ class Applier {
       bool beside = true;
       for (std::string p = parent; !p.empty(); p = Parent(p)) {
         auto it = by_path_.find(p);
-        if (it != by_path_.end() && it->second->base().type() != FILE_TYPE_DIRECTORY) {
+        if (it != by_path_.end() &&
+            it->second->base().type() != FILE_TYPE_DIRECTORY) {
           beside = false;
         }
       }
       absl::StatusOr<UniqueFd> folder =
-          beside ? Folder(parent) : absl::StatusOr<UniqueFd>(absl::NotFoundError(""));
-      if (!folder.ok() && !absl::IsNotFound(folder.status())) return folder.status();
+          beside ? Folder(parent)
+                 : absl::StatusOr<UniqueFd>(absl::NotFoundError(""));
+      if (!folder.ok() && !absl::IsNotFound(folder.status()))
+        return folder.status();
       bool in_work = !folder.ok();
-      RETURN_IF_ERROR(WriteTemporary(*change, in_work ? work_.get() : folder->get(), name));
+      RETURN_IF_ERROR(
+          WriteTemporary(*change, in_work ? work_.get() : folder->get(), name));
       temps_[&entry] = {name, in_work};
       temp_cleanup_.push_back({in_work ? work_name_ : parent, name});
     }
@@ -514,9 +560,11 @@ class Applier {
       std::string aside = absl::StrCat("old-", ++counter);
       if (::renameat2(parent.get(), Basename(entry.path()).c_str(), work_.get(),
                       aside.c_str(), RENAME_NOREPLACE) != 0) {
-        return LastErrnoStatus(absl::StrCat("move aside ", VisiblePath(entry.path())));
+        return LastErrnoStatus(
+            absl::StrCat("move aside ", VisiblePath(entry.path())));
       }
-      RETURN_IF_ERROR(Stepped({StepKind::kMovedAside, entry.path(), aside, true}));
+      RETURN_IF_ERROR(
+          Stepped({StepKind::kMovedAside, entry.path(), aside, true}));
     }
 
     // Folders and new paths, shallowest first.
@@ -530,7 +578,8 @@ class Applier {
             if (entry.base().mode() == entry.new_mode()) break;
             ASSIGN_OR_RETURN(UniqueFd folder, Folder(entry.path()));
             if (::fchmod(folder.get(), entry.new_mode()) != 0) {
-              return LastErrnoStatus(absl::StrCat("chmod(", VisiblePath(entry.path()), ")"));
+              return LastErrnoStatus(
+                  absl::StrCat("chmod(", VisiblePath(entry.path()), ")"));
             }
             Step step{StepKind::kChangedMode, entry.path()};
             step.old_mode = entry.base().mode();
@@ -539,13 +588,16 @@ class Applier {
           }
           RETURN_IF_ERROR(MakeParents(entry.path()));
           ASSIGN_OR_RETURN(UniqueFd parent, Folder(Parent(entry.path())));
-          if (::mkdirat(parent.get(), Basename(entry.path()).c_str(), 0700) != 0) {
-            return LastErrnoStatus(absl::StrCat("mkdir(", VisiblePath(entry.path()), ")"));
+          if (::mkdirat(parent.get(), Basename(entry.path()).c_str(), 0700) !=
+              0) {
+            return LastErrnoStatus(
+                absl::StrCat("mkdir(", VisiblePath(entry.path()), ")"));
           }
           RETURN_IF_ERROR(Stepped({StepKind::kMadeFolder, entry.path()}));
           ASSIGN_OR_RETURN(UniqueFd folder, Folder(entry.path()));
           if (::fchmod(folder.get(), entry.new_mode()) != 0) {
-            return LastErrnoStatus(absl::StrCat("chmod(", VisiblePath(entry.path()), ")"));
+            return LastErrnoStatus(
+                absl::StrCat("chmod(", VisiblePath(entry.path()), ")"));
           }
           break;
         }
@@ -562,8 +614,9 @@ class Applier {
             return LastErrnoStatus(absl::StrCat(replace ? "replace " : "place ",
                                                 VisiblePath(entry.path())));
           }
-          RETURN_IF_ERROR(Stepped({replace ? StepKind::kExchanged : StepKind::kPlaced,
-                                   entry.path(), temp, in_work}));
+          RETURN_IF_ERROR(
+              Stepped({replace ? StepKind::kExchanged : StepKind::kPlaced,
+                       entry.path(), temp, in_work}));
           break;
         }
         default:
@@ -577,7 +630,8 @@ class Applier {
       if (absl::IsNotFound(fd.status())) continue;  // itself moved aside
       RETURN_IF_ERROR(fd.status());
       if (::fsync(fd->get()) != 0) {
-        return LastErrnoStatus(absl::StrCat("fsync(", VisiblePath(folder), ")"));
+        return LastErrnoStatus(
+            absl::StrCat("fsync(", VisiblePath(folder), ")"));
       }
     }
     return absl::OkStatus();
@@ -622,7 +676,8 @@ class Applier {
         }
       }
       if (result != 0) {
-        note(LastErrnoStatus(absl::StrCat("put back ", VisiblePath(step.path))));
+        note(
+            LastErrnoStatus(absl::StrCat("put back ", VisiblePath(step.path))));
       }
     }
     RemoveTemporaries();
@@ -713,34 +768,40 @@ absl::StatusOr<std::vector<UndoRecordInfo>> ListUndoRecords(
     info.id = id;
     for (absl::string_view line : absl::StrSplit(*summary, '\n')) {
       if (absl::ConsumePrefix(&line, "path ")) info.paths.emplace_back(line);
-      if (absl::ConsumePrefix(&line, "command ")) info.command = std::string(line);
+      if (absl::ConsumePrefix(&line, "command "))
+        info.command = std::string(line);
     }
     absl::StatusOr<std::string> undone =
         ReadFileToString(JoinPath(JoinPath(folder, id), "undone"));
-    if (undone.ok()) info.undone_by = std::string(absl::StripAsciiWhitespace(*undone));
+    if (undone.ok())
+      info.undone_by = std::string(absl::StripAsciiWhitespace(*undone));
     records.push_back(std::move(info));
   }
   return records;
 }
 
-absl::StatusOr<ApplyResult> UndoApply(const std::string& id, const ApplyOptions& options) {
+absl::StatusOr<ApplyResult> UndoApply(const std::string& id,
+                                      const ApplyOptions& options) {
   if (id.empty() || id.find('/') != std::string::npos || id[0] == '.') {
     return absl::InvalidArgumentError(absl::StrCat("not an undo id: ", id));
   }
-  ASSIGN_OR_RETURN(std::string folder, UndoFolder(options.undo_root, options.project));
+  ASSIGN_OR_RETURN(std::string folder,
+                   UndoFolder(options.undo_root, options.project));
   std::string record = JoinPath(folder, id);
-  absl::StatusOr<UniqueFd> fd = OpenFile(JoinPath(record, "changeset"), O_RDONLY);
+  absl::StatusOr<UniqueFd> fd =
+      OpenFile(JoinPath(record, "changeset"), O_RDONLY);
   if (absl::IsNotFound(fd.status())) {
-    return absl::NotFoundError(absl::StrCat("no undo record ", id, " for ",
-                                            options.project, " (see undo --list)"));
+    return absl::NotFoundError(absl::StrCat(
+        "no undo record ", id, " for ", options.project, " (see undo --list)"));
   }
   RETURN_IF_ERROR(fd.status());
-  ASSIGN_OR_RETURN(ChangeSet inverse, ReadChangeSet(fd->get(), JoinPath(record, "changeset")));
+  ASSIGN_OR_RETURN(ChangeSet inverse,
+                   ReadChangeSet(fd->get(), JoinPath(record, "changeset")));
   inverse.header.set_command(absl::StrCat("undo ", id));
   ASSIGN_OR_RETURN(ApplyResult result, ApplyChangeSet(inverse, options));
   if (result.outcome == ApplyOutcome::kApplied && !options.dry_run) {
-    RETURN_IF_ERROR(WriteFileAtomically(JoinPath(record, "undone"),
-                                        absl::StrCat(result.undo_id, "\n"), 0600));
+    RETURN_IF_ERROR(WriteFileAtomically(
+        JoinPath(record, "undone"), absl::StrCat(result.undo_id, "\n"), 0600));
   }
   return result;
 }

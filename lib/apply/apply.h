@@ -55,8 +55,8 @@ absl::StatusOr<std::string> UndoFolder(const std::string& undo_root,
                                        const std::string& project);
 
 struct UndoRecordInfo {
-  std::string id;        // sortable by time: 20261129-221503-1a2b
-  std::string undone_by; // the id of the undo that reverted it, if any
+  std::string id;         // sortable by time: 20261129-221503-1a2b
+  std::string undone_by;  // the id of the undo that reverted it, if any
   std::vector<std::string> paths;  // visible paths
   std::string command;
 };

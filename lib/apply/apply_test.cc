@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "lib/changeset/builder.h"
 #include "lib/base/files.h"
 #include "lib/changeset/beneath.h"
+#include "lib/changeset/builder.h"
 #include "lib/changeset/test_tree.h"
 
 namespace garuda {
@@ -21,20 +21,14 @@ using testing::Snapshot;
 using testing::Symlink;
 using testing::Write;
 
-struct Fixture {
-  std::string project;
-  std::string staged;
+struct Fixture : testing::ProjectPair {
   std::string undo;
 };
 
 Fixture Make() {
-  std::string base = NewTempDir("apply");
-  Fixture f{base + "/project", base + "/staged", base + "/undo"};
-  Write(f.project + "/a.txt", "a\n");
-  Write(f.project + "/src/x.c", "int x;\n");
-  Write(f.project + "/d/one", "1\n");
-  Write(f.project + "/d/two", "2\n");
-  CopyTree(f.project, f.staged);
+  Fixture f;
+  static_cast<testing::ProjectPair&>(f) = testing::MakeProjectPair("apply");
+  f.undo = f.base + "/undo";
   return f;
 }
 
@@ -43,6 +37,7 @@ ChangeSet Build(const Fixture& f) {
   options.project = f.project;
   absl::StatusOr<ChangeSet> change_set = BuildFromCopy(f.staged, options);
   EXPECT_TRUE(change_set.ok()) << change_set.status();
+  EXPECT_TRUE(LoadContents(&*change_set).ok());
   return *std::move(change_set);
 }
 
@@ -133,7 +128,8 @@ TEST(ApplyTest, FailurePartWayRollsBack) {
     int steps = 0;
     options.after_step = [&](int step) {
       steps = step;
-      return step == fail_at ? absl::InternalError("injected") : absl::OkStatus();
+      return step == fail_at ? absl::InternalError("injected")
+                             : absl::OkStatus();
     };
     auto result = ApplyChangeSet(change_set, options);
     if (steps < fail_at) {  // fewer steps than that: it applied
@@ -153,16 +149,7 @@ TEST(ApplyTest, RefusesEscapes) {
   Fixture f = Make();
   std::string outside = NewTempDir("outside");
   auto file = [](const std::string& path) {
-    Change change;
-    change.entry.set_path(path);
-    change.entry.set_kind(CHANGE_KIND_ADDED);
-    change.entry.mutable_base()->set_type(FILE_TYPE_ABSENT);
-    change.entry.set_new_type(FILE_TYPE_REGULAR);
-    change.entry.set_new_mode(0644);
-    change.content = "owned\n";
-    change.entry.set_size(change.content.size());
-    change.entry.set_new_sha256(Sha256(change.content));
-    return change;
+    return testing::AddedFile(path, "owned\n");
   };
   for (const std::string& path :
        {std::string("../escape"), outside + "/abs", std::string("a/../../x"),
@@ -218,6 +205,26 @@ TEST(ApplyTest, DryRunWritesNothing) {
   auto result = ApplyChangeSet(Build(f), options);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->outcome, ApplyOutcome::kApplied);
+  EXPECT_EQ(Read(f.project + "/a.txt"), "a\n");
+}
+
+}  // namespace
+}  // namespace garuda
+
+namespace garuda {
+namespace {
+
+TEST(ApplyTest, ContentThatDoesNotMatchItsHashIsRefused) {
+  Fixture f = Make();
+  Write(f.staged + "/a.txt", "changed\n");
+  BuildOptions options;
+  options.project = f.project;
+  absl::StatusOr<ChangeSet> change_set = BuildFromCopy(f.staged, options);
+  ASSERT_TRUE(change_set.ok());
+  // Not loaded: no content in memory.
+  auto result = ApplyChangeSet(*change_set, Options(f));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->outcome, ApplyOutcome::kRefused);
   EXPECT_EQ(Read(f.project + "/a.txt"), "a\n");
 }
 

@@ -24,8 +24,8 @@ void Say(int fd, absl::string_view text) { (void)WriteAll(fd, text); }
 absl::StatusOr<std::string> RealPath(const std::string& path) {
   char resolved[PATH_MAX];
   if (::realpath(path.c_str(), resolved) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("project folder ", path, ": ",
-                                            std::strerror(errno)));
+    return absl::NotFoundError(
+        absl::StrCat("project folder ", path, ": ", std::strerror(errno)));
   }
   return std::string(resolved);
 }
@@ -34,23 +34,34 @@ absl::StatusOr<std::string> ProjectOf(const ApplierCommand& command) {
   return RealPath(command.project.empty() ? "." : command.project);
 }
 
-absl::StatusOr<std::string> UndoRoot(const ApplierCommand& command) {
-  if (!command.undo_root.empty()) return command.undo_root;
-  ASSIGN_OR_RETURN(std::string home, HomeDirectory());
-  return JoinPath(home, ".garuda/undo");
+struct Places {
+  std::string project;    // real path
+  std::string undo_root;  // ~/.garuda/undo unless the command says
+};
+
+absl::StatusOr<Places> Locate(const ApplierCommand& command) {
+  Places places;
+  ASSIGN_OR_RETURN(places.project, ProjectOf(command));
+  places.undo_root = command.undo_root;
+  if (places.undo_root.empty()) {
+    ASSIGN_OR_RETURN(std::string home, HomeDirectory());
+    places.undo_root = JoinPath(home, ".garuda/undo");
+  }
+  return places;
 }
 
 // The list on stdin, checked to be for this project.
 absl::StatusOr<ChangeSet> ReadInput(const ApplierCommand& command,
                                     const std::string& project) {
-  ASSIGN_OR_RETURN(ChangeSet change_set, ReadChangeSet(command.in, "standard input"));
+  ASSIGN_OR_RETURN(ChangeSet change_set,
+                   ReadChangeSet(command.in, "standard input"));
   const std::string& made_for = change_set.header.project_root();
   if (!made_for.empty()) {
     absl::StatusOr<std::string> real = RealPath(made_for);
     if (!real.ok() || *real != project) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the change list was made for ", VisiblePath(made_for), ", not for ",
-          VisiblePath(project), " (use --project)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the change list was made for ", VisiblePath(made_for),
+                       ", not for ", VisiblePath(project), " (use --project)"));
     }
   }
   return change_set;
@@ -63,24 +74,28 @@ int Fail(const ApplierCommand& command, const absl::Status& status) {
 
 int Report(const ApplierCommand& command, const ApplyResult& result,
            bool undo) {
-  std::string what = undo ? "The undo was not done" : "The changes were not applied";
+  std::string what =
+      undo ? "The undo was not done" : "The changes were not applied";
   switch (result.outcome) {
     case ApplyOutcome::kApplied:
       return kExitApplied;
     case ApplyOutcome::kConflict:
-      Say(command.err, absl::StrCat(
-          "garuda-applier: conflict: these paths changed in the project since "
-          "the list was made; nothing was written:\n  ",
-          absl::StrJoin(result.problems, "\n  "), "\n"));
-      Say(command.out, absl::StrCat(what, ": the project changed since (conflict): ",
-                                    absl::StrJoin(result.problems, "; "), "\n"));
+      Say(command.err,
+          absl::StrCat("garuda-applier: conflict: these paths changed in the "
+                       "project since "
+                       "the list was made; nothing was written:\n  ",
+                       absl::StrJoin(result.problems, "\n  "), "\n"));
+      Say(command.out,
+          absl::StrCat(what, ": the project changed since (conflict): ",
+                       absl::StrJoin(result.problems, "; "), "\n"));
       return kExitConflict;
     case ApplyOutcome::kRefused:
-      Say(command.err, absl::StrCat(
-          "garuda-applier: refused; nothing was written:\n  ",
-          absl::StrJoin(result.problems, "\n  "), "\n"));
-      Say(command.out, absl::StrCat(what, ": refused: ",
-                                    absl::StrJoin(result.problems, "; "), "\n"));
+      Say(command.err,
+          absl::StrCat("garuda-applier: refused; nothing was written:\n  ",
+                       absl::StrJoin(result.problems, "\n  "), "\n"));
+      Say(command.out,
+          absl::StrCat(
+              what, ": refused: ", absl::StrJoin(result.problems, "; "), "\n"));
       return kExitRefused;
   }
   return kExitError;
@@ -107,44 +122,37 @@ int Show(const ApplierCommand& command) {
 }
 
 int Apply(const ApplierCommand& command) {
-  absl::StatusOr<std::string> project = ProjectOf(command);
-  if (!project.ok()) return Fail(command, project.status());
-  absl::StatusOr<std::string> undo_root = UndoRoot(command);
-  if (!undo_root.ok()) return Fail(command, undo_root.status());
-  absl::StatusOr<UniqueFd> root = OpenRoot(*project);
+  absl::StatusOr<Places> places = Locate(command);
+  if (!places.ok()) return Fail(command, places.status());
+  const std::string& project = places->project;
+  const std::string& undo_root = places->undo_root;
+  absl::StatusOr<UniqueFd> root = OpenRoot(project);
   if (!root.ok()) return Fail(command, root.status());
   // The terminal is opened before the lockdown, which leaves no way to
   // open it later.
-  UniqueFd tty;
+  absl::StatusOr<UniqueFd> tty = absl::FailedPreconditionError("no question");
   if (command.mode == ApplyMode::kAsk) {
-    absl::StatusOr<UniqueFd> opened = OpenFile(command.tty, O_RDWR | O_NOCTTY);
-    if (!opened.ok()) {
-      Say(command.err, absl::StrCat("garuda-applier: --ask needs a terminal: ",
-                                    opened.status().message(), "\n"));
-      Say(command.out, absl::StrCat(kDiscardedLine, "\n"));
-      return kExitDiscarded;
-    }
-    tty = *std::move(opened);
+    tty = OpenFile(command.tty, O_RDWR | O_NOCTTY);
   }
   if (command.mode != ApplyMode::kDryRun) {
-    absl::Status made = MakeDirectories(*undo_root, 0700);
+    absl::Status made = MakeDirectories(undo_root, 0700);
     if (!made.ok()) return Fail(command, made);
   }
   if (command.lock_down) {
     std::vector<std::string> writable;
-    if (command.mode != ApplyMode::kDryRun) writable = {*project, *undo_root};
+    if (command.mode != ApplyMode::kDryRun) writable = {project, undo_root};
     absl::Status locked = command.lock_down(writable);
     if (!locked.ok()) return Fail(command, locked);
   }
-  absl::StatusOr<ChangeSet> change_set = ReadInput(command, *project);
+  absl::StatusOr<ChangeSet> change_set = ReadInput(command, project);
   if (!change_set.ok()) return Fail(command, change_set.status());
   if (change_set->NoChanges()) {
     Say(command.out, "No changes\n");
     return kExitApplied;
   }
   ApplyOptions options;
-  options.project = *project;
-  options.undo_root = *undo_root;
+  options.project = project;
+  options.undo_root = undo_root;
 
   // An incomplete list is never applied: the question offers Discard only,
   // and --yes discards.
@@ -153,31 +161,40 @@ int Apply(const ApplierCommand& command) {
     options.dry_run = true;
     absl::StatusOr<ApplyResult> check = ApplyChangeSet(*change_set, options);
     if (!check.ok()) return Fail(command, check.status());
-    if (check->outcome != ApplyOutcome::kApplied || command.mode == ApplyMode::kDryRun) {
+    if (check->outcome != ApplyOutcome::kApplied ||
+        command.mode == ApplyMode::kDryRun) {
       if (check->outcome == ApplyOutcome::kApplied) {
-        Say(command.out, absl::StrCat("Would apply ", change_set->changes.size(),
-                                      " paths (dry run; nothing written)\n"));
+        Say(command.out,
+            absl::StrCat("Would apply ", change_set->changes.size(),
+                         " paths (dry run; nothing written)\n"));
       }
       return Report(command, *check, false);
     }
     options.dry_run = false;
   }
   if (command.mode == ApplyMode::kDryRun) {
-    Say(command.out, absl::StrCat("Would discard: the list is incomplete (",
-                                  MakeVisible(change_set->summary.incomplete_reason()),
-                                  ")\n"));
+    Say(command.out,
+        absl::StrCat("Would discard: the list is incomplete (",
+                     MakeVisible(change_set->summary.incomplete_reason()),
+                     ")\n"));
     return kExitDiscarded;
   }
   Answer answer = Answer::kDiscard;
   if (command.mode == ApplyMode::kAsk) {
-    Rendered rendered = RenderChangeSet(*change_set, root->get());
-    answer = Ask(*change_set, rendered, tty.get(), tty.get());
+    if (!tty.ok()) {
+      Say(command.err, absl::StrCat("garuda-applier: --ask needs a terminal: ",
+                                    tty.status().message(), "\n"));
+    } else {
+      Rendered rendered = RenderChangeSet(*change_set, root->get());
+      answer = Ask(*change_set, rendered, tty->get(), tty->get());
+    }
   } else if (!incomplete) {
     answer = Answer::kApply;
   } else {
-    Say(command.err, absl::StrCat("garuda-applier: the list is incomplete (",
-                                  MakeVisible(change_set->summary.incomplete_reason()),
-                                  "); it can only be discarded\n"));
+    Say(command.err,
+        absl::StrCat("garuda-applier: the list is incomplete (",
+                     MakeVisible(change_set->summary.incomplete_reason()),
+                     "); it can only be discarded\n"));
   }
   if (answer == Answer::kDiscard) {
     Say(command.out, absl::StrCat(kDiscardedLine, "\n"));
@@ -196,52 +213,57 @@ int Apply(const ApplierCommand& command) {
 }
 
 int Undo(const ApplierCommand& command) {
-  absl::StatusOr<std::string> project = ProjectOf(command);
-  if (!project.ok()) return Fail(command, project.status());
-  absl::StatusOr<std::string> undo_root = UndoRoot(command);
-  if (!undo_root.ok()) return Fail(command, undo_root.status());
+  absl::StatusOr<Places> places = Locate(command);
+  if (!places.ok()) return Fail(command, places.status());
+  const std::string& project = places->project;
+  const std::string& undo_root = places->undo_root;
   if (command.lock_down) {
     std::vector<std::string> writable;
-    if (!command.list) writable = {*project, *undo_root};
+    if (!command.list) writable = {project, undo_root};
     absl::Status locked = command.lock_down(writable);
     if (!locked.ok()) return Fail(command, locked);
   }
   if (command.list) {
     absl::StatusOr<std::vector<UndoRecordInfo>> records =
-        ListUndoRecords(*undo_root, *project);
+        ListUndoRecords(undo_root, project);
     if (!records.ok()) return Fail(command, records.status());
-    if (records->empty()) Say(command.out, "No applies recorded for this project\n");
+    if (records->empty())
+      Say(command.out, "No applies recorded for this project\n");
     for (const UndoRecordInfo& record : *records) {
       std::string paths = absl::StrJoin(record.paths, " ");
       if (paths.size() > 200) paths = paths.substr(0, 200) + " ...";
-      Say(command.out, absl::StrCat(record.id, "  ", record.paths.size(), " paths",
-                                    record.undone_by.empty()
-                                        ? ""
-                                        : absl::StrCat(" (undone by ", record.undone_by, ")"),
-                                    record.command.empty() ? "" : "  ", record.command,
-                                    "\n    ", paths, "\n"));
+      Say(command.out,
+          absl::StrCat(
+              record.id, "  ", record.paths.size(), " paths",
+              record.undone_by.empty()
+                  ? ""
+                  : absl::StrCat(" (undone by ", record.undone_by, ")"),
+              record.command.empty() ? "" : "  ", record.command, "\n    ",
+              paths, "\n"));
     }
     return kExitApplied;
   }
   ApplyOptions options;
-  options.project = *project;
-  options.undo_root = *undo_root;
+  options.project = project;
+  options.undo_root = undo_root;
   absl::StatusOr<ApplyResult> result = UndoApply(command.undo_id, options);
   if (!result.ok()) return Fail(command, result.status());
   int code = Report(command, *result, true);
   if (code == kExitApplied) {
     Say(command.out, absl::StrCat("Restored the project as it was before ",
                                   command.undo_id, "\n"));
-    Say(command.err, absl::StrCat("garuda-applier: this undo is itself recorded as ",
-                                  result->undo_id, "\n"));
+    Say(command.err,
+        absl::StrCat("garuda-applier: this undo is itself recorded as ",
+                     result->undo_id, "\n"));
   }
   return code;
 }
 
 int DiffDirs(const ApplierCommand& command) {
   if (::isatty(command.out)) {
-    Say(command.err, "garuda-applier: diff-dirs writes a binary change list; "
-                     "pipe it to `garuda-applier show` or `apply`\n");
+    Say(command.err,
+        "garuda-applier: diff-dirs writes a binary change list; "
+        "pipe it to `garuda-applier show` or `apply`\n");
     return kExitUsage;
   }
   absl::StatusOr<std::string> project = ProjectOf(command);
@@ -258,7 +280,8 @@ int DiffDirs(const ApplierCommand& command) {
       command.upper.empty() ? BuildFromCopy(command.staged, options)
                             : BuildFromOverlayUpper(command.upper, options);
   if (!change_set.ok()) return Fail(command, change_set.status());
-  absl::Status written = WriteChangeSet(*change_set, command.out, "standard output");
+  absl::Status written =
+      WriteChangeSet(*change_set, command.out, "standard output");
   if (!written.ok()) return Fail(command, written);
   return kExitApplied;
 }
@@ -266,6 +289,12 @@ int DiffDirs(const ApplierCommand& command) {
 }  // namespace
 
 int RunApplierCommand(const ApplierCommand& command) {
+  bool reads_list = command.name == "show" || command.name == "apply";
+  if (reads_list && ::isatty(command.in)) {
+    Say(command.err, "garuda-applier: the change list comes on standard "
+                     "input; pipe it from garuda-stager or diff-dirs\n");
+    return kExitUsage;
+  }
   if (command.name == "show") return Show(command);
   if (command.name == "apply") return Apply(command);
   if (command.name == "undo") return Undo(command);

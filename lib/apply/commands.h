@@ -13,7 +13,8 @@
 namespace garuda {
 
 // Exit codes of garuda-applier.
-inline constexpr int kExitApplied = 0;  // also: no changes; a dry run that would apply
+inline constexpr int kExitApplied =
+    0;  // also: no changes; a dry run that would apply
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitDiscarded = 3;
@@ -23,21 +24,22 @@ inline constexpr int kExitRefused = 5;
 enum class ApplyMode { kNone, kAsk, kYes, kDryRun };
 
 struct ApplierCommand {
-  std::string name;        // show, apply, undo, diff-dirs
-  std::string project;     // --project; empty: the current folder
+  std::string name;     // show, apply, undo, diff-dirs
+  std::string project;  // --project; empty: the current folder
   ApplyMode mode = ApplyMode::kNone;
-  bool list = false;       // undo --list
-  std::string undo_id;     // undo ID
-  std::string staged;      // diff-dirs --staged (a full copy)
-  std::string upper;       // diff-dirs --upper (an overlay upper layer)
-  std::string command;     // diff-dirs --command: shown in the question
+  bool list = false;            // undo --list
+  std::string undo_id;          // undo ID
+  std::string staged;           // diff-dirs --staged (a full copy)
+  std::string upper;            // diff-dirs --upper (an overlay upper layer)
+  std::string command;          // diff-dirs --command: shown in the question
   uint64_t file_limit = 50000;  // diff-dirs --file-limit
-  std::string undo_root;   // empty: ~/.garuda/undo
+  std::string undo_root;        // empty: ~/.garuda/undo
   std::string tty = "/dev/tty";
   int in = 0, out = 1, err = 2;
   // Called once everything the command needs is open, with the paths it
   // may still write: the program locks itself down there.
-  std::function<absl::Status(const std::vector<std::string>& writable)> lock_down;
+  std::function<absl::Status(const std::vector<std::string>& writable)>
+      lock_down;
 };
 
 // Runs one subcommand; returns the exit code. Messages go to `err`, the

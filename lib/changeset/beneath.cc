@@ -61,15 +61,15 @@ absl::StatusOr<UniqueFd> OpenBeneath(int root_fd, absl::string_view relative,
           VisiblePath(relative), " is reached through a symbolic link"));
     }
     if (error == ENOTDIR) {
-      return absl::NotFoundError(absl::StrCat(
-          VisiblePath(relative), ": a component is not a folder"));
+      return absl::NotFoundError(
+          absl::StrCat(VisiblePath(relative), ": a component is not a folder"));
     }
     if (error == EXDEV) {
       return absl::FailedPreconditionError(
           absl::StrCat(VisiblePath(relative), " leads out of the project"));
     }
-    return ErrnoStatus(error, absl::StrCat("openat2(", VisiblePath(relative),
-                                           ")"));
+    return ErrnoStatus(error,
+                       absl::StrCat("openat2(", VisiblePath(relative), ")"));
   }
   return UniqueFd(static_cast<int>(fd));
 }
@@ -103,7 +103,8 @@ std::string Sha256(absl::string_view data) {
 
 absl::StatusOr<std::string> Sha256OfFd(int fd) {
   std::unique_ptr<EVP_MD_CTX, DigestDeleter> context(EVP_MD_CTX_new());
-  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
+  if (!context ||
+      EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) {
     return absl::InternalError("cannot start a SHA-256 digest");
   }
   std::string buffer(1 << 16, '\0');
@@ -158,17 +159,17 @@ absl::StatusOr<Fingerprint> FingerprintAt(int dir_fd, const std::string& name,
       }
       absl::StatusOr<std::string> digest = Sha256OfFd(file.get());
       if (!digest.ok()) {
-        return absl::Status(digest.status().code(),
-                            absl::StrCat(VisiblePath(what), ": ",
-                                         digest.status().message()));
+        return absl::Status(
+            digest.status().code(),
+            absl::StrCat(VisiblePath(what), ": ", digest.status().message()));
       }
       fingerprint.set_sha256(*digest);
       break;
     }
     case FILE_TYPE_SYMLINK: {
       std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
-      ssize_t n = ::readlinkat(dir_fd, name.c_str(), target.data(),
-                               target.size());
+      ssize_t n =
+          ::readlinkat(dir_fd, name.c_str(), target.data(), target.size());
       if (n < 0) {
         return LastErrnoStatus(
             absl::StrCat("readlink(", VisiblePath(what), ")"));
@@ -211,9 +212,9 @@ std::string DescribeFingerprint(const Fingerprint& fingerprint) {
     case FILE_TYPE_ABSENT:
       return "absent";
     case FILE_TYPE_REGULAR:
-      return absl::StrFormat("file %04o sha256:%s", fingerprint.mode(),
-                             absl::BytesToHexString(
-                                 fingerprint.sha256().substr(0, 6)));
+      return absl::StrFormat(
+          "file %04o sha256:%s", fingerprint.mode(),
+          absl::BytesToHexString(fingerprint.sha256().substr(0, 6)));
     case FILE_TYPE_SYMLINK:
       return "symlink";
     case FILE_TYPE_DIRECTORY:

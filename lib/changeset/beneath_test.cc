@@ -11,8 +11,8 @@ namespace {
 
 TEST(CheckRelativePathTest, RefusesEscapes) {
   EXPECT_TRUE(CheckRelativePath("a/b c/\xff").ok());
-  for (const char* bad : {"", "/etc/passwd", "../x", "a/../b", "a//b", "./a",
-                          "a/", "a/.."}) {
+  for (const char* bad :
+       {"", "/etc/passwd", "../x", "a/../b", "a//b", "./a", "a/", "a/.."}) {
     EXPECT_FALSE(CheckRelativePath(bad).ok()) << bad;
   }
   EXPECT_FALSE(CheckRelativePath(std::string("a\0b", 3)).ok());

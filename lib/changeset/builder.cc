@@ -93,7 +93,8 @@ class Walker {
     DIR* dir = copy >= 0 ? ::fdopendir(copy) : nullptr;
     if (dir == nullptr) {
       if (copy >= 0) ::close(copy);
-      Incomplete(absl::StrCat("cannot list ", VisiblePath(relative.empty() ? "." : relative),
+      Incomplete(absl::StrCat("cannot list ",
+                              VisiblePath(relative.empty() ? "." : relative),
                               ": ", LastErrnoStatus("opendir").message()));
       return names;
     }
@@ -113,7 +114,7 @@ class Walker {
   }
 
   Side Stat(int dir_fd, const std::string& name, const std::string& relative,
-           bool staging_side) {
+            bool staging_side) {
     Side side;
     if (dir_fd < 0) return side;
     if (::fstatat(dir_fd, name.c_str(), &side.st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -241,6 +242,16 @@ class Walker {
     return true;
   }
 
+  // The project's side as a base fingerprint ("absent" when there is
+  // nothing); false when it cannot be read.
+  bool BaseFingerprint(int old_parent, const std::string& name,
+                       const std::string& relative, const Side& old,
+                       Fingerprint* base) {
+    base->set_type(FILE_TYPE_ABSENT);
+    return old.type == FILE_TYPE_ABSENT ||
+           Fingerprinted(old_parent, name, relative, false, base);
+  }
+
   void AddChange(const std::string& relative, ChangeKind kind,
                  const Fingerprint& base, int new_dir_fd,
                  const std::string& name, const Side& side,
@@ -263,8 +274,8 @@ class Walker {
         ssize_t n = ::readlinkat(new_dir_fd, name.c_str(), target.data(),
                                  target.size());
         if (n < 0) {
-          Incomplete(absl::StrCat("cannot read the link ",
-                                  VisiblePath(relative)));
+          Incomplete(
+              absl::StrCat("cannot read the link ", VisiblePath(relative)));
           return;
         }
         target.resize(static_cast<size_t>(n));
@@ -398,11 +409,7 @@ class Walker {
         return;
       }
       Fingerprint base;
-      base.set_type(FILE_TYPE_ABSENT);
-      if (old.type != FILE_TYPE_ABSENT &&
-          !Fingerprinted(old_parent, name, relative, false, &base)) {
-        return;
-      }
+      if (!BaseFingerprint(old_parent, name, relative, old, &base)) return;
       AddChange(relative,
                 old.type == FILE_TYPE_ABSENT ? CHANGE_KIND_ADDED
                                              : CHANGE_KIND_TYPE_CHANGED,
@@ -437,7 +444,8 @@ class Walker {
       if (!Fingerprinted(new_parent, name, relative, true, &now_fingerprint)) {
         return;
       }
-      if (now.type == FILE_TYPE_REGULAR && (now.st.st_mode & (S_ISUID | S_ISGID))) {
+      if (now.type == FILE_TYPE_REGULAR &&
+          (now.st.st_mode & (S_ISUID | S_ISGID))) {
         Refuse(relative, "a file with the setuid or setgid bit");
         return;
       }
@@ -468,11 +476,7 @@ class Walker {
       return;
     }
     Fingerprint base;
-    base.set_type(FILE_TYPE_ABSENT);
-    if (old.type != FILE_TYPE_ABSENT &&
-        !Fingerprinted(old_parent, name, relative, false, &base)) {
-      return;
-    }
+    if (!BaseFingerprint(old_parent, name, relative, old, &base)) return;
     if (SameFingerprint(now_fingerprint, base)) return;  // e.g. a copy-up
     if (ignored) {
       NoteIgnored(relative);

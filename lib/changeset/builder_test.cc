@@ -18,30 +18,10 @@ using testing::Remove;
 using testing::Symlink;
 using testing::Write;
 
-const ChangeEntry* Find(const ChangeSet& change_set, const std::string& path) {
-  for (const Change& change : change_set.changes) {
-    if (change.entry.path() == path) return &change.entry;
-  }
-  return nullptr;
-}
+using testing::FindEntry;
+using Pair = testing::ProjectPair;
 
-struct Pair {
-  std::string project;
-  std::string staged;
-};
-
-// A project and its staged copy, the same until the test changes the copy.
-Pair MakePair() {
-  std::string base = NewTempDir("pair");
-  Pair pair{absl::StrCat(base, "/project"), absl::StrCat(base, "/staged")};
-  Write(pair.project + "/a.txt", "a\n");
-  Write(pair.project + "/src/x.c", "int x;\n");
-  Write(pair.project + "/src/y.c", "int y;\n");
-  Write(pair.project + "/d/one", "1\n");
-  Write(pair.project + "/tool.sh", "#!/bin/sh\n", 0755);
-  CopyTree(pair.project, pair.staged);
-  return pair;
-}
+Pair MakePair() { return testing::MakeProjectPair("pair"); }
 
 ChangeSet Build(const Pair& pair, BuildOptions options = {}) {
   options.project = pair.project;
@@ -65,21 +45,21 @@ TEST(BuildFromCopyTest, AddedModifiedDeletedAndModeChanged) {
   ::chmod((pair.staged + "/tool.sh").c_str(), 0700);
   ChangeSet change_set = Build(pair);
   ASSERT_EQ(change_set.changes.size(), 4u);
-  const ChangeEntry* added = Find(change_set, "new.txt");
+  const ChangeEntry* added = FindEntry(change_set, "new.txt");
   ASSERT_NE(added, nullptr);
   EXPECT_EQ(added->kind(), CHANGE_KIND_ADDED);
   EXPECT_EQ(added->base().type(), FILE_TYPE_ABSENT);
   EXPECT_EQ(added->size(), 4u);
-  const ChangeEntry* modified = Find(change_set, "a.txt");
+  const ChangeEntry* modified = FindEntry(change_set, "a.txt");
   ASSERT_NE(modified, nullptr);
   EXPECT_EQ(modified->kind(), CHANGE_KIND_MODIFIED);
   EXPECT_EQ(modified->base().type(), FILE_TYPE_REGULAR);
   EXPECT_EQ(modified->base().sha256(), Sha256("a\n"));
-  const ChangeEntry* deleted = Find(change_set, "src/y.c");
+  const ChangeEntry* deleted = FindEntry(change_set, "src/y.c");
   ASSERT_NE(deleted, nullptr);
   EXPECT_EQ(deleted->kind(), CHANGE_KIND_DELETED);
   EXPECT_EQ(deleted->new_type(), FILE_TYPE_ABSENT);
-  const ChangeEntry* mode = Find(change_set, "tool.sh");
+  const ChangeEntry* mode = FindEntry(change_set, "tool.sh");
   ASSERT_NE(mode, nullptr);
   EXPECT_EQ(mode->kind(), CHANGE_KIND_MODE_CHANGED);
   EXPECT_EQ(mode->new_mode(), 0700u);
@@ -92,15 +72,15 @@ TEST(BuildFromCopyTest, FileBecomesFolderAndFolderBecomesFile) {
   Remove(pair.staged + "/d");
   Write(pair.staged + "/d", "now a file\n");
   ChangeSet change_set = Build(pair);
-  const ChangeEntry* a = Find(change_set, "a.txt");
+  const ChangeEntry* a = FindEntry(change_set, "a.txt");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->kind(), CHANGE_KIND_TYPE_CHANGED);
   EXPECT_EQ(a->new_type(), FILE_TYPE_DIRECTORY);
-  ASSERT_NE(Find(change_set, "a.txt/inside"), nullptr);
-  const ChangeEntry* one = Find(change_set, "d/one");
+  ASSERT_NE(FindEntry(change_set, "a.txt/inside"), nullptr);
+  const ChangeEntry* one = FindEntry(change_set, "d/one");
   ASSERT_NE(one, nullptr);
   EXPECT_EQ(one->kind(), CHANGE_KIND_DELETED);
-  const ChangeEntry* d = Find(change_set, "d");
+  const ChangeEntry* d = FindEntry(change_set, "d");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->kind(), CHANGE_KIND_TYPE_CHANGED);
   EXPECT_EQ(d->base().type(), FILE_TYPE_DIRECTORY);
@@ -111,7 +91,7 @@ TEST(BuildFromCopyTest, SymlinksAreListedWithTheirTargets) {
   Pair pair = MakePair();
   Symlink("src/x.c", pair.staged + "/link");
   ChangeSet change_set = Build(pair);
-  const ChangeEntry* link = Find(change_set, "link");
+  const ChangeEntry* link = FindEntry(change_set, "link");
   ASSERT_NE(link, nullptr);
   EXPECT_EQ(link->new_type(), FILE_TYPE_SYMLINK);
   EXPECT_EQ(link->link_target(), "src/x.c");
@@ -126,7 +106,7 @@ TEST(BuildFromCopyTest, SpecialFilesAndSetuidAreRefused) {
   ASSERT_EQ(change_set.summary.refused_size(), 2);
   EXPECT_EQ(change_set.summary.refused(0).path(), "fifo");
   EXPECT_EQ(change_set.summary.refused(1).path(), "suid");
-  EXPECT_EQ(Find(change_set, "suid"), nullptr);
+  EXPECT_EQ(FindEntry(change_set, "suid"), nullptr);
 }
 
 TEST(BuildFromCopyTest, OddNamesSurvive) {
@@ -140,7 +120,8 @@ TEST(BuildFromCopyTest, OddNamesSurvive) {
 
 TEST(BuildFromCopyTest, FileLimitMakesTheListIncomplete) {
   Pair pair = MakePair();
-  for (int i = 0; i < 20; ++i) Write(absl::StrCat(pair.staged, "/many/", i), "x");
+  for (int i = 0; i < 20; ++i)
+    Write(absl::StrCat(pair.staged, "/many/", i), "x");
   BuildOptions options;
   options.file_limit = 10;
   ChangeSet change_set = Build(pair, options);
@@ -154,8 +135,9 @@ TEST(BuildFromCopyTest, UnreadableFileMakesTheListIncomplete) {
   Write(pair.staged + "/secret.txt", "x");
   BuildOptions options;
   options.before_read = [](absl::string_view path) {
-    return path == "secret.txt" ? absl::PermissionDeniedError("Permission denied")
-                                : absl::OkStatus();
+    return path == "secret.txt"
+               ? absl::PermissionDeniedError("Permission denied")
+               : absl::OkStatus();
   };
   ChangeSet change_set = Build(pair, options);
   EXPECT_TRUE(change_set.summary.incomplete());
@@ -164,28 +146,29 @@ TEST(BuildFromCopyTest, UnreadableFileMakesTheListIncomplete) {
 }
 
 int Git(const std::string& dir, const std::string& args) {
-  return std::system(absl::StrCat("git -C '", dir, "' ", args,
-                                  " >/dev/null 2>&1").c_str());
+  return std::system(
+      absl::StrCat("git -C '", dir, "' ", args, " >/dev/null 2>&1").c_str());
 }
 
 TEST(BuildFromCopyTest, GitIgnoredFilesAreCountedAndSensitiveOnesNamed) {
   std::string base = NewTempDir("git");
-  Pair pair{base + "/project", base + "/staged"};
+  Pair pair{base, base + "/project", base + "/staged"};
   Write(pair.project + "/.gitignore", "build/\n*.log\n.env\n");
   Write(pair.project + "/src/main.c", "int main;\n");
   Write(pair.project + "/tracked.log", "tracked despite *.log\n");
   ASSERT_EQ(Git(pair.project, "init -q"), 0);
   ASSERT_EQ(Git(pair.project, "add -f .gitignore src tracked.log"), 0);
   CopyTree(pair.project, pair.staged);
-  for (int i = 0; i < 3; ++i) Write(absl::StrCat(pair.staged, "/build/o", i), "o");
+  for (int i = 0; i < 3; ++i)
+    Write(absl::StrCat(pair.staged, "/build/o", i), "o");
   Write(pair.staged + "/run.log", "log");
   Write(pair.staged + "/.env", "TOKEN=1");
   Write(pair.staged + "/tracked.log", "changed\n");
   Write(pair.staged + "/src/main.c", "int main2;\n");
   ChangeSet change_set = Build(pair);
   ASSERT_EQ(change_set.changes.size(), 2u);
-  EXPECT_NE(Find(change_set, "tracked.log"), nullptr);
-  EXPECT_NE(Find(change_set, "src/main.c"), nullptr);
+  EXPECT_NE(FindEntry(change_set, "tracked.log"), nullptr);
+  EXPECT_NE(FindEntry(change_set, "src/main.c"), nullptr);
   std::map<std::string, uint64_t> ignored;
   for (const IgnoredCount& count : change_set.summary.ignored()) {
     ignored[count.folder()] = count.files();
@@ -197,19 +180,20 @@ TEST(BuildFromCopyTest, GitIgnoredFilesAreCountedAndSensitiveOnesNamed) {
   // Negative control: without git every file counts.
   Remove(pair.project + "/.git");
   ChangeSet without_git = Build(pair);
-  EXPECT_EQ(without_git.changes.size(), 8u);  // + build/, 3 files, run.log, .env
+  EXPECT_EQ(without_git.changes.size(),
+            8u);  // + build/, 3 files, run.log, .env
 }
 
 TEST(BuildFromCopyTest, AGitignoreWrittenByTheCommandHidesNothing) {
   std::string base = NewTempDir("gitignore");
-  Pair pair{base + "/project", base + "/staged"};
+  Pair pair{base, base + "/project", base + "/staged"};
   Write(pair.project + "/a", "a");
   ASSERT_EQ(Git(pair.project, "init -q"), 0);
   CopyTree(pair.project, pair.staged);
   Write(pair.staged + "/.gitignore", "evil\n");
   Write(pair.staged + "/evil", "payload");
   ChangeSet change_set = Build(pair);
-  EXPECT_NE(Find(change_set, "evil"), nullptr);
+  EXPECT_NE(FindEntry(change_set, "evil"), nullptr);
 }
 
 }  // namespace

@@ -25,44 +25,52 @@ absl::Status WriteChunks(FrameWriter& writer, absl::string_view data) {
   return absl::OkStatus();
 }
 
-// Streams a file of the staging copy, checking that it is still the file the
-// list describes.
-absl::Status WriteSourceChunks(FrameWriter& writer, const Change& change) {
+}  // namespace
+
+absl::StatusOr<std::string> ReadSourceContent(const Change& change) {
   const ChangeEntry& entry = change.entry;
   ASSIGN_OR_RETURN(UniqueFd fd,
                    OpenBeneath(change.source_root->get(),
                                change.source_relative, O_RDONLY | O_NONBLOCK));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return absl::AbortedError(absl::StrCat(
-        VisiblePath(entry.path()), " is no longer a regular file"));
+    return absl::AbortedError(absl::StrCat(VisiblePath(entry.path()),
+                                           " is no longer a regular file"));
   }
   std::string content;
-  content.reserve(static_cast<size_t>(st.st_size));
+  content.reserve(std::min<uint64_t>(entry.size(), uint64_t{1} << 26));
   std::string buffer(kContentChunkBytes, '\0');
-  ChangeSetFrame frame;
-  uint64_t total = 0;
   for (;;) {
     ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return LastErrnoStatus(absl::StrCat("read(", VisiblePath(entry.path()),
-                                          ")"));
+      return LastErrnoStatus(
+          absl::StrCat("read(", VisiblePath(entry.path()), ")"));
     }
     if (n == 0) break;
-    total += static_cast<uint64_t>(n);
-    if (total > entry.size()) break;
     content.append(buffer.data(), static_cast<size_t>(n));
+    if (content.size() > entry.size()) break;
   }
-  if (total != entry.size() || Sha256(content) != entry.new_sha256()) {
+  if (content.size() != entry.size() || Sha256(content) != entry.new_sha256()) {
     return absl::AbortedError(absl::StrCat(
         VisiblePath(entry.path()),
-        " changed in the staging copy while the change list was written"));
+        " changed in the staging copy after the change list was made"));
   }
-  return WriteChunks(writer, content);
+  return content;
 }
 
-}  // namespace
+absl::Status LoadContents(ChangeSet* change_set) {
+  for (Change& change : change_set->changes) {
+    if (!change.source_root || change.entry.new_type() != FILE_TYPE_REGULAR) {
+      continue;
+    }
+    ASSIGN_OR_RETURN(change.content, ReadSourceContent(change));
+    change.source_root.reset();
+  }
+  return absl::OkStatus();
+}
+
+namespace {}  // namespace
 
 absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
                             const std::string& name) {
@@ -79,7 +87,8 @@ absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
       continue;
     }
     if (change.source_root) {
-      RETURN_IF_ERROR(WriteSourceChunks(writer, change));
+      ASSIGN_OR_RETURN(std::string content, ReadSourceContent(change));
+      RETURN_IF_ERROR(WriteChunks(writer, content));
     } else {
       RETURN_IF_ERROR(WriteChunks(writer, change.content));
     }
@@ -112,17 +121,15 @@ absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name) {
   auto check_complete = [&]() -> absl::Status {
     if (current == nullptr) return absl::OkStatus();
     if (current->content.size() != current->entry.size()) {
-      return error(absl::StrCat("content of ",
-                                VisiblePath(current->entry.path()), " has ",
-                                current->content.size(), " of ",
-                                current->entry.size(), " bytes"));
+      return error(absl::StrCat(
+          "content of ", VisiblePath(current->entry.path()), " has ",
+          current->content.size(), " of ", current->entry.size(), " bytes"));
     }
     if (current->entry.new_type() == FILE_TYPE_REGULAR &&
         Sha256(current->content) != current->entry.new_sha256()) {
-      return absl::DataLossError(
-          absl::StrCat(name, ": content of ",
-                       VisiblePath(current->entry.path()),
-                       " does not match its SHA-256"));
+      return absl::DataLossError(absl::StrCat(
+          name, ": content of ", VisiblePath(current->entry.path()),
+          " does not match its SHA-256"));
     }
     return absl::OkStatus();
   };
@@ -159,10 +166,9 @@ absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name) {
         RETURN_IF_ERROR(check_complete());
         change_set.summary = std::move(*frame.mutable_summary());
         if (change_set.summary.entries() != change_set.changes.size()) {
-          return error(absl::StrCat("the summary counts ",
-                                    change_set.summary.entries(),
-                                    " entries, the list has ",
-                                    change_set.changes.size()));
+          return error(absl::StrCat(
+              "the summary counts ", change_set.summary.entries(),
+              " entries, the list has ", change_set.changes.size()));
         }
         ChangeSetFrame extra;
         status = reader.Read(&extra);

@@ -41,6 +41,14 @@ struct ChangeSet {
   }
 };
 
+// The new content of a change built from a walk, read beneath its source
+// root without following links, checked against the entry's size and hash.
+absl::StatusOr<std::string> ReadSourceContent(const Change& change);
+
+// Reads every such content into memory, as a list read from a stream has
+// it (for a list built and applied in one process).
+absl::Status LoadContents(ChangeSet* change_set);
+
 // Writes `change_set` as frames to `fd`; `name` starts errors.
 absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
                             const std::string& name);

@@ -15,16 +15,7 @@ namespace {
 ChangeSet Sample(const std::string& content) {
   ChangeSet change_set;
   change_set.header.set_source("copy");
-  Change change;
-  change.entry.set_path("big\nname\xff");
-  change.entry.set_kind(CHANGE_KIND_ADDED);
-  change.entry.mutable_base()->set_type(FILE_TYPE_ABSENT);
-  change.entry.set_new_type(FILE_TYPE_REGULAR);
-  change.entry.set_new_mode(0644);
-  change.entry.set_size(content.size());
-  change.entry.set_new_sha256(Sha256(content));
-  change.content = content;
-  change_set.changes.push_back(change);
+  change_set.changes.push_back(testing::AddedFile("big\nname\xff", content));
   change_set.summary.set_incomplete(true);
   change_set.summary.set_incomplete_reason("test");
   return change_set;

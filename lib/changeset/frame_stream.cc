@@ -13,7 +13,8 @@ absl::Status FrameWriter::Write(const google::protobuf::MessageLite& message) {
                      max_frame_bytes_, "-byte limit"));
   }
   std::string frame(4, '\0');
-  for (int i = 0; i < 4; ++i) frame[i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  for (int i = 0; i < 4; ++i)
+    frame[i] = static_cast<char>((size >> (8 * i)) & 0xff);
   if (!message.AppendToString(&frame)) {
     return absl::InternalError(absl::StrCat(name_, ": cannot serialize frame"));
   }
@@ -48,9 +49,9 @@ absl::Status FrameReader::Read(google::protobuf::MessageLite* message) {
                                             " truncated: ", status.message()));
   }
   if (!message->ParseFromString(buffer_)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name_, ": frame ", frames_ + 1, " does not parse as ",
-        message->GetTypeName()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name_, ": frame ", frames_ + 1, " does not parse as ",
+                     message->GetTypeName()));
   }
   ++frames_;
   return absl::OkStatus();

@@ -51,8 +51,8 @@ absl::StatusOr<std::unique_ptr<IgnoreRules>> IgnoreRules::ForProject(
   std::string root = absl::StrCat(resolved, "/");
   std::string work = workdir;
   if (!absl::StartsWith(root, work)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        project, " is not inside its git work tree ", work));
+    return absl::FailedPreconditionError(
+        absl::StrCat(project, " is not inside its git work tree ", work));
   }
   rules->prefix_ = root.substr(work.size());
   if (git_repository_index(&rules->index_, rules->repository_) != 0) {
@@ -108,8 +108,8 @@ bool SensitiveNames::Matches(absl::string_view path) const {
   for (const std::string& pattern : patterns_) {
     size_t parts = std::count(pattern.begin(), pattern.end(), '/') + 1;
     if (parts > components.size()) continue;
-    std::string tail = absl::StrJoin(components.end() - parts,
-                                     components.end(), "/");
+    std::string tail =
+        absl::StrJoin(components.end() - parts, components.end(), "/");
     if (::fnmatch(pattern.c_str(), tail.c_str(), FNM_PATHNAME) == 0) {
       return true;
     }

@@ -7,10 +7,10 @@ namespace {
 
 TEST(SensitiveNamesTest, DefaultListMatchesSecretNames) {
   const SensitiveNames& names = SensitiveNames::Default();
-  for (const char* path : {".env", "app/.env.local", "certs/server.pem",
-                           "id_rsa", "home/.ssh/id_ed25519", ".npmrc",
-                           ".pypirc", ".netrc", "x/.aws/credentials",
-                           "server.key"}) {
+  for (const char* path :
+       {".env", "app/.env.local", "certs/server.pem", "id_rsa",
+        "home/.ssh/id_ed25519", ".npmrc", ".pypirc", ".netrc",
+        "x/.aws/credentials", "server.key"}) {
     EXPECT_TRUE(names.Matches(path)) << path;
   }
   for (const char* path : {"src/main.c", "README.md", "environment.c",

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/changeset/beneath.h"
 
 namespace garuda::testing {
 
@@ -65,7 +66,8 @@ int Run(const std::vector<std::string>& argv) {
   pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    for (const std::string& arg : argv)
+      args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
     ::execvp(args[0], args.data());
     ::_exit(127);
@@ -77,7 +79,8 @@ int Run(const std::vector<std::string>& argv) {
 
 void SnapshotInto(const std::string& root, const std::string& relative,
                   std::map<std::string, std::string>* out) {
-  std::string path = relative.empty() ? root : absl::StrCat(root, "/", relative);
+  std::string path =
+      relative.empty() ? root : absl::StrCat(root, "/", relative);
   DIR* dir = ::opendir(path.c_str());
   if (dir == nullptr) return;
   std::vector<std::string> names;
@@ -87,7 +90,8 @@ void SnapshotInto(const std::string& root, const std::string& relative,
   }
   ::closedir(dir);
   for (const std::string& name : names) {
-    std::string child = relative.empty() ? name : absl::StrCat(relative, "/", name);
+    std::string child =
+        relative.empty() ? name : absl::StrCat(relative, "/", name);
     std::string full = absl::StrCat(root, "/", child);
     struct stat st;
     if (::lstat(full.c_str(), &st) != 0) continue;
@@ -121,6 +125,42 @@ std::map<std::string, std::string> Snapshot(const std::string& root) {
   std::map<std::string, std::string> out;
   SnapshotInto(root, "", &out);
   return out;
+}
+
+ProjectPair MakeProjectPair(const std::string& label) {
+  ProjectPair pair;
+  pair.base = NewTempDir(label);
+  pair.project = pair.base + "/project";
+  pair.staged = pair.base + "/staged";
+  Write(pair.project + "/a.txt", "a\n");
+  Write(pair.project + "/src/x.c", "int x;\n");
+  Write(pair.project + "/src/y.c", "int y;\n");
+  Write(pair.project + "/d/one", "1\n");
+  Write(pair.project + "/d/two", "2\n");
+  Write(pair.project + "/tool.sh", "#!/bin/sh\n", 0755);
+  CopyTree(pair.project, pair.staged);
+  return pair;
+}
+
+Change AddedFile(const std::string& path, const std::string& content) {
+  Change change;
+  change.entry.set_path(path);
+  change.entry.set_kind(CHANGE_KIND_ADDED);
+  change.entry.mutable_base()->set_type(FILE_TYPE_ABSENT);
+  change.entry.set_new_type(FILE_TYPE_REGULAR);
+  change.entry.set_new_mode(0644);
+  change.entry.set_size(content.size());
+  change.entry.set_new_sha256(Sha256(content));
+  change.content = content;
+  return change;
+}
+
+const ChangeEntry* FindEntry(const ChangeSet& change_set,
+                             const std::string& path) {
+  for (const Change& change : change_set.changes) {
+    if (change.entry.path() == path) return &change.entry;
+  }
+  return nullptr;
 }
 
 }  // namespace garuda::testing

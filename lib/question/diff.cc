@@ -1,9 +1,9 @@
 #include "lib/question/diff.h"
 
 #include <algorithm>
-#include "absl/container/flat_hash_map.h"
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/question/visible.h"
@@ -104,7 +104,8 @@ bool LooksBinary(absl::string_view content) {
     unsigned char u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) ++controls;  // marked, but text
   }
-  return head.size() > 0 && (marks - controls) * 10 > static_cast<int>(head.size());
+  return head.size() > 0 &&
+         (marks - controls) * 10 > static_cast<int>(head.size());
 }
 
 LineDiff DiffLines(absl::string_view old_text, absl::string_view new_text,
@@ -118,7 +119,8 @@ LineDiff DiffLines(absl::string_view old_text, absl::string_view new_text,
     std::vector<int> out;
     out.reserve(lines.size());
     for (absl::string_view line : lines) {
-      out.push_back(ids.emplace(line, static_cast<int>(ids.size())).first->second);
+      out.push_back(
+          ids.emplace(line, static_cast<int>(ids.size())).first->second);
     }
     return out;
   };
@@ -156,27 +158,32 @@ LineDiff DiffLines(absl::string_view old_text, absl::string_view new_text,
   while (c < changed.size()) {
     size_t last = c;
     while (last + 1 < changed.size() &&
-           changed[last + 1] - changed[last] <= static_cast<size_t>(2 * context) + 1) {
+           changed[last + 1] - changed[last] <=
+               static_cast<size_t>(2 * context) + 1) {
       ++last;
     }
-    size_t start = changed[c] >= static_cast<size_t>(context) ? changed[c] - context : 0;
+    size_t start =
+        changed[c] >= static_cast<size_t>(context) ? changed[c] - context : 0;
     size_t stop = std::min(lines.size(), changed[last] + context + 1);
     int old_count = 0, new_count = 0;
     for (size_t j = start; j < stop; ++j) {
       if (lines[j].op != Op::kAdd) ++old_count;
       if (lines[j].op != Op::kRemove) ++new_count;
     }
-    absl::StrAppend(&diff.hunks, "@@ -", lines[start].ai + (old_count ? 1 : 0), ",",
-                    old_count, " +", lines[start].bi + (new_count ? 1 : 0), ",",
-                    new_count, " @@\n");
+    absl::StrAppend(&diff.hunks, "@@ -", lines[start].ai + (old_count ? 1 : 0),
+                    ",", old_count, " +", lines[start].bi + (new_count ? 1 : 0),
+                    ",", new_count, " @@\n");
     for (size_t j = start; j < stop; ++j) {
       const Line& line = lines[j];
       absl::string_view text = line.op == Op::kAdd ? b[line.bi] : a[line.ai];
-      char mark = line.op == Op::kSame ? ' ' : (line.op == Op::kAdd ? '+' : '-');
+      char mark =
+          line.op == Op::kSame ? ' ' : (line.op == Op::kAdd ? '+' : '-');
       absl::StrAppend(&diff.hunks, std::string(1, mark),
                       MakeLineVisible(text, &diff.hidden_marks), "\n");
-      bool last_old = line.op != Op::kAdd && line.ai + 1 == static_cast<int>(a.size());
-      bool last_new = line.op != Op::kRemove && line.bi + 1 == static_cast<int>(b.size());
+      bool last_old =
+          line.op != Op::kAdd && line.ai + 1 == static_cast<int>(a.size());
+      bool last_new =
+          line.op != Op::kRemove && line.bi + 1 == static_cast<int>(b.size());
       if ((last_old && !old_ends_newline && line.op != Op::kAdd) ||
           (last_new && !new_ends_newline && line.op == Op::kAdd)) {
         diff.hunks += "\\ No newline at end of file\n";

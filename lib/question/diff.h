@@ -12,10 +12,10 @@ namespace garuda {
 struct LineDiff {
   int added = 0;
   int removed = 0;
-  std::string hunks;       // "@@ -1,3 +1,4 @@" blocks, each line visible
-  int hidden_marks = 0;    // characters shown as marks in the hunks
-  bool whole = false;      // too large to compare line by line: all of
-                           // the old removed, all of the new added
+  std::string hunks;     // "@@ -1,3 +1,4 @@" blocks, each line visible
+  int hidden_marks = 0;  // characters shown as marks in the hunks
+  bool whole = false;    // too large to compare line by line: all of
+                         // the old removed, all of the new added
 };
 
 // Content with a NUL byte, or not valid UTF-8 in its first 8 000 bytes.

@@ -9,8 +9,7 @@ TEST(DiffLinesTest, UnifiedHunkWithCounts) {
   LineDiff diff = DiffLines("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n");
   EXPECT_EQ(diff.added, 2);
   EXPECT_EQ(diff.removed, 1);
-  EXPECT_EQ(diff.hunks,
-            "@@ -1,4 +1,5 @@\n a\n-b\n+B\n c\n d\n+e\n");
+  EXPECT_EQ(diff.hunks, "@@ -1,4 +1,5 @@\n a\n-b\n+B\n c\n d\n+e\n");
 }
 
 TEST(DiffLinesTest, FarApartChangesMakeTwoHunks) {
@@ -22,8 +21,10 @@ TEST(DiffLinesTest, FarApartChangesMakeTwoHunks) {
   LineDiff diff = DiffLines(old_text, new_text);
   EXPECT_EQ(diff.added, 2);
   EXPECT_EQ(diff.removed, 2);
-  EXPECT_NE(diff.hunks.find("@@ -1,6 +1,6 @@"), std::string::npos) << diff.hunks;
-  EXPECT_NE(diff.hunks.find("@@ -23,7 +23,7 @@"), std::string::npos) << diff.hunks;
+  EXPECT_NE(diff.hunks.find("@@ -1,6 +1,6 @@"), std::string::npos)
+      << diff.hunks;
+  EXPECT_NE(diff.hunks.find("@@ -23,7 +23,7 @@"), std::string::npos)
+      << diff.hunks;
 }
 
 TEST(DiffLinesTest, HiddenCharactersAreMarked) {

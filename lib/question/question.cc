@@ -1,6 +1,8 @@
 #include "lib/question/question.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -109,9 +111,10 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
         absl::StrAppend(&detail, detail.empty() ? "" : ", ",
                         "the project's version differs from the list's base");
       } else if (LooksBinary(old_content) || LooksBinary(new_content)) {
-        absl::StrAppend(&detail, detail.empty() ? "" : ", ",
-                        absl::StrFormat("binary, %d -> %d bytes",
-                                        old_content.size(), new_content.size()));
+        absl::StrAppend(
+            &detail, detail.empty() ? "" : ", ",
+            absl::StrFormat("binary, %d -> %d bytes", old_content.size(),
+                            new_content.size()));
       } else if (old_content != new_content) {
         LineDiff diff = DiffLines(old_content, new_content);
         absl::StrAppend(&detail, detail.empty() ? "" : ", ", "+", diff.added,
@@ -139,8 +142,9 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
     absl::StrAppend(&out.summary, "  (no changes to apply)\n");
   }
   if (hidden_total > 0) {
-    absl::StrAppend(&out.summary, "Hidden characters (control, bidirectional, "
-                                  "zero-width) are shown as \\xNN or <U+XXXX>: ",
+    absl::StrAppend(&out.summary,
+                    "Hidden characters (control, bidirectional, "
+                    "zero-width) are shown as \\xNN or <U+XXXX>: ",
                     hidden_total, "\n");
   }
   if (!summary.sensitive_ignored().empty()) {
@@ -155,11 +159,10 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
     absl::StrAppend(&out.summary,
                     "Ignored by git (kept in staging, not applied):\n");
     for (const IgnoredCount& count : summary.ignored()) {
-      absl::StrAppend(&out.summary, "  ",
-                      count.folder().empty() ? "(top folder)"
-                                             : VisiblePath(count.folder()),
-                      ": ", count.files(), count.files() == 1 ? " file" : " files",
-                      "\n");
+      absl::StrAppend(
+          &out.summary, "  ",
+          count.folder().empty() ? "(top folder)" : VisiblePath(count.folder()),
+          ": ", count.files(), count.files() == 1 ? " file" : " files", "\n");
     }
   }
   for (const RefusedPath& refused : summary.refused()) {
@@ -167,8 +170,8 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
                     MakeVisible(refused.reason()), "\n");
   }
   if (summary.incomplete()) {
-    absl::StrAppend(&out.summary, "INCOMPLETE: ",
-                    MakeVisible(summary.incomplete_reason()),
+    absl::StrAppend(&out.summary,
+                    "INCOMPLETE: ", MakeVisible(summary.incomplete_reason()),
                     ". An incomplete list can only be discarded.\n");
   }
   out.diff = out.full_diff;
@@ -186,17 +189,31 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
 
 namespace {
 
+// Ctrl-C while the question waits: the handler writes to a pipe that the
+// read waits on too, so a signal that lands just before the read is not
+// lost.
 volatile sig_atomic_t interrupted = 0;
-void OnInterrupt(int) { interrupted = 1; }
+int interrupt_pipe[2] = {-1, -1};
+void OnInterrupt(int) {
+  interrupted = 1;
+  if (interrupt_pipe[1] >= 0) (void)!::write(interrupt_pipe[1], "x", 1);
+}
 
 // Reads one line; false on end of input, an error or Ctrl-C.
 bool ReadAnswerLine(int in, std::string* line) {
   line->clear();
   for (;;) {
+    struct pollfd fds[2] = {{in, POLLIN, 0}, {interrupt_pipe[0], POLLIN, 0}};
+    int ready = ::poll(fds, 2, -1);
+    if (interrupted) return false;
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
     char c;
     ssize_t n = ::read(in, &c, 1);
-    if (n < 0) return false;  // EINTR from SIGINT included: discard
-    if (n == 0) return false;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
     if (c == '\n') return true;
     if (line->size() < 64) line->push_back(c);
   }
@@ -209,20 +226,29 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
   bool can_apply = !change_set.summary.incomplete() &&
                    change_set.summary.refused().empty() &&
                    !change_set.changes.empty();
-  // Ctrl-C while the question waits discards; no SA_RESTART, so the read
-  // returns EINTR.
+  if (::pipe2(interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    (void)WriteAll(out, "Discarded (cannot wait for an answer).\n");
+    return Answer::kDiscard;
+  }
+  interrupted = 0;
   struct sigaction action = {}, previous = {};
   action.sa_handler = OnInterrupt;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGINT, &action, &previous);
-  interrupted = 0;
+  // A parent may have started us with SIGINT blocked; Ctrl-C must still
+  // reach the question.
+  sigset_t unblock, previous_mask;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, SIGINT);
+  ::pthread_sigmask(SIG_UNBLOCK, &unblock, &previous_mask);
   (void)WriteAll(out, rendered.summary);
   (void)WriteAll(out, "\n");
   (void)WriteAll(out, rendered.diff);
   Answer answer = Answer::kDiscard;
   for (int tries = 0; tries < 20 && !interrupted; ++tries) {
-    (void)WriteAll(out, can_apply ? "\n[a]pply, [d]iscard, [v]iew all? "
-                                  : "\n[d]iscard, [v]iew all? (apply is not offered) ");
+    (void)WriteAll(
+        out, can_apply ? "\n[a]pply, [d]iscard, [v]iew all? "
+                       : "\n[d]iscard, [v]iew all? (apply is not offered) ");
     std::string line;
     if (!ReadAnswerLine(in, &line) || interrupted) break;
     std::string word = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line));
@@ -237,8 +263,14 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
       (void)WriteAll(out, rendered.full_diff);
     }
   }
+  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   ::sigaction(SIGINT, &previous, nullptr);
-  (void)WriteAll(out, answer == Answer::kApply ? "Applying.\n" : "Discarded.\n");
+  for (int& fd : interrupt_pipe) {
+    ::close(fd);
+    fd = -1;
+  }
+  (void)WriteAll(out,
+                 answer == Answer::kApply ? "Applying.\n" : "Discarded.\n");
   return answer;
 }
 

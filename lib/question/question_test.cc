@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
-#include "lib/changeset/beneath.h"
+#include "lib/changeset/test_tree.h"
 
 namespace garuda {
 namespace {
@@ -12,16 +12,7 @@ namespace {
 ChangeSet OneFile(const std::string& content) {
   ChangeSet change_set;
   change_set.header.set_command("sed -i s/a/b/ x");
-  Change change;
-  change.entry.set_path("x");
-  change.entry.set_kind(CHANGE_KIND_ADDED);
-  change.entry.mutable_base()->set_type(FILE_TYPE_ABSENT);
-  change.entry.set_new_type(FILE_TYPE_REGULAR);
-  change.entry.set_new_mode(0644);
-  change.content = content;
-  change.entry.set_size(content.size());
-  change.entry.set_new_sha256(Sha256(content));
-  change_set.changes.push_back(change);
+  change_set.changes.push_back(testing::AddedFile("x", content));
   return change_set;
 }
 
@@ -47,7 +38,8 @@ TEST(AskTest, ApplyDiscardViewAndEnd) {
   EXPECT_EQ(AskWith(change_set, "a\n").first, Answer::kApply);
   EXPECT_EQ(AskWith(change_set, "d\n").first, Answer::kDiscard);
   EXPECT_EQ(AskWith(change_set, "").first, Answer::kDiscard);  // EOF
-  EXPECT_EQ(AskWith(change_set, "a").first, Answer::kDiscard);  // no newline: EOF
+  EXPECT_EQ(AskWith(change_set, "a").first,
+            Answer::kDiscard);  // no newline: EOF
   auto [answer, shown] = AskWith(change_set, "v\nyes\napply\n");
   EXPECT_EQ(answer, Answer::kApply);
   EXPECT_NE(shown.find("+hello"), std::string::npos);

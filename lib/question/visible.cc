@@ -45,13 +45,13 @@ int DecodeUtf8(absl::string_view s, uint32_t* code_point) {
 }
 
 bool IsHiddenCodePoint(uint32_t cp) {
-  return (cp >= 0x80 && cp <= 0x9f) ||        // C1 controls
+  return (cp >= 0x80 && cp <= 0x9f) ||  // C1 controls
          cp == 0x00ad || cp == 0x061c || cp == 0x180e ||
-         (cp >= 0x200b && cp <= 0x200f) ||    // zero-width, LRM, RLM
-         (cp >= 0x2028 && cp <= 0x202e) ||    // separators, bidi embeddings
-         (cp >= 0x2060 && cp <= 0x2069) ||    // word joiner, bidi isolates
+         (cp >= 0x200b && cp <= 0x200f) ||  // zero-width, LRM, RLM
+         (cp >= 0x2028 && cp <= 0x202e) ||  // separators, bidi embeddings
+         (cp >= 0x2060 && cp <= 0x2069) ||  // word joiner, bidi isolates
          cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
-         (cp >= 0xe0000 && cp <= 0xe007f);    // tag characters
+         (cp >= 0xe0000 && cp <= 0xe007f);  // tag characters
 }
 
 std::string Visible(absl::string_view text, bool keep_tab, int* count) {

@@ -8,14 +8,21 @@ namespace {
 TEST(MakeVisibleTest, ShowsHiddenCharacters) {
   int marks = 0;
   EXPECT_EQ(MakeVisible("a\x1b[31mb", &marks), "a\\e[31mb");
-  EXPECT_EQ(MakeVisible("x\xe2\x80\xae" "y"), "x<U+202E>y");       // RLO
-  EXPECT_EQ(MakeVisible("x\xe2\x81\xa6" "y"), "x<U+2066>y");       // LRI
+  EXPECT_EQ(MakeVisible("x\xe2\x80\xae"
+                        "y"),
+            "x<U+202E>y");  // RLO
+  EXPECT_EQ(MakeVisible("x\xe2\x81\xa6"
+                        "y"),
+            "x<U+2066>y");  // LRI
   EXPECT_EQ(MakeVisible("zero\xe2\x80\x8bwidth"), "zero<U+200B>width");
-  EXPECT_EQ(MakeVisible("\xef\xbb\xbf" "bom"), "<U+FEFF>bom");
+  EXPECT_EQ(MakeVisible("\xef\xbb\xbf"
+                        "bom"),
+            "<U+FEFF>bom");
   EXPECT_EQ(MakeVisible("bad\xff"), "bad\\xff");
   EXPECT_EQ(MakeVisible("a\nb\r"), "a\\nb\\r");
   EXPECT_EQ(MakeVisible("\xc2\x85"), "<U+0085>");  // C1 NEL
-  EXPECT_EQ(MakeVisible("caf\xc3\xa9 \xe6\x97\xa5"), "caf\xc3\xa9 \xe6\x97\xa5");
+  EXPECT_EQ(MakeVisible("caf\xc3\xa9 \xe6\x97\xa5"),
+            "caf\xc3\xa9 \xe6\x97\xa5");
   EXPECT_EQ(marks, 1);
 }
 
