@@ -184,7 +184,9 @@ class CopyBackend : public StagingBackend {
   CopyBackend(std::string project, std::string folder)
       : project_(std::move(project)),
         copy_(JoinPath(folder, "copy")),
-        method_file_(JoinPath(folder, "copy-method")) {}
+        method_file_(JoinPath(folder, "copy-method")),
+        git_started_(JoinPath(folder, "git-copy-started")),
+        git_ended_(JoinPath(folder, "git-copy-ended")) {}
 
   std::string name() const override { return "copy"; }
   std::string Describe() const override {
@@ -257,16 +259,44 @@ class CopyBackend : public StagingBackend {
       }
       restored.push_back(path);
     }
-    // git's own files follow the project (see backend.h).
+    // git's own files follow the project (see backend.h). Copied again only
+    // when either side changed since the last copy: a repository's .git can
+    // hold more files than its work tree.
     std::string git = JoinPath(copy_, ".git");
-    RETURN_IF_ERROR(RemoveTree(git));
     std::string project_git = JoinPath(project_, ".git");
+    struct stat started, ended;
+    if (::stat(git_started_.c_str(), &started) == 0 &&
+        ::stat(git_ended_.c_str(), &ended) == 0) {
+      ASSIGN_OR_RETURN(struct timespec copy_latest, LatestChange(git));
+      ASSIGN_OR_RETURN(struct timespec project_latest,
+                       LatestChange(project_git));
+      auto before = [](const struct timespec& t, const struct stat& marker,
+                       bool or_same) {
+        const struct timespec& m = marker.st_mtim;
+        return t.tv_sec < m.tv_sec ||
+               (t.tv_sec == m.tv_sec &&
+                (t.tv_nsec < m.tv_nsec || (or_same && t.tv_nsec == m.tv_nsec)));
+      };
+      struct stat st;
+      bool copy_has = ::lstat(git.c_str(), &st) == 0;
+      bool project_has = ::lstat(project_git.c_str(), &st) == 0;
+      // The project's .git unchanged since the copy began, the copy's since
+      // it ended (its own files are as old as the end marker; a command's
+      // git writes come later).
+      if (copy_has == project_has && before(project_latest, started, false) &&
+          before(copy_latest, ended, true)) {
+        return absl::OkStatus();
+      }
+    }
+    ::unlink(git_ended_.c_str());
+    RETURN_IF_ERROR(WriteFileAtomically(git_started_, "", 0600));
+    RETURN_IF_ERROR(RemoveTree(git));
     struct stat st;
     if (::lstat(project_git.c_str(), &st) == 0) {
       CopyStats stats;
       RETURN_IF_ERROR(CopyTree(project_git, git, &stats));
     }
-    return absl::OkStatus();
+    return WriteFileAtomically(git_ended_, "", 0600);
   }
 
   absl::StatusOr<std::string> Mount() override {
@@ -284,7 +314,7 @@ class CopyBackend : public StagingBackend {
   std::string ListedRoot() const override { return copy_; }
 
  private:
-  std::string project_, copy_, method_file_;
+  std::string project_, copy_, method_file_, git_started_, git_ended_;
 };
 
 }  // namespace

@@ -87,6 +87,9 @@ absl::Status CopyInto(int from, int to, const std::string& shown,
     std::string child = JoinPath(shown, name);
     struct stat st;
     if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      // Gone since the folder was listed (git gc packing objects, say):
+      // the copy shows the tree without it, as a later listing would.
+      if (errno == ENOENT) continue;
       return LastErrnoStatus(absl::StrCat("stat(", child, ")"));
     }
     if (S_ISDIR(st.st_mode)) {
@@ -94,6 +97,7 @@ absl::Status CopyInto(int from, int to, const std::string& shown,
         return LastErrnoStatus(absl::StrCat("mkdir copy of ", child));
       }
       UniqueFd sub_from = OpenFolderAt(from, name.c_str());
+      if (!sub_from && errno == ENOENT) continue;  // gone, as above
       UniqueFd sub_to = OpenFolderAt(to, name.c_str());
       if (!sub_from || !sub_to) {
         return LastErrnoStatus(absl::StrCat("open(", child, ")"));
@@ -103,7 +107,9 @@ absl::Status CopyInto(int from, int to, const std::string& shown,
       struct timespec times[2] = {st.st_atim, st.st_mtim};
       ::futimens(sub_to.get(), times);
     } else if (S_ISREG(st.st_mode)) {
-      RETURN_IF_ERROR(CopyFile(from, to, name, st, child, stats));
+      absl::Status copied = CopyFile(from, to, name, st, child, stats);
+      if (absl::IsNotFound(copied)) continue;  // gone, as above
+      RETURN_IF_ERROR(copied);
     } else if (S_ISLNK(st.st_mode)) {
       std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
       ssize_t n =
@@ -120,7 +126,45 @@ absl::Status CopyInto(int from, int to, const std::string& shown,
   return absl::OkStatus();
 }
 
+bool Later(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+absl::Status Latest(int fd, const std::string& shown, struct timespec* latest) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names, FolderNames(fd, shown));
+  for (const std::string& name : names) {
+    struct stat st;
+    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      return LastErrnoStatus(absl::StrCat("stat(", JoinPath(shown, name), ")"));
+    }
+    if (Later(st.st_ctim, *latest)) *latest = st.st_ctim;
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub = OpenFolderAt(fd, name.c_str());
+      if (!sub) continue;
+      RETURN_IF_ERROR(Latest(sub.get(), JoinPath(shown, name), latest));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<struct timespec> LatestChange(const std::string& root) {
+  struct timespec latest = {0, 0};
+  struct stat st;
+  if (::lstat(root.c_str(), &st) != 0) {
+    if (errno == ENOENT) return latest;
+    return LastErrnoStatus(absl::StrCat("stat(", root, ")"));
+  }
+  latest = st.st_ctim;
+  if (!S_ISDIR(st.st_mode)) return latest;
+  UniqueFd fd(
+      ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) return LastErrnoStatus(absl::StrCat("open(", root, ")"));
+  RETURN_IF_ERROR(Latest(fd.get(), root, &latest));
+  return latest;
+}
 
 bool ReflinkWorks(const std::string& file, const std::string& into) {
   UniqueFd in(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));

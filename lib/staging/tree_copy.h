@@ -3,6 +3,8 @@
 #ifndef GARUDA_LIB_STAGING_TREE_COPY_H_
 #define GARUDA_LIB_STAGING_TREE_COPY_H_
 
+#include <time.h>
+
 #include <cstdint>
 #include <string>
 
@@ -32,6 +34,10 @@ struct CopyStats {
   uint64_t copied = 0;
   uint64_t skipped_special = 0;  // fifos, sockets, devices: not copied
 };
+
+// The latest status change (ctime) of `root` and everything beneath it,
+// not following links; a missing root is {0, 0}.
+absl::StatusOr<struct timespec> LatestChange(const std::string& root);
 
 // Copies `from` to `to` (which must not exist): folders with their modes,
 // files with modes and times, links as links. Special files are skipped.

@@ -176,6 +176,16 @@ run_backend() {
   check "git: after apply HEAD is still the project's" same "$(git rev-parse HEAD)" "$head_before"
   check "git: after apply the change is uncommitted" same "$(git status --porcelain)" " M x.txt"
 
+  # In a session, git's writes last one command and the person's commits
+  # show at the next.
+  staged --session g -- git -c user.name=t -c user.email=t@t commit --allow-empty -qm staged-only \
+    >/dev/null 2>&1
+  git -c user.name=t -c user.email=t@t commit --allow-empty -qm person
+  staged --session g -- git log --format=%s >/dev/null 2>"$T/err"
+  check "git session: the person's commit shows" contains "$(cat "$T/err")" person
+  check "git session: the staged commit is gone" test "$(grep -c staged-only "$T/err")" = 0
+  "$STAGER" end --session g 2>/dev/null
+
   # --- A conflict: the person changes x.txt during the command; apply
   # refuses. The person's edit of z.txt, which the command did not touch, is
   # not listed (it would be reverted). Negative control: the same without the
