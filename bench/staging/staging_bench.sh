@@ -74,9 +74,10 @@ for d in range(200):
                 size += len(line)
             out.write("".join(lines)[:3950])
 PY
-(cd "$P" && printf 'build/\n' >.gitignore && git init -q && git add -A &&
-  git -c user.name=b -c user.email=b@b commit -qm generated &&
-  git -c gc.autoDetach=false gc -q && git config gc.auto 0)
+# No automatic gc: a background gc would change .git while it is measured.
+(cd "$P" && printf 'build/\n' >.gitignore && git init -q &&
+  git config gc.auto 0 && git add -A &&
+  git -c user.name=b -c user.email=b@b commit -qm generated && git gc -q)
 echo "  $(find "$P" -path "$P/.git" -prune -o -type f -print | wc -l) files," \
   "$(du -sm --exclude=.git "$P" | cut -f1) MB (without .git)" >&2
 

@@ -99,6 +99,12 @@ int StagerRun(const StagerRunOptions& options) {
   std::string mode = options.mode.empty() ? settings->settings.commands().mode()
                                           : options.mode;
   if (mode == "staged") {
+    if (options.keep_processes || options.allow_host) {
+      Say("--keep-processes and --allow-host do not apply to --mode staged: "
+          "a staged command always runs in the sandbox and ends with "
+          "everything it started; nothing was run");
+      return kStagerRefused;
+    }
     StagedRunRequest staged;
     staged.project = project;
     staged.working_directory = cwd;
