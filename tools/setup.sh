@@ -17,6 +17,8 @@ debian_packages=(
   libgtest-dev
   libgmock-dev
   bubblewrap
+  libcurl4-openssl-dev
+  libtree-sitter-dev
 )
 
 missing=()
@@ -27,6 +29,17 @@ for package in "${debian_packages[@]}"; do
   fi
 done
 
+# Node.js and npm (the grammars and pyright come from npm): Debian's, unless
+# a node and npm are already on the PATH (another install would conflict).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  for package in nodejs npm; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null |
+        grep -q "install ok installed"; then
+      missing+=("$package")
+    fi
+  done
+fi
+
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}" >&2
   if [ "$(id -u)" != 0 ]; then
@@ -36,4 +49,21 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The tree-sitter grammars of lib/knowledge (pinned in package-lock.json) go
+# into an ignored node_modules/; --ignore-scripts: we compile only their C
+# sources, never their Node bindings.
+grammars="$(cd "$(dirname "$0")/.." && pwd)/third_party/tree_sitter"
+if [ ! -f "$grammars/node_modules/tree-sitter-java/src/parser.c" ] ||
+    [ ! -f "$grammars/node_modules/tree-sitter-python/src/parser.c" ]; then
+  echo "setup: installing the tree-sitter grammars in $grammars/node_modules" >&2
+  (cd "$grammars" && npm ci --ignore-scripts --no-audit --no-fund)
+fi
+
+# The pinned pyright that tests/knowledge's language-server test starts.
+oracles="$(cd "$(dirname "$0")" && pwd)/knowledge"
+if [ ! -f "$oracles/node_modules/pyright/langserver.index.js" ]; then
+  echo "setup: installing pyright in $oracles/node_modules" >&2
+  (cd "$oracles" && npm ci --ignore-scripts --no-audit --no-fund)
 fi

@@ -7,7 +7,7 @@
 // RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS); then the conflict check: every
 // path must still be what it was when the list was made. Then, all or
 // nothing: the pre-images go to the undo store, new contents to temporary
-// files beside their targets (synced), then renames; a failure part way
+// files beside their targets, synced, then renames; a failure part way
 // puts back what was already renamed.
 #ifndef GARUDA_LIB_APPLY_APPLY_H_
 #define GARUDA_LIB_APPLY_APPLY_H_

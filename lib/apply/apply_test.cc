@@ -230,3 +230,23 @@ TEST(ApplyTest, ContentThatDoesNotMatchItsHashIsRefused) {
 
 }  // namespace
 }  // namespace garuda
+
+namespace garuda {
+namespace {
+
+TEST(ApplyTest, SymlinkBecomesAFolder) {
+  Fixture f = Make();
+  Symlink("src", f.project + "/via");
+  Symlink("src", f.staged + "/via");
+  Remove(f.staged + "/via");
+  Write(f.staged + "/via/file", "now a real folder\n");
+  auto result = ApplyChangeSet(Build(f), Options(f));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->outcome, ApplyOutcome::kApplied)
+      << ::testing::PrintToString(result->problems);
+  EXPECT_EQ(Snapshot(f.project), Snapshot(f.staged));
+  EXPECT_EQ(::access((f.project + "/src/file").c_str(), F_OK), -1);
+}
+
+}  // namespace
+}  // namespace garuda

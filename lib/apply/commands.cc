@@ -67,6 +67,22 @@ absl::StatusOr<ChangeSet> ReadInput(const ApplierCommand& command,
   return change_set;
 }
 
+// "No changes" for the model; what stayed in staging for the person.
+void SayNoChanges(const ApplierCommand& command, const ChangeSet& change_set) {
+  Say(command.out, "No changes\n");
+  std::vector<std::string> counts;
+  for (const IgnoredCount& count : change_set.summary.ignored()) {
+    counts.push_back(absl::StrCat(
+        count.folder().empty() ? "(top folder)" : VisiblePath(count.folder()),
+        ": ", count.files(), count.files() == 1 ? " file" : " files"));
+  }
+  if (!counts.empty()) {
+    Say(command.err, absl::StrCat("garuda-applier: ignored by git, kept in "
+                                  "staging, not applied: ",
+                                  absl::StrJoin(counts, ", "), "\n"));
+  }
+}
+
 int Fail(const ApplierCommand& command, const absl::Status& status) {
   Say(command.err, absl::StrCat("garuda-applier: ", status.message(), "\n"));
   return kExitError;
@@ -113,7 +129,7 @@ int Show(const ApplierCommand& command) {
   absl::StatusOr<ChangeSet> change_set = ReadInput(command, *project);
   if (!change_set.ok()) return Fail(command, change_set.status());
   if (change_set->NoChanges()) {
-    Say(command.out, "No changes\n");
+    SayNoChanges(command, *change_set);
     return kExitApplied;
   }
   Rendered rendered = RenderChangeSet(*change_set, root->get());
@@ -147,7 +163,7 @@ int Apply(const ApplierCommand& command) {
   absl::StatusOr<ChangeSet> change_set = ReadInput(command, project);
   if (!change_set.ok()) return Fail(command, change_set.status());
   if (change_set->NoChanges()) {
-    Say(command.out, "No changes\n");
+    SayNoChanges(command, *change_set);
     return kExitApplied;
   }
   ApplyOptions options;
@@ -291,8 +307,9 @@ int DiffDirs(const ApplierCommand& command) {
 int RunApplierCommand(const ApplierCommand& command) {
   bool reads_list = command.name == "show" || command.name == "apply";
   if (reads_list && ::isatty(command.in)) {
-    Say(command.err, "garuda-applier: the change list comes on standard "
-                     "input; pipe it from garuda-stager or diff-dirs\n");
+    Say(command.err,
+        "garuda-applier: the change list comes on standard "
+        "input; pipe it from garuda-stager or diff-dirs\n");
     return kExitUsage;
   }
   if (command.name == "show") return Show(command);

@@ -76,6 +76,14 @@ absl::Status CheckScalar(const Value& value, const FieldDescriptor& field,
     case FieldDescriptor::CPPTYPE_INT64:
     case FieldDescriptor::CPPTYPE_UINT32:
     case FieldDescriptor::CPPTYPE_UINT64: {
+      const bool is_64_bit =
+          field.cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+          field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+      if (is_64_bit && value.kind_case() == Value::kStringValue) {
+        // Proto3 JSON writes 64-bit integers as strings; protobuf's reader
+        // checks the digits.
+        return absl::OkStatus();
+      }
       if (value.kind_case() != Value::kNumberValue) return wrong("a number");
       double number = value.number_value();
       bool is_unsigned =

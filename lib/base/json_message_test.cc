@@ -63,3 +63,23 @@ TEST(JsonMessageTest, NotJsonIsAnError) {
 
 }  // namespace
 }  // namespace garuda
+
+namespace garuda {
+namespace {
+
+TEST(JsonMessageTest, SixtyFourBitIntegersMayBeStrings) {
+  Settings settings;
+  ASSERT_TRUE(ParseJsonMessage(R"({"budget":{"tokenBudget":"150000"}})",
+                               "s.json", &settings)
+                  .ok());
+  EXPECT_EQ(settings.budget().token_budget(), 150000u);
+  EXPECT_FALSE(ParseJsonMessage(R"({"budget":{"tokenBudget":"lots"}})",
+                                "s.json", &settings)
+                   .ok());
+  EXPECT_FALSE(ParseJsonMessage(R"({"audit":{"checkpointEvery":"10"}})",
+                                "s.json", &settings)
+                   .ok());
+}
+
+}  // namespace
+}  // namespace garuda

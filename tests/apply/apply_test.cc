@@ -271,6 +271,22 @@ TEST(ApplierTest, ReplacedRenamedFoldersAndModeChanges) {
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
 }
 
+TEST(ApplierTest, ModeChangeOnly) {
+  Scene scene = MakeScene();
+  ASSERT_EQ(::chmod((scene.staged + "/a.txt").c_str(), 0600), 0);
+  std::string changes = ChangeList(scene);
+  Result shown =
+      RunApplier(scene, {"show", "--project", scene.project}, changes);
+  EXPECT_NE(shown.out.find("m a.txt  (mode 0644 -> 0600)"), std::string::npos)
+      << shown.out;
+  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  ASSERT_EQ(result.code, 0) << result.err;
+  struct stat st;
+  ASSERT_EQ(::stat((scene.project + "/a.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(Read(scene.project + "/a.txt"), "a\n");
+}
+
 TEST(ApplierTest, FileBecomesFolderAndBack) {
   Scene scene = MakeScene();
   Remove(scene.staged + "/a.txt");

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Measures the audit log: append rate (grouped fsync and fsync per line) and
+# verify throughput on a log of at least 100 MB beside sha256sum of the same
+# file, all in one run. Usage: bash bench/audit/run.sh [scratch folder]
+# The scratch folder must be on the disk you care about (not tmpfs: fsync
+# there costs nothing); it defaults to a new folder under /var/tmp and is
+# removed afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bazel build -c opt //bench/audit:audit_bench //cmd/garuda-auditor //cmd/garuda-audit >&2
+scratch="${1:-$(mktemp -d /var/tmp/garuda-audit-bench.XXXXXX)}"
+trap 'rm -rf "$scratch"' EXIT
+echo "scratch: $scratch ($(df -T "$scratch" | awk 'NR==2 {print $2}'), $(nproc) cores)"
+bazel-bin/bench/audit/audit_bench --dir="$scratch" \
+  --auditor="$PWD/bazel-bin/cmd/garuda-auditor/garuda-auditor" \
+  --audit="$PWD/bazel-bin/cmd/garuda-audit/garuda-audit" "${@:2}"

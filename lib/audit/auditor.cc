@@ -1,0 +1,160 @@
+#include "lib/audit/auditor.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "lib/audit/append_stream.h"
+#include "lib/audit/audit_config.h"
+#include "lib/audit/paths.h"
+#include "lib/audit/server.h"
+#include "lib/audit/writer.h"
+#include "lib/ipc/helper_process.h"
+#include "lib/lockdown/lockdown.h"
+#include "lib/policy/sources.h"
+
+namespace garuda {
+namespace {
+
+std::atomic<bool> interrupted{false};
+
+void OnInterrupt(int) { interrupted.store(true); }
+
+// SIGINT and SIGTERM end append's input; the log is then closed as at the
+// end of input. They stay blocked except while append waits for input.
+void CatchInterrupts() {
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  sigset_t both;
+  sigemptyset(&both);
+  sigaddset(&both, SIGINT);
+  sigaddset(&both, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &both, nullptr);
+}
+
+void Say(const std::string& text) {
+  std::fprintf(stderr, "garuda-auditor: %s\n", text.c_str());
+}
+
+int Fail(const absl::Status& status) {
+  Say(std::string(status.message()));
+  return 1;
+}
+
+}  // namespace
+
+int RunAuditor(const AuditorOptions& options) {
+  // A closed stdout or witness pipe is an error to report, not a crash.
+  ::signal(SIGPIPE, SIG_IGN);
+  if (options.mode != "append" && options.mode != "serve") {
+    Say(absl::StrCat("unknown mode \"", options.mode,
+                     "\": use append or serve (see --help)"));
+    return 2;
+  }
+  if (options.project.empty()) {
+    Say("--project DIR is required");
+    return 2;
+  }
+  if (options.mode == "serve" && options.channel_fd < 0) {
+    Say("serve needs --channel-fd=N");
+    return 2;
+  }
+
+  // 1. What the role needs, while the process still may: settings, the
+  //    folders, a new log, the witness command (a child that keeps the
+  //    rights the auditor is about to give up, e.g. the network for ssh).
+  absl::StatusOr<SettingsSources> sources =
+      LoadSettingsSources(DefaultSettingsLocations(options.project));
+  if (!sources.ok()) return Fail(sources.status());
+  AuditConfig config = AuditConfigFromSources(*sources);
+  for (const std::string& note : config.ignored) Say(note);
+  absl::StatusOr<std::string> root = AuditRoot();
+  if (!root.ok()) return Fail(root.status());
+  WriterOptions writer_options;
+  writer_options.audit_root = *root;
+  writer_options.project = options.project;
+  writer_options.log_name = options.log;
+  writer_options.config = config;
+  absl::StatusOr<std::unique_ptr<AuditWriter>> writer =
+      AuditWriter::Open(writer_options);
+  if (!writer.ok()) return Fail(writer.status());
+  std::unique_ptr<ipc::Channel> channel;
+  if (options.mode == "serve") {
+    ipc::ChannelOptions channel_options;
+    channel_options.peer_name = "garuda-auditor client";
+    absl::StatusOr<ipc::Channel> from_fd =
+        ipc::ChannelFromFd(options.channel_fd, channel_options);
+    if (!from_fd.ok()) return Fail(from_fd.status());
+    channel = std::make_unique<ipc::Channel>(std::move(from_fd).value());
+  }
+
+  // 2. Lock down: writes only beneath this project's audit folder, no
+  //    network sockets, no exec. Done while single-threaded (Landlock binds
+  //    only the calling thread), so the timed-sync thread starts after.
+  LockdownOptions lockdown;
+  lockdown.role = "auditor";
+  lockdown.writable_paths = {(*writer)->folder()};
+  lockdown.allow_network = false;
+  if (!options.accept_weaker_lockdown.empty()) {
+    lockdown.accept_weaker =
+        AcceptWeakerLockdown{options.accept_weaker_lockdown};
+  }
+  absl::StatusOr<LockdownReport> report = LockDown(lockdown);
+  if (!report.ok()) {
+    return Fail(absl::Status(
+        report.status().code(),
+        absl::StrCat("cannot lock down: ", report.status().message(),
+                     " (--accept_weaker_lockdown=WHY runs anyway)")));
+  }
+  if (!report->weaker.empty())
+    Say(absl::StrCat("weaker lockdown: ", report->weaker));
+  (*writer)->StartTimedSync();
+
+  // 3. Serve.
+  int status = 0;
+  std::vector<std::string> warnings;
+  if (options.mode == "append") {
+    CatchInterrupts();
+    absl::StatusOr<AppendStreamResult> result = AppendEventsFromStream(
+        STDIN_FILENO, **writer,
+        [](const std::string& refused) {
+          Say(absl::StrCat("refused standard input ", refused,
+                           "; nothing written for it"));
+        },
+        &interrupted);
+    absl::StatusOr<AppendResult> closed = (*writer)->Close();
+    if (!result.ok()) return Fail(result.status());
+    if (!closed.ok()) return Fail(closed.status());
+    warnings = result->warnings;
+    warnings.insert(warnings.end(), closed->warnings.begin(),
+                    closed->warnings.end());
+    std::printf("%s: %llu appended, %llu refused, last seq %llu\n",
+                (*writer)->log_path().c_str(),
+                static_cast<unsigned long long>(result->appended),
+                static_cast<unsigned long long>(result->refused),
+                static_cast<unsigned long long>(closed->last_seq));
+    if (result->refused > 0) status = 1;
+    if (result->interrupted) {
+      Say("interrupted: the lines read so far are written and the log is "
+          "closed");
+      status = 130;
+    }
+  } else {
+    absl::Status served = ServeAuditChannel(*channel, **writer, &warnings);
+    if (!served.ok()) status = Fail(served);
+  }
+  for (const std::string& warning : warnings)
+    Say(absl::StrCat("warning: ", warning));
+  if (!warnings.empty()) status = 1;
+  return status;
+}
+
+}  // namespace garuda

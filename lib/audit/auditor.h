@@ -1,0 +1,29 @@
+// garuda-auditor: the only writer of ~/.garuda/audit. Opens what its role
+// needs (the project's audit folder, a new log, the witness command), locks
+// itself down as the "auditor" role, then appends events from standard
+// input (append) or from its channel (serve).
+#ifndef GARUDA_LIB_AUDIT_AUDITOR_H_
+#define GARUDA_LIB_AUDIT_AUDITOR_H_
+
+#include <string>
+
+namespace garuda {
+
+struct AuditorOptions {
+  std::string mode;     // "append" or "serve"
+  std::string project;  // required
+  std::string log;      // empty: a new unique name
+  int channel_fd = -1;  // serve: the channel's descriptor
+  // Non-empty: run on a kernel without Landlock, with this reason in the
+  // report. Without it, the auditor refuses to start there.
+  std::string accept_weaker_lockdown;
+};
+
+// Returns the process exit status: 0 done, 1 an event refused or a failure,
+// 2 a usage error, 130 append interrupted by SIGINT or SIGTERM (the log is
+// closed all the same).
+int RunAuditor(const AuditorOptions& options);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AUDIT_AUDITOR_H_

@@ -1,0 +1,62 @@
+// garuda-audit verify: reads logs, checkpoints and (optionally) a witness
+// store; never writes. One LogReport per log.
+#ifndef GARUDA_LIB_AUDIT_VERIFY_H_
+#define GARUDA_LIB_AUDIT_VERIFY_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "lib/audit/witness.h"
+#include "proto/audit.pb.h"
+
+namespace garuda {
+
+// Status names of LogReport.status.
+inline constexpr char kStatusOk[] = "ok";
+inline constexpr char kStatusTornTail[] = "torn_tail";
+inline constexpr char kStatusModified[] = "modified";
+inline constexpr char kStatusChainBroken[] = "chain_broken";
+inline constexpr char kStatusCut[] = "cut";
+inline constexpr char kStatusDeleted[] = "deleted";
+inline constexpr char kStatusCheckpointMismatch[] = "checkpoint_mismatch";
+inline constexpr char kStatusCheckpointBehind[] = "checkpoint_behind";
+inline constexpr char kStatusWitnessMismatch[] = "witness_mismatch";
+inline constexpr char kStatusNotJson[] = "not_json";
+inline constexpr char kStatusUnknownVersion[] = "unknown_version";
+inline constexpr char kStatusUnreadable[] = "unreadable";
+
+// Verifies the bytes of one log. `checkpoint` and `witnessed` (seq -> hash)
+// are compared when given. Fills status, message and the counters; the
+// caller sets dir.
+LogReport VerifyLogContent(absl::string_view content,
+                           absl::string_view log_name,
+                           const AuditCheckpoint* checkpoint,
+                           const std::map<uint64_t, std::string>* witnessed);
+
+struct VerifyOptions {
+  std::string audit_root;    // ~/.garuda/audit
+  std::string project;       // verify this project's logs ...
+  bool all = false;          // ... or every project's
+  std::string witness_file;  // empty: no witness
+};
+
+// Every log of the project (or all projects), sorted by folder and name,
+// including logs known only from a checkpoint or the witness (deleted).
+// Errors: a witness file that cannot be read, an audit folder that cannot be
+// listed.
+absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
+    const VerifyOptions& options);
+
+// ok and torn_tail are not failures; unreadable is its own kind (exit 2).
+bool IsFailure(const LogReport& report);
+// "<dir>/<log>: <status>: <message>"
+std::string FormatLogReport(const LogReport& report);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AUDIT_VERIFY_H_

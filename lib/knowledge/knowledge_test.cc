@@ -1,0 +1,319 @@
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "lib/base/files.h"
+#include "lib/knowledge/index.h"
+#include "lib/knowledge/query.h"
+#include "lib/knowledge/render.h"
+#include "lib/knowledge/tool_command.h"
+
+namespace garuda::knowledge {
+namespace {
+
+// "path:line" of each result.
+std::set<std::string> Sites(const QueryResult& result) {
+  std::set<std::string> sites;
+  for (const Hit& hit : result.results) {
+    sites.insert(absl::StrCat(hit.path, ":", hit.line));
+  }
+  return sites;
+}
+
+const char kShapes[] = R"src(package geo;
+
+public abstract class Shape {
+  protected int size;
+
+  public abstract double area();
+
+  public int size() {
+    return size;
+  }
+}
+)src";
+
+const char kSquare[] = R"src(package geo;
+
+public class Square extends Shape {
+  public Square(int side) {
+    this(side, "square");
+  }
+
+  public Square(int side, String name) {
+    super();
+    size = side;
+  }
+
+  @Override
+  public double area() {
+    return size * size;
+  }
+
+  public static Square unit() {
+    return new Square(1);
+  }
+}
+)src";
+
+const char kCircle[] = R"src(package geo;
+
+public class Circle {
+  private final int size;
+
+  public Circle(int size) {
+    this.size = size;
+  }
+
+  public double area() {
+    return 3.14 * size * size;
+  }
+}
+)src";
+
+const char kUse[] = R"src(package app;
+
+import geo.Circle;
+import geo.Shape;
+import geo.Square;
+
+public class Use {
+  enum Kind {
+    SMALL(1),
+    LARGE(2, 3);
+
+    Kind(int a) {}
+
+    Kind(int a, int b) {}
+  }
+
+  static double total(Shape shape, Circle circle) {
+    // shape.area() in a comment is not a reference
+    String text = "shape.area()";
+    Square square = Square.unit();
+    double area = square.area();
+    return shape.area() + circle.area() + area + text.length();
+  }
+
+  static int size(int size) {
+    return size;
+  }
+}
+)src";
+
+std::unique_ptr<Index> JavaIndex() {
+  return BuildIndexFromSources({{"geo/Shape.java", kShapes},
+                                {"geo/Square.java", kSquare},
+                                {"geo/Circle.java", kCircle},
+                                {"app/Use.java", kUse}});
+}
+
+TEST(JavaTest, OverridesCountCallsThroughTheSupertypeButNotUnrelatedClasses) {
+  auto index = JavaIndex();
+  // Square.area (line 14): square.area() and shape.area(), not
+  // circle.area(), not the comment or the string.
+  QueryResult result = FindReferences(*index, {"geo/Square.java", 14, 17});
+  EXPECT_EQ(Sites(result),
+            (std::set<std::string>{"app/Use.java:21", "app/Use.java:22"}));
+  for (const Hit& hit : result.results) {
+    EXPECT_EQ(hit.provenance, Provenance::kSyntactic);
+  }
+  // Circle.area: only circle.area() on line 22.
+  EXPECT_EQ(Sites(FindReferences(*index, {"geo/Circle.java", 10, 17})),
+            (std::set<std::string>{"app/Use.java:22"}));
+}
+
+TEST(JavaTest, ConstructorsThroughThisSuperNewAndEnumConstants) {
+  auto index = JavaIndex();
+  // Square(int, String) is called by this(side, "square").
+  EXPECT_EQ(Sites(FindReferences(*index, {"geo/Square.java", 8, 10})),
+            (std::set<std::string>{"geo/Square.java:5"}));
+  // Square(int) by new Square(1) only (arity).
+  EXPECT_EQ(Sites(FindReferences(*index, {"geo/Square.java", 4, 10})),
+            (std::set<std::string>{"geo/Square.java:19"}));
+  // Enum constructors by the constants' argument counts.
+  EXPECT_EQ(Sites(FindReferences(*index, {"app/Use.java", 12, 5})),
+            (std::set<std::string>{"app/Use.java:9"}));
+  EXPECT_EQ(Sites(FindReferences(*index, {"app/Use.java", 14, 5})),
+            (std::set<std::string>{"app/Use.java:10"}));
+}
+
+TEST(JavaTest, ParametersShadowFieldsAndStaticsResolveThroughTheClass) {
+  auto index = JavaIndex();
+  // Shape.size (the field, line 4): Square's `size = side` and
+  // `size * size`, Shape's own `return size`; not Use.size's parameter.
+  EXPECT_EQ(Sites(FindReferences(*index, {"geo/Shape.java", 4, 17})),
+            (std::set<std::string>{"geo/Shape.java:9", "geo/Square.java:10",
+                                   "geo/Square.java:15"}));
+  // Square.unit() through the class name.
+  EXPECT_EQ(Sites(FindReferences(*index, {"geo/Square.java", 18, 24})),
+            (std::set<std::string>{"app/Use.java:20"}));
+}
+
+const char kPyMoney[] = R"src(class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def plus(self, other):
+        return Money(self.cents + other.cents)
+
+
+def plus(a, b):
+    return a + b
+)src";
+
+const char kPyUse[] = R"src(from money import Money as M, plus
+import money
+
+
+def run(total):
+    m = M(1)
+    # m.plus(m) in a comment
+    text = "m.plus(m)"
+    both = m.plus(m)
+    free = plus(1, 2)
+    again = money.plus(3, 4)
+    return total.plus(both)
+
+
+def shadow(plus):
+    return plus
+)src";
+
+std::unique_ptr<Index> PythonIndex() {
+  return BuildIndexFromSources({{"money.py", kPyMoney}, {"use.py", kPyUse}});
+}
+
+TEST(PythonTest, MethodAndFunctionOfTheSameNameStayApart) {
+  auto index = PythonIndex();
+  QueryOptions options;
+  options.unknown_receivers = UnknownReceivers::kNone;
+  // Money.plus: m.plus(m) (m = M(1) through the alias); not plus(1, 2),
+  // not the comment, string or the parameter `plus`.
+  EXPECT_EQ(Sites(FindReferences(*index, {"money.py", 5, 9}, options)),
+            (std::set<std::string>{"use.py:9"}));
+  // The module function: the import, plus(1, 2) and money.plus(3, 4).
+  EXPECT_EQ(Sites(FindReferences(*index, {"money.py", 9, 5}, options)),
+            (std::set<std::string>{"use.py:1", "use.py:10", "use.py:11"}));
+}
+
+TEST(PythonTest, UnknownReceiversAreSearchBasedWhenKept) {
+  auto index = PythonIndex();
+  QueryOptions options;
+  options.unknown_receivers = UnknownReceivers::kAll;
+  QueryResult result = FindReferences(*index, {"money.py", 5, 9}, options);
+  EXPECT_EQ(Sites(result), (std::set<std::string>{"use.py:9", "use.py:12"}));
+  ASSERT_EQ(result.results.size(), 2u);
+  // search_based after the others.
+  EXPECT_EQ(result.results[0].provenance, Provenance::kSyntactic);
+  EXPECT_EQ(result.results[1].provenance, Provenance::kSearchBased);
+  EXPECT_EQ(result.results[1].line, 12);
+  EXPECT_TRUE(result.approximate);
+}
+
+TEST(EnvelopeTest, ApproximateOnEmptyAndUnresolvedResults) {
+  auto index = PythonIndex();
+  // An unused name: empty, still approximate.
+  QueryResult empty = FindReferences(*index, {"use.py", 8, 5});
+  EXPECT_TRUE(empty.results.empty());
+  EXPECT_TRUE(empty.approximate);
+  // No identifier there.
+  QueryResult nothing = FindReferences(*index, {"use.py", 3, 1});
+  EXPECT_TRUE(nothing.approximate);
+  EXPECT_FALSE(nothing.notes.empty());
+  // A name that resolves to nothing in the project (a builtin).
+  auto builtin = BuildIndexFromSources({{"b.py", "print(len([]))\n"}});
+  QueryResult unresolved = FindReferences(*builtin, {"b.py", 1, 1});
+  EXPECT_TRUE(unresolved.approximate);
+  EXPECT_NE(unresolved.notes[0].find("does not resolve"), std::string::npos);
+}
+
+TEST(EnvelopeTest, TruncationKeepsTheFlagAndCallersAndImpactPropagateIt) {
+  auto index = JavaIndex();
+  QueryOptions options;
+  options.max_results = 1;
+  QueryResult result =
+      FindReferences(*index, {"geo/Square.java", 14, 17}, options);
+  EXPECT_EQ(result.results.size(), 1u);
+  EXPECT_TRUE(result.truncated);
+  EXPECT_TRUE(result.approximate);
+  EXPECT_NE(ModelText(result).find("truncated"), std::string::npos);
+
+  QueryResult callers = Callers(*index, {"geo/Square.java", 14, 17});
+  EXPECT_TRUE(callers.approximate);
+  ASSERT_EQ(callers.results.size(), 1u);  // both calls are in Use.total
+  EXPECT_EQ(callers.results[0].function, "app/Use.java:Use.total");
+
+  QueryResult impact = Impact(*index, {"geo/Square.java", 18, 24});
+  EXPECT_TRUE(impact.approximate);
+  EXPECT_NE(impact.risk.find("heuristic"), std::string::npos);
+  ASSERT_FALSE(impact.results.empty());
+  EXPECT_EQ(impact.results[0].function, "app/Use.java:Use.total");
+  EXPECT_EQ(impact.results[0].depth, 1);
+}
+
+TEST(RenderTest, ModelTextWarnsAndChatMarksApproximateResults) {
+  QueryResult result;
+  result.operation = "find_references";
+  result.symbol = "method a.B.c";
+  result.results.push_back({"b.py", 3, 1, Provenance::kSearchBased});
+  result.results.push_back({"a.py", 9, 5, Provenance::kSyntactic});
+  Finish(result, 10);
+  EXPECT_TRUE(result.approximate);
+  std::string model = ModelText(result);
+  EXPECT_EQ(model.rfind(kApproximateWarning, 0), 0u) << model;
+  std::string chat = ChatText(result);
+  EXPECT_EQ(chat.rfind("≈ ", 0), 0u) << chat;
+  // search_based last.
+  EXPECT_LT(chat.find("a.py:9:5 [syntactic]"),
+            chat.find("b.py:3:1 [search_based]"));
+
+  QueryResult precise;
+  precise.operation = "find_references";
+  precise.approximate = false;
+  precise.results.push_back({"a.py", 1, 1, Provenance::kPrecise});
+  Finish(precise, 10);
+  EXPECT_FALSE(precise.approximate);
+  EXPECT_EQ(ModelText(precise).find("WARNING"), std::string::npos);
+  EXPECT_EQ(ChatText(precise).find("≈"), std::string::npos);
+}
+
+TEST(ToolCommandTest, BatchAnswersEachLineFromOneIndex) {
+  std::string project = JoinPath(std::getenv("TEST_TMPDIR"), "batch");
+  ASSERT_TRUE(MakeDirectories(project, 0755).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(project, "money.py"), kPyMoney, 0644).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(project, "use.py"), kPyUse, 0644).ok());
+  ToolCommandOptions options;
+  options.operation = "find_references";
+  options.project = project;
+  options.batch = true;
+  options.use_lsp = false;
+  std::istringstream in(R"({"id":"a","path":"money.py","line":9,"column":5})"
+                        "\n"
+                        R"({"id":7,"path":"use.py","line":3,"column":1})"
+                        "\n");
+  std::ostringstream out;
+  ASSERT_TRUE(RunToolCommand(options, in, out).ok());
+  EXPECT_EQ(
+      out.str(),
+      R"({"id":"a","approximate":true,"results":[)"
+      R"({"path":"use.py","line":1,"column":31,"provenance":"syntactic"},)"
+      R"({"path":"use.py","line":10,"column":12,"provenance":"syntactic"},)"
+      R"({"path":"use.py","line":11,"column":19,"provenance":"syntactic"}]})"
+      "\n"
+      R"({"id":7,"approximate":true,"results":[]})"
+      "\n");
+  std::istringstream bad(R"({"id":1,"path":"use.py","line":"x","column":1})");
+  std::ostringstream ignored;
+  absl::Status status = RunToolCommand(options, bad, ignored);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("batch line 1"), std::string::npos) << status;
+}
+
+}  // namespace
+}  // namespace garuda::knowledge

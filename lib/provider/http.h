@@ -1,0 +1,88 @@
+// One streamed HTTP POST over libcurl: the model answer's bytes go to a
+// handler as they arrive; an error answer's body is kept for its message;
+// a CancelFlag stops the transfer in flight.
+#ifndef GARUDA_LIB_PROVIDER_HTTP_H_
+#define GARUDA_LIB_PROVIDER_HTTP_H_
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace garuda {
+namespace provider {
+
+// Set from any thread, or from a signal handler (a lock-free atomic store):
+// the transfer in flight stops at its next callback (at once when bytes are
+// arriving, within about a second when the server is silent), and a backoff
+// wait ends.
+class CancelFlag {
+ public:
+  void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+  void Reset() { cancelled_.store(false, std::memory_order_relaxed); }
+  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+
+ private:
+  static_assert(std::atomic<bool>::is_always_lock_free,
+                "CancelFlag::Cancel must be safe in a signal handler");
+  std::atomic<bool> cancelled_{false};
+};
+
+struct HttpRequest {
+  std::string url;
+  // "Name: value" lines.
+  std::vector<std::string> headers;
+  std::string body;
+};
+
+struct HttpOptions {
+  absl::Duration connect_timeout = absl::Seconds(30);
+  // A stream that sends nothing for this long has failed (providers send
+  // keep-alive pings far more often).
+  absl::Duration idle_timeout = absl::Minutes(5);
+  // Of an error answer's body, this much is kept.
+  size_t max_error_body = 64 << 10;
+};
+
+struct HttpOutcome {
+  enum class Kind {
+    kCompleted,       // the whole answer arrived
+    kCancelled,       // the CancelFlag stopped it
+    kHandlerStopped,  // the body handler returned an error: `handler_error`
+    kNetworkError,    // no complete answer: `network_error` says why
+  };
+  Kind kind = Kind::kNetworkError;
+  long status_code = 0;  // 0 when no answer arrived
+  std::string content_type;
+  std::string retry_after;     // the Retry-After header, as sent
+  std::string retry_after_ms;  // retry-after-ms (OpenAI), as sent
+  // Bytes of a non-streamed answer (any status but a 200 event stream),
+  // up to HttpOptions::max_error_body.
+  std::string error_body;
+  std::string network_error;
+  absl::Status handler_error;
+  // Body bytes that reached the handler.
+  size_t streamed_bytes = 0;
+};
+
+// Loads libcurl and its TLS library (OpenSSL reads its configuration). The
+// first PostStreaming does it too; a program that locks itself down calls it
+// before, while it can still read /usr/lib/ssl.
+void InitializeHttp();
+
+// A 200 answer whose Content-Type is text/event-stream goes to `on_stream`;
+// anything else is kept in error_body. Only http:// and https:// URLs are
+// accepted; redirects are not followed.
+HttpOutcome PostStreaming(
+    const HttpRequest& request, const HttpOptions& options,
+    const CancelFlag* cancel,
+    const std::function<absl::Status(absl::string_view)>& on_stream);
+
+}  // namespace provider
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_PROVIDER_HTTP_H_
