@@ -13,7 +13,16 @@ ABSL_FLAG(std::string, project, "",
           "run: the project folder (default: the current folder)");
 ABSL_FLAG(std::string, mode, "",
           "run: \"direct\" (the command writes the project from inside the "
-          "sandbox); default from the settings");
+          "sandbox) or \"staged\" (it writes a staging view; its changes "
+          "come out as a ChangeSet); default from the settings");
+ABSL_FLAG(std::string, backend, "",
+          "run --mode staged: \"auto\", \"overlay\" or \"copy\"; default "
+          "from the settings, else auto");
+ABSL_FLAG(std::string, session, "",
+          "run --mode staged, end: keep the staging view under this name "
+          "across calls (without it: one shot)");
+ABSL_FLAG(std::string, out, "",
+          "run --mode staged: write the ChangeSet to this file");
 ABSL_FLAG(bool, network, false, "run: allow the network");
 ABSL_FLAG(std::vector<std::string>, write, {},
           "run: an extra writable path; repeat the flag for more");
@@ -35,6 +44,13 @@ constexpr char kUsage[] =
     "      run CMD in the sandbox: the project writable, the system "
     "read-only,\n"
     "      .git/hooks and .garuda/ hidden; the exit code is CMD's\n"
+    "  garuda-stager run [--project DIR] --mode staged [--backend B] "
+    "[--session NAME] [--out FILE] -- CMD [ARGS...]\n"
+    "      run CMD over a staging view of the project (the project stays\n"
+    "      read-only); the ChangeSet goes to stdout (or FILE) for\n"
+    "      garuda-applier, CMD's output to stderr\n"
+    "  garuda-stager end [--project DIR] --session NAME\n"
+    "      remove a named session's staging view\n"
     "  garuda-stager probe [--json]\n"
     "      what this machine allows (namespaces, overlay, Landlock, seccomp),\n"
     "      with canaries, and the fix for each missing part";
@@ -82,9 +98,17 @@ int main(int argc, char** argv) {
     options.allow_host = absl::GetFlag(FLAGS_allow_host);
     options.keep_processes = absl::GetFlag(FLAGS_keep_processes);
     options.argv.assign(positional.begin() + 2, positional.end());
+    options.backend = absl::GetFlag(FLAGS_backend);
+    options.session = absl::GetFlag(FLAGS_session);
+    options.out = absl::GetFlag(FLAGS_out);
     return garuda::StagerRun(options);
   }
-  std::fprintf(stderr, "garuda-stager: unknown command \"%s\" (run, probe)\n",
+  if (command == "end") {
+    return garuda::StagerEndSession(absl::GetFlag(FLAGS_project),
+                                    absl::GetFlag(FLAGS_session));
+  }
+  std::fprintf(stderr,
+               "garuda-stager: unknown command \"%s\" (run, probe, end)\n",
                command.c_str());
   return 2;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/policy/merge.h"
 #include "lib/policy/sources.h"
+#include "lib/staging/session.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/probe.h"
 #include "sandbox/sandbox.h"
@@ -98,8 +99,22 @@ int StagerRun(const StagerRunOptions& options) {
   std::string mode = options.mode.empty() ? settings->settings.commands().mode()
                                           : options.mode;
   if (mode == "staged") {
-    Say("--mode staged is not available yet in this build; use --mode direct");
-    return kStagerRefused;
+    if (options.keep_processes || options.allow_host) {
+      Say("--keep-processes and --allow-host do not apply to --mode staged: "
+          "a staged command always runs in the sandbox and ends with "
+          "everything it started; nothing was run");
+      return kStagerRefused;
+    }
+    StagedRunRequest staged;
+    staged.project = project;
+    staged.working_directory = cwd;
+    staged.backend = options.backend;
+    staged.session = options.session;
+    staged.out = options.out;
+    staged.network = options.network;
+    staged.write_paths = options.write_paths;
+    staged.argv = options.argv;
+    return RunStagedCommand(*settings, staged);
   }
   if (mode != "direct") {
     Say(absl::StrCat("--mode: \"", mode, "\" is not \"direct\" or \"staged\""));
@@ -154,6 +169,16 @@ int StagerRun(const StagerRunOptions& options) {
   }
   if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
   return result->ShellExitCode();
+}
+
+int StagerEndSession(const std::string& project, const std::string& session) {
+  std::string folder = project.empty() ? CurrentDirectory() : project;
+  char real[PATH_MAX];
+  if (::realpath(folder.c_str(), real) == nullptr) {
+    Say(absl::StrCat("project ", folder, ": ", std::strerror(errno)));
+    return kStagerRefused;
+  }
+  return EndStagedSession(real, session);
 }
 
 int StagerProbe(bool json) {

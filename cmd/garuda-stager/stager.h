@@ -21,6 +21,10 @@ struct StagerRunOptions {
   bool allow_host = false;
   bool keep_processes = false;
   std::vector<std::string> argv;
+  // Staged mode (lib/staging/session.h).
+  std::string backend;  // --backend; empty: from the settings
+  std::string session;  // --session NAME; empty: one shot
+  std::string out;      // --out FILE; empty: stdout
 };
 
 // `run`: loads and merges the settings, runs the command in the sandbox
@@ -31,6 +35,9 @@ struct StagerRunOptions {
 // reason and the fix and refuses --allow-host; the default profile says why
 // and runs on the host only with --allow-host.
 int StagerRun(const StagerRunOptions& options);
+
+// `end --session NAME`: removes a named staged session's view.
+int StagerEndSession(const std::string& project, const std::string& session);
 
 // `probe`: the full probe as text, or one JSON object. Exit code 0 when the
 // sandbox works, 1 otherwise.

@@ -1,0 +1,168 @@
+#!/bin/bash
+# Staged commands, measured: for the overlay and the copy backend, the
+# session start, the per-command overhead of `true` (staged minus direct)
+# and the time to list a change of 1, 100 and 10 000 files, on a generated
+# project of 20 000 files (about 79 MB). Beside them, in the same run, the
+# spec's method with public tools (a plain copy, and git with separate index
+# files: read-tree -m -u before each command, add -A and write-tree after),
+# and the spec's recorded figures for reference.
+#
+#   bazel run //bench/staging:staging_bench [-- --runs N] [-- --keep]
+#
+# Every figure is the median of N runs (default 5). The project and a
+# private HOME go in a temporary folder, removed at the end unless --keep.
+set -u
+RUNS=5
+KEEP=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runs) RUNS="$2"; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    *) echo "usage: staging_bench [--runs N] [--keep]" >&2; exit 2 ;;
+  esac
+done
+
+if [[ -n "${RUNFILES_DIR:-}" ]]; then R="$RUNFILES_DIR/garuda"
+elif [[ -d "$0.runfiles/garuda" ]]; then R="$(cd "$0.runfiles/garuda" && pwd)"
+else R="$(cd "$(dirname "$0")/../.." && pwd)/bazel-bin"; fi
+STAGER="${STAGER:-$R/cmd/garuda-stager/garuda-stager}"
+[[ -x "$STAGER" ]] || { echo "no garuda-stager at $STAGER" >&2; exit 1; }
+APPLIER="${APPLIER:-$R/cmd/garuda-applier/garuda-applier}"
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/garuda-staging-bench-XXXXXX")
+[[ $KEEP == 1 ]] || trap 'chmod -R u+rwx "$W" 2>/dev/null; rm -rf "$W"' EXIT
+export HOME="$W/home"
+mkdir -p "$HOME"
+export PATH=/usr/bin:/bin
+export GIT_CONFIG_NOSYSTEM=1
+P="$W/project"
+
+now() { echo "${EPOCHREALTIME/./}"; }  # microseconds
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# time_ms CMD...: one run, in ms (3 decimals)
+time_ms() {
+  local t0 t1
+  t0=$(now)
+  "$@" >/dev/null 2>&1
+  t1=$(now)
+  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", (b - a) / 1000}'
+}
+# median_ms CMD...: the median of RUNS runs
+median_ms() {
+  local i
+  for ((i = 0; i < RUNS; i++)); do time_ms "$@"; done | median
+}
+# phase NAME: from the stager's timings line on stdin, NAME's ms
+phase() { grep -o "$1=[0-9.]*ms" | head -1 | tr -dc '0-9.'; }
+fmt() { printf '  %-58s %10s ms\n' "$1" "$2"; }
+
+echo "generating the project: 20 000 files in 200 folders, about 79 MB ($P)" >&2
+python3 - "$P" <<'PY'
+import os, random, sys
+root = sys.argv[1]
+rng = random.Random(20261010)
+for d in range(200):
+    folder = os.path.join(root, "d%03d" % d)
+    os.makedirs(folder)
+    for f in range(100):
+        with open(os.path.join(folder, "f%03d.txt" % f), "w") as out:
+            lines = []
+            size = 0
+            while size < 3950:
+                line = "%08x %s\n" % (rng.getrandbits(32), "x" * rng.randint(10, 70))
+                lines.append(line)
+                size += len(line)
+            out.write("".join(lines)[:3950])
+PY
+# No automatic gc: a background gc would change .git while it is measured.
+(cd "$P" && printf 'build/\n' >.gitignore && git init -q &&
+  git config gc.auto 0 && git add -A &&
+  git -c user.name=b -c user.email=b@b commit -qm generated && git gc -q)
+echo "  $(find "$P" -path "$P/.git" -prune -o -type f -print | wc -l) files," \
+  "$(du -sm --exclude=.git "$P" | cut -f1) MB (without .git)" >&2
+
+# The command that changes K files (appends one line to each).
+change_cmd() {
+  echo "i=0; for f in d*/f*.txt; do [ \$i -ge $1 ] && break; echo changed >> \"\$f\"; i=\$((i+1)); done"
+}
+
+cd "$P"
+echo
+echo "Garuda staged commands (median of $RUNS runs; wall time of whole CLI calls unless said)"
+direct=$(median_ms "$STAGER" run --mode direct -- true)
+fmt "direct mode, garuda-stager run -- true" "$direct"
+for backend in overlay copy; do
+  echo " backend $backend:"
+  starts=()
+  for ((i = 0; i < RUNS; i++)); do
+    "$STAGER" end --session bench >/dev/null 2>&1
+    starts+=("$(GARUDA_STAGER_TIMINGS=1 "$STAGER" run --mode staged --backend "$backend" \
+      --session bench -- true 2>&1 >/dev/null | grep timings | phase start)")
+  done
+  fmt "session start (view made: the start phase)" "$(printf '%s\n' "${starts[@]}" | median)"
+  staged=$(median_ms "$STAGER" run --mode staged --backend "$backend" --session bench -- true)
+  fmt "staged, garuda-stager run --session -- true" "$staged"
+  fmt "per-command overhead of true (staged minus direct)" \
+    "$(awk -v a="$staged" -v b="$direct" 'BEGIN {printf "%.1f", a - b}')"
+  for k in 1 100 10000; do
+    lists=()
+    totals=()
+    for ((i = 0; i < RUNS; i++)); do
+      line=$(GARUDA_STAGER_TIMINGS=1 "$STAGER" run --mode staged --backend "$backend" \
+        --session bench -- sh -c "$(change_cmd $k)" 2>&1 >/dev/null | grep timings)
+      lists+=("$(phase list <<<"$line")")
+      totals+=("$(awk -v l="$(phase list <<<"$line")" -v o="$(phase output <<<"$line")" \
+        -v r="$(phase refresh <<<"$line")" 'BEGIN {printf "%.1f", l + o + r}')")
+    done
+    fmt "list a change of $k files (walk and fingerprints)" "$(printf '%s\n' "${lists[@]}" | median)"
+    fmt "  with the ChangeSet written and the next refresh" "$(printf '%s\n' "${totals[@]}" | median)"
+  done
+  "$STAGER" end --session bench >/dev/null 2>&1
+done
+
+echo
+echo "The spec's method with public tools, same machine, same run"
+C="$W/copy"
+S="$W/store.git"
+# The copy and the first trees take seconds each: measured once.
+rm -rf "$C"
+fmt "plain copy (cp -a), one run" "$(time_ms cp -a "$P" "$C")"
+ref_start() {
+  rm -rf "$C" "$S"
+  cp -a "$P" "$C" && git init -q --bare "$S" &&
+    GIT_DIR="$S" GIT_WORK_TREE="$P" GIT_INDEX_FILE="$S/index.project" git add -A &&
+    GIT_DIR="$S" GIT_WORK_TREE="$P" GIT_INDEX_FILE="$S/index.project" git write-tree >"$S/project-tree" &&
+    GIT_DIR="$S" GIT_WORK_TREE="$C" GIT_INDEX_FILE="$S/index.copy" git add -A &&
+    GIT_DIR="$S" GIT_WORK_TREE="$C" GIT_INDEX_FILE="$S/index.copy" git write-tree >/dev/null
+}
+ref_before() {
+  GIT_DIR="$S" GIT_WORK_TREE="$P" GIT_INDEX_FILE="$S/index.project" git add -A &&
+    GIT_DIR="$S" GIT_WORK_TREE="$P" GIT_INDEX_FILE="$S/index.project" git write-tree >"$S/project-tree" &&
+    GIT_DIR="$S" GIT_WORK_TREE="$C" GIT_INDEX_FILE="$S/index.copy" git read-tree -m -u "$(cat "$S/project-tree")"
+}
+ref_after() {
+  GIT_DIR="$S" GIT_WORK_TREE="$C" GIT_INDEX_FILE="$S/index.copy" git add -A &&
+    tree=$(GIT_DIR="$S" GIT_WORK_TREE="$C" GIT_INDEX_FILE="$S/index.copy" git write-tree) &&
+    GIT_DIR="$S" git diff-tree -r --name-status "$(cat "$S/project-tree")" "$tree"
+}
+fmt "session start (copy, both first trees), one run" "$(time_ms ref_start)"
+fmt "before each command (add -A, write-tree, read-tree -m -u)" "$(median_ms ref_before)"
+fmt "after each command (add -A, write-tree, diff-tree)" "$(median_ms ref_after)"
+for k in 1 100 10000; do
+  afters=()
+  for ((i = 0; i < RUNS; i++)); do
+    ref_before >/dev/null 2>&1
+    (cd "$C" && sh -c "$(change_cmd $k)")
+    afters+=("$(time_ms ref_after)")
+  done
+  fmt "after a change of $k files" "$(printf '%s\n' "${afters[@]}" | median)"
+done
+
+echo
+echo "The spec's recorded figures (Linux, ext4, no reflink; another machine)"
+fmt "plain copy" 400
+fmt "session start with both first trees" 3000
+fmt "before each command" 100
+fmt "after each command" 80
+echo
+echo "Targets: overlay start <= 100 ms, overhead <= 20 ms; copy start <= 1000 ms, overhead <= 60 ms."

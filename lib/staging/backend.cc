@@ -1,0 +1,331 @@
+#include "lib/staging/backend.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/status_macros.h"
+#include "lib/base/unique_fd.h"
+#include "lib/changeset/rules.h"
+#include "lib/question/visible.h"
+#include "lib/staging/folders.h"
+#include "lib/staging/mounts.h"
+#include "lib/staging/tree_copy.h"
+
+namespace garuda {
+namespace {
+
+constexpr char kOpaque[] = "user.overlay.opaque";
+
+std::string Child(const std::string& parent, const std::string& name) {
+  return parent.empty() ? name : absl::StrCat(parent, "/", name);
+}
+
+absl::Status MakeFolder(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return LastErrnoStatus(absl::StrCat("mkdir(", path, ")"));
+  }
+  return absl::OkStatus();
+}
+
+class OverlayBackend : public StagingBackend {
+ public:
+  OverlayBackend(std::string project, std::string folder)
+      : project_(std::move(project)),
+        upper_(JoinPath(folder, "upper")),
+        work_(JoinPath(folder, "work")),
+        merged_(JoinPath(folder, "view")) {}
+
+  std::string name() const override { return "overlay"; }
+  std::string Describe() const override {
+    return absl::StrCat("overlayfs over the project, writes in ", upper_);
+  }
+
+  absl::Status Create() override {
+    // A session whose start failed half way may have left layers behind.
+    RETURN_IF_ERROR(RemoveTree(upper_));
+    RETURN_IF_ERROR(RemoveTree(work_));
+    RETURN_IF_ERROR(MakeFolder(upper_));
+    RETURN_IF_ERROR(MakeFolder(work_));
+    return MakeFolder(merged_);
+  }
+
+  // Overlay's upper layer is changed only while nothing has it mounted
+  // (each call mounts it in its own namespace), as overlayfs requires.
+  absl::Status Refresh() override {
+    UniqueFd upper(::open(upper_.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!upper) {
+      return LastErrnoStatus(absl::StrCat("the upper layer ", upper_));
+    }
+    ASSIGN_OR_RETURN(bool empty, UpperIsEmpty());
+    if (empty) return absl::OkStatus();
+    ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(project_));
+    return RefreshFolder(upper.get(), "");
+  }
+
+  absl::StatusOr<std::string> Mount() override {
+    RETURN_IF_ERROR(MountOverlay(project_, upper_, work_, merged_));
+    mounted_ = true;
+    return merged_;
+  }
+
+  void Unmount() override {
+    if (mounted_) ::umount2(merged_.c_str(), MNT_DETACH);
+    mounted_ = false;
+  }
+
+  absl::StatusOr<ChangeSet> List(const BuildOptions& options) override {
+    // Nothing written: nothing to walk (and no need to load git's rules).
+    ASSIGN_OR_RETURN(bool empty, UpperIsEmpty());
+    if (empty) {
+      ChangeSet none;
+      none.header.set_project_root(options.project);
+      none.header.set_source("overlay");
+      none.header.set_command(options.command);
+      return none;
+    }
+    return BuildFromOverlayUpper(upper_, options);
+  }
+  std::string ListedRoot() const override { return upper_; }
+
+ private:
+  absl::StatusOr<bool> UpperIsEmpty() {
+    UniqueFd upper(::open(upper_.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!upper) {
+      return LastErrnoStatus(absl::StrCat("the upper layer ", upper_));
+    }
+    ASSIGN_OR_RETURN(std::vector<std::string> names,
+                     FolderNames(upper.get(), upper_));
+    return names.empty();
+  }
+
+  absl::StatusOr<bool> Ignored(const std::string& relative, bool folder) {
+    return rules_->IsIgnored(relative, folder);
+  }
+
+  // Removes from the upper folder `fd` every entry that git does not ignore.
+  // Returns through `empty` whether the folder is empty afterwards.
+  absl::Status RefreshFolder(int fd, const std::string& relative,
+                             bool* empty = nullptr) {
+    ASSIGN_OR_RETURN(std::vector<std::string> names,
+                     FolderNames(fd, relative.empty() ? upper_ : relative));
+    size_t kept = 0;
+    for (const std::string& name : names) {
+      std::string child = Child(relative, name);
+      struct stat st;
+      if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        return LastErrnoStatus(absl::StrCat("stat upper ", VisiblePath(child)));
+      }
+      bool folder = S_ISDIR(st.st_mode);
+      if (child == ".git") {
+        // git's own files follow the project: a command's commit or index
+        // refresh lasts for that command only.
+        RETURN_IF_ERROR(RemoveTree(JoinPath(upper_, child)));
+        continue;
+      }
+      ASSIGN_OR_RETURN(bool ignored, Ignored(child, folder));
+      if (ignored) {
+        ++kept;
+        continue;
+      }
+      if (!folder) {
+        // A file, a link or a whiteout: the project's version shows again.
+        if (::unlinkat(fd, name.c_str(), 0) != 0) {
+          return LastErrnoStatus(
+              absl::StrCat("unlink upper ", VisiblePath(child)));
+        }
+        continue;
+      }
+      UniqueFd sub(::openat(fd, name.c_str(),
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub)
+        return LastErrnoStatus(absl::StrCat("open upper ", VisiblePath(child)));
+      // A replaced folder merges with the project's again.
+      if (::fremovexattr(sub.get(), kOpaque) != 0 && errno != ENODATA) {
+        return LastErrnoStatus(
+            absl::StrCat("remove the opaque mark of ", VisiblePath(child)));
+      }
+      bool sub_empty = false;
+      RETURN_IF_ERROR(RefreshFolder(sub.get(), child, &sub_empty));
+      if (sub_empty) {
+        if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) {
+          return LastErrnoStatus(
+              absl::StrCat("rmdir upper ", VisiblePath(child)));
+        }
+        continue;
+      }
+      ++kept;
+    }
+    if (empty != nullptr) *empty = kept == 0;
+    return absl::OkStatus();
+  }
+
+  std::string project_, upper_, work_, merged_;
+  std::unique_ptr<IgnoreRules> rules_;
+  bool mounted_ = false;
+};
+
+class CopyBackend : public StagingBackend {
+ public:
+  CopyBackend(std::string project, std::string folder)
+      : project_(std::move(project)),
+        copy_(JoinPath(folder, "copy")),
+        method_file_(JoinPath(folder, "copy-method")),
+        git_started_(JoinPath(folder, "git-copy-started")),
+        git_ended_(JoinPath(folder, "git-copy-ended")) {}
+
+  std::string name() const override { return "copy"; }
+  std::string Describe() const override {
+    absl::StatusOr<std::string> method = ReadFileToString(method_file_);
+    return absl::StrCat(method.ok() ? *method : "a copy", " of the project in ",
+                        copy_);
+  }
+
+  absl::Status Create() override {
+    RETURN_IF_ERROR(RemoveTree(copy_));  // left by a start that failed
+    ASSIGN_OR_RETURN(TreeSize size,
+                     MeasureTree(project_, kCopyFileLimit, kCopyByteLimit));
+    if (size.files > kCopyFileLimit) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the project has more than ", kCopyFileLimit,
+          " files, the copy backend's limit; use the overlay backend "
+          "(\"backend\": \"overlay\") or direct mode"));
+    }
+    if (size.bytes > kCopyByteLimit &&
+        !ReflinkWorks(size.first_file, Dirname(copy_))) {
+      return absl::FailedPreconditionError(
+          "the project holds more than 2 GB and this file system cannot "
+          "share blocks (no reflink), so a plain copy is refused; use the "
+          "overlay backend (\"backend\": \"overlay\") or direct mode");
+    }
+    CopyStats stats;
+    RETURN_IF_ERROR(CopyTree(project_, copy_, &stats));
+    std::string method = stats.copied == 0 && stats.reflinked > 0
+                             ? "a reflink copy"
+                             : (stats.reflinked > 0 ? "a partly reflinked copy"
+                                                    : "a plain copy");
+    return WriteFileAtomically(method_file_, method, 0600);
+  }
+
+  absl::Status Refresh() override {
+    BuildOptions options;
+    options.project = project_;
+    ASSIGN_OR_RETURN(ChangeSet diff, BuildFromCopy(copy_, options));
+    if (diff.summary.incomplete()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the staging copy cannot be compared with the project: ",
+                       diff.summary.incomplete_reason()));
+    }
+    std::vector<const ChangeEntry*> entries;
+    for (const Change& change : diff.changes) entries.push_back(&change.entry);
+    std::sort(entries.begin(), entries.end(),
+              [](const ChangeEntry* a, const ChangeEntry* b) {
+                return a->path() < b->path();
+              });
+    std::vector<std::string> restored;
+    for (const ChangeEntry* entry : entries) {
+      const std::string& path = entry->path();
+      bool covered = false;
+      for (const std::string& folder : restored) {
+        if (absl::StartsWith(path, folder + "/")) covered = true;
+      }
+      if (covered) continue;
+      std::string in_copy = JoinPath(copy_, path);
+      if (entry->kind() == CHANGE_KIND_MODE_CHANGED &&
+          entry->base().type() == FILE_TYPE_DIRECTORY) {
+        if (::chmod(in_copy.c_str(), entry->base().mode()) != 0) {
+          return LastErrnoStatus(absl::StrCat("chmod ", in_copy));
+        }
+        continue;
+      }
+      RETURN_IF_ERROR(RemoveTree(in_copy));
+      if (entry->base().type() != FILE_TYPE_ABSENT) {
+        CopyStats stats;
+        RETURN_IF_ERROR(CopyTree(JoinPath(project_, path), in_copy, &stats));
+      }
+      restored.push_back(path);
+    }
+    // git's own files follow the project (see backend.h). Copied again only
+    // when either side changed since the last copy: a repository's .git can
+    // hold more files than its work tree.
+    std::string git = JoinPath(copy_, ".git");
+    std::string project_git = JoinPath(project_, ".git");
+    struct stat started, ended;
+    if (::stat(git_started_.c_str(), &started) == 0 &&
+        ::stat(git_ended_.c_str(), &ended) == 0) {
+      ASSIGN_OR_RETURN(struct timespec copy_latest, LatestChange(git));
+      ASSIGN_OR_RETURN(struct timespec project_latest,
+                       LatestChange(project_git));
+      auto before = [](const struct timespec& t, const struct stat& marker,
+                       bool or_same) {
+        const struct timespec& m = marker.st_mtim;
+        return t.tv_sec < m.tv_sec ||
+               (t.tv_sec == m.tv_sec &&
+                (t.tv_nsec < m.tv_nsec || (or_same && t.tv_nsec == m.tv_nsec)));
+      };
+      struct stat st;
+      bool copy_has = ::lstat(git.c_str(), &st) == 0;
+      bool project_has = ::lstat(project_git.c_str(), &st) == 0;
+      // The project's .git unchanged since the copy began, the copy's since
+      // it ended (its own files are as old as the end marker; a command's
+      // git writes come later).
+      if (copy_has == project_has && before(project_latest, started, false) &&
+          before(copy_latest, ended, true)) {
+        return absl::OkStatus();
+      }
+    }
+    ::unlink(git_ended_.c_str());
+    RETURN_IF_ERROR(WriteFileAtomically(git_started_, "", 0600));
+    RETURN_IF_ERROR(RemoveTree(git));
+    struct stat st;
+    if (::lstat(project_git.c_str(), &st) == 0) {
+      CopyStats stats;
+      RETURN_IF_ERROR(CopyTree(project_git, git, &stats));
+    }
+    return WriteFileAtomically(git_ended_, "", 0600);
+  }
+
+  absl::StatusOr<std::string> Mount() override {
+    struct stat st;
+    if (::stat(copy_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the staging copy ", copy_, " is missing"));
+    }
+    return copy_;
+  }
+
+  absl::StatusOr<ChangeSet> List(const BuildOptions& options) override {
+    return BuildFromCopy(copy_, options);
+  }
+  std::string ListedRoot() const override { return copy_; }
+
+ private:
+  std::string project_, copy_, method_file_, git_started_, git_ended_;
+};
+
+}  // namespace
+
+std::unique_ptr<StagingBackend> MakeStagingBackend(const std::string& kind,
+                                                   const std::string& project,
+                                                   const std::string& folder) {
+  if (kind == "overlay")
+    return std::make_unique<OverlayBackend>(project, folder);
+  if (kind == "copy") return std::make_unique<CopyBackend>(project, folder);
+  return nullptr;
+}
+
+}  // namespace garuda

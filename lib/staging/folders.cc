@@ -1,0 +1,210 @@
+#include "lib/staging/folders.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/status_macros.h"
+#include "lib/changeset/beneath.h"
+
+namespace garuda {
+namespace {
+
+constexpr char kLockName[] = "lock";
+
+absl::StatusOr<UniqueFd> LockFolder(const std::string& folder, bool wait,
+                                    bool create) {
+  std::string path = JoinPath(folder, kLockName);
+  ASSIGN_OR_RETURN(
+      UniqueFd fd,
+      OpenFile(path, O_RDWR | O_NOFOLLOW | (create ? O_CREAT : 0), 0600));
+  while (::flock(fd.get(), LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+    if (errno == EINTR) continue;
+    return ErrnoStatus(errno, absl::StrCat("flock(", path, ")"));
+  }
+  return fd;
+}
+
+std::string RandomHex() {
+  unsigned char bytes[6];
+  while (::getrandom(bytes, sizeof bytes, 0) != sizeof bytes) {
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<char*>(bytes), sizeof bytes));
+}
+
+// Removes everything in the open folder `fd`.
+absl::Status RemoveContent(int fd, const std::string& shown) {
+  // Overlay's work folder can be mode 000; we own it, so opening it up is
+  // only giving ourselves back access to our own files.
+  ::fchmod(fd, 0700);
+  int copy = ::dup(fd);
+  if (copy < 0) return LastErrnoStatus("dup");
+  DIR* dir = ::fdopendir(copy);
+  if (dir == nullptr) {
+    ::close(copy);
+    return LastErrnoStatus(absl::StrCat("opendir(", shown, ")"));
+  }
+  std::vector<std::pair<std::string, bool>> names;
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    names.push_back({name, entry->d_type == DT_DIR});
+  }
+  ::closedir(dir);
+  for (const auto& [name, is_dir] : names) {
+    std::string child = JoinPath(shown, name);
+    if (::unlinkat(fd, name.c_str(), 0) == 0) continue;
+    if (errno != EISDIR && errno != EPERM && !is_dir) {
+      return LastErrnoStatus(absl::StrCat("unlink(", child, ")"));
+    }
+    UniqueFd sub(::openat(fd, name.c_str(),
+                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!sub) return LastErrnoStatus(absl::StrCat("open(", child, ")"));
+    RETURN_IF_ERROR(RemoveContent(sub.get(), child));
+    if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) {
+      return LastErrnoStatus(absl::StrCat("rmdir(", child, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> StagingRoot() {
+  ASSIGN_OR_RETURN(std::string home, HomeDirectory());
+  std::string root = JoinPath(JoinPath(home, ".garuda"), "staging");
+  RETURN_IF_ERROR(MakeDirectories(root, 0700));
+  return root;
+}
+
+std::string ProjectHash(const std::string& project) {
+  return absl::BytesToHexString(Sha256(project)).substr(0, 16);
+}
+
+absl::Status CheckSessionName(const std::string& name) {
+  bool ok = !name.empty() && name.size() <= 64 && name[0] != '.';
+  for (char c : name) {
+    ok = ok && (absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+                c == '.' || c == '_' || c == '-');
+  }
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--session \"", name,
+                   "\": use 1 to 64 letters, digits, '.', '_' or '-', not "
+                   "starting with '.'"));
+}
+
+absl::StatusOr<StagingFolder> OpenStagingFolder(const std::string& root,
+                                                const std::string& project,
+                                                const std::string& session) {
+  StagingFolder folder;
+  std::string hash = ProjectHash(project);
+  if (!session.empty()) {
+    RETURN_IF_ERROR(CheckSessionName(session));
+    folder.named = true;
+    folder.path = JoinPath(root, absl::StrCat(hash, "-session-", session));
+    if (::mkdir(folder.path.c_str(), 0700) != 0) {
+      if (errno != EEXIST) {
+        return LastErrnoStatus(absl::StrCat("mkdir(", folder.path, ")"));
+      }
+      folder.fresh = false;
+    }
+    ASSIGN_OR_RETURN(folder.lock,
+                     LockFolder(folder.path, /*wait=*/true, /*create=*/true));
+    return folder;
+  }
+  folder.path =
+      JoinPath(root, absl::StrCat(hash, "-", ::getpid(), "-", RandomHex()));
+  if (::mkdir(folder.path.c_str(), 0700) != 0) {
+    return LastErrnoStatus(absl::StrCat("mkdir(", folder.path, ")"));
+  }
+  ASSIGN_OR_RETURN(folder.lock,
+                   LockFolder(folder.path, /*wait=*/false, /*create=*/true));
+  return folder;
+}
+
+absl::Status RemoveEndedFolders(const std::string& root,
+                                const std::string& project) {
+  std::string prefix = absl::StrCat(ProjectHash(project), "-");
+  DIR* dir = ::opendir(root.c_str());
+  if (dir == nullptr)
+    return LastErrnoStatus(absl::StrCat("opendir(", root, ")"));
+  std::vector<std::string> candidates;
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (!absl::StartsWith(name, prefix)) continue;
+    if (absl::StartsWith(name.substr(prefix.size()), "session-")) continue;
+    candidates.push_back(name);
+  }
+  ::closedir(dir);
+  for (const std::string& name : candidates) {
+    std::string path = JoinPath(root, name);
+    absl::StatusOr<UniqueFd> lock =
+        LockFolder(path, /*wait=*/false, /*create=*/false);
+    if (!lock.ok()) {
+      if (absl::IsUnavailable(lock.status())) continue;  // a live process
+      // No lock file: a start that failed half way, or one that is being
+      // made right now (the lock file follows the folder at once). Only a
+      // folder older than a minute is taken as left over.
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0 ||
+          st.st_mtime > ::time(nullptr) - 60) {
+        continue;
+      }
+    }
+    RETURN_IF_ERROR(RemoveTree(path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> FolderNames(int fd,
+                                                     const std::string& shown) {
+  int copy = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* dir = copy >= 0 ? ::fdopendir(copy) : nullptr;
+  if (dir == nullptr) {
+    if (copy >= 0) ::close(copy);
+    return LastErrnoStatus(absl::StrCat("opendir(", shown, ")"));
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(std::move(name));
+    errno = 0;
+  }
+  int error = errno;
+  ::closedir(dir);
+  if (error != 0)
+    return ErrnoStatus(error, absl::StrCat("readdir(", shown, ")"));
+  return names;
+}
+
+absl::Status RemoveTree(const std::string& path) {
+  UniqueFd fd(
+      ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return absl::OkStatus();
+    if (errno == ENOTDIR || errno == ELOOP) {
+      if (::unlink(path.c_str()) == 0) return absl::OkStatus();
+    }
+    return LastErrnoStatus(absl::StrCat("open(", path, ")"));
+  }
+  RETURN_IF_ERROR(RemoveContent(fd.get(), path));
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) {
+    return LastErrnoStatus(absl::StrCat("rmdir(", path, ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace garuda

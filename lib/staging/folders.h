@@ -1,0 +1,59 @@
+// The folders of staging views: ~/.garuda/staging/<root hash>-<pid>-<random>/
+// for one call, <root hash>-session-<NAME>/ for a named session that lives
+// across calls. Only garuda-stager writes there.
+//
+// A folder is in use while a live process holds the lock on its "lock"
+// file; a one-shot folder whose lock can be taken belongs to a process that
+// ended, and is removed at the next start for the same project.
+#ifndef GARUDA_LIB_STAGING_FOLDERS_H_
+#define GARUDA_LIB_STAGING_FOLDERS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/base/unique_fd.h"
+
+namespace garuda {
+
+// ~/.garuda/staging, created 0700 when missing.
+absl::StatusOr<std::string> StagingRoot();
+
+// A short hex hash of the project's real path.
+std::string ProjectHash(const std::string& project);
+
+// Letters, digits, '.', '_' and '-', 1 to 64 of them, not starting with '.'.
+absl::Status CheckSessionName(const std::string& name);
+
+struct StagingFolder {
+  std::string path;    // the folder itself, 0700
+  UniqueFd lock;       // held (flock LOCK_EX) while this process uses it
+  bool named = false;  // a --session folder: kept at the end of the call
+  bool fresh = true;   // made by this call (a named session can be reused)
+};
+
+// Makes (or, for a named session, reopens) the folder of this call and
+// takes its lock. A named session used by another call at the same time
+// waits for it (staged commands run one at a time).
+absl::StatusOr<StagingFolder> OpenStagingFolder(const std::string& root,
+                                                const std::string& project,
+                                                const std::string& session);
+
+// Removes the one-shot folders of `project` whose process has ended (their
+// lock can be taken). Errors are returned; folders in use are left alone.
+absl::Status RemoveEndedFolders(const std::string& root,
+                                const std::string& project);
+
+// The names in the open folder `fd`, without "." and ".."; `shown` names it
+// in errors.
+absl::StatusOr<std::vector<std::string>> FolderNames(int fd,
+                                                     const std::string& shown);
+
+// Removes a tree without following links, making folders writable where
+// needed (overlay's work folder is mode 000).
+absl::Status RemoveTree(const std::string& path);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_STAGING_FOLDERS_H_

@@ -1,0 +1,506 @@
+#include "lib/staging/session.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/status_macros.h"
+#include "lib/base/unique_fd.h"
+#include "lib/changeset/beneath.h"
+#include "lib/changeset/builder.h"
+#include "lib/question/question.h"
+#include "lib/question/visible.h"
+#include "lib/staging/backend.h"
+#include "lib/staging/folders.h"
+#include "lib/staging/mounts.h"
+#include "sandbox/command_policy.h"
+#include "sandbox/probe.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+constexpr int kNotRun = 125;
+constexpr char kBackendFile[] = "backend";
+
+void Say(const std::string& text) {
+  std::fprintf(stderr, "garuda-stager: %s\n", text.c_str());
+}
+
+int Stop(const std::string& text) {
+  Say(absl::StrCat(text,
+                   "\n  Nothing was run: staged mode never runs a "
+                   "command in direct mode instead."));
+  return kNotRun;
+}
+
+bool Inside(const std::string& path, const std::string& folder) {
+  return path == folder || absl::StartsWith(path, folder + "/");
+}
+
+// "auto" takes overlay when the probe's overlay canary passes.
+std::string ChooseBackend(const std::string& wanted) {
+  if (wanted != "auto") return wanted;
+  ProbeReport report = ProbeSandbox({});
+  for (const ProbeFeature& feature : report.features) {
+    if (absl::StartsWith(feature.name, "overlayfs") && feature.available) {
+      return "overlay";
+    }
+  }
+  return "copy";
+}
+
+bool NewerThan(const struct stat& st, const struct timespec& t0) {
+  const struct timespec& c = st.st_ctim;
+  return c.tv_sec > t0.tv_sec ||
+         (c.tv_sec == t0.tv_sec && c.tv_nsec >= t0.tv_nsec);
+}
+
+// Whether `relative` beneath `root` (or, when it is gone, its nearest
+// folder that is still there) changed at or after t0.
+bool ChangedSince(const std::string& root, const std::string& relative,
+                  const struct timespec& t0) {
+  std::string path = JoinPath(root, relative);
+  struct stat st;
+  while (::lstat(path.c_str(), &st) != 0) {
+    if (path == root) return true;  // the root is gone: surely a change
+    path = Dirname(path);
+  }
+  return NewerThan(st, t0);
+}
+
+// Whether the command wrote `relative` in the copy: the path, or a folder
+// above it (a renamed folder keeps its files' times). A person's edit of a
+// file beside one the command wrote is then kept too, and marked as a
+// conflict below, never listed as the command's own.
+bool WrittenSince(const std::string& root, const std::string& relative,
+                  const struct timespec& t0) {
+  std::string path = relative;
+  while (true) {
+    if (ChangedSince(root, path, t0)) return true;
+    std::string parent = Dirname(path);
+    if (parent == "." || parent.empty() || parent == path) return false;
+    path = parent;
+  }
+}
+
+// The change list says what the command changed, against the project as it
+// was before the command. The builders fingerprint the project when the
+// list is made; a path the person changed during the command would then
+// look like the command's own base. Such a path gets a base that matches
+// nothing, so garuda-applier reports a conflict and applies nothing. A copy
+// also differs from the project where only the person wrote: those paths
+// are not the command's changes and are left out.
+void KeepCommandChanges(ChangeSet* change_set, const std::string& project,
+                        const std::string& listed_root, bool copy,
+                        const struct timespec& t0, int* conflicts) {
+  std::vector<Change> kept;
+  for (Change& change : change_set->changes) {
+    const std::string& path = change.entry.path();
+    if (copy && !WrittenSince(listed_root, path, t0)) continue;
+    if (ChangedSince(project, path, t0)) {
+      Fingerprint changed;
+      changed.set_type(FILE_TYPE_UNSPECIFIED);
+      *change.entry.mutable_base() = changed;
+      ++*conflicts;
+    }
+    kept.push_back(std::move(change));
+  }
+  change_set->changes = std::move(kept);
+}
+
+// The project paths denied to commands (.garuda, .git/hooks, the
+// settings' own): in direct mode the sandbox hides them; in staged mode a
+// command can still create one in its view when the project has none, so a
+// change there is refused, and the whole list with it.
+void RefuseDeniedPaths(ChangeSet* change_set, const SandboxPolicy& policy) {
+  std::vector<Change> kept;
+  for (Change& change : change_set->changes) {
+    const std::string& path = change.entry.path();
+    std::string denied;
+    for (const std::string& given : policy.denied_paths()) {
+      if (!given.empty() && given[0] != '/' && Inside(path, given)) {
+        denied = given;
+      }
+    }
+    if (denied.empty()) {
+      kept.push_back(std::move(change));
+      continue;
+    }
+    RefusedPath* refused = change_set->summary.add_refused();
+    refused->set_path(path);
+    refused->set_reason(
+        absl::StrCat(denied,
+                     " is denied to commands; a change there is "
+                     "never applied"));
+  }
+  change_set->changes = std::move(kept);
+}
+
+absl::Status WriteOut(const ChangeSet& change_set, const std::string& out) {
+  std::string temporary = absl::StrCat(out, ".tmp-", ::getpid());
+  {
+    ASSIGN_OR_RETURN(UniqueFd fd,
+                     OpenFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+    absl::Status written = WriteChangeSet(change_set, fd.get(), out);
+    if (written.ok() && ::fsync(fd.get()) != 0) {
+      written = LastErrnoStatus(absl::StrCat("fsync(", temporary, ")"));
+    }
+    if (!written.ok()) {
+      ::unlink(temporary.c_str());
+      return written;
+    }
+  }
+  if (::rename(temporary.c_str(), out.c_str()) != 0) {
+    absl::Status status = LastErrnoStatus(absl::StrCat("rename to ", out));
+    ::unlink(temporary.c_str());
+    return status;
+  }
+  return absl::OkStatus();
+}
+
+// Runs `fn` with the process's stdout pointing at stderr, so that the
+// command's output never mixes into the ChangeSet stream.
+template <typename Fn>
+auto WithStdoutOnStderr(Fn fn) -> decltype(fn()) {
+  std::fflush(stdout);
+  int saved = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (saved >= 0) ::dup2(2, 1);
+  auto result = fn();
+  if (saved >= 0) {
+    ::dup2(saved, 1);
+    ::close(saved);
+  }
+  return result;
+}
+
+// When this environment variable is "1", the stager prints how long each
+// phase took on stderr (for bench/staging/).
+constexpr char kTimingsVariable[] = "GARUDA_STAGER_TIMINGS";
+
+// Phase durations, in order.
+class Timings {
+ public:
+  Timings() : last_(absl::Now()) {}
+  void Mark(const char* phase) {
+    absl::Time now = absl::Now();
+    phases_.push_back(absl::StrCat(
+        phase, "=", absl::ToDoubleMilliseconds(now - last_), "ms"));
+    last_ = now;
+  }
+  void Print() const {
+    const char* on = std::getenv(kTimingsVariable);
+    if (on != nullptr && std::string(on) == "1") {
+      Say(absl::StrCat("timings: ", absl::StrJoin(phases_, " ")));
+    }
+  }
+
+ private:
+  absl::Time last_;
+  std::vector<std::string> phases_;
+};
+
+class Session {
+ public:
+  Session(const StagedRunRequest& request, Timings* timings)
+      : request_(request), timings_(timings) {}
+  ~Session() {
+    if (backend_) backend_->Unmount();
+    if (!folder_.path.empty() && remove_at_end_) {
+      absl::Status removed = RemoveTree(folder_.path);
+      if (!removed.ok()) {
+        Say(absl::StrCat("could not remove the staging folder: ",
+                         removed.message()));
+      }
+    }
+  }
+
+  int Run(const MergedSettings& settings) {
+    std::string wanted = request_.backend.empty()
+                             ? settings.settings.commands().backend()
+                             : request_.backend;
+    if (wanted.empty()) wanted = "auto";
+    if (wanted != "auto" && wanted != "overlay" && wanted != "copy") {
+      return Stop(absl::StrCat("backend \"", wanted,
+                               "\" is not \"auto\", \"overlay\" or \"copy\""));
+    }
+    ProbeOptions quick;
+    quick.full = false;
+    ProbeReport report = ProbeSandbox(quick);
+    if (const ProbeFeature* missing = report.FirstMissing()) {
+      return Stop(absl::StrCat(
+          "staged mode needs the OS sandbox, and it does "
+          "not work here: ",
+          missing->name, ": ", missing->reason, ".\n  fix: ", missing->fix));
+    }
+    absl::StatusOr<std::string> root = StagingRoot();
+    if (!root.ok()) {
+      return Stop(absl::StrCat("cannot make the staging folder: ",
+                               root.status().message()));
+    }
+    if (Inside(*root, request_.project) || Inside(request_.project, *root)) {
+      return Stop(absl::StrCat("the staging folder ", *root,
+                               " and the project ", request_.project,
+                               " overlap; use a project outside ~/.garuda "
+                               "that does not hold it"));
+    }
+    absl::Status cleaned = RemoveEndedFolders(*root, request_.project);
+    if (!cleaned.ok()) {
+      Say(absl::StrCat("left over staging folders stay: ", cleaned.message()));
+    }
+    absl::StatusOr<StagingFolder> folder =
+        OpenStagingFolder(*root, request_.project, request_.session);
+    if (!folder.ok()) {
+      return Stop(absl::StrCat("cannot make the staging folder: ",
+                               folder.status().message()));
+    }
+    folder_ = *std::move(folder);
+    std::string backend_file = JoinPath(folder_.path, kBackendFile);
+    std::string kind;
+    if (!folder_.fresh) {
+      absl::StatusOr<std::string> stored = ReadFileToString(backend_file);
+      if (!stored.ok()) {
+        // A session whose start failed half way: start it again.
+        folder_.fresh = true;
+      } else {
+        kind = *stored;
+        if (wanted != "auto" && wanted != kind) {
+          return Stop(absl::StrCat("session \"", request_.session,
+                                   "\" uses the ", kind, " backend, not ",
+                                   wanted,
+                                   "; end it first with garuda-stager "
+                                   "end --session ",
+                                   request_.session));
+        }
+      }
+    }
+    remove_at_end_ = !folder_.named;
+    if (folder_.fresh) {
+      kind = ChooseBackend(wanted);
+      backend_ = MakeStagingBackend(kind, request_.project, folder_.path);
+      absl::Status made = absl::OkStatus();
+      const char* fail = std::getenv(kFailStagingVariable);
+      if (fail != nullptr && std::string(fail) == "1") {
+        made = absl::FailedPreconditionError(absl::StrCat(
+            "pretended by ", kFailStagingVariable, "=1 (a test seam)"));
+      }
+      if (made.ok()) made = backend_->Create();
+      if (made.ok() && folder_.named) {
+        made = WriteFileAtomically(backend_file, kind, 0600);
+      }
+      if (!made.ok()) {
+        remove_at_end_ = true;
+        backend_.reset();
+        return Stop(
+            absl::StrCat("the staging view (", kind,
+                         " backend) could not be set up: ", made.message()));
+      }
+    } else {
+      backend_ = MakeStagingBackend(kind, request_.project, folder_.path);
+      if (!backend_) {
+        return Stop(absl::StrCat("session folder ", folder_.path,
+                                 " names an unknown backend \"", kind, "\""));
+      }
+    }
+    Say(absl::StrCat("staged mode, ", kind, " backend: ", backend_->Describe(),
+                     folder_.named
+                         ? absl::StrCat(" (session \"", request_.session, "\")")
+                         : " (one shot)"));
+    if (!folder_.fresh) {
+      timings_->Mark("start");
+      absl::Status refreshed = backend_->Refresh();
+      if (!refreshed.ok()) return ViewFailed(refreshed);
+    }
+    return RunInView(settings);
+  }
+
+ private:
+  int ViewFailed(const absl::Status& status) {
+    std::string end = folder_.named
+                          ? absl::StrCat(
+                                "; end the session with garuda-stager end "
+                                "--session ",
+                                request_.session, " and start again")
+                          : "";
+    return Stop(
+        absl::StrCat("the staging view failed: ", status.message(), end));
+  }
+
+  int RunInView(const MergedSettings& settings) {
+    timings_->Mark(folder_.fresh ? "start" : "refresh");
+    absl::Status entered = EnterStagingNamespaces();
+    if (!entered.ok()) return ViewFailed(entered);
+    absl::StatusOr<std::string> view = backend_->Mount();
+    if (!view.ok()) return ViewFailed(view.status());
+    // From here on the project is read-only for this process and for every
+    // process it starts; the view is the only writable copy.
+    absl::Status locked = BindReadOnlyOverItself(request_.project);
+    if (!locked.ok()) return ViewFailed(locked);
+
+    CommandRequest command;
+    command.project = request_.project;
+    command.working_directory = request_.working_directory;
+    command.network = request_.network;
+    command.write_paths = request_.write_paths;
+    command.environment = CurrentEnvironment();
+    absl::StatusOr<SandboxPolicy> policy =
+        DirectCommandPolicy(settings, command);
+    if (!policy.ok()) return Stop(std::string(policy.status().message()));
+    policy->set_project_writable(false);
+    BindMount* bind = policy->add_binds();
+    bind->set_source(*view);
+    bind->set_target(request_.project);
+    bind->set_writable(true);
+
+    struct timespec t0;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &t0);
+    RunOptions run;
+    run.argv = request_.argv;
+    absl::StatusOr<RunResult> result =
+        WithStdoutOnStderr([&] { return RunInSandbox(*policy, run); });
+    if (!result.ok()) return Stop(std::string(result.status().message()));
+    if (result->kind == RunResult::Kind::kFailedToStart) {
+      return Stop(absl::StrCat("the command did not start: ", result->reason));
+    }
+    if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
+
+    BuildOptions options;
+    options.project = request_.project;
+    options.command = absl::StrJoin(request_.argv, " ");
+    // The test seam for an incomplete list: a lower file limit can only
+    // make a list incomplete, which garuda-applier never applies.
+    const char* limit = std::getenv(kFileLimitVariable);
+    uint64_t lower = 0;
+    if (limit != nullptr && absl::SimpleAtoi(limit, &lower) &&
+        lower < options.file_limit) {
+      options.file_limit = lower;
+    }
+    timings_->Mark("command");
+    absl::StatusOr<ChangeSet> change_set = backend_->List(options);
+    if (!change_set.ok()) {
+      return Stop(absl::StrCat("the change list could not be made: ",
+                               change_set.status().message()));
+    }
+    RefuseDeniedPaths(&*change_set, *policy);
+    int conflicts = 0;
+    KeepCommandChanges(&*change_set, request_.project, backend_->ListedRoot(),
+                       backend_->name() == "copy", t0, &conflicts);
+    timings_->Mark("list");
+    absl::Status shown = Output(*change_set, conflicts);
+    timings_->Mark("output");
+    if (!shown.ok()) return Stop(std::string(shown.message()));
+    return result->ShellExitCode();
+  }
+
+  absl::Status Output(const ChangeSet& change_set, int conflicts) {
+    std::vector<std::string> kept;
+    for (const IgnoredCount& count : change_set.summary.ignored()) {
+      kept.push_back(absl::StrCat(
+          count.folder().empty() ? "./" : VisiblePath(count.folder()), ": ",
+          count.files(), count.files() == 1 ? " file" : " files"));
+    }
+    if (!kept.empty()) {
+      Say(absl::StrCat("kept in staging, ignored by git, never applied: ",
+                       absl::StrJoin(kept, ", ")));
+    }
+    if (change_set.NoChanges()) {
+      Say("no changes");
+    } else {
+      Say(absl::StrCat(
+          change_set.changes.size(), " changed paths",
+          change_set.summary.incomplete()
+              ? absl::StrCat(" (incomplete: ",
+                             change_set.summary.incomplete_reason(), ")")
+              : ""));
+    }
+    if (conflicts > 0) {
+      Say(absl::StrCat(conflicts,
+                       " of them also changed in the project during the "
+                       "command: applying will report a conflict"));
+    }
+    if (!request_.out.empty()) return WriteOut(change_set, request_.out);
+    if (!::isatty(1)) return WriteChangeSet(change_set, 1, "standard output");
+    ASSIGN_OR_RETURN(UniqueFd project, OpenRoot(request_.project));
+    Rendered rendered = RenderChangeSet(change_set, project.get());
+    std::string text =
+        change_set.NoChanges()
+            ? "no changes\n"
+            : absl::StrCat(rendered.summary, "\n", rendered.diff, "\n",
+                           "(a terminal shows the list only; pipe it to "
+                           "garuda-applier apply --ask to apply it)\n");
+    return WriteAll(1, text);
+  }
+
+  const StagedRunRequest& request_;
+  Timings* timings_;
+  StagingFolder folder_;
+  std::unique_ptr<StagingBackend> backend_;
+  bool remove_at_end_ = true;
+};
+
+}  // namespace
+
+int RunStagedCommand(const MergedSettings& settings,
+                     const StagedRunRequest& request) {
+  if (request.argv.empty()) {
+    Say("run: no command; usage: garuda-stager run --mode staged "
+        "[--session NAME] [--out FILE] -- CMD [ARGS...]");
+    return kNotRun;
+  }
+  Timings timings;
+  int code;
+  {
+    Session session(request, &timings);
+    code = session.Run(settings);
+  }
+  timings.Mark("end");
+  timings.Print();
+  return code;
+}
+
+int EndStagedSession(const std::string& project, const std::string& session) {
+  absl::Status name = CheckSessionName(session);
+  if (!name.ok()) {
+    Say(std::string(name.message()));
+    return 2;
+  }
+  absl::StatusOr<std::string> root = StagingRoot();
+  if (!root.ok()) {
+    Say(std::string(root.status().message()));
+    return 1;
+  }
+  absl::StatusOr<StagingFolder> folder =
+      OpenStagingFolder(*root, project, session);
+  if (!folder.ok()) {
+    Say(std::string(folder.status().message()));
+    return 1;
+  }
+  if (folder->fresh) {
+    RemoveTree(folder->path).IgnoreError();
+    Say(absl::StrCat("no session \"", session, "\" for ", project));
+    return 1;
+  }
+  absl::Status removed = RemoveTree(folder->path);
+  if (!removed.ok()) {
+    Say(std::string(removed.message()));
+    return 1;
+  }
+  Say(absl::StrCat("session \"", session,
+                   "\" ended; its staging view is gone"));
+  return 0;
+}
+
+}  // namespace garuda
