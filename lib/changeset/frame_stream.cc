@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/files.h"
+#include "lib/ipc/frame_header.h"
 
 namespace garuda {
 
@@ -12,9 +13,8 @@ absl::Status FrameWriter::Write(const google::protobuf::MessageLite& message) {
         absl::StrCat(name_, ": frame of ", size, " bytes over the ",
                      max_frame_bytes_, "-byte limit"));
   }
-  std::string frame(4, '\0');
-  for (int i = 0; i < 4; ++i)
-    frame[i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  std::string frame(ipc::kFrameHeaderBytes, '\0');
+  ipc::EncodeFrameLength(static_cast<uint32_t>(size), &frame[0]);
   if (!message.AppendToString(&frame)) {
     return absl::InternalError(absl::StrCat(name_, ": cannot serialize frame"));
   }
@@ -27,7 +27,7 @@ absl::Status FrameWriter::Write(const google::protobuf::MessageLite& message) {
 }
 
 absl::Status FrameReader::Read(google::protobuf::MessageLite* message) {
-  unsigned char prefix[4];
+  char prefix[ipc::kFrameHeaderBytes];
   absl::Status status = ReadExact(fd_, prefix, sizeof(prefix));
   if (absl::IsOutOfRange(status)) return status;
   if (!status.ok()) {
@@ -35,8 +35,7 @@ absl::Status FrameReader::Read(google::protobuf::MessageLite* message) {
                         absl::StrCat(name_, ": frame ", frames_ + 1,
                                      " length: ", status.message()));
   }
-  uint32_t size = prefix[0] | (prefix[1] << 8) | (prefix[2] << 16) |
-                  (static_cast<uint32_t>(prefix[3]) << 24);
+  uint32_t size = ipc::DecodeFrameLength(prefix);
   if (size > max_frame_bytes_) {
     return absl::ResourceExhaustedError(
         absl::StrCat(name_, ": frame ", frames_ + 1, " of ", size,

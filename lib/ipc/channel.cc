@@ -16,20 +16,6 @@ namespace garuda {
 namespace ipc {
 namespace {
 
-void EncodeLength(uint32_t length, char* out) {
-  for (int i = 0; i < 4; ++i)
-    out[i] = static_cast<char>((length >> (8 * i)) & 0xff);
-}
-
-uint32_t DecodeLength(const char* in) {
-  uint32_t length = 0;
-  for (int i = 0; i < 4; ++i) {
-    length |= static_cast<uint32_t>(static_cast<unsigned char>(in[i]))
-              << (8 * i);
-  }
-  return length;
-}
-
 // Takes every descriptor in the control data of `msg` into `out`, so that
 // each is owned (and closed) exactly once whatever happens next. Returns
 // false when the control data held something other than SCM_RIGHTS.
@@ -105,7 +91,7 @@ absl::Status Channel::SendUnchecked(
                      ": over the ", options_.max_frame_bytes, "-byte limit"));
   }
   std::string frame(kFrameHeaderBytes + size, '\0');
-  EncodeLength(static_cast<uint32_t>(size), &frame[0]);
+  EncodeFrameLength(static_cast<uint32_t>(size), &frame[0]);
   if (!message.SerializeToArray(&frame[kFrameHeaderBytes],
                                 static_cast<int>(size))) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -267,7 +253,7 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
   }
   if (!status.ok()) return Fail(status);
 
-  uint32_t length = DecodeLength(header);
+  uint32_t length = DecodeFrameLength(header);
   if (length > options_.max_frame_bytes) {
     return Fail(absl::ResourceExhaustedError(
         absl::StrCat(peer, ": frame of ", length, " bytes over the ",

@@ -21,6 +21,7 @@
 #include "absl/types/span.h"
 #include "google/protobuf/message_lite.h"
 #include "lib/base/unique_fd.h"
+#include "lib/ipc/frame_header.h"
 
 namespace garuda {
 namespace ipc {
@@ -37,9 +38,6 @@ struct ChannelOptions {
   // Cap on the descriptors that ride on one frame, in both directions.
   int max_fds_per_frame = 4;
 };
-
-// Size of the length prefix in front of every frame.
-inline constexpr size_t kFrameHeaderBytes = 4;
 
 // One end of a SOCK_STREAM socketpair carrying frames. Not thread-safe: use
 // a Channel from one thread at a time.
