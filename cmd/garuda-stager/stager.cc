@@ -96,6 +96,12 @@ int StagerRun(const StagerRunOptions& options) {
     Say(std::string(settings.status().message()));
     return kStagerRefused;
   }
+  if (options.network && !settings->network_off_policy_source.empty()) {
+    Say(absl::StrCat(
+        "--network is refused: ", settings->network_off_policy_source,
+        " turns the network off for commands; nothing was run"));
+    return kStagerRefused;
+  }
   std::string mode = options.mode.empty() ? settings->settings.commands().mode()
                                           : options.mode;
   if (mode == "staged") {

@@ -105,6 +105,9 @@ absl::StatusOr<MergedSettings> MergeSettings(const SettingsSources& sources) {
     if (!network_set && in.sandbox().has_network()) {
       out.mutable_sandbox()->set_network(in.sandbox().network());
       network_set = true;
+      if (source.policy && !in.sandbox().network()) {
+        merged.network_off_policy_source = source.path;
+      }
     }
     for (const std::string& path : in.sandbox().write_paths()) {
       if (source.project) RETURN_IF_ERROR(CheckProjectWritePath(source, path));

@@ -35,6 +35,9 @@ struct MergedSettings {
   std::string strict_source;
   // The file that required the sandbox, when one did (a strict one counts).
   std::string require_sandbox_source;
+  // The policy file (managed or the user's) that turned the network off for
+  // commands, when one did: then no flag may turn it on again.
+  std::string network_off_policy_source;
 
   bool strict() const { return settings.profile() == "strict"; }
   bool require_sandbox() const { return settings.require_sandbox(); }

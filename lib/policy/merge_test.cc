@@ -121,6 +121,21 @@ TEST_F(MergeTest, PolicyOverridesProjectForModeAndNetwork) {
   EXPECT_TRUE(Merge().settings.sandbox().network());
 }
 
+TEST_F(MergeTest, NetworkOffInAPolicyIsRemembered) {
+  sources_.managed_policy = Parse(R"({"sandbox":{"network":false}})");
+  sources_.project_settings = Parse(R"({"sandbox":{"network":true}})");
+  MergedSettings merged = Merge();
+  EXPECT_FALSE(merged.settings.sandbox().network());
+  EXPECT_EQ(merged.network_off_policy_source, "/etc/garuda/policy.json");
+  // Negative controls: off in the user's settings only, or on in a policy,
+  // leaves a flag free to turn it on.
+  sources_.managed_policy.Clear();
+  sources_.user_settings = Parse(R"({"sandbox":{"network":false}})");
+  EXPECT_EQ(Merge().network_off_policy_source, "");
+  sources_.user_policy = Parse(R"({"sandbox":{"network":true}})");
+  EXPECT_EQ(Merge().network_off_policy_source, "");
+}
+
 TEST_F(MergeTest, DeniedPathsAreTheUnion) {
   sources_.managed_policy = Parse(R"({"sandbox":{"denyPaths":["secrets"]}})");
   sources_.project_settings = Parse(R"({"sandbox":{"denyPaths":["keys"]}})");

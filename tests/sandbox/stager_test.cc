@@ -155,6 +155,20 @@ TEST_F(StagerTest, RequireSandboxAlsoRefusesTheHost) {
   EXPECT_FALSE(Exists(project_ + "/ran"));
 }
 
+TEST_F(StagerTest, NetworkFlagCannotUndoAPolicysNetworkOff) {
+  Write(etc_ + "/policy.json", R"({"sandbox":{"network":false}})");
+  RunResult refused = Stager(RunArgs({"--network"}));
+  EXPECT_EQ(refused.exit_code, 125);
+  EXPECT_NE(refused.stderr_data.find(etc_ + "/policy.json"), std::string::npos)
+      << refused.stderr_data;
+  EXPECT_FALSE(Exists(project_ + "/ran"));
+  // Negative control: the same flag with no policy on the network runs.
+  ASSERT_EQ(::unlink((etc_ + "/policy.json").c_str()), 0);
+  RunResult ran = Stager(RunArgs({"--network"}));
+  EXPECT_EQ(ran.exit_code, 0) << ran.stderr_data;
+  EXPECT_TRUE(Exists(project_ + "/ran"));
+}
+
 TEST_F(StagerTest, BadSettingsNameTheFileAndField) {
   std::string file = project_ + "/.garuda/settings.json";
   Write(file, R"({"profile":"strickt"})");
