@@ -1,0 +1,80 @@
+// What a session needs from the person at the other end: the session loop
+// (lib/agent/session.h) calls it; the terminal (lib/agent/terminal.h) and
+// the one-shot mode (no terminal: every question is answered "no")
+// implement it.
+#ifndef GARUDA_LIB_AGENT_INTERACTION_H_
+#define GARUDA_LIB_AGENT_INTERACTION_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "lib/changeset/changeset.h"
+#include "lib/question/question.h"
+
+namespace garuda {
+namespace agent {
+
+// A permission question: a call that no rule allows, or one that asks.
+struct PermissionQuestion {
+  std::string tool;     // "bash", "edit_file", ...
+  std::string summary;  // "Run on the host: rm -rf build", "Edit src/x.c"
+  std::string detail;   // the diff of an edit, the reason it asks; may be ""
+  // The rule "yes, and don't ask again this session" would add, when there
+  // is one (Permissions::SessionRuleFor).
+  std::optional<std::string> session_rule;
+};
+
+enum class PermissionAnswer { kYes, kYesForSession, kNo };
+
+// A tool call as it starts and as it ends, for the person to follow.
+struct ToolCallView {
+  std::string id;
+  std::string tool;
+  std::string summary;  // "bash: make test", "read_file src/x.c"
+};
+
+struct ToolOutcomeView {
+  std::string id;
+  std::string tool;
+  std::string outcome;  // one line: "exited with code 0", "applied 2 files"
+  bool is_error = false;
+};
+
+class Interaction {
+ public:
+  virtual ~Interaction() = default;
+
+  // True when a person can answer questions now.
+  virtual bool CanAsk() const = 0;
+
+  // Model text as it streams.
+  virtual void ShowText(absl::string_view text) = 0;
+  // The model's text of a failed attempt is void (a retry streams it again).
+  virtual void ShowRetry(absl::string_view reason) = 0;
+  virtual void ShowToolCall(const ToolCallView& call) = 0;
+  virtual void ShowToolOutcome(const ToolOutcomeView& outcome) = 0;
+  // A line for the person: the first line of the session, a notice, an error.
+  virtual void ShowNotice(absl::string_view line) = 0;
+
+  // Asked only when CanAsk(); a session without a person answers kNo itself.
+  virtual PermissionAnswer AskPermission(const PermissionQuestion& question) = 0;
+  // The question of spec T5 (lib/question): apply or discard a command's
+  // changes.
+  virtual Answer AskChangeSet(const ChangeSet& change_set,
+                              const Rendered& rendered) = 0;
+};
+
+// Reads the person's next line (a prompt, a slash command, "!command").
+class LineSource {
+ public:
+  virtual ~LineSource() = default;
+  // nullopt at the end of input, or when the person asked to leave (a
+  // second Ctrl-C at an empty prompt).
+  virtual std::optional<std::string> ReadLine(absl::string_view prompt) = 0;
+};
+
+}  // namespace agent
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AGENT_INTERACTION_H_
