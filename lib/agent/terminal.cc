@@ -475,6 +475,10 @@ class TerminalLineSource : public LineSource {
       for (;;) {
         interrupted_ = false;
         int count = 0;
+        // The terminal in libedit's mode before the prompt shows: keys
+        // typed after it are then read by the editor, never echoed and
+        // kept (or, for Ctrl-C, flushed) by the terminal's cooked mode.
+        ::el_set(editor_, EL_PREP_TERM, 1);
         const char* line = ::el_gets(editor_, &count);
         if (interrupted_) {
           Write("^C\n");
@@ -519,7 +523,7 @@ class TerminalLineSource : public LineSource {
 
   static unsigned char OnCtrlC(EditLine* editor, int) {
     TerminalLineSource* self = Self(editor);
-    const LineInfo* info = ::el_line(editor);
+    const LineInfoW* info = ::el_wline(editor);
     self->line_had_text_ = info != nullptr && info->lastchar != info->buffer;
     self->interrupted_ = true;
     return CC_EOF;
