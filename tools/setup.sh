@@ -19,6 +19,8 @@ debian_packages=(
   bubblewrap
   libcurl4-openssl-dev
   libtree-sitter-dev
+  libedit-dev
+  tmux
 )
 
 missing=()
