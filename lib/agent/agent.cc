@@ -260,6 +260,7 @@ int RunAgent(const AgentOptions& options) {
   config.strict =
       settings->merged.strict() || description->profile() == "strict";
   config.strict_source = settings->merged.strict_source;
+  config.require_sandbox = settings->merged.require_sandbox();
   config.description = *description;
   config.no_model_hint = kNoModelHint;
   config.notices = settings->notices;

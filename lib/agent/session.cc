@@ -89,12 +89,15 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
     out.ShowNotice(notice);
   }
   if (!session->sandboxed()) {
-    out.ShowNotice(
-        absl::StrCat("Notice: no OS sandbox (",
-                     session->config_.description.sandbox_problem().empty()
-                         ? std::string("the probe failed")
-                         : session->config_.description.sandbox_problem(),
-                     "). Every command runs on the host and asks you first."));
+    out.ShowNotice(absl::StrCat(
+        "Notice: no OS sandbox (",
+        session->config_.description.sandbox_problem().empty()
+            ? std::string("the probe failed")
+            : session->config_.description.sandbox_problem(),
+        session->config_.require_sandbox
+            ? "). The settings require the sandbox (requireSandbox): every "
+              "command is refused."
+            : "). Every command runs on the host and asks you first."));
   }
   if (session->parts_.model == nullptr) {
     out.ShowNotice(session->config_.no_model_hint);
@@ -173,6 +176,22 @@ absl::Status Session::NoteForModel(const std::string& note) {
   return Add(std::move(message));
 }
 
+ToolContext Session::Tools() {
+  ToolContext tools;
+  tools.session_id = config_.session_id;
+  tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
+  tools.sandboxed = sandboxed();
+  tools.require_sandbox = config_.strict || config_.require_sandbox;
+  tools.staged = staged();
+  tools.project = parts_.project;
+  tools.permissions = parts_.permissions;
+  tools.interaction = parts_.interaction;
+  tools.stager = parts_.stager;
+  tools.applier = parts_.applier;
+  tools.audit = parts_.audit;
+  return tools;
+}
+
 absl::Status Session::CheckHelpers() {
   if (!parts_.check_helpers) return absl::OkStatus();
   absl::Status alive = parts_.check_helpers();
@@ -208,17 +227,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
     RETURN_IF_ERROR(Add(std::move(user)));
   }
 
-  ToolContext tools;
-  tools.session_id = config_.session_id;
-  tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
-  tools.sandboxed = sandboxed();
-  tools.staged = staged();
-  tools.project = parts_.project;
-  tools.permissions = parts_.permissions;
-  tools.interaction = parts_.interaction;
-  tools.stager = parts_.stager;
-  tools.applier = parts_.applier;
-  tools.audit = parts_.audit;
+  ToolContext tools = Tools();
 
   provider::BudgetRequestMeter meter(parts_.budget);
   size_t measured_messages = 0;
@@ -351,18 +360,7 @@ absl::StatusOr<Session::LineOutcome> Session::HandleLine(
   if (trimmed[0] == '!') {
     std::string command(absl::StripAsciiWhitespace(trimmed.substr(1)));
     if (command.empty()) return LineOutcome::kContinue;
-    ToolContext tools;
-    tools.session_id = config_.session_id;
-    tools.profile =
-        config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
-    tools.sandboxed = sandboxed();
-    tools.staged = staged();
-    tools.project = parts_.project;
-    tools.permissions = parts_.permissions;
-    tools.interaction = parts_.interaction;
-    tools.stager = parts_.stager;
-    tools.applier = parts_.applier;
-    tools.audit = parts_.audit;
+    ToolContext tools = Tools();
     ASSIGN_OR_RETURN(std::string output, RunPersonCommand(tools, command));
     parts_.interaction->ShowNotice(output);
     absl::StrAppend(&pending_person_output_, "[The person ran `", command,
