@@ -55,9 +55,9 @@ absl::Status CheckProfile(const SessionConfig& config) {
       config.strict_source.empty()
           ? std::string()
           : absl::StrCat(" (from ", config.strict_source, ")"),
-      " runs commands only in the OS sandbox, and there is none here: ",
+      " runs commands only in the OS sandbox, and this machine has none (",
       problem,
-      ". Fix: make the sandbox work (`garuda-stager probe` says what is "
+      "). Fix: make the sandbox work (`garuda-stager probe` says what is "
       "missing), or remove \"profile\": \"strict\" from ",
       config.strict_source.empty() ? "the policy file" : config.strict_source,
       " (a project's settings cannot remove it)."));
@@ -77,7 +77,13 @@ bool Session::staged() const { return config_.description.mode() == "staged"; }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
                                                         SessionParts parts) {
-  RETURN_IF_ERROR(CheckProfile(config));
+  if (absl::Status profile = CheckProfile(config); !profile.ok()) {
+    parts.audit
+        ->Record(MakeEvent("session_refused", "", parts.project->root(),
+                           "refused", profile.message()))
+        .IgnoreError();
+    return profile;
+  }
   std::unique_ptr<Session> session(
       new Session(std::move(config), std::move(parts)));
   Interaction& out = *session->parts_.interaction;
