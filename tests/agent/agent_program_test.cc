@@ -336,6 +336,35 @@ TEST_F(AgentProgramTest, StrictToolSchemaHasNoOutsideSandbox) {
   EXPECT_EQ(Notes(), "old line\n");
 }
 
+TEST_F(AgentProgramTest, WithoutAModelTheSessionStartsAndBangCommandsWork) {
+  UniqueFd in, out, err;
+  std::vector<std::string> argv = {Runfile("cmd/garuda-agent/garuda-agent"),
+                                   "--project", project_, "--helpers-dir",
+                                   helpers_};
+  pid_t pid = Start(argv, Env(false), &in, &out, &err);
+  ASSERT_TRUE(WriteAll(in.get(), "!echo from the person\nhello\n/exit\n").ok());
+  in.Reset();
+  std::string stdout_text = ReadAll(out.get()).value_or("");
+  std::string stderr_text = ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "model none configured"))
+      << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "No model configured"));
+  EXPECT_TRUE(absl::StrContains(stderr_text, "from the person")) << stderr_text;
+  // One-shot needs a model: a usage error that says how to configure one.
+  AgentRun one_shot;
+  pid = Start(
+      {argv[0], "--project", project_, "--helpers-dir", helpers_, "-p", "hi"},
+      Env(false), &in, &out, &err);
+  in.Reset();
+  one_shot.err = ReadAll(err.get()).value_or("");
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_TRUE(absl::StrContains(one_shot.err, "baseUrl")) << one_shot.err;
+}
+
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
   ProviderScript script;
   *script.add_replies() = Text("never");

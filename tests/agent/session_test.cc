@@ -185,6 +185,24 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     if (session.ok()) session_ = std::move(*session);
   }
 
+  // A staged session whose model runs `sed -i s/old/new/ notes.txt` (the
+  // scripted stager stages "new line") and then says `final_text`.
+  void StartStagedSedSession(const std::string& final_text) {
+    ProviderScript script;
+    *script.add_replies() = ToolCall(
+        "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
+    *script.add_replies() = Text(final_text);
+    StartServer(script);
+    StartSession("staged");
+    ASSERT_TRUE(start_status_.ok()) << start_status_;
+    FakeCommand sed;
+    sed.result.set_kind(CommandResult::EXITED);
+    sed.result.set_description("exited with code 0");
+    sed.result.set_stdout_data("edited\n");
+    sed.writes["notes.txt"] = "new line\n";
+    stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  }
+
   TurnOutcome Turn(const std::string& prompt) {
     auto outcome = session_->RunTurn(prompt, &cancel_);
     EXPECT_TRUE(outcome.ok()) << outcome.status();
@@ -249,19 +267,8 @@ TEST_P(SessionTest, PlainAnswer) {
 }
 
 TEST_P(SessionTest, StagedBashAskedAppliedAndTheModelIsTold) {
-  ProviderScript script;
-  *script.add_replies() = ToolCall(
-      "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
-  *script.add_replies() = Text("Done.");
-  StartServer(script);
-  StartSession("staged");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
-  FakeCommand sed;
-  sed.result.set_kind(CommandResult::EXITED);
-  sed.result.set_description("exited with code 0");
-  sed.result.set_stdout_data("edited\n");
-  sed.writes["notes.txt"] = "new line\n";
-  stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  StartStagedSedSession("Done.");
+  if (HasFatalFailure()) return;
   person_.change_answers.push_back(Answer::kApply);
 
   TurnOutcome outcome = Turn("Change old to new");
@@ -287,17 +294,8 @@ TEST_P(SessionTest, StagedBashAskedAppliedAndTheModelIsTold) {
 }
 
 TEST_P(SessionTest, StagedBashDiscardedLeavesTheProject) {
-  ProviderScript script;
-  *script.add_replies() = ToolCall(
-      "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
-  *script.add_replies() = Text("Understood.");
-  StartServer(script);
-  StartSession("staged");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
-  FakeCommand sed;
-  sed.result.set_description("exited with code 0");
-  sed.writes["notes.txt"] = "new line\n";
-  stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  StartStagedSedSession("Understood.");
+  if (HasFatalFailure()) return;
   person_.change_answers.push_back(Answer::kDiscard);
 
   Turn("Change old to new");
@@ -592,17 +590,8 @@ TEST_P(SessionTest, ADeadHelperStopsTheSession) {
 }
 
 TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
-  ProviderScript script;
-  *script.add_replies() = ToolCall(
-      "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
-  *script.add_replies() = Text("Done.");
-  StartServer(script);
-  StartSession("staged");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
-  FakeCommand sed;
-  sed.result.set_description("exited with code 0");
-  sed.writes["notes.txt"] = "new line\n";
-  stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  StartStagedSedSession("Done.");
+  if (HasFatalFailure()) return;
   FakeCommand ls;
   ls.result.set_description("exited with code 0");
   ls.result.set_stdout_data("notes.txt\n");
