@@ -102,9 +102,6 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     client_.reset();
     budget_.reset();
     audit_.reset();
-    if (auditor_ && auditor_->CheckAlive().ok()) {
-      audit_ = AuditChannelClient(auditor_.get());
-    }
     budgeter_.reset();
     auditor_.reset();
     server_.reset();
@@ -217,6 +214,17 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     return status.ok() ? *status : BudgetStatus();
   }
 
+  // The audit log after the auditor closed it.
+  std::string AuditLog() {
+    EXPECT_TRUE(audit_->Close().ok());
+    std::string all;
+    std::string root = JoinPath(home_, ".garuda/audit");
+    for (const auto& [path, content] : garuda::testing::Snapshot(root)) {
+      if (absl::EndsWith(path, ".jsonl")) all += content;
+    }
+    return all;
+  }
+
   std::string Notes() {
     return garuda::testing::Read(project_.root + "/notes.txt");
   }
@@ -291,6 +299,11 @@ TEST_P(SessionTest, StagedBashAskedAppliedAndTheModelIsTold) {
                                 "discard leaves the project unchanged"));
   ASSERT_EQ(outcome.tool_calls.size(), 1u);
   EXPECT_TRUE(absl::StartsWith(outcome.tool_calls[0].outcome(), kAppliedLine));
+  std::string audit = AuditLog();
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"tool_call")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"command")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"question")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"applied")")) << audit;
 }
 
 TEST_P(SessionTest, StagedBashDiscardedLeavesTheProject) {
@@ -303,6 +316,7 @@ TEST_P(SessionTest, StagedBashDiscardedLeavesTheProject) {
   EXPECT_EQ(Notes(), "old line\n");
   EXPECT_TRUE(applier_->reasons.empty());
   EXPECT_TRUE(absl::StrContains(RequestBody(1), kDiscardedLine));
+  EXPECT_TRUE(absl::StrContains(AuditLog(), R"("kind":"discard")"));
 }
 
 TEST_P(SessionTest, EditOfAFileChangedMeanwhileIsAConflict) {
@@ -328,6 +342,9 @@ TEST_P(SessionTest, EditOfAFileChangedMeanwhileIsAConflict) {
   EXPECT_TRUE(absl::StrContains(outcome.tool_calls[0].outcome(), "Conflict"))
       << outcome.tool_calls[0].outcome();
   EXPECT_TRUE(absl::StrContains(RequestBody(1), "Conflict"));
+  std::string audit = AuditLog();
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"conflict")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, "asked: yes")) << audit;
 }
 
 TEST_P(SessionTest, EditAllowedAndApplied) {
@@ -406,6 +423,10 @@ TEST_P(SessionTest, WithoutSandboxEveryCommandAsksAndRunsOnTheHost) {
   ASSERT_EQ(stager_->runs.size(), 2u);
   EXPECT_TRUE(stager_->runs[0].on_host());
   EXPECT_TRUE(stager_->runs[1].on_host());
+  std::string audit = AuditLog();
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"host_fallback")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, "asked: yes, and for this session"))
+      << audit;
 }
 
 TEST_P(SessionTest, StrictWithoutSandboxDoesNotStart) {
@@ -614,6 +635,23 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   EXPECT_TRUE(absl::StrContains(notices, "limit"));
   EXPECT_TRUE(absl::StrContains(notices, "commands: staged (copy)"));
   EXPECT_TRUE(session_->messages().empty());
+}
+
+TEST_P(SessionTest, ALongCommandOutputIsCutAndTheModelIsTold) {
+  ProviderScript script;
+  *script.add_replies() = ToolCall("call_1", "bash", R"({"command":"yes"})");
+  *script.add_replies() = Text("That was long.");
+  StartServer(script);
+  StartSession("direct");
+  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  FakeCommand yes;
+  yes.result.set_description("exited with code 0");
+  yes.result.set_stdout_data(std::string(150000, 'y'));
+  stager_->Script("yes", yes);
+  Turn("Run yes");
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "[result cut at 100000 of"));
+  EXPECT_FALSE(absl::StrContains(RequestBody(1), std::string(100001, 'y')));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothProviders, SessionTest,
