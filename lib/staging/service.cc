@@ -33,14 +33,6 @@ enum State { kServing = 0, kEnded = 1 };
 
 constexpr char kHostMode[] = "host";
 
-ipc::ChannelOptions AgentChannelOptions() {
-  ipc::ChannelOptions options;
-  options.peer_name = "garuda-agent";
-  options.max_frame_bytes = 1 << 20;
-  options.max_fds_per_frame = 1;
-  return options;
-}
-
 CommandResult::Kind KindOf(RunResult::Kind kind) {
   switch (kind) {
     case RunResult::Kind::kExited:
@@ -341,12 +333,10 @@ class StagerService {
 }  // namespace
 
 absl::Status RunStagerServe(const StagerServeOptions& options) {
-  if (options.channel_fd < 0) {
-    return absl::InvalidArgumentError("serve needs --channel-fd");
-  }
   ASSIGN_OR_RETURN(
       ipc::Channel channel,
-      ipc::ChannelFromFd(options.channel_fd, AgentChannelOptions()));
+      ipc::ChannelFromFd(options.channel_fd,
+                         ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
   StagerService service(options);
   RETURN_IF_ERROR(service.Start());
   return service.Serve(channel);

@@ -139,12 +139,13 @@ class ServeTest : public ::testing::Test {
 
   // Sends RunCommand; the reply, and the ChangeSet memfd when one came.
   StagerReply Run(ipc::HelperProcess& stager, const std::string& command,
-                  UniqueFd* change_set = nullptr, bool on_host = false) {
+                  UniqueFd* change_set = nullptr, bool on_host = false,
+                  uint32_t timeout_seconds = 60) {
     StagerRequest request;
     request.set_seq(++stager_seq_);
     request.mutable_run()->set_command(command);
     request.mutable_run()->set_on_host(on_host);
-    request.mutable_run()->set_timeout_seconds(60);
+    request.mutable_run()->set_timeout_seconds(timeout_seconds);
     StagerReply reply;
     std::vector<UniqueFd> fds;
     absl::Status called = stager.Call(request, &reply, &fds);
@@ -242,6 +243,14 @@ TEST_F(ServeTest, DirectRunCapturesOutputAndExitCode) {
   ASSERT_TRUE(stager->Call(request, &capped).ok());
   EXPECT_EQ(capped.result().stdout_data().size(), 100u);
   EXPECT_TRUE(capped.result().stdout_truncated());
+
+  // The timeout, in the sandbox and on the host.
+  for (bool on_host : {false, true}) {
+    StagerReply slow = Run(*stager, "sleep 30", nullptr, on_host, 1);
+    ASSERT_TRUE(slow.has_result()) << slow.DebugString();
+    EXPECT_EQ(slow.result().kind(), CommandResult::TIMED_OUT);
+    EXPECT_EQ(slow.result().on_host(), on_host);
+  }
   End(*stager);
 }
 
