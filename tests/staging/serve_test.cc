@@ -337,6 +337,15 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
     EXPECT_NE(reply.result().stdout_data(), "garuda\n");
     EXPECT_FALSE(reply.result().has_change_set());
     EXPECT_TRUE(Exists(JoinPath(project_, "host-made")));
+    // A process it leaves running on the host does not hold the reply
+    // (with its output on a pipe, the reply would wait the whole sleep and
+    // the test would time out).
+    StagerReply left =
+        Run(*stager, "sleep 900 & echo $! > ../left.pid; echo started", nullptr,
+            true);
+    ASSERT_TRUE(left.has_result()) << left.DebugString();
+    EXPECT_EQ(left.result().stdout_data(), "started\n");
+    Host("kill $(cat ../left.pid)");
     End(*stager);
   }
   ::unlink(JoinPath(project_, "host-made").c_str());
