@@ -475,6 +475,24 @@ TEST_F(ServeTest, AConflictWritesNothing) {
   EXPECT_TRUE(applier->Stop().ok()) << applier->exit_description();
 }
 
+TEST_F(ServeTest, AnIncompleteListIsRefusedAndWritesNothing) {
+  ::setenv("GARUDA_TEST_ONLY_FILE_LIMIT", "1", 1);
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  ::unsetenv("GARUDA_TEST_ONLY_FILE_LIMIT");
+  UniqueFd list;
+  StagerReply reply = Run(*stager, "touch n1 n2 n3", &list);
+  ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+  EXPECT_TRUE(reply.result().change_set_incomplete());
+  ASSERT_TRUE(list);
+  End(*stager);
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  ApplierReply applied = Apply(*applier, list.get());
+  ASSERT_TRUE(applied.has_applied()) << applied.DebugString();
+  EXPECT_EQ(applied.applied().kind(), ApplyOutcome::REFUSED);
+  EXPECT_NE(applied.applied().line().find("incomplete"), std::string::npos);
+  EXPECT_FALSE(Exists(JoinPath(project_, "n1")));
+}
+
 TEST_F(ServeTest, BadListsAndGarbageFramesWriteNothing) {
   std::map<std::string, std::string> before = testing::Snapshot(project_);
   std::unique_ptr<ipc::HelperProcess> applier = Applier();
