@@ -365,6 +365,26 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
   }
 }
 
+TEST_F(ServeTest, WithoutASandboxOnlyAnAgreedOnHostCommandRuns) {
+  // The fake probe (DirectRunCapturesOutputAndExitCode is the control: there
+  // the sandbox works and the command runs in it).
+  ::setenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX", "1", 1);
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("direct");
+  ::unsetenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX");
+  SessionDescription description = Describe(*stager);
+  EXPECT_FALSE(description.sandboxed());
+  EXPECT_NE(description.sandbox_problem().find("fix"), std::string::npos)
+      << description.sandbox_problem();
+  StagerReply refused = Run(*stager, "touch made");
+  EXPECT_TRUE(refused.has_error()) << refused.DebugString();
+  EXPECT_FALSE(Exists(JoinPath(project_, "made")));
+  StagerReply host = Run(*stager, "touch made", nullptr, /*on_host=*/true);
+  ASSERT_TRUE(host.has_result()) << host.DebugString();
+  EXPECT_TRUE(host.result().on_host());
+  EXPECT_TRUE(Exists(JoinPath(project_, "made")));
+  End(*stager);
+}
+
 TEST_F(ServeTest, AStagingFailureIsAnErrorReplyAndNothingRuns) {
   // The command writes a marker in a writable folder outside the project,
   // so that a run shows in either mode.
