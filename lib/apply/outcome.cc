@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/apply/apply.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/question/visible.h"

@@ -4,9 +4,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -271,7 +273,9 @@ TEST_F(ServeTest, StagedRunReturnsTheChangeInASealedMemfd) {
   const ChangeEntry* b = testing::FindEntry(*change_set, "b.txt");
   ASSERT_NE(b, nullptr);
   for (const Change& change : change_set->changes) {
-    if (change.entry.path() == "a.txt") EXPECT_EQ(change.content, "new\n");
+    if (change.entry.path() == "a.txt") {
+      EXPECT_EQ(change.content, "new\n");
+    }
   }
   // The project did not change.
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
@@ -406,6 +410,81 @@ TEST_F(ServeTest, AGarbageFrameEndsTheStagersChannel) {
       << stager->exit_description();
   EXPECT_TRUE(StagingFolders().empty());
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+}
+
+TEST_F(ServeTest, ApplyThroughTheApplierWritesTheProjectAndUndoRestores) {
+  UniqueFd list = StagedChange("echo new > a.txt; echo added > b.txt");
+  ASSERT_TRUE(list);
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  ASSERT_NE(applier, nullptr);
+  ApplierReply reply = Apply(*applier, list.get());
+  ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
+  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED);
+  EXPECT_EQ(reply.applied().line(), "The user applied the changes");
+  EXPECT_EQ(reply.applied().files(), 2u);
+  EXPECT_FALSE(reply.applied().undo_id().empty());
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "new\n");
+  EXPECT_EQ(Read(JoinPath(project_, "b.txt")), "added\n");
+
+  // The session's last apply, by session id.
+  ApplierReply undone = Undo(*applier, "");
+  ASSERT_TRUE(undone.has_undone()) << undone.DebugString();
+  EXPECT_EQ(undone.undone().kind(), ApplyOutcome::APPLIED);
+  EXPECT_EQ(undone.undone().undo_id(), reply.applied().undo_id());
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+  EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
+  // Nothing of the session is left to undo.
+  ApplierReply again = Undo(*applier, "");
+  EXPECT_TRUE(again.has_error()) << again.DebugString();
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+  EXPECT_TRUE(applier->Stop().ok()) << applier->exit_description();
+}
+
+TEST_F(ServeTest, AConflictWritesNothing) {
+  UniqueFd list = StagedChange("echo new > a.txt; echo added > b.txt");
+  ASSERT_TRUE(list);
+  // The person changes a.txt after the list was made.
+  Write(JoinPath(project_, "a.txt"), "person\n");
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  ApplierReply reply = Apply(*applier, list.get());
+  ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
+  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::CONFLICT);
+  ASSERT_EQ(reply.applied().conflicts_size(), 1);
+  EXPECT_EQ(reply.applied().conflicts(0), "a.txt");
+  EXPECT_NE(reply.applied().line().find("conflict"), std::string::npos);
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "person\n");
+  EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
+  EXPECT_TRUE(applier->Stop().ok()) << applier->exit_description();
+}
+
+TEST_F(ServeTest, BadListsAndGarbageFramesWriteNothing) {
+  std::map<std::string, std::string> before = testing::Snapshot(project_);
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  // A list that is not a ChangeSet stream: an error reply, the channel
+  // goes on.
+  UniqueFd junk(::memfd_create("junk", MFD_CLOEXEC));
+  ASSERT_TRUE(WriteAll(junk.get(), "\x05\x00\x00\x00junk!").ok());
+  ::lseek(junk.get(), 0, SEEK_SET);
+  ApplierReply reply = Apply(*applier, junk.get());
+  EXPECT_TRUE(reply.has_error()) << reply.DebugString();
+  // A pipe is refused (its writer could hold the applier forever).
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  reply = Apply(*applier, read_end.get());
+  EXPECT_TRUE(reply.has_error()) << reply.DebugString();
+  // A garbage frame ends the channel; the applier exits without a crash.
+  ASSERT_TRUE(ipc::SendRaw(applier->channel().fd(),
+                           ipc::LengthPrefix(7) + "\xff\xff\xff garbage")
+                  .ok());
+  ApplierReply last;
+  if (applier->channel().Receive(&last).ok()) {
+    EXPECT_TRUE(last.has_error()) << last.DebugString();
+  }
+  applier->Stop().IgnoreError();
+  EXPECT_EQ(applier->exit_description().find("signal"), std::string::npos)
+      << applier->exit_description();
+  EXPECT_EQ(testing::Snapshot(project_), before);
 }
 
 }  // namespace
