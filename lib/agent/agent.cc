@@ -10,10 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "lib/agent/agent_lockdown.h"
+#include "lib/agent/helpers.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/plain_interaction.h"
 #include "lib/agent/session.h"
 #include "lib/agent/settings.h"
+#include "lib/agent/terminal.h"
 #include "lib/audit/verify_cli.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
@@ -207,33 +210,43 @@ int RunAgent(const AgentOptions& options) {
     return stop(1);
   }
 
+  // The person: the terminal, or plain lines without one.
+  provider::CancelFlag cancel;
+  g_cancel = &cancel;
+  const bool terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
+  const std::string history_path =
+      terminal ? JoinPath(JoinPath(*home, ".garuda"), "history") : "";
+
   provider::InitializeHttp();
+  std::string lockdown_summary;
   if (options.lock_down) {
-    absl::Status locked = options.lock_down(root, session_id);
+    AgentLockdownOptions lockdown;
+    lockdown.session_dir = Dirname((*journal)->path());
+    lockdown.history_path = history_path;
+    lockdown.provider_url = model != nullptr ? model->options().base_url : "";
+    if (!options.accept_weaker_lockdown.empty()) {
+      lockdown.accept_weaker = AcceptWeakerLockdown{options.accept_weaker_lockdown};
+    }
+    AgentLockdownReport report;
+    absl::Status locked = LockDownAgent(lockdown, &report);
     if (!locked.ok()) {
       err.Line(absl::StrCat("the session did not start: lockdown: ",
                             locked.message()));
       return stop(1);
     }
+    lockdown_summary = report.summary;
   }
 
-  // The person.
-  provider::CancelFlag cancel;
-  g_cancel = &cancel;
-  struct sigaction action = {};
-  action.sa_handler = OnInterrupt;
-  ::sigaction(SIGINT, &action, nullptr);
-  const bool terminal = !options.one_shot && ::isatty(options.in_fd) &&
-                        options.make_terminal_interaction &&
-                        options.make_terminal_lines;
   std::unique_ptr<Interaction> interaction;
   std::unique_ptr<LineSource> lines;
   if (terminal) {
-    interaction =
-        options.make_terminal_interaction(options.in_fd, options.out_fd);
-    lines = options.make_terminal_lines(
-        JoinPath(JoinPath(*home, ".garuda"), "history"), &cancel);
+    interaction = MakeTerminalInteraction(options.in_fd, options.out_fd);
+    // It owns SIGINT while it lives: Ctrl-C sets `cancel` during a request.
+    lines = MakeTerminalLineSource(history_path, &cancel);
   } else {
+    struct sigaction action = {};
+    action.sa_handler = OnInterrupt;
+    ::sigaction(SIGINT, &action, nullptr);
     PlainOutput output;
     output.text_fd = options.one_shot ? -1 : options.out_fd;
     output.notice_fd = options.err_fd;
@@ -249,6 +262,9 @@ int RunAgent(const AgentOptions& options) {
   config.description = *description;
   config.no_model_hint = kNoModelHint;
   config.notices = settings->notices;
+  if (!lockdown_summary.empty()) {
+    config.notices.push_back(absl::StrCat("garuda-agent: ", lockdown_summary));
+  }
   SessionParts parts;
   parts.interaction = interaction.get();
   parts.project = project->get();

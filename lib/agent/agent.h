@@ -1,19 +1,15 @@
 // garuda-agent's session from start to end: settings, the helpers, the
-// model client, the lockdown, the session loop (interactive or one-shot),
-// and the orderly stop. cmd/garuda-agent/main.cc parses flags into
+// model client, the lockdown, the person (the terminal when standard input
+// is one, else plain lines and "no" to every question), the session loop
+// (interactive or one-shot), and the orderly stop. cmd/garuda-agent/main.cc parses flags into
 // AgentOptions and calls RunAgent.
 #ifndef GARUDA_LIB_AGENT_AGENT_H_
 #define GARUDA_LIB_AGENT_AGENT_H_
 
-#include <functional>
-#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
-#include "lib/agent/helpers.h"
-#include "lib/agent/interaction.h"
 #include "lib/provider/config.h"
-#include "lib/provider/http.h"
 
 namespace garuda {
 namespace agent {
@@ -31,19 +27,9 @@ struct AgentOptions {
   std::string accept_weaker_lockdown;
   int in_fd = 0, out_fd = 1, err_fd = 2;
 
-  // Called after the helpers started and HTTP was initialized, before the
-  // first model request or tool call: the agent's own lockdown.
-  std::function<absl::Status(const std::string& project,
-                             const std::string& session_id)>
-      lock_down;
-  // The terminal's Interaction and LineSource when standard input is a
-  // terminal (lib/agent/terminal.h); when unset, or without a terminal, the
-  // plain ones (no questions: every answer is no).
-  std::function<std::unique_ptr<Interaction>(int in_fd, int out_fd)>
-      make_terminal_interaction;
-  std::function<std::unique_ptr<LineSource>(const std::string& history_path,
-                                            provider::CancelFlag* cancel)>
-      make_terminal_lines;
+  // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
+  // helpers started. Off only in tests that must inspect the process.
+  bool lock_down = true;
 };
 
 // The exit status: 0 the session ended normally (one-shot: the model
