@@ -137,6 +137,20 @@ class AgentLockdownTest : public ::testing::Test {
     return out;
   }
 
+  // In a child: LockDownAgent(options), then the attempts, parsed; a
+  // failed lockdown is the entry "lockdown".
+  std::map<std::string, std::string> AttemptsAfterLockdown(
+      const AgentLockdownOptions& options) {
+    absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
+      AgentLockdownReport report;
+      absl::Status status = LockDownAgent(options, &report);
+      if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
+      return absl::StrCat("summary=", report.summary, "\n", Attempts());
+    });
+    if (!result.ok()) return {{"lockdown", result.status().ToString()}};
+    return ParseResults(*result);
+  }
+
   std::string root_, project_, home_, audit_, session_, history_;
   int provider_port_ = 0, other_port_ = 0;
   UniqueFd provider_listener_, other_listener_;
@@ -145,14 +159,7 @@ class AgentLockdownTest : public ::testing::Test {
 TEST_F(AgentLockdownTest, WritesOnlyItsSessionAndTalksOnlyToTheProvider) {
   absl::StatusOr<int> abi = LandlockAbiVersion();
   ASSERT_TRUE(abi.ok()) << abi.status();
-  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
-    AgentLockdownReport report;
-    absl::Status status = LockDownAgent(Options(), &report);
-    if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
-    return absl::StrCat("summary=", report.summary, "\n", Attempts());
-  });
-  ASSERT_TRUE(result.ok()) << result.status();
-  std::map<std::string, std::string> got = ParseResults(*result);
+  std::map<std::string, std::string> got = AttemptsAfterLockdown(Options());
   ASSERT_EQ(got.count("lockdown"), 0u) << got["lockdown"];
   EXPECT_EQ(got["write_project"], "EACCES");
   EXPECT_EQ(got["create_project"], "EACCES");
@@ -214,16 +221,9 @@ TEST_F(AgentLockdownTest, NegativeControlWithoutLockdownEverythingWorks) {
 }
 
 TEST_F(AgentLockdownTest, WithoutAModelNoNetworkAtAll) {
-  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
-    AgentLockdownOptions options = Options();
-    options.provider_url.clear();
-    AgentLockdownReport report;
-    absl::Status status = LockDownAgent(options, &report);
-    if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
-    return absl::StrCat("summary=", report.summary, "\n", Attempts());
-  });
-  ASSERT_TRUE(result.ok()) << result.status();
-  std::map<std::string, std::string> got = ParseResults(*result);
+  AgentLockdownOptions options = Options();
+  options.provider_url.clear();
+  std::map<std::string, std::string> got = AttemptsAfterLockdown(options);
   ASSERT_EQ(got.count("lockdown"), 0u) << got["lockdown"];
   EXPECT_EQ(got["connect_provider"], "EPERM");  // socket(AF_INET) refused
   EXPECT_EQ(got["socket_unix"], "0");

@@ -159,21 +159,22 @@ run() {
   provider_pid=""
 }
 
+# expect_file WHAT CONTENT: the project's config.txt after the run.
+expect_file() {
+  if [[ "$(cat "$P/config.txt")" == "$2" ]]; then
+    echo "ok [$RUN] $1"
+  else
+    fail "$1: the file is $(cat -A "$P/config.txt")"
+  fi
+}
+
 RUN=apply
 run a
-if [[ "$(cat "$P/config.txt")" == "value = 2;$RLO // ok" ]]; then
-  echo "ok [apply] the file has the new content"
-else
-  fail "after Apply the file is: $(cat -A "$P/config.txt")"
-fi
+expect_file "Apply: the file has the new content" "value = 2;$RLO // ok"
 
 RUN=discard
 run d
-if [[ "$(cat "$P/config.txt")" == "value = 1;" ]]; then
-  echo "ok [discard] the file is unchanged"
-else
-  fail "after Discard the file is: $(cat -A "$P/config.txt")"
-fi
+expect_file "Discard: the file is unchanged" "value = 1;"
 
 if ((failures > 0)); then
   echo "$failures failure(s)" >&2
