@@ -137,17 +137,21 @@ class SigintCatcher {
   sigset_t previous_mask_;
 };
 
-// While libedit has the terminal in its own mode: SIGTERM, SIGHUP and
-// SIGQUIT put the saved settings back before the signal does what it did
-// before (the previous handler, or the default: the process ends).
+// While libedit has the terminal in its own mode, a signal that ends the
+// process (SIGTERM, SIGHUP, SIGQUIT, and a crash: SIGABRT, SIGSEGV, SIGBUS,
+// SIGILL, SIGFPE) first puts the saved settings back, then does what it did
+// before: its previous disposition is put back and the signal raised again,
+// to be taken once this handler returns (a fault simply happens again).
 struct TerminalRestore {
   std::atomic<bool> armed{false};
   int fd = -1;
   struct termios settings;
 };
 TerminalRestore terminal_restore;
-constexpr int kRestoreSignals[] = {SIGTERM, SIGHUP, SIGQUIT};
-struct sigaction previous_restore_actions[3];
+constexpr int kRestoreSignals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
+                                   SIGSEGV, SIGBUS, SIGILL,  SIGFPE};
+constexpr int kRestoreSignalCount = sizeof(kRestoreSignals) / sizeof(int);
+struct sigaction previous_restore_actions[kRestoreSignalCount];
 struct sigaction previous_stop_action;
 
 void RestoreTerminalAndResignal(int signal_number) {
@@ -155,15 +159,10 @@ void RestoreTerminalAndResignal(int signal_number) {
   if (terminal_restore.armed.exchange(false)) {
     ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
   }
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kRestoreSignalCount; ++i) {
     if (kRestoreSignals[i] != signal_number) continue;
-    const struct sigaction& previous = previous_restore_actions[i];
-    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
-      ::sigaction(signal_number, &previous, nullptr);
-      if (previous.sa_handler == SIG_DFL) ::raise(signal_number);
-    } else if ((previous.sa_flags & SA_SIGINFO) == 0) {
-      previous.sa_handler(signal_number);
-    }
+    ::sigaction(signal_number, &previous_restore_actions[i], nullptr);
+    ::raise(signal_number);
   }
   errno = saved_errno;
 }
@@ -201,7 +200,7 @@ class ScopedTerminalRestore {
     struct sigaction action = {};
     action.sa_handler = RestoreTerminalAndResignal;
     sigemptyset(&action.sa_mask);
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kRestoreSignalCount; ++i) {
       ::sigaction(kRestoreSignals[i], nullptr, &previous_restore_actions[i]);
       // An ignored signal stays ignored: it ends nothing.
       if (previous_restore_actions[i].sa_handler == SIG_IGN) continue;
@@ -217,7 +216,7 @@ class ScopedTerminalRestore {
   }
   ~ScopedTerminalRestore() {
     if (!active_) return;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kRestoreSignalCount; ++i) {
       ::sigaction(kRestoreSignals[i], &previous_restore_actions[i], nullptr);
     }
     ::sigaction(SIGTSTP, &previous_stop_action, nullptr);

@@ -5,6 +5,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -231,6 +232,8 @@ struct PtyChild {
 // terminal is ignored in an orphaned group); it reports "pid:<n>" first.
 void RunChild(int slave, int report, int go, const std::string& history,
               bool job_control) {
+  struct rlimit no_core = {0, 0};  // the crash test leaves no core file
+  setrlimit(RLIMIT_CORE, &no_core);
   setsid();
   ioctl(slave, TIOCSCTTY, 0);
   if (job_control) {
@@ -417,6 +420,23 @@ TEST(LineSourceTest, TerminalSettingsAreRestored) {
   EXPECT_EQ(after_kill.c_lflag, before.c_lflag);
   EXPECT_EQ(after_kill.c_iflag, before.c_iflag);
   EXPECT_EQ(after_kill.c_oflag, before.c_oflag);
+}
+
+TEST(LineSourceTest, ACrashDuringALineRestoresTheTerminal) {
+  std::unique_ptr<PtyChild> child = StartChild("");
+  ASSERT_NE(child, nullptr);
+  struct termios before;
+  ASSERT_EQ(tcgetattr(child->slave.get(), &before), 0);
+  ASSERT_TRUE(child->Screen("p1> "));
+  child->Type("abc");
+  ASSERT_TRUE(child->Screen("abc"));
+  kill(child->pid, SIGABRT);
+  int status = child->Wait();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+  struct termios after;
+  ASSERT_EQ(tcgetattr(child->slave.get(), &after), 0);
+  EXPECT_EQ(after.c_lflag, before.c_lflag);
+  EXPECT_EQ(after.c_iflag, before.c_iflag);
 }
 
 // The state letter of /proc/<pid>/stat ('T': stopped), '?' when gone.
