@@ -225,7 +225,8 @@ int RunAgent(const AgentOptions& options) {
     lockdown.history_path = history_path;
     lockdown.provider_url = model != nullptr ? model->options().base_url : "";
     if (!options.accept_weaker_lockdown.empty()) {
-      lockdown.accept_weaker = AcceptWeakerLockdown{options.accept_weaker_lockdown};
+      lockdown.accept_weaker =
+          AcceptWeakerLockdown{options.accept_weaker_lockdown};
     }
     AgentLockdownReport report;
     absl::Status locked = LockDownAgent(lockdown, &report);
@@ -259,6 +260,7 @@ int RunAgent(const AgentOptions& options) {
   config.strict =
       settings->merged.strict() || description->profile() == "strict";
   config.strict_source = settings->merged.strict_source;
+  config.require_sandbox = settings->merged.require_sandbox();
   config.description = *description;
   config.no_model_hint = kNoModelHint;
   config.notices = settings->notices;

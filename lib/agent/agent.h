@@ -1,8 +1,8 @@
 // garuda-agent's session from start to end: settings, the helpers, the
 // model client, the lockdown, the person (the terminal when standard input
 // is one, else plain lines and "no" to every question), the session loop
-// (interactive or one-shot), and the orderly stop. cmd/garuda-agent/main.cc parses flags into
-// AgentOptions and calls RunAgent.
+// (interactive or one-shot), and the orderly stop. cmd/garuda-agent/main.cc
+// parses flags into AgentOptions and calls RunAgent.
 #ifndef GARUDA_LIB_AGENT_AGENT_H_
 #define GARUDA_LIB_AGENT_AGENT_H_
 

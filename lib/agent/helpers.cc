@@ -174,6 +174,9 @@ absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> SpawnHelper(
     std::vector<std::string> argv) {
   ipc::HelperOptions options;
   options.argv = std::move(argv);
+  // Ctrl-C at the terminal is for the agent (cancel the request), not for
+  // its helpers: a helper that died would stop the session.
+  options.new_process_group = true;
   // A change list or a command's output can be large; the stager streams
   // change lists in a memfd, so frames stay well under this.
   options.channel.max_frame_bytes = 4 << 20;

@@ -55,9 +55,9 @@ absl::Status CheckProfile(const SessionConfig& config) {
       config.strict_source.empty()
           ? std::string()
           : absl::StrCat(" (from ", config.strict_source, ")"),
-      " runs commands only in the OS sandbox, and there is none here: ",
+      " runs commands only in the OS sandbox, and this machine has none (",
       problem,
-      ". Fix: make the sandbox work (`garuda-stager probe` says what is "
+      "). Fix: make the sandbox work (`garuda-stager probe` says what is "
       "missing), or remove \"profile\": \"strict\" from ",
       config.strict_source.empty() ? "the policy file" : config.strict_source,
       " (a project's settings cannot remove it)."));
@@ -77,7 +77,13 @@ bool Session::staged() const { return config_.description.mode() == "staged"; }
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
                                                         SessionParts parts) {
-  RETURN_IF_ERROR(CheckProfile(config));
+  if (absl::Status profile = CheckProfile(config); !profile.ok()) {
+    parts.audit
+        ->Record(MakeEvent("session_refused", "", parts.project->root(),
+                           "refused", profile.message()))
+        .IgnoreError();
+    return profile;
+  }
   std::unique_ptr<Session> session(
       new Session(std::move(config), std::move(parts)));
   Interaction& out = *session->parts_.interaction;
@@ -89,12 +95,15 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
     out.ShowNotice(notice);
   }
   if (!session->sandboxed()) {
-    out.ShowNotice(
-        absl::StrCat("Notice: no OS sandbox (",
-                     session->config_.description.sandbox_problem().empty()
-                         ? std::string("the probe failed")
-                         : session->config_.description.sandbox_problem(),
-                     "). Every command runs on the host and asks you first."));
+    out.ShowNotice(absl::StrCat(
+        "Notice: no OS sandbox (",
+        session->config_.description.sandbox_problem().empty()
+            ? std::string("the probe failed")
+            : session->config_.description.sandbox_problem(),
+        session->config_.require_sandbox
+            ? "). The settings require the sandbox (requireSandbox): every "
+              "command is refused."
+            : "). Every command runs on the host and asks you first."));
   }
   if (session->parts_.model == nullptr) {
     out.ShowNotice(session->config_.no_model_hint);
@@ -173,6 +182,22 @@ absl::Status Session::NoteForModel(const std::string& note) {
   return Add(std::move(message));
 }
 
+ToolContext Session::Tools() {
+  ToolContext tools;
+  tools.session_id = config_.session_id;
+  tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
+  tools.sandboxed = sandboxed();
+  tools.require_sandbox = config_.strict || config_.require_sandbox;
+  tools.staged = staged();
+  tools.project = parts_.project;
+  tools.permissions = parts_.permissions;
+  tools.interaction = parts_.interaction;
+  tools.stager = parts_.stager;
+  tools.applier = parts_.applier;
+  tools.audit = parts_.audit;
+  return tools;
+}
+
 absl::Status Session::CheckHelpers() {
   if (!parts_.check_helpers) return absl::OkStatus();
   absl::Status alive = parts_.check_helpers();
@@ -208,17 +233,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
     RETURN_IF_ERROR(Add(std::move(user)));
   }
 
-  ToolContext tools;
-  tools.session_id = config_.session_id;
-  tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
-  tools.sandboxed = sandboxed();
-  tools.staged = staged();
-  tools.project = parts_.project;
-  tools.permissions = parts_.permissions;
-  tools.interaction = parts_.interaction;
-  tools.stager = parts_.stager;
-  tools.applier = parts_.applier;
-  tools.audit = parts_.audit;
+  ToolContext tools = Tools();
 
   provider::BudgetRequestMeter meter(parts_.budget);
   size_t measured_messages = 0;
@@ -351,18 +366,7 @@ absl::StatusOr<Session::LineOutcome> Session::HandleLine(
   if (trimmed[0] == '!') {
     std::string command(absl::StripAsciiWhitespace(trimmed.substr(1)));
     if (command.empty()) return LineOutcome::kContinue;
-    ToolContext tools;
-    tools.session_id = config_.session_id;
-    tools.profile =
-        config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
-    tools.sandboxed = sandboxed();
-    tools.staged = staged();
-    tools.project = parts_.project;
-    tools.permissions = parts_.permissions;
-    tools.interaction = parts_.interaction;
-    tools.stager = parts_.stager;
-    tools.applier = parts_.applier;
-    tools.audit = parts_.audit;
+    ToolContext tools = Tools();
     ASSIGN_OR_RETURN(std::string output, RunPersonCommand(tools, command));
     parts_.interaction->ShowNotice(output);
     absl::StrAppend(&pending_person_output_, "[The person ran `", command,

@@ -18,6 +18,7 @@
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/services.h"
+#include "lib/agent/tool_calls.h"
 #include "lib/budget/meter.h"
 #include "lib/permissions/permissions.h"
 #include "lib/provider/client.h"
@@ -36,6 +37,8 @@ struct SessionConfig {
   bool strict = false;
   // The file that made the profile strict, for messages.
   std::string strict_source;
+  // requireSandbox (also implied by strict).
+  bool require_sandbox = false;
   // As garuda-stager set the session up.
   SessionDescription description;
   // When no model is configured: how to configure one (the first line
@@ -118,6 +121,7 @@ class Session {
   // prompt or the results of the last calls).
   absl::Status NoteForModel(const std::string& note);
   absl::StatusOr<LineOutcome> SlashCommand(const std::string& line);
+  ToolContext Tools();
   absl::Status CheckHelpers();
 
   SessionConfig config_;

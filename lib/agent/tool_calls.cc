@@ -179,6 +179,13 @@ class Call {
                     "the call's input was refused");
     }
     const bool on_host = input->outside_sandbox || !c_.sandboxed;
+    if (on_host && c_.require_sandbox) {
+      std::string text =
+          "denied: the settings require the OS sandbox (requireSandbox), "
+          "and this command would run on the host";
+      RETURN_IF_ERROR(Audit("tool_call", "deny", text));
+      return Refused(text, absl::StrCat("Denied: ", text, "."));
+    }
     std::string why;
     if (input->outside_sandbox) {
       why = "The model asked to run this outside the sandbox.";
@@ -432,7 +439,8 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
   Call settle(context, call);
   // Strict: the sandbox only. Otherwise the person's own command runs on
   // the host, as if typed in their shell; the sandbox has no say.
-  const bool on_host = context.profile != ToolProfile::kStrict;
+  const bool on_host =
+      context.profile != ToolProfile::kStrict && !context.require_sandbox;
   RETURN_IF_ERROR(context.audit->Record(
       MakeEvent("person_command", "bash", command, on_host ? "host" : "sandbox",
                 "typed by the person (!command)")));

@@ -28,6 +28,9 @@ struct ToolContext {
   // The OS sandbox works: bash runs in it without a question. Without it
   // every command runs on the host and asks first.
   bool sandboxed = true;
+  // requireSandbox (implied by strict): no command runs on the host, and
+  // the stager would refuse one anyway; such calls are denied at once.
+  bool require_sandbox = false;
   bool staged = false;
   Project* project = nullptr;
   Permissions* permissions = nullptr;
