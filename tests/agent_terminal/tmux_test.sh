@@ -151,8 +151,17 @@ run() {
       fail "the model was not told the changes were discarded"
   fi
 
-  "${TMUX[@]}" send-keys -t agent "/exit" Enter
+  if [[ "$answer" == a ]]; then
+    "${TMUX[@]}" send-keys -t agent "/exit" Enter
+  else
+    # Leave with Ctrl-C twice at the empty prompt: the first shows a hint;
+    # the helpers (in their own process group) must not get it.
+    "${TMUX[@]}" send-keys -t agent C-c
+    wait_pane "Ctrl-C again to leave" || fail "no hint after one Ctrl-C"
+    "${TMUX[@]}" send-keys -t agent C-c
+  fi
   wait_pane "AGENT EXITED 0" || fail "the agent did not leave with status 0"
+  [[ "$(pane)" != *"killed by signal"* ]] || fail "a helper was killed"
   "${TMUX[@]}" kill-server 2>/dev/null
   kill "$provider_pid" 2>/dev/null
   wait "$provider_pid" 2>/dev/null
