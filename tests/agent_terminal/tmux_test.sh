@@ -92,20 +92,20 @@ EOF
 printf '{"commands": {"mode": "staged"}}\n' >"$HOME/.garuda/settings.json"
 RLO=$'\xe2\x80\xae'
 
-# run ANSWER: one session in a fresh project where the person answers
-# ANSWER ("a" or "d") to the staged-command question.
-run() {
-  local answer="$1"
+# start_session SCRIPT: a fresh project ($P, config.txt in git), the
+# scripted provider serving SCRIPT, and garuda-agent in a tmux pane, up to
+# its first prompt. False when something did not start.
+start_session() {
   P="$T/project-$RUN"
   mkdir -p "$P"
   (cd "$P" && printf 'value = 1;\n' >config.txt && git init -q && git add -A &&
     git -c user.name=t -c user.email=t@t commit -qm init) || exit 1
 
   rm -f "$T/port" "$T/requests.jsonl"
-  "$PROVIDER" --kind=openai --script="$T/script.json" --port-file="$T/port" \
+  "$PROVIDER" --kind=openai --script="$1" --port-file="$T/port" \
     --requests-log="$T/requests.jsonl" >/dev/null 2>"$T/provider-$RUN.err" &
   provider_pid=$!
-  wait_file "$T/port" || { fail "the scripted provider did not start"; return; }
+  wait_file "$T/port" || { fail "the scripted provider did not start"; return 1; }
   local port
   port="$(cat "$T/port")"
 
@@ -113,13 +113,31 @@ run() {
     "cd '$P' && TERM=xterm '$T/helpers/garuda-agent' --provider openai \
       --model scripted --base-url http://127.0.0.1:$port/v1 \
       --helpers-dir '$T/helpers'; echo \"AGENT EXITED \$?\"; sleep 600" ||
-    { fail "tmux did not start"; return; }
+    { fail "tmux did not start"; return 1; }
 
-  wait_pane "commands staged" || { fail "no first line"; return; }
-  wait_pane "> " || { fail "no prompt"; return; }
+  wait_pane "commands staged" || { fail "no first line"; return 1; }
+  wait_pane "> " || { fail "no prompt"; return 1; }
   # The agent locked itself down before the first prompt (docs/agent.md).
   [[ "$(pane)" == *"agent locked down (Landlock ABI"*", seccomp; "* ]] ||
     fail "the first lines do not report the agent's lockdown"
+}
+
+# end_session: the agent has left with status 0 and no helper was killed;
+# the pane and the provider go.
+end_session() {
+  wait_pane "AGENT EXITED 0" || fail "the agent did not leave with status 0"
+  [[ "$(pane)" != *"killed by signal"* ]] || fail "a helper was killed"
+  "${TMUX[@]}" kill-server 2>/dev/null
+  kill "$provider_pid" 2>/dev/null
+  wait "$provider_pid" 2>/dev/null
+  provider_pid=""
+}
+
+# run ANSWER: one session in which the person answers ANSWER ("a" or "d")
+# to the staged-command question.
+run() {
+  local answer="$1"
+  start_session "$T/script.json" || return
   "${TMUX[@]}" send-keys -t agent "Please change the value." Enter
   wait_pane "[a]pply, [d]iscard" || { fail "no staged-command question"; return; }
 
@@ -160,12 +178,7 @@ run() {
     wait_pane "Ctrl-C again to leave" || fail "no hint after one Ctrl-C"
     "${TMUX[@]}" send-keys -t agent C-c
   fi
-  wait_pane "AGENT EXITED 0" || fail "the agent did not leave with status 0"
-  [[ "$(pane)" != *"killed by signal"* ]] || fail "a helper was killed"
-  "${TMUX[@]}" kill-server 2>/dev/null
-  kill "$provider_pid" 2>/dev/null
-  wait "$provider_pid" 2>/dev/null
-  provider_pid=""
+  end_session
 }
 
 # expect_file WHAT CONTENT: the project's config.txt after the run.
@@ -184,6 +197,26 @@ expect_file "Apply: the file has the new content" "value = 2;$RLO // ok"
 RUN=discard
 run d
 expect_file "Discard: the file is unchanged" "value = 1;"
+
+# Ctrl-C while the model answers: the request stops (the server holds its
+# stream open after the first words), the prompt comes back, and a second
+# Ctrl-C at the empty prompt leaves.
+cat >"$T/hold.json" <<'EOF'
+{"replies": [{"text": "Once upon a time there was a long story", "textPieces": 4,
+              "fault": "HOLD"}]}
+EOF
+RUN=cancel
+if start_session "$T/hold.json"; then
+  "${TMUX[@]}" send-keys -t agent "Tell me a story." Enter
+  wait_pane "Once" || fail "the first words did not stream"
+  "${TMUX[@]}" send-keys -t agent C-c
+  wait_pane "Cancelled" || fail "Ctrl-C did not cancel the request"
+  [[ "$(pane)" != *"Ctrl-C again to leave"* ]] ||
+    fail "the Ctrl-C in flight was taken as one at the prompt"
+  "${TMUX[@]}" send-keys -t agent C-c
+  end_session
+  echo "ok [cancel] Ctrl-C stopped the request; the second one left"
+fi
 
 if ((failures > 0)); then
   echo "$failures failure(s)" >&2
