@@ -230,6 +230,43 @@ TEST_F(AgentLockdownTest, WithoutAModelNoNetworkAtAll) {
   EXPECT_THAT(got["summary"], HasSubstr("no network"));
 }
 
+// Fail closed: a kernel without Landlock (a faked probe) stops the lockdown
+// before it changes anything; the token accepts it, and the report says so.
+TEST_F(AgentLockdownTest, WithoutLandlockItFailsClosed) {
+  std::map<std::string, std::string> refused;
+  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
+    absl::Status status = agent_lockdown_internal::LockDownAgentWithProbe(
+        Options(), nullptr, [] { return 0; });
+    return absl::StrCat("status=", status.ToString(), "\n",
+                        Attempts(/*try_exec=*/false));
+  });
+  ASSERT_TRUE(result.ok()) << result.status();
+  refused = ParseResults(*result);
+  EXPECT_THAT(refused["status"], HasSubstr("FAILED_PRECONDITION"));
+  EXPECT_THAT(refused["status"], HasSubstr("Landlock"));
+  // Nothing was applied: no seccomp filter either.
+  EXPECT_EQ(refused["write_project"], "0");
+  EXPECT_EQ(refused["fork"], "0");
+
+  result = RunInChild([&]() -> std::string {
+    AgentLockdownOptions options = Options();
+    options.accept_weaker = AcceptWeakerLockdown{"a test kernel"};
+    AgentLockdownReport report;
+    absl::Status status = agent_lockdown_internal::LockDownAgentWithProbe(
+        options, &report, [] { return 0; });
+    if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
+    return absl::StrCat("summary=", report.summary, "\n", Attempts());
+  });
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::map<std::string, std::string> weaker = ParseResults(*result);
+  ASSERT_EQ(weaker.count("lockdown"), 0u) << weaker["lockdown"];
+  EXPECT_THAT(weaker["summary"], HasSubstr("no Landlock"));
+  EXPECT_THAT(weaker["summary"], HasSubstr("a test kernel"));
+  EXPECT_EQ(weaker["write_project"], "0");  // what the missing wall allows
+  EXPECT_EQ(weaker["execve"], "EPERM");     // seccomp still holds
+  EXPECT_EQ(weaker["fork"], "EPERM");
+}
+
 // libcurl after the lockdown: a streamed POST to the scripted provider, by
 // name so that curl's resolver thread runs.
 TEST_F(AgentLockdownTest, LibcurlStillReachesTheProvider) {
