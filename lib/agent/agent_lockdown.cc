@@ -15,6 +15,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
+#include "lib/lockdown/landlock.h"
 
 namespace garuda {
 namespace agent {
@@ -140,8 +141,11 @@ absl::StatusOr<std::vector<int>> ProviderTcpPorts(
   return ports;
 }
 
-absl::Status LockDownAgent(const AgentLockdownOptions& options,
-                           AgentLockdownReport* report) {
+namespace agent_lockdown_internal {
+
+absl::Status LockDownAgentWithProbe(
+    const AgentLockdownOptions& options, AgentLockdownReport* report,
+    const lockdown_internal::LandlockAbiProbe& probe) {
   RETURN_IF_ERROR(CheckAbsolute(options.session_dir, "session folder"));
   RETURN_IF_ERROR(MakeDirectories(options.session_dir, 0700));
   std::vector<std::string> writable = {options.session_dir};
@@ -168,7 +172,8 @@ absl::Status LockDownAgent(const AgentLockdownOptions& options,
     lockdown.allow_network = true;
     lockdown.tcp_connect_ports = ports;
   }
-  ASSIGN_OR_RETURN(LockdownReport done, LockDown(lockdown));
+  ASSIGN_OR_RETURN(LockdownReport done,
+                   lockdown_internal::LockDownWithProbe(lockdown, probe));
 
   if (report != nullptr) {
     report->lockdown = done;
@@ -193,6 +198,14 @@ absl::Status LockDownAgent(const AgentLockdownOptions& options,
         done.weaker.empty() ? "" : "; weaker: ", done.weaker, ")");
   }
   return absl::OkStatus();
+}
+
+}  // namespace agent_lockdown_internal
+
+absl::Status LockDownAgent(const AgentLockdownOptions& options,
+                           AgentLockdownReport* report) {
+  return agent_lockdown_internal::LockDownAgentWithProbe(options, report,
+                                                         LandlockAbiVersion);
 }
 
 }  // namespace agent

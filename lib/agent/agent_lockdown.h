@@ -58,6 +58,14 @@ struct AgentLockdownReport {
 absl::Status LockDownAgent(const AgentLockdownOptions& options,
                            AgentLockdownReport* report = nullptr);
 
+namespace agent_lockdown_internal {
+// LockDownAgent with lib/lockdown's Landlock ABI probe replaced, so a test
+// can act out a kernel without Landlock.
+absl::Status LockDownAgentWithProbe(
+    const AgentLockdownOptions& options, AgentLockdownReport* report,
+    const lockdown_internal::LandlockAbiProbe& probe);
+}  // namespace agent_lockdown_internal
+
 // The ports `provider_url` makes libcurl connect to: the URL's (80 for
 // http, 443 for https, unless given) or, when a proxy variable applies to
 // it, the proxy's (1080 for a socks proxy without one). An error names a URL

@@ -137,6 +137,20 @@ class AgentLockdownTest : public ::testing::Test {
     return out;
   }
 
+  // In a child: LockDownAgent(options), then the attempts, parsed; a
+  // failed lockdown is the entry "lockdown".
+  std::map<std::string, std::string> AttemptsAfterLockdown(
+      const AgentLockdownOptions& options) {
+    absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
+      AgentLockdownReport report;
+      absl::Status status = LockDownAgent(options, &report);
+      if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
+      return absl::StrCat("summary=", report.summary, "\n", Attempts());
+    });
+    if (!result.ok()) return {{"lockdown", result.status().ToString()}};
+    return ParseResults(*result);
+  }
+
   std::string root_, project_, home_, audit_, session_, history_;
   int provider_port_ = 0, other_port_ = 0;
   UniqueFd provider_listener_, other_listener_;
@@ -145,14 +159,7 @@ class AgentLockdownTest : public ::testing::Test {
 TEST_F(AgentLockdownTest, WritesOnlyItsSessionAndTalksOnlyToTheProvider) {
   absl::StatusOr<int> abi = LandlockAbiVersion();
   ASSERT_TRUE(abi.ok()) << abi.status();
-  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
-    AgentLockdownReport report;
-    absl::Status status = LockDownAgent(Options(), &report);
-    if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
-    return absl::StrCat("summary=", report.summary, "\n", Attempts());
-  });
-  ASSERT_TRUE(result.ok()) << result.status();
-  std::map<std::string, std::string> got = ParseResults(*result);
+  std::map<std::string, std::string> got = AttemptsAfterLockdown(Options());
   ASSERT_EQ(got.count("lockdown"), 0u) << got["lockdown"];
   EXPECT_EQ(got["write_project"], "EACCES");
   EXPECT_EQ(got["create_project"], "EACCES");
@@ -214,20 +221,50 @@ TEST_F(AgentLockdownTest, NegativeControlWithoutLockdownEverythingWorks) {
 }
 
 TEST_F(AgentLockdownTest, WithoutAModelNoNetworkAtAll) {
-  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
-    AgentLockdownOptions options = Options();
-    options.provider_url.clear();
-    AgentLockdownReport report;
-    absl::Status status = LockDownAgent(options, &report);
-    if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
-    return absl::StrCat("summary=", report.summary, "\n", Attempts());
-  });
-  ASSERT_TRUE(result.ok()) << result.status();
-  std::map<std::string, std::string> got = ParseResults(*result);
+  AgentLockdownOptions options = Options();
+  options.provider_url.clear();
+  std::map<std::string, std::string> got = AttemptsAfterLockdown(options);
   ASSERT_EQ(got.count("lockdown"), 0u) << got["lockdown"];
   EXPECT_EQ(got["connect_provider"], "EPERM");  // socket(AF_INET) refused
   EXPECT_EQ(got["socket_unix"], "0");
   EXPECT_THAT(got["summary"], HasSubstr("no network"));
+}
+
+// Fail closed: a kernel without Landlock (a faked probe) stops the lockdown
+// before it changes anything; the token accepts it, and the report says so.
+TEST_F(AgentLockdownTest, WithoutLandlockItFailsClosed) {
+  std::map<std::string, std::string> refused;
+  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
+    absl::Status status = agent_lockdown_internal::LockDownAgentWithProbe(
+        Options(), nullptr, [] { return 0; });
+    return absl::StrCat("status=", status.ToString(), "\n",
+                        Attempts(/*try_exec=*/false));
+  });
+  ASSERT_TRUE(result.ok()) << result.status();
+  refused = ParseResults(*result);
+  EXPECT_THAT(refused["status"], HasSubstr("FAILED_PRECONDITION"));
+  EXPECT_THAT(refused["status"], HasSubstr("Landlock"));
+  // Nothing was applied: no seccomp filter either.
+  EXPECT_EQ(refused["write_project"], "0");
+  EXPECT_EQ(refused["fork"], "0");
+
+  result = RunInChild([&]() -> std::string {
+    AgentLockdownOptions options = Options();
+    options.accept_weaker = AcceptWeakerLockdown{"a test kernel"};
+    AgentLockdownReport report;
+    absl::Status status = agent_lockdown_internal::LockDownAgentWithProbe(
+        options, &report, [] { return 0; });
+    if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
+    return absl::StrCat("summary=", report.summary, "\n", Attempts());
+  });
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::map<std::string, std::string> weaker = ParseResults(*result);
+  ASSERT_EQ(weaker.count("lockdown"), 0u) << weaker["lockdown"];
+  EXPECT_THAT(weaker["summary"], HasSubstr("no Landlock"));
+  EXPECT_THAT(weaker["summary"], HasSubstr("a test kernel"));
+  EXPECT_EQ(weaker["write_project"], "0");  // what the missing wall allows
+  EXPECT_EQ(weaker["execve"], "EPERM");     // seccomp still holds
+  EXPECT_EQ(weaker["fork"], "EPERM");
 }
 
 // libcurl after the lockdown: a streamed POST to the scripted provider, by

@@ -41,6 +41,7 @@ constexpr wchar_t kCtrlC = 3;
 
 class SigintCatcher;
 std::atomic<SigintCatcher*> active_catcher{nullptr};
+constexpr char kResumedByte = 'z';
 
 class SigintCatcher {
  public:
@@ -81,18 +82,36 @@ class SigintCatcher {
   int fd() const { return pipe_[0]; }
   void set_busy(bool busy) { busy_.store(busy); }
 
-  // How many Ctrl-C arrived since the last call.
-  int Drain() {
-    int count = 0;
+  struct Pending {
+    int interrupts = 0;    // Ctrl-C
+    bool resumed = false;  // continued after Ctrl-Z
+  };
+  // What arrived since the last call.
+  Pending Drain() {
+    Pending pending;
     char buffer[64];
     for (;;) {
       ssize_t n = ::read(pipe_[0], buffer, sizeof(buffer));
       if (n > 0) {
-        count += static_cast<int>(n);
+        for (ssize_t i = 0; i < n; ++i) {
+          if (buffer[i] == kResumedByte) {
+            pending.resumed = true;
+          } else {
+            ++pending.interrupts;
+          }
+        }
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
-      return count;
+      return pending;
+    }
+  }
+
+  // From a signal handler: the process was continued after a stop.
+  static void NotifyResumed() {
+    SigintCatcher* catcher = active_catcher.load();
+    if (catcher != nullptr) {
+      (void)!::write(catcher->pipe_[1], &kResumedByte, 1);
     }
   }
 
@@ -118,33 +137,57 @@ class SigintCatcher {
   sigset_t previous_mask_;
 };
 
-// While libedit has the terminal in its own mode: SIGTERM, SIGHUP and
-// SIGQUIT put the saved settings back before the signal does what it did
-// before (the previous handler, or the default: the process ends).
+// While libedit has the terminal in its own mode, a signal that ends the
+// process (SIGTERM, SIGHUP, SIGQUIT, and a crash: SIGABRT, SIGSEGV, SIGBUS,
+// SIGILL, SIGFPE) first puts the saved settings back, then does what it did
+// before: its previous disposition is put back and the signal raised again,
+// to be taken once this handler returns (a fault simply happens again).
 struct TerminalRestore {
   std::atomic<bool> armed{false};
   int fd = -1;
   struct termios settings;
 };
 TerminalRestore terminal_restore;
-constexpr int kRestoreSignals[] = {SIGTERM, SIGHUP, SIGQUIT};
-struct sigaction previous_restore_actions[3];
+constexpr int kRestoreSignals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
+                                   SIGSEGV, SIGBUS, SIGILL,  SIGFPE};
+constexpr int kRestoreSignalCount = sizeof(kRestoreSignals) / sizeof(int);
+struct sigaction previous_restore_actions[kRestoreSignalCount];
+struct sigaction previous_stop_action;
 
 void RestoreTerminalAndResignal(int signal_number) {
   int saved_errno = errno;
   if (terminal_restore.armed.exchange(false)) {
     ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
   }
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kRestoreSignalCount; ++i) {
     if (kRestoreSignals[i] != signal_number) continue;
-    const struct sigaction& previous = previous_restore_actions[i];
-    if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
-      ::sigaction(signal_number, &previous, nullptr);
-      if (previous.sa_handler == SIG_DFL) ::raise(signal_number);
-    } else if ((previous.sa_flags & SA_SIGINFO) == 0) {
-      previous.sa_handler(signal_number);
-    }
+    ::sigaction(signal_number, &previous_restore_actions[i], nullptr);
+    ::raise(signal_number);
   }
+  errno = saved_errno;
+}
+
+// Ctrl-Z while a line is edited: the shell gets the terminal back in its
+// own settings, the process stops as it would have, and once continued the
+// editor is told (through the Ctrl-C pipe) to take the terminal again and
+// redraw the line.
+void StopWithTerminalRestored(int) {
+  int saved_errno = errno;
+  if (terminal_restore.armed.load()) {
+    ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
+  }
+  struct sigaction stop = {}, mine;
+  stop.sa_handler = SIG_DFL;
+  sigemptyset(&stop.sa_mask);
+  ::sigaction(SIGTSTP, &stop, &mine);
+  sigset_t unblock, previous_mask;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, SIGTSTP);
+  ::sigprocmask(SIG_UNBLOCK, &unblock, &previous_mask);
+  ::raise(SIGTSTP);  // stopped here until SIGCONT
+  ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
+  ::sigaction(SIGTSTP, &mine, nullptr);
+  SigintCatcher::NotifyResumed();
   errno = saved_errno;
 }
 
@@ -157,19 +200,26 @@ class ScopedTerminalRestore {
     struct sigaction action = {};
     action.sa_handler = RestoreTerminalAndResignal;
     sigemptyset(&action.sa_mask);
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kRestoreSignalCount; ++i) {
       ::sigaction(kRestoreSignals[i], nullptr, &previous_restore_actions[i]);
       // An ignored signal stays ignored: it ends nothing.
       if (previous_restore_actions[i].sa_handler == SIG_IGN) continue;
       ::sigaction(kRestoreSignals[i], &action, nullptr);
     }
+    ::sigaction(SIGTSTP, nullptr, &previous_stop_action);
+    // Ignored (a shell without job control started us): Ctrl-Z does nothing.
+    if (previous_stop_action.sa_handler != SIG_IGN) {
+      action.sa_handler = StopWithTerminalRestored;
+      ::sigaction(SIGTSTP, &action, nullptr);
+    }
     active_ = true;
   }
   ~ScopedTerminalRestore() {
     if (!active_) return;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kRestoreSignalCount; ++i) {
       ::sigaction(kRestoreSignals[i], &previous_restore_actions[i], nullptr);
     }
+    ::sigaction(SIGTSTP, &previous_stop_action, nullptr);
     if (terminal_restore.armed.exchange(false)) {
       ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
     }
@@ -461,7 +511,7 @@ class TerminalLineSource : public LineSource {
   std::optional<std::string> ReadLine(absl::string_view prompt) override {
     // A Ctrl-C that came while the session was busy (it cancelled the
     // request): one more at the empty prompt leaves.
-    if (catcher_.ok() && catcher_.Drain() > 0) armed_ = true;
+    if (catcher_.ok() && catcher_.Drain().interrupts > 0) armed_ = true;
     if (cancel_ != nullptr) {
       if (cancel_->cancelled()) armed_ = true;
       cancel_->Reset();
@@ -543,9 +593,18 @@ class TerminalLineSource : public LineSource {
         return -1;
       }
       if (self->catcher_.ok() && (fds[1].revents & POLLIN) != 0) {
-        self->catcher_.Drain();
-        *out = kCtrlC;
-        return 1;
+        SigintCatcher::Pending pending = self->catcher_.Drain();
+        if (pending.interrupts > 0) {
+          *out = kCtrlC;
+          return 1;
+        }
+        if (pending.resumed) {
+          // Continued after Ctrl-Z: the shell had the terminal meanwhile.
+          ::el_set(editor, EL_PREP_TERM, 0);
+          ::el_set(editor, EL_PREP_TERM, 1);
+          ::el_set(editor, EL_REFRESH);
+        }
+        continue;
       }
       unsigned char c;
       ssize_t n = ::read(self->in_, &c, 1);

@@ -14,8 +14,9 @@
 // after a cancel or a first Ctrl-C, it leaves (ReadLine returns nullopt).
 // During a permission question it answers "no"; during the T5 question
 // lib/question's Ask discards. The terminal's settings are restored when
-// ReadLine returns, when the LineSource is destroyed, and when SIGTERM,
-// SIGHUP or SIGQUIT ends the process during a read.
+// ReadLine returns, when SIGTERM, SIGHUP or SIGQUIT ends the process during
+// a read, and while Ctrl-Z (SIGTSTP) has it stopped during a read (once
+// continued, the editor takes the terminal again and redraws the line).
 #ifndef GARUDA_LIB_AGENT_TERMINAL_H_
 #define GARUDA_LIB_AGENT_TERMINAL_H_
 

@@ -5,17 +5,21 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -223,9 +227,29 @@ struct PtyChild {
 // The child: prompts "p1> ", "p2> "... and reports each answer; after the
 // line "work" it acts out a request in flight until Ctrl-C cancels it.
 // After the line "hold" it waits for a byte on `go`, out of ReadLine.
-void RunChild(int slave, int report, int go, const std::string& history) {
+// With `job_control`, the line source runs in a process group of its own
+// under the session leader, as a shell's job does (a stop signal from the
+// terminal is ignored in an orphaned group); it reports "pid:<n>" first.
+void RunChild(int slave, int report, int go, const std::string& history,
+              bool job_control) {
+  struct rlimit no_core = {0, 0};  // the crash test leaves no core file
+  setrlimit(RLIMIT_CORE, &no_core);
   setsid();
   ioctl(slave, TIOCSCTTY, 0);
+  if (job_control) {
+    pid_t job = fork();
+    if (job > 0) {
+      int status;
+      while (waitpid(job, &status, 0) < 0 && errno == EINTR) {
+      }
+      _exit(0);
+    }
+    setpgid(0, 0);
+    signal(SIGTTOU, SIG_IGN);
+    tcsetpgrp(slave, getpid());
+    signal(SIGTTOU, SIG_DFL);
+    (void)WriteAll(report, absl::StrCat("pid:", getpid(), "\n"));
+  }
   provider::CancelFlag cancel;
   std::unique_ptr<LineSource> source =
       terminal_internal::MakeTerminalLineSourceOn(slave, slave, history,
@@ -257,7 +281,8 @@ void RunChild(int slave, int report, int go, const std::string& history) {
   _exit(0);
 }
 
-std::unique_ptr<PtyChild> StartChild(const std::string& history) {
+std::unique_ptr<PtyChild> StartChild(const std::string& history,
+                                     bool job_control = false) {
   auto child = std::make_unique<PtyChild>();
   int master = -1, slave = -1;
   struct winsize size = {24, 100, 0, 0};
@@ -271,7 +296,7 @@ std::unique_ptr<PtyChild> StartChild(const std::string& history) {
     close(master);
     close(report[0]);
     close(go[1]);
-    RunChild(slave, report[1], go[0], history);
+    RunChild(slave, report[1], go[0], history, job_control);
   }
   close(report[1]);
   close(go[0]);
@@ -395,6 +420,80 @@ TEST(LineSourceTest, TerminalSettingsAreRestored) {
   EXPECT_EQ(after_kill.c_lflag, before.c_lflag);
   EXPECT_EQ(after_kill.c_iflag, before.c_iflag);
   EXPECT_EQ(after_kill.c_oflag, before.c_oflag);
+}
+
+TEST(LineSourceTest, ACrashDuringALineRestoresTheTerminal) {
+  std::unique_ptr<PtyChild> child = StartChild("");
+  ASSERT_NE(child, nullptr);
+  struct termios before;
+  ASSERT_EQ(tcgetattr(child->slave.get(), &before), 0);
+  ASSERT_TRUE(child->Screen("p1> "));
+  child->Type("abc");
+  ASSERT_TRUE(child->Screen("abc"));
+  kill(child->pid, SIGABRT);
+  int status = child->Wait();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+  struct termios after;
+  ASSERT_EQ(tcgetattr(child->slave.get(), &after), 0);
+  EXPECT_EQ(after.c_lflag, before.c_lflag);
+  EXPECT_EQ(after.c_iflag, before.c_iflag);
+}
+
+// The state letter of /proc/<pid>/stat ('T': stopped), '?' when gone.
+char ProcessState(pid_t pid) {
+  absl::StatusOr<std::string> stat =
+      ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
+  if (!stat.ok()) return '?';
+  size_t end = stat->rfind(')');
+  return end != std::string::npos && end + 2 < stat->size() ? (*stat)[end + 2]
+                                                            : '?';
+}
+
+// Polls until `done` or the deadline.
+bool Eventually(const std::function<bool()>& done) {
+  absl::Time deadline = absl::Now() + kDeadline;
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    poll(nullptr, 0, 10);
+  }
+  return true;
+}
+
+TEST(LineSourceTest, CtrlZGivesTheShellItsTerminalAndComesBack) {
+  std::unique_ptr<PtyChild> child = StartChild("", /*job_control=*/true);
+  ASSERT_NE(child, nullptr);
+  ASSERT_TRUE(child->Reported("\n"));
+  pid_t job = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(
+      absl::StripSuffix(absl::StripPrefix(child->reported, "pid:"), "\n"),
+      &job));
+  struct termios before;
+  ASSERT_EQ(tcgetattr(child->slave.get(), &before), 0);
+  ASSERT_TRUE(child->Screen("p1> "));
+  child->Type("half");
+  ASSERT_TRUE(child->Screen("half"));
+  auto canonical = [&] {
+    struct termios now;
+    return tcgetattr(child->slave.get(), &now) == 0 &&
+           (now.c_lflag & ICANON) != 0;
+  };
+  EXPECT_FALSE(canonical());  // the editor's mode
+
+  child->Type("\x1a");  // Ctrl-Z
+  ASSERT_TRUE(Eventually([&] { return ProcessState(job) == 'T'; }));
+  // Stopped: the terminal is in the settings it had before the prompt.
+  struct termios stopped;
+  ASSERT_EQ(tcgetattr(child->slave.get(), &stopped), 0);
+  EXPECT_EQ(stopped.c_lflag, before.c_lflag);
+  EXPECT_EQ(stopped.c_iflag, before.c_iflag);
+
+  // Continued (as `fg` does): the editor takes the terminal again and the
+  // line typed before goes on.
+  ASSERT_EQ(kill(job, SIGCONT), 0);
+  ASSERT_TRUE(Eventually([&] { return !canonical(); }));
+  child->Type(" done\r");
+  ASSERT_TRUE(child->Reported("line:half done\n"));
+  kill(job, SIGKILL);
 }
 
 TEST(LineSourceTest, ThePromptIsMadeVisible) {
