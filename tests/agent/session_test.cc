@@ -637,6 +637,30 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   EXPECT_TRUE(session_->messages().empty());
 }
 
+TEST_P(SessionTest, AnEditOfASensitiveFileAsksDespiteAnAllowRule) {
+  ProviderScript script;
+  *script.add_replies() = ToolCall("call_1", "write_file",
+                                   R"({"path":".env","content":"TOKEN=x\n"})");
+  *script.add_replies() = ToolCall(
+      "call_2", "edit_file",
+      R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
+  *script.add_replies() = Text("ok");
+  StartServer(script);
+  ASSERT_TRUE(permissions_.AddRule(Verdict::kAllow, "write_file", "test").ok());
+  ASSERT_TRUE(permissions_.AddRule(Verdict::kAllow, "edit_file", "test").ok());
+  StartSession("direct");
+  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  person_.permission_answers.push_back(PermissionAnswer::kNo);
+  TurnOutcome outcome = Turn("Write the token");
+  // Asked for .env only; the allowed edit of notes.txt ran without one.
+  ASSERT_EQ(person_.permission_questions.size(), 1u);
+  EXPECT_EQ(person_.permission_questions[0].summary, "Write .env");
+  EXPECT_FALSE(garuda::testing::Snapshot(project_.root).count(".env"));
+  EXPECT_EQ(Notes(), "model line\n");
+  ASSERT_EQ(outcome.tool_calls.size(), 2u);
+  EXPECT_EQ(outcome.tool_calls[0].decision(), "asked: no");
+}
+
 TEST_P(SessionTest, ALongCommandOutputIsCutAndTheModelIsTold) {
   ProviderScript script;
   *script.add_replies() = ToolCall("call_1", "bash", R"({"command":"yes"})");
