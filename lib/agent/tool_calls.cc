@@ -15,6 +15,7 @@ namespace agent {
 namespace {
 
 constexpr size_t kSummaryChars = 200;
+constexpr size_t kAuditTargetChars = 4096;
 
 constexpr char kNoPersonText[] =
     "Not run: no person can answer questions in this session, so the "
@@ -68,10 +69,15 @@ class Call {
  private:
   absl::Status Audit(absl::string_view kind, absl::string_view decision,
                      absl::string_view reason) {
-    AuditEvent event = MakeEvent(
-        kind, call_.name(),
-        request_.argument.empty() ? call_.arguments_json() : request_.argument,
-        decision, reason);
+    // The target is the command or path; for a call whose input failed
+    // its check, the start of its arguments (a write_file's content can be
+    // large).
+    absl::string_view target = request_.argument.empty()
+                                   ? absl::string_view(call_.arguments_json())
+                                   : absl::string_view(request_.argument);
+    AuditEvent event =
+        MakeEvent(kind, call_.name(), target.substr(0, kAuditTargetChars),
+                  decision, reason);
     (*event.mutable_fields()->mutable_fields())["call_id"].set_string_value(
         call_.id());
     return c_.audit->Record(event);
@@ -436,6 +442,7 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
   provider::ToolCall call;
   call.set_id("person");
   call.set_name("bash");
+  call.set_arguments_json(command);  // the audit events' target
   Call settle(context, call);
   // Strict: the sandbox only. Otherwise the person's own command runs on
   // the host, as if typed in their shell; the sandbox has no say.
