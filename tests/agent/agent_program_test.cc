@@ -24,6 +24,7 @@
 #include "lib/changeset/test_tree.h"
 #include "lib/question/question.h"
 #include "proto/agent_session.pb.h"
+#include "tests/agent/fakes.h"
 #include "tests/providers/scripted_server.h"
 
 namespace garuda {
@@ -37,31 +38,15 @@ using provider::testing::ServerKind;
 
 constexpr char kKey[] = "sk-test-5ecret-K3y-0123456789abcdef";
 
-std::string Runfile(const std::string& path) {
-  return JoinPath(
-      JoinPath(std::getenv("TEST_SRCDIR"), std::getenv("TEST_WORKSPACE")),
-      path);
-}
+using garuda::testing::Runfile;
 
 ScriptedReply Text(const std::string& text) {
-  ScriptedReply reply;
-  reply.set_text(text);
-  reply.set_text_pieces(2);
-  reply.set_input_tokens(100);
-  reply.set_output_tokens(10);
-  return reply;
+  return garuda::testing::TextReply(text);
 }
 
 ScriptedReply Bash(const std::string& id, const std::string& command) {
-  ScriptedReply reply;
-  reply.set_text("Running it.");
-  reply.set_input_tokens(100);
-  reply.set_output_tokens(10);
-  provider::ScriptedToolCall* call = reply.add_tool_calls();
-  call->set_id(id);
-  call->set_name("bash");
-  call->set_arguments_json(absl::StrCat(R"({"command":")", command, R"("})"));
-  return reply;
+  return garuda::testing::ToolCallReply(
+      id, "bash", absl::StrCat(R"({"command":")", command, R"("})"));
 }
 
 struct AgentRun {

@@ -1,7 +1,10 @@
 #include "tests/agent/fakes.h"
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/question/question.h"
 #include "lib/tools/edit_tools.h"
@@ -9,6 +12,34 @@
 
 namespace garuda {
 namespace testing {
+
+std::string Runfile(const std::string& path) {
+  return JoinPath(
+      JoinPath(std::getenv("TEST_SRCDIR"), std::getenv("TEST_WORKSPACE")),
+      path);
+}
+
+provider::ScriptedReply TextReply(const std::string& text, int64_t input_tokens,
+                                  int64_t output_tokens) {
+  provider::ScriptedReply reply;
+  reply.set_text(text);
+  reply.set_text_pieces(3);
+  reply.set_input_tokens(input_tokens);
+  reply.set_output_tokens(output_tokens);
+  return reply;
+}
+
+provider::ScriptedReply ToolCallReply(const std::string& id,
+                                      const std::string& name,
+                                      const std::string& arguments_json) {
+  provider::ScriptedReply reply = TextReply("Let me do that.", 120, 30);
+  provider::ScriptedToolCall* call = reply.add_tool_calls();
+  call->set_id(id);
+  call->set_name(name);
+  call->set_arguments_json(arguments_json);
+  call->set_argument_pieces(2);
+  return reply;
+}
 
 void ScriptedPerson::ShowText(absl::string_view piece) {
   text.append(piece.data(), piece.size());

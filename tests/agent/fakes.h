@@ -14,9 +14,21 @@
 #include "lib/agent/interaction.h"
 #include "lib/agent/services.h"
 #include "lib/tools/project.h"
+#include "proto/provider_script.pb.h"
 
 namespace garuda {
 namespace testing {
+
+// A file of the test's runfiles (a program built for it).
+std::string Runfile(const std::string& path);
+
+// Scripted model answers: text only, or text and one tool call.
+provider::ScriptedReply TextReply(const std::string& text,
+                                  int64_t input_tokens = 100,
+                                  int64_t output_tokens = 20);
+provider::ScriptedReply ToolCallReply(const std::string& id,
+                                      const std::string& name,
+                                      const std::string& arguments_json);
 
 class ScriptedPerson : public agent::Interaction {
  public:

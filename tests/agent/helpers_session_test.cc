@@ -31,30 +31,14 @@ using provider::ScriptedReply;
 using provider::testing::ScriptedServer;
 using provider::testing::ServerKind;
 
-std::string Runfile(const std::string& path) {
-  return JoinPath(
-      JoinPath(std::getenv("TEST_SRCDIR"), std::getenv("TEST_WORKSPACE")),
-      path);
-}
+using garuda::testing::Runfile;
 
 ScriptedReply Call(const std::string& name, const std::string& arguments) {
-  ScriptedReply reply;
-  reply.set_text("On it.");
-  reply.set_input_tokens(100);
-  reply.set_output_tokens(10);
-  provider::ScriptedToolCall* call = reply.add_tool_calls();
-  call->set_id("call_1");
-  call->set_name(name);
-  call->set_arguments_json(arguments);
-  return reply;
+  return garuda::testing::ToolCallReply("call_1", name, arguments);
 }
 
 ScriptedReply Text(const std::string& text) {
-  ScriptedReply reply;
-  reply.set_text(text);
-  reply.set_input_tokens(100);
-  reply.set_output_tokens(10);
-  return reply;
+  return garuda::testing::TextReply(text);
 }
 
 class HelpersSessionTest : public ::testing::Test {

@@ -41,34 +41,16 @@ using provider::ScriptedReply;
 using provider::testing::ScriptedServer;
 using provider::testing::ServerKind;
 
-std::string Runfile(const std::string& path) {
-  return JoinPath(
-      JoinPath(std::getenv("TEST_SRCDIR"), std::getenv("TEST_WORKSPACE")),
-      path);
-}
+using garuda::testing::Runfile;
 
 ScriptedReply Text(const std::string& text, int64_t input = 100,
                    int64_t output = 20) {
-  ScriptedReply reply;
-  reply.set_text(text);
-  reply.set_text_pieces(3);
-  reply.set_input_tokens(input);
-  reply.set_output_tokens(output);
-  return reply;
+  return garuda::testing::TextReply(text, input, output);
 }
 
 ScriptedReply ToolCall(const std::string& id, const std::string& name,
                        const std::string& arguments) {
-  ScriptedReply reply;
-  reply.set_text("Let me do that.");
-  reply.set_input_tokens(120);
-  reply.set_output_tokens(30);
-  provider::ScriptedToolCall* call = reply.add_tool_calls();
-  call->set_id(id);
-  call->set_name(name);
-  call->set_arguments_json(arguments);
-  call->set_argument_pieces(2);
-  return reply;
+  return garuda::testing::ToolCallReply(id, name, arguments);
 }
 
 SessionDescription Described(const std::string& mode, bool sandboxed) {
@@ -200,6 +182,13 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     stager_->Script("sed -i s/old/new/ notes.txt", sed);
   }
 
+  // The server with `script`, then a started session of `mode`.
+  void Begin(ProviderScript script, const std::string& mode = "direct") {
+    StartServer(std::move(script));
+    StartSession(mode);
+    ASSERT_TRUE(start_status_.ok()) << start_status_;
+  }
+
   TurnOutcome Turn(const std::string& prompt) {
     auto outcome = session_->RunTurn(prompt, &cancel_);
     EXPECT_TRUE(outcome.ok()) << outcome.status();
@@ -250,9 +239,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
 TEST_P(SessionTest, PlainAnswer) {
   ProviderScript script;
   *script.add_replies() = Text("Hello from the model.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   EXPECT_TRUE(absl::StrContains(person_.notices.at(0), "model "));
   EXPECT_TRUE(absl::StrContains(person_.notices.at(0), "commands direct"));
   EXPECT_TRUE(absl::StrContains(person_.notices.at(0), "sandbox on"));
@@ -325,9 +312,7 @@ TEST_P(SessionTest, EditOfAFileChangedMeanwhileIsAConflict) {
       "call_1", "edit_file",
       R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
   *script.add_replies() = Text("I will read it again.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   // While the person looks at the diff, the file changes on disk.
   person_.on_permission = [this](const PermissionQuestion& question) {
     EXPECT_TRUE(absl::StrContains(question.detail, "model"));
@@ -353,9 +338,7 @@ TEST_P(SessionTest, EditAllowedAndApplied) {
       "call_1", "edit_file",
       R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
   *script.add_replies() = Text("Edited.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   person_.permission_answers.push_back(PermissionAnswer::kYes);
   Turn("Edit notes");
   EXPECT_EQ(Notes(), "model line\n");
@@ -369,9 +352,7 @@ TEST_P(SessionTest, NoPersonAnswersNoAndTheModelIsTold) {
       "call_1", "edit_file",
       R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
   *script.add_replies() = Text("Could not edit.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   person_.can_ask = false;
   TurnOutcome outcome = Turn("Edit notes");
   EXPECT_EQ(Notes(), "old line\n");
@@ -464,9 +445,7 @@ TEST_P(SessionTest, DefaultProfileOffersOutsideSandboxAndAsksForIt) {
   *script.add_replies() = ToolCall(
       "call_1", "bash", R"({"command":"make","outside_sandbox":true})");
   *script.add_replies() = Text("ok");
-  StartServer(script);
-  StartSession("staged");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script, "staged"));
   person_.permission_answers.push_back(PermissionAnswer::kYes);
   Turn("Build");
   EXPECT_TRUE(absl::StrContains(RequestBody(0), "outside_sandbox"));
@@ -480,9 +459,7 @@ TEST_P(SessionTest, StreamWithoutUsageIsAnUnreportedCharge) {
   ScriptedReply reply = Text("No usage here.");
   reply.set_usage(ScriptedReply::NONE);
   *script.add_replies() = reply;
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   TurnOutcome outcome = Turn("Hi");
   EXPECT_FALSE(outcome.usage.usage_reported());
   BudgetStatus status = Budget();
@@ -499,9 +476,7 @@ TEST_P(SessionTest, ErrorAfterHttp200IsRetriedAndReservesAgain) {
   broken.set_error_message("Overloaded");
   *script.add_replies() = broken;
   *script.add_replies() = Text("Whole answer.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   TurnOutcome outcome = Turn("Hi");
   EXPECT_EQ(outcome.answer, "Whole answer.");
   EXPECT_EQ(server_->request_count(), 2u);
@@ -519,9 +494,7 @@ TEST_P(SessionTest, RateLimitThenSuccess) {
   limited.set_error_message("slow down");
   *script.add_replies() = limited;
   *script.add_replies() = Text("After the wait.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   TurnOutcome outcome = Turn("Hi");
   EXPECT_EQ(outcome.answer, "After the wait.");
   ASSERT_EQ(sleeps_.size(), 1u);
@@ -535,9 +508,7 @@ TEST_P(SessionTest, CancelMidStreamKeepsTheReservationSpent) {
   held.set_fault(ScriptedReply::HOLD);
   *script.add_replies() = held;
   *script.add_replies() = Text("Next turn.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   // The person presses Ctrl-C as the first words arrive.
   person_.on_text = [this](absl::string_view) { cancel_.Cancel(); };
   TurnOutcome outcome = Turn("Talk");
@@ -594,9 +565,7 @@ TEST_P(SessionTest, ADeadHelperStopsTheSession) {
   *script.add_replies() =
       ToolCall("call_1", "read_file", R"({"path":"notes.txt"})");
   *script.add_replies() = Text("never");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   ASSERT_EQ(::kill(auditor_->pid(), SIGKILL), 0);
   // Wait until the kernel says it is gone (its pidfd turns readable).
   struct pollfd dead = {auditor_->pidfd(), POLLIN, 0};
@@ -665,9 +634,7 @@ TEST_P(SessionTest, ALongCommandOutputIsCutAndTheModelIsTold) {
   ProviderScript script;
   *script.add_replies() = ToolCall("call_1", "bash", R"({"command":"yes"})");
   *script.add_replies() = Text("That was long.");
-  StartServer(script);
-  StartSession("direct");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
   FakeCommand yes;
   yes.result.set_description("exited with code 0");
   yes.result.set_stdout_data(std::string(150000, 'y'));
