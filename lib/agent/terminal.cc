@@ -42,6 +42,7 @@ constexpr wchar_t kCtrlC = 3;
 class SigintCatcher;
 std::atomic<SigintCatcher*> active_catcher{nullptr};
 constexpr char kResumedByte = 'z';
+constexpr char kResizedByte = 'w';
 
 class SigintCatcher {
  public:
@@ -85,6 +86,7 @@ class SigintCatcher {
   struct Pending {
     int interrupts = 0;    // Ctrl-C
     bool resumed = false;  // continued after Ctrl-Z
+    bool resized = false;  // the window changed size
   };
   // What arrived since the last call.
   Pending Drain() {
@@ -96,6 +98,8 @@ class SigintCatcher {
         for (ssize_t i = 0; i < n; ++i) {
           if (buffer[i] == kResumedByte) {
             pending.resumed = true;
+          } else if (buffer[i] == kResizedByte) {
+            pending.resized = true;
           } else {
             ++pending.interrupts;
           }
@@ -107,12 +111,11 @@ class SigintCatcher {
     }
   }
 
-  // From a signal handler: the process was continued after a stop.
-  static void NotifyResumed() {
+  // From a signal handler: the process was continued after a stop
+  // (kResumedByte), or the window changed size (kResizedByte).
+  static void Notify(char what) {
     SigintCatcher* catcher = active_catcher.load();
-    if (catcher != nullptr) {
-      (void)!::write(catcher->pipe_[1], &kResumedByte, 1);
-    }
+    if (catcher != nullptr) (void)!::write(catcher->pipe_[1], &what, 1);
   }
 
  private:
@@ -153,6 +156,13 @@ constexpr int kRestoreSignals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
 constexpr int kRestoreSignalCount = sizeof(kRestoreSignals) / sizeof(int);
 struct sigaction previous_restore_actions[kRestoreSignalCount];
 struct sigaction previous_stop_action;
+struct sigaction previous_resize_action;
+
+void OnResize(int) {
+  int saved_errno = errno;
+  SigintCatcher::Notify(kResizedByte);
+  errno = saved_errno;
+}
 
 void RestoreTerminalAndResignal(int signal_number) {
   int saved_errno = errno;
@@ -187,7 +197,7 @@ void StopWithTerminalRestored(int) {
   ::raise(SIGTSTP);  // stopped here until SIGCONT
   ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   ::sigaction(SIGTSTP, &mine, nullptr);
-  SigintCatcher::NotifyResumed();
+  SigintCatcher::Notify(kResumedByte);
   errno = saved_errno;
 }
 
@@ -206,6 +216,10 @@ class ScopedTerminalRestore {
       if (previous_restore_actions[i].sa_handler == SIG_IGN) continue;
       ::sigaction(kRestoreSignals[i], &action, nullptr);
     }
+    // The window's size, for the editor to redraw the line while it is
+    // edited (libedit asks for it itself only at the start of a line).
+    action.sa_handler = OnResize;
+    ::sigaction(SIGWINCH, &action, &previous_resize_action);
     ::sigaction(SIGTSTP, nullptr, &previous_stop_action);
     // Ignored (a shell without job control started us): Ctrl-Z does nothing.
     if (previous_stop_action.sa_handler != SIG_IGN) {
@@ -220,6 +234,7 @@ class ScopedTerminalRestore {
       ::sigaction(kRestoreSignals[i], &previous_restore_actions[i], nullptr);
     }
     ::sigaction(SIGTSTP, &previous_stop_action, nullptr);
+    ::sigaction(SIGWINCH, &previous_resize_action, nullptr);
     if (terminal_restore.armed.exchange(false)) {
       ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
     }
@@ -602,6 +617,9 @@ class TerminalLineSource : public LineSource {
           // Continued after Ctrl-Z: the shell had the terminal meanwhile.
           ::el_set(editor, EL_PREP_TERM, 0);
           ::el_set(editor, EL_PREP_TERM, 1);
+          ::el_set(editor, EL_REFRESH);
+        } else if (pending.resized) {
+          ::el_resize(editor);
           ::el_set(editor, EL_REFRESH);
         }
         continue;
