@@ -37,7 +37,8 @@ constexpr wchar_t kCtrlC = 3;
 // SIGINT: a handler that writes to a pipe (so a signal that lands just
 // before a poll is not lost) and, while the session is busy with a request,
 // sets the CancelFlag. Catchers nest: a question inside a session installs
-// its own and puts the previous one back.
+// its own and puts the previous one back. The same pipe carries the news of
+// a continue after Ctrl-Z and of a resized window to the line editor.
 
 class SigintCatcher;
 std::atomic<SigintCatcher*> active_catcher{nullptr};
