@@ -283,7 +283,8 @@ bool WantColor(int out_fd) {
 
 // Reads one answer line from `in`; false at the end of input, on an error
 // or on Ctrl-C (through `catcher`).
-bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line) {
+bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line,
+                size_t max_size = 256) {
   line->clear();
   for (;;) {
     struct pollfd fds[2] = {{in, POLLIN, 0}, {catcher->fd(), POLLIN, 0}};
@@ -298,7 +299,7 @@ bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line) {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return false;
     if (c == '\n' || c == '\r') return true;
-    if (line->size() < 256) line->push_back(c);
+    if (line->size() < max_size) line->push_back(c);
   }
 }
 
@@ -533,8 +534,16 @@ class TerminalLineSource : public LineSource {
       cancel_->Reset();
     }
     catcher_.set_busy(false);
-    if (editor_ == nullptr) return std::nullopt;
     prompt_ = terminal_internal::TerminalSafe(prompt);
+    if (editor_ == nullptr) {
+      // No line editor (libedit could not start on this terminal): plain
+      // lines, without editing or history; Ctrl-C or the end leaves.
+      Write(prompt_);
+      std::string line;
+      if (!ReadAnswer(in_, &catcher_, &line, 1 << 20)) return std::nullopt;
+      catcher_.set_busy(true);
+      return line;
+    }
     std::optional<std::string> result;
     {
       ScopedTerminalRestore restore(in_);
