@@ -51,21 +51,23 @@ ABSL_FLAG(std::string, unknown_receivers, "",
 
 namespace {
 
-const std::string& Usage() {
-  static const std::string usage = absl::StrCat(
-      "the coding agent: a session with a model over the helper programs "
-      "(garuda-auditor, garuda-budgeter, garuda-stager, garuda-applier).\n\n"
-      "  garuda-agent [--project DIR] [--resume ID] [--provider P] [--model "
-      "M] [--base-url URL]\n"
-      "      an interactive session (lines from standard input without a "
-      "terminal)\n"
-      "  garuda-agent -p PROMPT [--output-format text|json] ...\n"
-      "      one-shot: answer PROMPT and exit; every question is answered "
-      "no\n"
-      "      unless an allow rule covers the call\n\n",
-      garuda::knowledge::kToolUsage);
-  return usage;
-}
+constexpr char kUsage[] =
+    "the coding agent: a session with a model over the helper programs "
+    "(garuda-auditor, garuda-budgeter, garuda-stager, garuda-applier).\n\n"
+    "  garuda-agent [--project DIR] [--resume ID] [--provider P] [--model M] "
+    "[--base-url URL]\n"
+    "      an interactive session (plain lines from standard input when it is "
+    "not a terminal)\n"
+    "  garuda-agent -p PROMPT [--output-format text|json] ...\n"
+    "      one-shot: answer PROMPT and exit; with no person to ask, every "
+    "question is\n"
+    "      answered no unless an allow rule covers the call\n"
+    "  garuda-agent tool find_references|callers|impact --project ROOT "
+    "--path REL\n"
+    "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
+    "      code questions about Java and Python sources, for scripts "
+    "(`garuda-agent tool`\n"
+    "      alone prints its details)";
 
 int RunTool(const std::string& operation) {
   garuda::knowledge::ToolCommandOptions options;
@@ -97,8 +99,7 @@ int RunTool(const std::string& operation) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args =
-      garuda::ParseProgramFlags(argc, argv, Usage());
+  std::vector<std::string> args = garuda::ParseProgramFlags(argc, argv, kUsage);
   if (args.size() >= 2 && args[1] == "tool") {
     if (args.size() != 3) {
       std::cerr << garuda::knowledge::kToolUsage;

@@ -96,6 +96,9 @@ int main(int argc, char** argv) {
 
   if (std::string(args[1]) == "serve") {
     if (args.size() != 2) return Usage("serve takes no arguments");
+    if (absl::GetFlag(FLAGS_channel_fd) < 0) {
+      return Usage("serve needs --channel-fd");
+    }
     garuda::ApplierServeOptions options;
     options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
     options.project = absl::GetFlag(FLAGS_project);

@@ -123,6 +123,10 @@ int main(int argc, char** argv) {
     options.mode = absl::GetFlag(FLAGS_mode);
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session_id = absl::GetFlag(FLAGS_session_id);
+    if (options.channel_fd < 0) {
+      std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
+      return 2;
+    }
     return garuda::StagerServe(options);
   }
   if (command == "end") {

@@ -304,7 +304,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
       }
       return outcome;
     }
-    parts_.interaction->ShowText("\n");
+    if (!response->text().empty()) parts_.interaction->ShowText("\n");
     UsageReport& usage = outcome.usage;
     usage.set_requests(usage.requests() + response->attempts());
     usage.set_charged_tokens(usage.charged_tokens() +

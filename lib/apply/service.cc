@@ -19,37 +19,26 @@ namespace {
 
 constexpr int kServing = 0;
 
-ipc::ChannelOptions AgentChannelOptions() {
-  ipc::ChannelOptions options;
-  options.peer_name = "garuda-agent";
-  options.max_frame_bytes = 1 << 20;
-  options.max_fds_per_frame = 1;
-  return options;
-}
-
+// ServedOutcome::Kind has the proto's numbers.
 ApplyOutcome::Kind KindOf(ServedOutcome::Kind kind) {
-  switch (kind) {
-    case ServedOutcome::Kind::kApplied:
-      return ApplyOutcome::APPLIED;
-    case ServedOutcome::Kind::kNoChanges:
-      return ApplyOutcome::NO_CHANGES;
-    case ServedOutcome::Kind::kConflict:
-      return ApplyOutcome::CONFLICT;
-    case ServedOutcome::Kind::kRefused:
-      return ApplyOutcome::REFUSED;
-  }
-  return ApplyOutcome::KIND_UNSPECIFIED;
+  return static_cast<ApplyOutcome::Kind>(kind);
 }
+static_assert(static_cast<int>(ServedOutcome::Kind::kApplied) ==
+                  ApplyOutcome::APPLIED &&
+              static_cast<int>(ServedOutcome::Kind::kNoChanges) ==
+                  ApplyOutcome::NO_CHANGES &&
+              static_cast<int>(ServedOutcome::Kind::kConflict) ==
+                  ApplyOutcome::CONFLICT &&
+              static_cast<int>(ServedOutcome::Kind::kRefused) ==
+                  ApplyOutcome::REFUSED);
 
 }  // namespace
 
 absl::Status RunApplierServe(const ApplierServeOptions& options) {
-  if (options.channel_fd < 0) {
-    return absl::InvalidArgumentError("serve needs --channel-fd");
-  }
   ASSIGN_OR_RETURN(
       ipc::Channel channel,
-      ipc::ChannelFromFd(options.channel_fd, AgentChannelOptions()));
+      ipc::ChannelFromFd(options.channel_fd,
+                         ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
   ASSIGN_OR_RETURN(ApplierPlaces places,
                    LocateApplierPlaces(options.project, options.undo_root));
   RETURN_IF_ERROR(OpenRoot(places.project).status());

@@ -13,7 +13,8 @@
 namespace garuda {
 
 struct ServedOutcome {
-  enum class Kind { kApplied, kNoChanges, kConflict, kRefused };
+  // The numbers of ApplyOutcome.Kind in proto/applier_service.proto.
+  enum class Kind { kApplied = 1, kNoChanges = 2, kConflict = 3, kRefused = 4 };
   Kind kind = Kind::kApplied;
   std::string line;  // for the model, as `garuda-applier apply` prints it
   std::vector<std::string> conflicts;  // kConflict: visible paths

@@ -2,8 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -32,14 +35,6 @@ namespace {
 enum State { kServing = 0, kEnded = 1 };
 
 constexpr char kHostMode[] = "host";
-
-ipc::ChannelOptions AgentChannelOptions() {
-  ipc::ChannelOptions options;
-  options.peer_name = "garuda-agent";
-  options.max_frame_bytes = 1 << 20;
-  options.max_fds_per_frame = 1;
-  return options;
-}
 
 CommandResult::Kind KindOf(RunResult::Kind kind) {
   switch (kind) {
@@ -88,6 +83,58 @@ absl::StatusOr<UniqueFd> SealedChangeSet(const ChangeSet& change_set) {
     return LastErrnoStatus("lseek the change list memfd");
   }
   return fd;
+}
+
+// Up to `limit` bytes of the memfd `fd`; `truncated` when it holds more.
+absl::Status TakeCaptured(int fd, size_t limit, std::string* data,
+                          bool* truncated) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return LastErrnoStatus("fstat captured output");
+  size_t size = static_cast<size_t>(st.st_size);
+  *truncated = size > limit;
+  data->resize(std::min(size, limit));
+  ssize_t got = ::pread(fd, data->data(), data->size(), 0);
+  if (got < 0) return LastErrnoStatus("read captured output");
+  data->resize(static_cast<size_t>(got));
+  return absl::OkStatus();
+}
+
+// RunOnHost with the command's stdout and stderr in two memfds instead of
+// pipes: a process the command leaves running on the host (a server started
+// with &) keeps its output descriptors, and a pipe would hold the reply
+// until it ends. Inside the sandbox this cannot happen: every process ends
+// with the command.
+absl::StatusOr<RunResult> RunOnHostIntoFiles(RunOptions run,
+                                             const std::string& directory) {
+  UniqueFd out(::memfd_create("garuda-stdout", MFD_CLOEXEC));
+  UniqueFd err(::memfd_create("garuda-stderr", MFD_CLOEXEC));
+  if (!out || !err) return LastErrnoStatus("memfd_create for the output");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  UniqueFd saved_out(::fcntl(1, F_DUPFD_CLOEXEC, 3));
+  UniqueFd saved_err(::fcntl(2, F_DUPFD_CLOEXEC, 3));
+  if (!saved_out || !saved_err) return LastErrnoStatus("save stdout, stderr");
+  absl::StatusOr<RunResult> ran = absl::InternalError("not run");
+  if (::dup2(out.get(), 1) < 0 || ::dup2(err.get(), 2) < 0) {
+    ran = LastErrnoStatus("dup2 the output memfds");
+  } else {
+    size_t limit = run.capture_limit;
+    run.capture_output = false;  // the command writes the memfds
+    ran = RunOnHost(run, directory);
+    absl::Status taken = absl::OkStatus();
+    if (ran.ok()) {
+      taken = TakeCaptured(out.get(), limit, &ran->stdout_data,
+                           &ran->stdout_truncated);
+    }
+    if (ran.ok() && taken.ok()) {
+      taken = TakeCaptured(err.get(), limit, &ran->stderr_data,
+                           &ran->stderr_truncated);
+    }
+    if (!taken.ok()) ran = taken;
+  }
+  ::dup2(saved_out.get(), 1);
+  ::dup2(saved_err.get(), 2);
+  return ran;
 }
 
 class StagerService {
@@ -320,7 +367,7 @@ class StagerService {
       return absl::OkStatus();
     }
     run.wall_time_ms = wall_time_ms;
-    ASSIGN_OR_RETURN(RunResult ran, RunOnHost(run, directory));
+    ASSIGN_OR_RETURN(RunResult ran, RunOnHostIntoFiles(run, directory));
     FillResult(ran, true, result);
     return absl::OkStatus();
   }
@@ -341,12 +388,10 @@ class StagerService {
 }  // namespace
 
 absl::Status RunStagerServe(const StagerServeOptions& options) {
-  if (options.channel_fd < 0) {
-    return absl::InvalidArgumentError("serve needs --channel-fd");
-  }
   ASSIGN_OR_RETURN(
       ipc::Channel channel,
-      ipc::ChannelFromFd(options.channel_fd, AgentChannelOptions()));
+      ipc::ChannelFromFd(options.channel_fd,
+                         ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
   StagerService service(options);
   RETURN_IF_ERROR(service.Start());
   return service.Serve(channel);

@@ -336,6 +336,73 @@ TEST_F(AgentProgramTest, StrictToolSchemaHasNoOutsideSandbox) {
   EXPECT_EQ(Notes(), "old line\n");
 }
 
+TEST_F(AgentProgramTest, WithoutAModelTheSessionStartsAndBangCommandsWork) {
+  UniqueFd in, out, err;
+  std::vector<std::string> argv = {Runfile("cmd/garuda-agent/garuda-agent"),
+                                   "--project", project_, "--helpers-dir",
+                                   helpers_};
+  pid_t pid = Start(argv, Env(false), &in, &out, &err);
+  ASSERT_TRUE(WriteAll(in.get(), "!echo from the person\nhello\n/exit\n").ok());
+  in.Reset();
+  std::string stdout_text = ReadAll(out.get()).value_or("");
+  std::string stderr_text = ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "model none configured"))
+      << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "No model configured"));
+  EXPECT_TRUE(absl::StrContains(stderr_text, "from the person")) << stderr_text;
+  // One-shot needs a model: a usage error that says how to configure one.
+  AgentRun one_shot;
+  pid = Start(
+      {argv[0], "--project", project_, "--helpers-dir", helpers_, "-p", "hi"},
+      Env(false), &in, &out, &err);
+  in.Reset();
+  one_shot.err = ReadAll(err.get()).value_or("");
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_TRUE(absl::StrContains(one_shot.err, "baseUrl")) << one_shot.err;
+}
+
+// Ctrl-C at a terminal signals the whole foreground process group: the
+// request in flight is cancelled, and the helpers (in groups of their own)
+// live on, so the session ends cleanly rather than with a dead helper.
+TEST_F(AgentProgramTest, CtrlCCancelsTheRequestAndSparesTheHelpers) {
+  ProviderScript script;
+  ScriptedReply held = Text("First words, then the server waits");
+  held.set_fault(ScriptedReply::HOLD);
+  *script.add_replies() = held;
+  StartServer(script);
+  UniqueFd in, out, err;
+  pid_t pid = Start(Argv({"-p", "talk", "--output-format", "json"}), Env(false),
+                    &in, &out, &err);
+  in.Reset();
+  // The request is on the wire once the server has recorded it.
+  while (server_->request_count() == 0) ::usleep(1000);
+  ASSERT_EQ(::kill(-pid, SIGINT), 0);
+  std::string stdout_text = ReadAll(out.get()).value_or("");
+  std::string stderr_text = ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << stderr_text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "Cancelled")) << stderr_text;
+  EXPECT_FALSE(absl::StrContains(stderr_text, "signal 2")) << stderr_text;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(stdout_text, "stdout", &report).ok())
+      << stdout_text;
+  EXPECT_EQ(report.stopped(), "cancelled");
+  // The cancelled request's reservation stayed spent: the budgeter's
+  // journal says so after the session.
+  std::string budget =
+      ReadFileToString(
+          JoinPath(home_,
+                   ".garuda/sessions/" + report.session_id() + "/budget.jsonl"))
+          .value_or("");
+  EXPECT_TRUE(absl::StrContains(budget, "settle")) << budget;
+}
+
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
   ProviderScript script;
   *script.add_replies() = Text("never");

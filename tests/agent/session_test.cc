@@ -102,9 +102,6 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     client_.reset();
     budget_.reset();
     audit_.reset();
-    if (auditor_ && auditor_->CheckAlive().ok()) {
-      audit_ = AuditChannelClient(auditor_.get());
-    }
     budgeter_.reset();
     auditor_.reset();
     server_.reset();
@@ -185,6 +182,24 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     if (session.ok()) session_ = std::move(*session);
   }
 
+  // A staged session whose model runs `sed -i s/old/new/ notes.txt` (the
+  // scripted stager stages "new line") and then says `final_text`.
+  void StartStagedSedSession(const std::string& final_text) {
+    ProviderScript script;
+    *script.add_replies() = ToolCall(
+        "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
+    *script.add_replies() = Text(final_text);
+    StartServer(script);
+    StartSession("staged");
+    ASSERT_TRUE(start_status_.ok()) << start_status_;
+    FakeCommand sed;
+    sed.result.set_kind(CommandResult::EXITED);
+    sed.result.set_description("exited with code 0");
+    sed.result.set_stdout_data("edited\n");
+    sed.writes["notes.txt"] = "new line\n";
+    stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  }
+
   TurnOutcome Turn(const std::string& prompt) {
     auto outcome = session_->RunTurn(prompt, &cancel_);
     EXPECT_TRUE(outcome.ok()) << outcome.status();
@@ -197,6 +212,17 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     auto status = budget_->Status();
     EXPECT_TRUE(status.ok()) << status.status();
     return status.ok() ? *status : BudgetStatus();
+  }
+
+  // The audit log after the auditor closed it.
+  std::string AuditLog() {
+    EXPECT_TRUE(audit_->Close().ok());
+    std::string all;
+    std::string root = JoinPath(home_, ".garuda/audit");
+    for (const auto& [path, content] : garuda::testing::Snapshot(root)) {
+      if (absl::EndsWith(path, ".jsonl")) all += content;
+    }
+    return all;
   }
 
   std::string Notes() {
@@ -249,19 +275,8 @@ TEST_P(SessionTest, PlainAnswer) {
 }
 
 TEST_P(SessionTest, StagedBashAskedAppliedAndTheModelIsTold) {
-  ProviderScript script;
-  *script.add_replies() = ToolCall(
-      "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
-  *script.add_replies() = Text("Done.");
-  StartServer(script);
-  StartSession("staged");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
-  FakeCommand sed;
-  sed.result.set_kind(CommandResult::EXITED);
-  sed.result.set_description("exited with code 0");
-  sed.result.set_stdout_data("edited\n");
-  sed.writes["notes.txt"] = "new line\n";
-  stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  StartStagedSedSession("Done.");
+  if (HasFatalFailure()) return;
   person_.change_answers.push_back(Answer::kApply);
 
   TurnOutcome outcome = Turn("Change old to new");
@@ -284,20 +299,16 @@ TEST_P(SessionTest, StagedBashAskedAppliedAndTheModelIsTold) {
                                 "discard leaves the project unchanged"));
   ASSERT_EQ(outcome.tool_calls.size(), 1u);
   EXPECT_TRUE(absl::StartsWith(outcome.tool_calls[0].outcome(), kAppliedLine));
+  std::string audit = AuditLog();
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"tool_call")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"command")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"question")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"applied")")) << audit;
 }
 
 TEST_P(SessionTest, StagedBashDiscardedLeavesTheProject) {
-  ProviderScript script;
-  *script.add_replies() = ToolCall(
-      "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
-  *script.add_replies() = Text("Understood.");
-  StartServer(script);
-  StartSession("staged");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
-  FakeCommand sed;
-  sed.result.set_description("exited with code 0");
-  sed.writes["notes.txt"] = "new line\n";
-  stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  StartStagedSedSession("Understood.");
+  if (HasFatalFailure()) return;
   person_.change_answers.push_back(Answer::kDiscard);
 
   Turn("Change old to new");
@@ -305,6 +316,7 @@ TEST_P(SessionTest, StagedBashDiscardedLeavesTheProject) {
   EXPECT_EQ(Notes(), "old line\n");
   EXPECT_TRUE(applier_->reasons.empty());
   EXPECT_TRUE(absl::StrContains(RequestBody(1), kDiscardedLine));
+  EXPECT_TRUE(absl::StrContains(AuditLog(), R"("kind":"discard")"));
 }
 
 TEST_P(SessionTest, EditOfAFileChangedMeanwhileIsAConflict) {
@@ -330,6 +342,9 @@ TEST_P(SessionTest, EditOfAFileChangedMeanwhileIsAConflict) {
   EXPECT_TRUE(absl::StrContains(outcome.tool_calls[0].outcome(), "Conflict"))
       << outcome.tool_calls[0].outcome();
   EXPECT_TRUE(absl::StrContains(RequestBody(1), "Conflict"));
+  std::string audit = AuditLog();
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"conflict")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, "asked: yes")) << audit;
 }
 
 TEST_P(SessionTest, EditAllowedAndApplied) {
@@ -408,6 +423,10 @@ TEST_P(SessionTest, WithoutSandboxEveryCommandAsksAndRunsOnTheHost) {
   ASSERT_EQ(stager_->runs.size(), 2u);
   EXPECT_TRUE(stager_->runs[0].on_host());
   EXPECT_TRUE(stager_->runs[1].on_host());
+  std::string audit = AuditLog();
+  EXPECT_TRUE(absl::StrContains(audit, R"("kind":"host_fallback")")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, "asked: yes, and for this session"))
+      << audit;
 }
 
 TEST_P(SessionTest, StrictWithoutSandboxDoesNotStart) {
@@ -592,17 +611,8 @@ TEST_P(SessionTest, ADeadHelperStopsTheSession) {
 }
 
 TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
-  ProviderScript script;
-  *script.add_replies() = ToolCall(
-      "call_1", "bash", R"({"command":"sed -i s/old/new/ notes.txt"})");
-  *script.add_replies() = Text("Done.");
-  StartServer(script);
-  StartSession("staged");
-  ASSERT_TRUE(start_status_.ok()) << start_status_;
-  FakeCommand sed;
-  sed.result.set_description("exited with code 0");
-  sed.writes["notes.txt"] = "new line\n";
-  stager_->Script("sed -i s/old/new/ notes.txt", sed);
+  StartStagedSedSession("Done.");
+  if (HasFatalFailure()) return;
   FakeCommand ls;
   ls.result.set_description("exited with code 0");
   ls.result.set_stdout_data("notes.txt\n");
@@ -625,6 +635,23 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   EXPECT_TRUE(absl::StrContains(notices, "limit"));
   EXPECT_TRUE(absl::StrContains(notices, "commands: staged (copy)"));
   EXPECT_TRUE(session_->messages().empty());
+}
+
+TEST_P(SessionTest, ALongCommandOutputIsCutAndTheModelIsTold) {
+  ProviderScript script;
+  *script.add_replies() = ToolCall("call_1", "bash", R"({"command":"yes"})");
+  *script.add_replies() = Text("That was long.");
+  StartServer(script);
+  StartSession("direct");
+  ASSERT_TRUE(start_status_.ok()) << start_status_;
+  FakeCommand yes;
+  yes.result.set_description("exited with code 0");
+  yes.result.set_stdout_data(std::string(150000, 'y'));
+  stager_->Script("yes", yes);
+  Turn("Run yes");
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "[result cut at 100000 of"));
+  EXPECT_FALSE(absl::StrContains(RequestBody(1), std::string(100001, 'y')));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothProviders, SessionTest,

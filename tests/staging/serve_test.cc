@@ -139,12 +139,13 @@ class ServeTest : public ::testing::Test {
 
   // Sends RunCommand; the reply, and the ChangeSet memfd when one came.
   StagerReply Run(ipc::HelperProcess& stager, const std::string& command,
-                  UniqueFd* change_set = nullptr, bool on_host = false) {
+                  UniqueFd* change_set = nullptr, bool on_host = false,
+                  uint32_t timeout_seconds = 60) {
     StagerRequest request;
     request.set_seq(++stager_seq_);
     request.mutable_run()->set_command(command);
     request.mutable_run()->set_on_host(on_host);
-    request.mutable_run()->set_timeout_seconds(60);
+    request.mutable_run()->set_timeout_seconds(timeout_seconds);
     StagerReply reply;
     std::vector<UniqueFd> fds;
     absl::Status called = stager.Call(request, &reply, &fds);
@@ -242,6 +243,14 @@ TEST_F(ServeTest, DirectRunCapturesOutputAndExitCode) {
   ASSERT_TRUE(stager->Call(request, &capped).ok());
   EXPECT_EQ(capped.result().stdout_data().size(), 100u);
   EXPECT_TRUE(capped.result().stdout_truncated());
+
+  // The timeout, in the sandbox and on the host.
+  for (bool on_host : {false, true}) {
+    StagerReply slow = Run(*stager, "sleep 30", nullptr, on_host, 1);
+    ASSERT_TRUE(slow.has_result()) << slow.DebugString();
+    EXPECT_EQ(slow.result().kind(), CommandResult::TIMED_OUT);
+    EXPECT_EQ(slow.result().on_host(), on_host);
+  }
   End(*stager);
 }
 
@@ -328,6 +337,15 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
     EXPECT_NE(reply.result().stdout_data(), "garuda\n");
     EXPECT_FALSE(reply.result().has_change_set());
     EXPECT_TRUE(Exists(JoinPath(project_, "host-made")));
+    // A process it leaves running on the host does not hold the reply
+    // (with its output on a pipe, the reply would wait the whole sleep and
+    // the test would time out).
+    StagerReply left =
+        Run(*stager, "sleep 900 & echo $! > ../left.pid; echo started", nullptr,
+            true);
+    ASSERT_TRUE(left.has_result()) << left.DebugString();
+    EXPECT_EQ(left.result().stdout_data(), "started\n");
+    Host("kill $(cat ../left.pid)");
     End(*stager);
   }
   ::unlink(JoinPath(project_, "host-made").c_str());
@@ -345,6 +363,26 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
     EXPECT_TRUE(Run(*stager, "true").has_result());
     End(*stager);
   }
+}
+
+TEST_F(ServeTest, WithoutASandboxOnlyAnAgreedOnHostCommandRuns) {
+  // The fake probe (DirectRunCapturesOutputAndExitCode is the control: there
+  // the sandbox works and the command runs in it).
+  ::setenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX", "1", 1);
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("direct");
+  ::unsetenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX");
+  SessionDescription description = Describe(*stager);
+  EXPECT_FALSE(description.sandboxed());
+  EXPECT_NE(description.sandbox_problem().find("fix"), std::string::npos)
+      << description.sandbox_problem();
+  StagerReply refused = Run(*stager, "touch made");
+  EXPECT_TRUE(refused.has_error()) << refused.DebugString();
+  EXPECT_FALSE(Exists(JoinPath(project_, "made")));
+  StagerReply host = Run(*stager, "touch made", nullptr, /*on_host=*/true);
+  ASSERT_TRUE(host.has_result()) << host.DebugString();
+  EXPECT_TRUE(host.result().on_host());
+  EXPECT_TRUE(Exists(JoinPath(project_, "made")));
+  End(*stager);
 }
 
 TEST_F(ServeTest, AStagingFailureIsAnErrorReplyAndNothingRuns) {
@@ -455,6 +493,24 @@ TEST_F(ServeTest, AConflictWritesNothing) {
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "person\n");
   EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
   EXPECT_TRUE(applier->Stop().ok()) << applier->exit_description();
+}
+
+TEST_F(ServeTest, AnIncompleteListIsRefusedAndWritesNothing) {
+  ::setenv("GARUDA_TEST_ONLY_FILE_LIMIT", "1", 1);
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  ::unsetenv("GARUDA_TEST_ONLY_FILE_LIMIT");
+  UniqueFd list;
+  StagerReply reply = Run(*stager, "touch n1 n2 n3", &list);
+  ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+  EXPECT_TRUE(reply.result().change_set_incomplete());
+  ASSERT_TRUE(list);
+  End(*stager);
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  ApplierReply applied = Apply(*applier, list.get());
+  ASSERT_TRUE(applied.has_applied()) << applied.DebugString();
+  EXPECT_EQ(applied.applied().kind(), ApplyOutcome::REFUSED);
+  EXPECT_NE(applied.applied().line().find("incomplete"), std::string::npos);
+  EXPECT_FALSE(Exists(JoinPath(project_, "n1")));
 }
 
 TEST_F(ServeTest, BadListsAndGarbageFramesWriteNothing) {
