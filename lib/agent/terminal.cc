@@ -37,11 +37,13 @@ constexpr wchar_t kCtrlC = 3;
 // SIGINT: a handler that writes to a pipe (so a signal that lands just
 // before a poll is not lost) and, while the session is busy with a request,
 // sets the CancelFlag. Catchers nest: a question inside a session installs
-// its own and puts the previous one back.
+// its own and puts the previous one back. The same pipe carries the news of
+// a continue after Ctrl-Z and of a resized window to the line editor.
 
 class SigintCatcher;
 std::atomic<SigintCatcher*> active_catcher{nullptr};
 constexpr char kResumedByte = 'z';
+constexpr char kResizedByte = 'w';
 
 class SigintCatcher {
  public:
@@ -85,6 +87,7 @@ class SigintCatcher {
   struct Pending {
     int interrupts = 0;    // Ctrl-C
     bool resumed = false;  // continued after Ctrl-Z
+    bool resized = false;  // the window changed size
   };
   // What arrived since the last call.
   Pending Drain() {
@@ -96,6 +99,8 @@ class SigintCatcher {
         for (ssize_t i = 0; i < n; ++i) {
           if (buffer[i] == kResumedByte) {
             pending.resumed = true;
+          } else if (buffer[i] == kResizedByte) {
+            pending.resized = true;
           } else {
             ++pending.interrupts;
           }
@@ -107,12 +112,11 @@ class SigintCatcher {
     }
   }
 
-  // From a signal handler: the process was continued after a stop.
-  static void NotifyResumed() {
+  // From a signal handler: the process was continued after a stop
+  // (kResumedByte), or the window changed size (kResizedByte).
+  static void Notify(char what) {
     SigintCatcher* catcher = active_catcher.load();
-    if (catcher != nullptr) {
-      (void)!::write(catcher->pipe_[1], &kResumedByte, 1);
-    }
+    if (catcher != nullptr) (void)!::write(catcher->pipe_[1], &what, 1);
   }
 
  private:
@@ -153,6 +157,13 @@ constexpr int kRestoreSignals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
 constexpr int kRestoreSignalCount = sizeof(kRestoreSignals) / sizeof(int);
 struct sigaction previous_restore_actions[kRestoreSignalCount];
 struct sigaction previous_stop_action;
+struct sigaction previous_resize_action;
+
+void OnResize(int) {
+  int saved_errno = errno;
+  SigintCatcher::Notify(kResizedByte);
+  errno = saved_errno;
+}
 
 void RestoreTerminalAndResignal(int signal_number) {
   int saved_errno = errno;
@@ -187,7 +198,7 @@ void StopWithTerminalRestored(int) {
   ::raise(SIGTSTP);  // stopped here until SIGCONT
   ::sigprocmask(SIG_SETMASK, &previous_mask, nullptr);
   ::sigaction(SIGTSTP, &mine, nullptr);
-  SigintCatcher::NotifyResumed();
+  SigintCatcher::Notify(kResumedByte);
   errno = saved_errno;
 }
 
@@ -206,6 +217,10 @@ class ScopedTerminalRestore {
       if (previous_restore_actions[i].sa_handler == SIG_IGN) continue;
       ::sigaction(kRestoreSignals[i], &action, nullptr);
     }
+    // The window's size, for the editor to redraw the line while it is
+    // edited (libedit asks for it itself only at the start of a line).
+    action.sa_handler = OnResize;
+    ::sigaction(SIGWINCH, &action, &previous_resize_action);
     ::sigaction(SIGTSTP, nullptr, &previous_stop_action);
     // Ignored (a shell without job control started us): Ctrl-Z does nothing.
     if (previous_stop_action.sa_handler != SIG_IGN) {
@@ -220,6 +235,7 @@ class ScopedTerminalRestore {
       ::sigaction(kRestoreSignals[i], &previous_restore_actions[i], nullptr);
     }
     ::sigaction(SIGTSTP, &previous_stop_action, nullptr);
+    ::sigaction(SIGWINCH, &previous_resize_action, nullptr);
     if (terminal_restore.armed.exchange(false)) {
       ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
     }
@@ -267,7 +283,8 @@ bool WantColor(int out_fd) {
 
 // Reads one answer line from `in`; false at the end of input, on an error
 // or on Ctrl-C (through `catcher`).
-bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line) {
+bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line,
+                size_t max_size = 256) {
   line->clear();
   for (;;) {
     struct pollfd fds[2] = {{in, POLLIN, 0}, {catcher->fd(), POLLIN, 0}};
@@ -282,7 +299,7 @@ bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line) {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return false;
     if (c == '\n' || c == '\r') return true;
-    if (line->size() < 256) line->push_back(c);
+    if (line->size() < max_size) line->push_back(c);
   }
 }
 
@@ -517,8 +534,16 @@ class TerminalLineSource : public LineSource {
       cancel_->Reset();
     }
     catcher_.set_busy(false);
-    if (editor_ == nullptr) return std::nullopt;
     prompt_ = terminal_internal::TerminalSafe(prompt);
+    if (editor_ == nullptr) {
+      // No line editor (libedit could not start on this terminal): plain
+      // lines, without editing or history; Ctrl-C or the end leaves.
+      Write(prompt_);
+      std::string line;
+      if (!ReadAnswer(in_, &catcher_, &line, 1 << 20)) return std::nullopt;
+      catcher_.set_busy(true);
+      return line;
+    }
     std::optional<std::string> result;
     {
       ScopedTerminalRestore restore(in_);
@@ -602,6 +627,9 @@ class TerminalLineSource : public LineSource {
           // Continued after Ctrl-Z: the shell had the terminal meanwhile.
           ::el_set(editor, EL_PREP_TERM, 0);
           ::el_set(editor, EL_PREP_TERM, 1);
+          ::el_set(editor, EL_REFRESH);
+        } else if (pending.resized) {
+          ::el_resize(editor);
           ::el_set(editor, EL_REFRESH);
         }
         continue;

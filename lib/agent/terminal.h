@@ -16,7 +16,8 @@
 // lib/question's Ask discards. The terminal's settings are restored when
 // ReadLine returns, when SIGTERM, SIGHUP or SIGQUIT ends the process during
 // a read, and while Ctrl-Z (SIGTSTP) has it stopped during a read (once
-// continued, the editor takes the terminal again and redraws the line).
+// continued, the editor takes the terminal again and redraws the line). A
+// resized window (SIGWINCH) redraws the line being edited.
 #ifndef GARUDA_LIB_AGENT_TERMINAL_H_
 #define GARUDA_LIB_AGENT_TERMINAL_H_
 

@@ -422,6 +422,20 @@ TEST(LineSourceTest, TerminalSettingsAreRestored) {
   EXPECT_EQ(after_kill.c_oflag, before.c_oflag);
 }
 
+TEST(LineSourceTest, AResizedWindowRedrawsTheLine) {
+  std::unique_ptr<PtyChild> child = StartChild("");
+  ASSERT_NE(child, nullptr);
+  ASSERT_TRUE(child->Screen("p1> "));
+  child->Type("half");
+  ASSERT_TRUE(child->Screen("half"));
+  size_t mark = child->screen.size();
+  struct winsize narrow = {30, 60, 0, 0};
+  ASSERT_EQ(ioctl(child->master.get(), TIOCSWINSZ, &narrow), 0);  // SIGWINCH
+  ASSERT_TRUE(WaitFor(child->master.get(), &child->screen, "p1> half", mark));
+  child->Type(" done\r");
+  ASSERT_TRUE(child->Reported("line:half done\n"));
+}
+
 TEST(LineSourceTest, ACrashDuringALineRestoresTheTerminal) {
   std::unique_ptr<PtyChild> child = StartChild("");
   ASSERT_NE(child, nullptr);
