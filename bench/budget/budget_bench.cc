@@ -28,6 +28,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "lib/base/files.h"
 #include "lib/budget/journal.h"
@@ -237,15 +238,29 @@ Figures SyncAlone(const std::string& home, int iterations) {
 int Main(int argc, char** argv) {
   int iterations = 3000;
   std::string budgeter = "cmd/garuda-budgeter/garuda-budgeter";
+  std::vector<std::string> bases = {"/tmp", "/dev/shm"};
+  std::vector<int> client_counts = {1, 8, 64};
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--iterations=")) {
       if (!absl::SimpleAtoi(arg, &iterations) || iterations < 100) return 2;
     } else if (absl::ConsumePrefix(&arg, "--budgeter=")) {
       budgeter = std::string(arg);
+    } else if (absl::ConsumePrefix(&arg, "--journal-dirs=")) {
+      bases = absl::StrSplit(arg, ',', absl::SkipEmpty());
+    } else if (absl::ConsumePrefix(&arg, "--clients=")) {
+      client_counts.clear();
+      for (absl::string_view part : absl::StrSplit(arg, ',')) {
+        int count = 0;
+        if (!absl::SimpleAtoi(part, &count) || count < 1 || count > 256) {
+          return 2;
+        }
+        client_counts.push_back(count);
+      }
     } else {
       std::fprintf(stderr,
-                   "usage: budget_bench [--iterations=N] [--budgeter=PATH]\n");
+                   "usage: budget_bench [--iterations=N] [--budgeter=PATH]\n"
+                   "  [--journal-dirs=/tmp,/dev/shm] [--clients=1,8,64]\n");
       return 2;
     }
   }
@@ -267,7 +282,7 @@ int Main(int argc, char** argv) {
   int exit_code = 0;
   // The journal on the disk (/tmp) and on tmpfs (/dev/shm): the difference is
   // the fdatasync that every grant waits for.
-  for (const char* base : {"/tmp", "/dev/shm"}) {
+  for (const std::string& base : bases) {
     std::string templ = absl::StrCat(base, "/budget-bench-XXXXXX");
     if (::mkdtemp(templ.data()) == nullptr) {
       std::fprintf(stderr, "mkdtemp(%s) failed; skipped\n", templ.c_str());
@@ -279,7 +294,7 @@ int Main(int argc, char** argv) {
     Print("fdatasync alone" + where, 1, SyncAlone(home, iterations));
     auto journaled = InProcessJournal(home, iterations);
     if (journaled.ok()) Print("in-process + journal" + where, 1, *journaled);
-    for (int clients : {1, 8, 64}) {
+    for (int clients : client_counts) {
       // The same total work for each row: fewer pairs per client as they grow.
       auto figures =
           Budgeter(budgeter, clients, std::max(20, iterations / clients));

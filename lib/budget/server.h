@@ -33,8 +33,10 @@ class BudgetServer {
   // channel that breaks the protocol is ended alone, with an error reply.
   //
   // Group commit: every request that is ready in one poll round is applied,
-  // then the journal is written with one fdatasync, then the replies go out.
-  // No reply leaves before its record is on disk.
+  // then the journal is written with one write, then the replies go out. No
+  // reply that raises a charge leaves before its record is written (see
+  // journal.h); fdatasync follows when idle, within kFlushDelay, and at the
+  // end of Serve.
   absl::Status Serve(ipc::Channel top);
 
  private:
@@ -50,6 +52,8 @@ class BudgetServer {
   };
 
   absl::Status ServeAll(ipc::Channel top);
+  // poll(2)'s timeout: until the journal's flush is due, or none.
+  int PollTimeoutMs() const;
   // Reads one request from `connection` and applies it, queueing its answer.
   // Returns false when the channel has ended (closed by the peer, or broken).
   bool ReadRequest(Connection& connection, std::vector<Answer>* answers);
