@@ -423,7 +423,8 @@ absl::Status JournaledLedger::Write() {
 absl::Status JournaledLedger::Sync() {
   if (!unsynced_) return absl::OkStatus();
   if (::fdatasync(fd_.get()) != 0) {
-    absl::Status synced = LastErrnoStatus(absl::StrCat("fdatasync(", path_, ")"));
+    absl::Status synced =
+        LastErrnoStatus(absl::StrCat("fdatasync(", path_, ")"));
     broken_ = absl::Status(synced.code(),
                            absl::StrCat(path_, ": ", synced.message()));
     return broken_;
@@ -472,8 +473,7 @@ absl::StatusOr<ReserveResult> JournaledLedger::Reserve(
   grant->set_tokens(tokens);
   grant->set_purpose(purpose);
   grant->set_request_id(request_id);
-  Queue(record,
-        result.granted ? Durability::kWritten : Durability::kQueued);
+  Queue(record, result.granted ? Durability::kWritten : Durability::kQueued);
   return result;
 }
 
@@ -530,8 +530,7 @@ absl::StatusOr<OpenChildResult> JournaledLedger::OpenChild(
   open->set_lease(result.lease);
   open->set_report_id(report_id);
   open->set_limit(limit);
-  Queue(record,
-        result.granted ? Durability::kWritten : Durability::kQueued);
+  Queue(record, result.granted ? Durability::kWritten : Durability::kQueued);
   return result;
 }
 

@@ -11,9 +11,10 @@
 //   child's debit) or changes none (a refusal, a floor) waits for the next
 //   write: losing it keeps the whole reservation charged, which is safe.
 // - fdatasync is grouped and off the answer path: the server calls Flush()
-//   when it is idle and at most kFlushDelay after a record was queued, and
-//   Close() always syncs; closing a child syncs before its lease returns.
-//   A power loss can lose the records of the last group.
+//   once it has been idle for kIdleBeforeFlush, or when records have waited
+//   kLongestUnsynced while it was busy all along; Close() always syncs, and
+//   closing a child syncs before its lease returns. A power loss can lose the
+//   records of the last group.
 // - On resume the journal is replayed through the same Ledger calls, each
 //   checked against the recorded result; reservations and children still open
 //   (the session crashed) are then charged as spent, with records saying so.
@@ -71,9 +72,10 @@ absl::StatusOr<Replay> ReplayJournal(absl::string_view text,
 // Reads and replays the journal at `path` without changing it (for status).
 absl::StatusOr<Replay> ReadJournal(const std::string& path);
 
-// The longest a queued or written record waits for its fdatasync while the
-// budgeter is busy (when it is idle, Flush() runs as soon as the delay is up).
-inline constexpr std::chrono::milliseconds kFlushDelay{5};
+// The server flushes after this long with no request...
+inline constexpr std::chrono::milliseconds kIdleBeforeFlush{5};
+// ... and, while requests keep coming, once a record has waited this long.
+inline constexpr std::chrono::milliseconds kLongestUnsynced{1000};
 
 // The ledger of a session backed by its journal. Each operation changes the
 // ledger and queues its record; Commit() must succeed before any of their
@@ -114,11 +116,12 @@ class JournaledLedger {
   // when nothing needs writing.
   absl::Status Commit();
   // Writes every queued record and fdatasyncs what is written but not synced
-  // (the server calls it when idle, or once kFlushDelay has passed).
+  // (the server calls it when idle; see kIdleBeforeFlush).
   absl::Status Flush();
-  // Whether Flush() has work, and when it is due.
+  // Whether Flush() has work, and since when (the first record queued or
+  // written since the last Flush()).
   bool flush_pending() const { return !pending_.empty() || unsynced_; }
-  Clock::time_point flush_due() const { return dirty_since_ + kFlushDelay; }
+  Clock::time_point dirty_since() const { return dirty_since_; }
   // Flush(), then refuses everything; also done by the destructor.
   absl::Status Close();
   ~JournaledLedger();

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <utility>
@@ -197,9 +198,14 @@ absl::Status BudgetServer::Serve(ipc::Channel top) {
   return status;
 }
 
+JournaledLedger::Clock::time_point BudgetServer::FlushDue() const {
+  return std::min(last_request_ + kIdleBeforeFlush,
+                  ledger_->dirty_since() + kLongestUnsynced);
+}
+
 int BudgetServer::PollTimeoutMs() const {
   if (!ledger_->flush_pending()) return -1;
-  auto left = ledger_->flush_due() - JournaledLedger::Clock::now();
+  auto left = FlushDue() - JournaledLedger::Clock::now();
   if (left <= left.zero()) return 0;
   // Rounded up: waking before the flush is due would only poll again.
   return static_cast<int>(
@@ -217,8 +223,8 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
     for (const auto& connection : connections_) {
       polled.push_back({connection->channel.fd(), POLLIN, 0});
     }
-    // Idle with records not yet on disk: wake up to flush them once the
-    // flush is due (grouped fdatasync, never on an answer's path).
+    // Records not yet on disk: wake up to flush them once the server has
+    // been idle a while (grouped fdatasync, never on an answer's path).
     int ready = ::poll(polled.data(), polled.size(), PollTimeoutMs());
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -257,9 +263,11 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
       if (ended[i] && connections_[i]->agent == kTopAgent) top_ended = true;
     }
     if (top_ended) return absl::OkStatus();
-    // Busy for longer than the flush delay: flush now, after the answers.
+    // Busy all along while records waited kLongestUnsynced: flush now,
+    // after the answers.
+    last_request_ = JournaledLedger::Clock::now();
     if (ledger_->flush_pending() &&
-        JournaledLedger::Clock::now() >= ledger_->flush_due()) {
+        last_request_ >= ledger_->dirty_since() + kLongestUnsynced) {
       RETURN_IF_ERROR(ledger_->Flush());
     }
     std::vector<std::unique_ptr<Connection>> kept;

@@ -16,6 +16,14 @@ namespace garuda {
 namespace ipc {
 namespace {
 
+// A buffer kept between frames is given back when a large frame made it grow
+// past this, so that many idle channels do not each hold their largest frame.
+constexpr size_t kKeptBufferBytes = 64 << 10;
+
+void GiveBackIfLarge(std::string* buffer) {
+  if (buffer->capacity() > kKeptBufferBytes) std::string().swap(*buffer);
+}
+
 // Takes every descriptor in the control data of `msg` into `out`, so that
 // each is owned (and closed) exactly once whatever happens next. Returns
 // false when the control data held something other than SCM_RIGHTS.
@@ -90,7 +98,10 @@ absl::Status Channel::SendUnchecked(
         absl::StrCat("refusing to send a frame of ", size, " bytes to ", peer,
                      ": over the ", options_.max_frame_bytes, "-byte limit"));
   }
-  std::string frame(kFrameHeaderBytes + size, '\0');
+  // The header and the body in one buffer, kept between frames: one
+  // sendmsg per frame and no allocation once the buffer has grown.
+  std::string& frame = send_buffer_;
+  frame.resize(kFrameHeaderBytes + size);
   EncodeFrameLength(static_cast<uint32_t>(size), &frame[0]);
   if (!message.SerializeToArray(&frame[kFrameHeaderBytes],
                                 static_cast<int>(size))) {
@@ -119,24 +130,34 @@ absl::Status Channel::SendUnchecked(
     }
     sent += static_cast<size_t>(n);
   }
+  GiveBackIfLarge(&frame);
   return absl::OkStatus();
 }
 
 absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
                                      bool fds_allowed,
                                      std::vector<UniqueFd>* fds, int watch_fd,
-                                     size_t* received) {
+                                     bool wait_first, size_t* received) {
   const std::string& peer = options_.peer_name;
   const int max_fds = std::max(options_.max_fds_per_frame, 0);
   // Room for one descriptor more than the cap, so that "too many" shows as a
   // count; anything beyond that shows as MSG_CTRUNC.
   const size_t space = CMSG_SPACE((max_fds + 1) * sizeof(int));
-  std::vector<uint64_t> control((space + sizeof(uint64_t) - 1) /
-                                sizeof(uint64_t));
+  uint64_t control_on_stack[8];  // uint64_t: cmsghdr alignment
+  std::vector<uint64_t> control_on_heap;
+  uint64_t* control = control_on_stack;
+  if (space > sizeof(control_on_stack)) {
+    control_on_heap.resize((space + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    control = control_on_heap.data();
+  }
   size_t done = 0;
   *received = 0;
+  // While watching, poll only when the socket has nothing to read: before
+  // the first read of a frame when the caller expects to wait, and after a
+  // read that found nothing. The rest of a frame is usually there already.
+  bool wait = wait_first;
   while (done < size) {
-    if (watch_fd >= 0) {
+    if (watch_fd >= 0 && wait) {
       struct pollfd polls[2] = {{socket_.get(), POLLIN, 0},
                                 {watch_fd, POLLIN, 0}};
       int ready = ::poll(polls, 2, -1);
@@ -154,13 +175,20 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
     struct msghdr msg = {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
+    msg.msg_control = control;
     msg.msg_controllen = space;
     // MSG_CMSG_CLOEXEC: a descriptor we receive never leaks into a program
-    // we start later.
-    ssize_t n = ::recvmsg(socket_.get(), &msg, MSG_CMSG_CLOEXEC);
+    // we start later. While watching, a read never blocks: with nothing to
+    // read it goes back to poll.
+    ssize_t n =
+        ::recvmsg(socket_.get(), &msg,
+                  MSG_CMSG_CLOEXEC | (watch_fd >= 0 ? MSG_DONTWAIT : 0));
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (watch_fd >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        wait = true;
+        continue;
+      }
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         // SO_RCVTIMEO ran out (or a non-blocking socket had nothing).
         *received = done;
@@ -208,6 +236,7 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
       return absl::OutOfRangeError("end of file");
     }
     done += static_cast<size_t>(n);
+    wait = false;
   }
   *received = done;
   return absl::OkStatus();
@@ -236,7 +265,8 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
   size_t received = 0;
   absl::Status status =
       ReadFrameBytes(header, sizeof(header), /*fds_allowed=*/true,
-                     fds == nullptr ? nullptr : &arrived, watch_fd, &received);
+                     fds == nullptr ? nullptr : &arrived, watch_fd,
+                     /*wait_first=*/true, &received);
   if (absl::IsOutOfRange(status)) {
     if (received == 0) {
       // A clean close between frames: not an error that ends the channel.
@@ -259,16 +289,22 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
         absl::StrCat(peer, ": frame of ", length, " bytes over the ",
                      options_.max_frame_bytes, "-byte limit")));
   }
-  std::string body(length, '\0');
+  // Kept between frames: no allocation once it has grown. The body follows
+  // its header in the same sendmsg, so it is read without polling first.
+  std::string& body = receive_buffer_;
+  body.resize(length);
   status = ReadFrameBytes(&body[0], length, /*fds_allowed=*/false, nullptr,
-                          watch_fd, &received);
+                          watch_fd, /*wait_first=*/false, &received);
   if (absl::IsOutOfRange(status)) {
     return Fail(absl::DataLossError(
         absl::StrCat(peer, ": truncated frame: end of file after ", received,
                      " of ", length, " body bytes")));
   }
   if (!status.ok()) return Fail(status);
-  if (!message->ParseFromString(body)) {
+  const bool parsed =
+      message->ParseFromArray(body.data(), static_cast<int>(length));
+  GiveBackIfLarge(&body);
+  if (!parsed) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat(peer, ": frame of ", length, " bytes does not parse as ",
                      message->GetTypeName())));

@@ -95,10 +95,12 @@ class Channel {
                              absl::Span<const int> fds);
   // Receives exactly `size` bytes into `buffer`. Descriptors are accepted
   // only when `fds_allowed` and only on the first read; they go to `*fds`.
-  // `received` says how many bytes arrived before an error.
+  // With a `watch_fd`, polls before the first read only when `wait_first`
+  // (else only once a read finds nothing). `received` says how many bytes
+  // arrived before an error.
   absl::Status ReadFrameBytes(char* buffer, size_t size, bool fds_allowed,
                               std::vector<UniqueFd>* fds, int watch_fd,
-                              size_t* received);
+                              bool wait_first, size_t* received);
   absl::Status ReceiveImpl(google::protobuf::MessageLite* message,
                            std::vector<UniqueFd>* fds, int watch_fd);
   // Records `status` as the reason the channel ended and returns it.
@@ -109,6 +111,9 @@ class Channel {
   UniqueFd socket_;
   ChannelOptions options_;
   absl::Status ended_;  // OK while usable.
+  // Reused from frame to frame, so that a small frame allocates nothing.
+  std::string send_buffer_;
+  std::string receive_buffer_;
 };
 
 // One sendmsg(2) of `size` bytes at `data` with `fds` riding on the first
