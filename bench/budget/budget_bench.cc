@@ -94,6 +94,7 @@ absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
   options.argv = {budgeter_path, "serve", "--channel-fd=3",
                   absl::StrCat("--session=bench-", clients),
                   absl::StrCat("--limit=", kMaxTokens)};
+  options.channel = BudgeterChannelOptions();
   auto process = ipc::HelperProcess::Spawn(options);
   if (!process.ok()) return process.status();
   BudgetClient top(process->get());
@@ -105,7 +106,7 @@ absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
       auto child = top.OpenChild(kMaxTokens / (clients + 1), "bench");
       if (!child.ok()) return child.status();
       agents.push_back(std::make_unique<BudgetClient>(
-          ipc::Channel(std::move(child->channel))));
+          ipc::Channel(std::move(child->channel), BudgeterChannelOptions())));
     }
   }
   std::vector<std::vector<double>> samples(clients);
@@ -178,6 +179,13 @@ absl::StatusOr<Figures> InProcessJournal(const std::string& home,
                    std::chrono::duration<double>(Clock::now() - begin).count());
 }
 
+// The echoes read like the budgeter and its clients: one read per frame.
+ipc::ChannelOptions EchoOptions() {
+  ipc::ChannelOptions options;
+  options.read_ahead = true;
+  return options;
+}
+
 // Answers every request on `channel` at once with a fixed reply, until the
 // peer hangs up.
 void Echo(ipc::Channel channel) {
@@ -221,9 +229,10 @@ absl::StatusOr<Figures> EchoPairs(ipc::Channel& channel, int iterations) {
 absl::StatusOr<Figures> ThreadEcho(int iterations) {
   auto pair = ipc::MakeSocketPair();
   if (!pair.ok()) return pair.status();
-  std::thread echo(
-      [fd = pair->first.Release()] { Echo(ipc::Channel(UniqueFd(fd))); });
-  ipc::Channel channel(std::move(pair->second));
+  std::thread echo([fd = pair->first.Release()] {
+    Echo(ipc::Channel(UniqueFd(fd), EchoOptions()));
+  });
+  ipc::Channel channel(std::move(pair->second), EchoOptions());
   absl::StatusOr<Figures> figures = EchoPairs(channel, iterations);
   channel.Close();
   echo.join();
@@ -240,11 +249,11 @@ absl::StatusOr<Figures> ProcessEcho(int iterations) {
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
     pair->second.Reset();
-    Echo(ipc::Channel(std::move(pair->first)));
+    Echo(ipc::Channel(std::move(pair->first), EchoOptions()));
     ::_exit(0);
   }
   pair->first.Reset();
-  ipc::Channel channel(std::move(pair->second));
+  ipc::Channel channel(std::move(pair->second), EchoOptions());
   absl::StatusOr<Figures> figures = EchoPairs(channel, iterations);
   channel.Close();
   int status = 0;
