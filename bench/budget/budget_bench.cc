@@ -1,18 +1,25 @@
 // Reserve-and-settle round trips against the real garuda-budgeter, with 1, 8
 // and 64 clients (each client its own channel: the top agent, or a child
 // opened by it, driven from its own thread). Prints the median and p99 of one
-// Reserve + Settle pair, beside two references measured in the same run:
-//   in-process ledger: the same pair on a Ledger in this process (no IPC, no
-//                      journal): what the ordering itself costs;
-//   socketpair echo:   two request/reply exchanges of the same messages with a
-//                      thread that answers at once: the floor of any design
-//                      with the ledger in another process.
+// Reserve + Settle pair, beside references measured in the same run:
+//   in-process ledger:  the same pair on a Ledger in this process (no IPC, no
+//                       journal): what the ordering itself costs;
+//   echo, process to process: two request/reply exchanges of the same
+//                       messages over the same channel code with a child
+//                       process that answers at once: the floor of any design
+//                       with the ledger in another process;
+//   echo, thread to thread: the same with a thread of this process (no
+//                       address-space switch);
+//   fdatasync alone:    what a sync of the journal's disk costs (it is no
+//                       longer on the answer path: see lib/budget/journal.h);
+//   in-process + journal: the pair on a journaled ledger in this process,
+//                       with the write of each grant (no fdatasync).
 //
 //   bazel run -c opt //bench/budget:budget_bench [-- --iterations=N]
+//       [--journal-dirs=/tmp,/dev/shm] [--clients=1,8,64]
 //
-// The journal goes to a temporary HOME (removed at the end), once on the disk
-// (/tmp) and once on tmpfs (/dev/shm): every grant waits for its fdatasync,
-// so the first figure is mostly the disk's, which is printed beside it.
+// The journal goes to a temporary HOME (removed at the end) on the disk
+// (/tmp) and on tmpfs (/dev/shm). See bench/budget/README.md.
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -64,7 +71,7 @@ Figures Summarize(std::vector<double> samples, double seconds) {
 }
 
 void Print(const std::string& what, int clients, const Figures& figures) {
-  std::printf("%-28s %8d %10zu %12.1f %12.1f %12.0f\n", what.c_str(), clients,
+  std::printf("%-34s %8d %10zu %12.1f %12.1f %12.0f\n", what.c_str(), clients,
               figures.samples, figures.median_us, figures.p99_us,
               figures.per_second);
 }
@@ -155,7 +162,8 @@ Figures InProcessLedger(int iterations) {
 }
 
 // The same pair through the journal, in this process: the ledger plus the
-// record writing and fdatasync of each grant.
+// formatting and the write of each grant's record (the settle's waits for the
+// next write; fdatasync comes when the journal is closed).
 absl::StatusOr<Figures> InProcessJournal(const std::string& home,
                                          int iterations) {
   auto journal = JournaledLedger::Open(
@@ -314,7 +322,7 @@ int Main(int argc, char** argv) {
       "reserve + settle round trip (one Reserve and one Settle), "
       "%d pairs per row\n",
       iterations);
-  std::printf("%-28s %8s %10s %12s %12s %12s\n", "method", "clients", "samples",
+  std::printf("%-34s %8s %10s %12s %12s %12s\n", "method", "clients", "samples",
               "median us", "p99 us", "pairs/s");
   Print("in-process ledger", 1, InProcessLedger(iterations));
   // Before any thread is started: the process echo forks.

@@ -220,8 +220,11 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
   RETURN_IF_ERROR(SetReceiveTimeout(top.fd()));
   connections_.push_back(
       std::unique_ptr<Connection>(new Connection{kTopAgent, std::move(top)}));
+  // Kept from round to round: a round allocates nothing of its own.
   std::vector<struct pollfd> polled;
   std::vector<Answer> answers;
+  std::vector<bool> ended;
+  std::vector<int> fds;
   while (true) {
     polled.clear();
     bool buffered = false;  // a request already read ahead
@@ -242,7 +245,8 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
       continue;
     }
     answers.clear();
-    std::vector<bool> ended(connections_.size(), false);
+    ended.assign(connections_.size(), false);
+    bool any_ended = false;
     bool top_ended = false;
     for (size_t i = 0; i < polled.size(); ++i) {
       if (polled[i].revents == 0 &&
@@ -253,7 +257,7 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
         // A child's channel ended (its process exited, or it broke the
         // protocol): its lease stays held until its parent closes it. The
         // top agent's: the session is over.
-        ended[i] = true;
+        ended[i] = any_ended = true;
         if (connections_[i]->agent == kTopAgent) top_ended = true;
       }
     }
@@ -261,11 +265,13 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
     // fdatasync only when a closed child's lease returns).
     RETURN_IF_ERROR(ledger_->Commit());
     for (Answer& answer : answers) {
-      std::vector<int> fds;
+      fds.clear();
       for (const UniqueFd& fd : answer.fds) fds.push_back(fd.get());
       if (!answer.connection->channel.Send(answer.reply, fds).ok()) {
         for (size_t i = 0; i < connections_.size(); ++i) {
-          if (connections_[i].get() == answer.connection) ended[i] = true;
+          if (connections_[i].get() == answer.connection) {
+            ended[i] = any_ended = true;
+          }
         }
       }
     }
@@ -280,13 +286,18 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
         last_request_ >= ledger_->dirty_since() + kLongestUnsynced) {
       RETURN_IF_ERROR(ledger_->Flush());
     }
-    std::vector<std::unique_ptr<Connection>> kept;
-    for (size_t i = 0; i < connections_.size(); ++i) {
-      if (!ended[i]) kept.push_back(std::move(connections_[i]));
+    if (any_ended) {
+      size_t kept = 0;
+      for (size_t i = 0; i < connections_.size(); ++i) {
+        if (ended[i]) continue;
+        if (kept != i) connections_[kept] = std::move(connections_[i]);
+        ++kept;
+      }
+      connections_.resize(kept);
     }
-    for (auto& connection : added_) kept.push_back(std::move(connection));
+    for (auto& connection : added_)
+      connections_.push_back(std::move(connection));
     added_.clear();
-    connections_ = std::move(kept);
   }
 }
 
