@@ -239,8 +239,9 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
       *received = done;
       return absl::OutOfRangeError("end of file");
     }
-    if (done == 0 && first_read != nullptr)
+    if (done == 0 && first_read != nullptr) {
       *first_read = static_cast<size_t>(n);
+    }
     done += static_cast<size_t>(n);
     wait = false;
   }

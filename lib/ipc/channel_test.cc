@@ -41,12 +41,14 @@ EchoRequest EchoOf(uint64_t seq, const std::string& text) {
 
 class ChannelTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { MakeChannels(/*b_reads_ahead=*/false); }
+  void MakeChannels(bool b_reads_ahead) {
     auto pair = MakeSocketPair();
     ASSERT_TRUE(pair.ok()) << pair.status();
     ChannelOptions a_options, b_options;
     a_options.peer_name = "side-b";
     b_options.peer_name = "side-a";
+    b_options.read_ahead = b_reads_ahead;
     a_ = std::make_unique<Channel>(std::move(pair->first), a_options);
     b_ = std::make_unique<Channel>(std::move(pair->second), b_options);
   }
@@ -333,16 +335,7 @@ TEST_F(ChannelTest, ReceiveWatchingReadsWhatIsThereFirst) {
 // keeps the bytes past the frame for the next call.
 class ReadAheadTest : public ChannelTest {
  protected:
-  void SetUp() override {
-    auto pair = MakeSocketPair();
-    ASSERT_TRUE(pair.ok()) << pair.status();
-    ChannelOptions a_options, b_options;
-    a_options.peer_name = "side-b";
-    b_options.peer_name = "side-a";
-    b_options.read_ahead = true;
-    a_ = std::make_unique<Channel>(std::move(pair->first), a_options);
-    b_ = std::make_unique<Channel>(std::move(pair->second), b_options);
-  }
+  void SetUp() override { MakeChannels(/*b_reads_ahead=*/true); }
 };
 
 TEST_F(ReadAheadTest, FramesSentTogetherAreHandedOutOneByOne) {
