@@ -127,7 +127,9 @@ TEST_F(MeterTest, ReserveAndSettleOverTheChannel) {
   EXPECT_EQ(status->left(), 8800);
   Stop();
   EXPECT_TRUE(served_.ok()) << served_;
-  // The journal has it.
+  // The journal has it: the settle (it lowered the charge, so it waited for
+  // a later write) was written when the server ended.
+  EXPECT_FALSE(ledger_->flush_pending());
   auto replay = ReadJournal(path_);
   ASSERT_TRUE(replay.ok());
   EXPECT_EQ(replay->ledger.Status().spent(), 1200);
