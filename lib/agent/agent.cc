@@ -170,7 +170,8 @@ int RunAgent(const AgentOptions& options) {
     return 2;
   }
 
-  // The helpers.
+  // The helpers, which must not inherit the key.
+  provider::RemoveApiKeysFromEnvironment();
   HelpersOptions helper_options;
   std::string helpers_dir = options.helpers_dir;
   if (helpers_dir.empty()) {

@@ -171,9 +171,11 @@ class ApplierChannel : public ApplyService {
 };
 
 absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> SpawnHelper(
-    std::vector<std::string> argv) {
+    std::vector<std::string> argv,
+    ipc::ChannelOptions channel = ipc::ChannelOptions()) {
   ipc::HelperOptions options;
   options.argv = std::move(argv);
+  options.channel = channel;
   // Ctrl-C at the terminal is for the agent (cancel the request), not for
   // its helpers: a helper that died would stop the session.
   options.new_process_group = true;
@@ -242,7 +244,8 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
       "--session=" + options.session_id,
       absl::StrCat("--limit=", options.token_limit)};
   budgeter.insert(budgeter.end(), weaker.begin(), weaker.end());
-  ASSIGN_OR_RETURN(helpers->budgeter_, SpawnHelper(budgeter));
+  ASSIGN_OR_RETURN(helpers->budgeter_,
+                   SpawnHelper(budgeter, budget::BudgeterChannelOptions()));
   helpers->budget_ =
       std::make_unique<budget::BudgetClient>(helpers->budgeter_.get());
 

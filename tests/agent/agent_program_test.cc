@@ -350,6 +350,29 @@ TEST_F(AgentProgramTest, WithoutAModelTheSessionStartsAndBangCommandsWork) {
   EXPECT_TRUE(absl::StrContains(one_shot.err, "baseUrl")) << one_shot.err;
 }
 
+// The key is read, then removed from the agent's environment before any
+// helper starts: a command the person runs on the host (`!env`, which
+// inherits the stager's environment) does not see it. The control: a
+// variable the agent does not remove reaches the same command.
+TEST_F(AgentProgramTest, HelpersAndHostCommandsNeverSeeTheApiKey) {
+  StartServer(ProviderScript());
+  UniqueFd in, out, err;
+  std::vector<std::string> env = Env(false);
+  env.push_back("GARUDA_TEST_MARKER=inherited-marker");
+  pid_t pid = Start(Argv({}), env, &in, &out, &err);
+  ASSERT_TRUE(WriteAll(in.get(), "!env\n/exit\n").ok());
+  in.Reset();
+  std::string seen = ReadAll(out.get()).value_or("");
+  seen += ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << seen;
+  EXPECT_TRUE(absl::StrContains(seen, "GARUDA_TEST_MARKER=inherited-marker"))
+      << seen;
+  EXPECT_FALSE(absl::StrContains(seen, kKey)) << seen;
+  EXPECT_FALSE(absl::StrContains(seen, "OPENAI_API_KEY=")) << seen;
+}
+
 // Ctrl-C at a terminal signals the whole foreground process group: the
 // request in flight is cancelled, and the helpers (in groups of their own)
 // live on, so the session ends cleanly rather than with a dead helper.
