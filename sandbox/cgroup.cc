@@ -1,5 +1,6 @@
 #include "sandbox/cgroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -106,6 +107,16 @@ absl::Status WriteCgroupFile(const std::string& folder, const char* name,
   return absl::OkStatus();
 }
 
+// Whether a cgroup v2 list file (cgroup.controllers, cgroup.subtree_control)
+// names `controller`.
+bool ListsController(const std::string& folder, const char* file,
+                     const std::string& controller) {
+  auto text = ReadFileToString(JoinPath(folder, file));
+  return text.ok() &&
+         Contains(absl::StrSplit(absl::StripAsciiWhitespace(*text), ' '),
+                  controller);
+}
+
 bool FileExists(const std::string& path) {
   return ::access(path.c_str(), F_OK) == 0;
 }
@@ -133,7 +144,26 @@ void SleepMs(int ms) {
 
 std::atomic<uint64_t> next_cgroup{0};
 
+// Once per process and controller: leftovers are rare.
+std::atomic<bool> leftovers_removed[2];
+
 }  // namespace
+
+void RemoveLeftoverCgroups(const std::string& parent) {
+  DIR* dir = ::opendir(parent.c_str());
+  if (dir == nullptr) return;
+  while (struct dirent* entry = ::readdir(dir)) {
+    absl::string_view name = entry->d_name;
+    if (!absl::ConsumePrefix(&name, "garuda-")) continue;
+    int pid = 0;
+    if (!absl::SimpleAtoi(name.substr(0, name.find('-')), &pid) || pid <= 0 ||
+        pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) {
+      continue;
+    }
+    ::rmdir(JoinPath(parent, entry->d_name).c_str());
+  }
+  ::closedir(dir);
+}
 
 const char* CgroupControllerName(CgroupController controller) {
   return controller == CgroupController::kMemory ? "memory" : "pids";
@@ -197,11 +227,7 @@ CgroupPlace FindCgroupPlace(CgroupController controller) {
     return place;
   }
   if (place.version == 2) {
-    auto controllers =
-        ReadFileToString(JoinPath(place.parent, "cgroup.controllers"));
-    if (!controllers.ok() ||
-        !Contains(absl::StrSplit(absl::StripAsciiWhitespace(*controllers), ' '),
-                  name)) {
+    if (!ListsController(place.parent, "cgroup.controllers", name)) {
       place.reason = absl::StrCat("the ", name,
                                   " controller is not available in our cgroup "
                                   "v2 folder ",
@@ -283,14 +309,13 @@ CommandCgroups CommandCgroups::Create(uint64_t memory_bytes, uint64_t processes,
       // Safe: enabling a controller for children only lets limits be set
       // on them. Fails (EBUSY) when our cgroup has processes and is not the
       // root: the kernel's rule that processes live only in leaves.
-      auto enabled =
-          ReadFileToString(JoinPath(place.parent, "cgroup.subtree_control"));
-      if (!enabled.ok() ||
-          !Contains(absl::StrSplit(absl::StripAsciiWhitespace(*enabled), ' '),
-                    name)) {
+      if (!ListsController(place.parent, "cgroup.subtree_control", name)) {
         status = WriteCgroupFile(place.parent, "cgroup.subtree_control",
                                  absl::StrCat("+", name));
       }
+    }
+    if (!leftovers_removed[is_memory ? 0 : 1].exchange(true)) {
+      RemoveLeftoverCgroups(place.parent);
     }
     std::string path = JoinPath(
         place.parent,

@@ -40,6 +40,12 @@ struct CgroupPlace {
 // a cgroup can really be made shows in CommandCgroups::Create.
 CgroupPlace FindCgroupPlace(CgroupController controller);
 
+// Removes the empty cgroups that supervisors which died before their
+// cleanup left in `parent` ("garuda-<pid>-<n>" of a pid that is gone). One
+// that still holds a process stays (rmdir fails with EBUSY), and so do
+// those of live pids. CommandCgroups::Create calls it once per process.
+void RemoveLeftoverCgroups(const std::string& parent);
+
 // The cgroups of one command, removed on destruction (by then the command's
 // processes are gone: the sandbox's PID namespace ended with its first
 // process).

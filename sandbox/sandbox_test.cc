@@ -396,6 +396,28 @@ TEST_F(LimitsTest, AsRootRlimitNprocDoesNotBind) {
       << result.limits_note;
 }
 
+TEST(CgroupTest, LeftoversOfDeadSupervisorsAreRemoved) {
+  std::string parent = JoinPath(std::getenv("TEST_TMPDIR"), "cgroups");
+  ASSERT_TRUE(MakeDirectories(parent, 0755).ok());
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+  std::string gone = JoinPath(parent, "garuda-" + std::to_string(dead) + "-3");
+  std::string ours =
+      JoinPath(parent, "garuda-" + std::to_string(::getpid()) + "-0");
+  std::string live = JoinPath(parent, "garuda-1-0");  // init lives
+  std::string other = JoinPath(parent, "someone-" + std::to_string(dead));
+  for (const std::string& dir : {gone, ours, live, other}) {
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir;
+  }
+  RemoveLeftoverCgroups(parent);
+  struct stat st;
+  EXPECT_NE(::stat(gone.c_str(), &st), 0);
+  EXPECT_EQ(::stat(ours.c_str(), &st), 0);
+  EXPECT_EQ(::stat(live.c_str(), &st), 0);
+  EXPECT_EQ(::stat(other.c_str(), &st), 0);
+}
+
 TEST(RunResultTest, Describe) {
   EXPECT_EQ(RunResult::Signaled(SIGSYS).kind, RunResult::Kind::kSeccompKilled);
   EXPECT_EQ(RunResult::Signaled(SIGSYS).ShellExitCode(), 128 + SIGSYS);

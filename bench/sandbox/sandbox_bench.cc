@@ -100,6 +100,7 @@ int Main(int argc, char** argv) {
   auto host = [&](std::vector<std::string> argv) {
     RunOptions options;
     options.argv = std::move(argv);
+    options.capture_output = true;  // --version prints
     auto result = RunOnHost(options, project);
     return result.ok() && result->ok();
   };
