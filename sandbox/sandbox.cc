@@ -567,10 +567,15 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child.pid, std::move(child.pidfd), std::move(out.read),
-                std::move(err.read), 0, options.capture_limit, &result));
+                std::move(err.read), options.wall_time_ms,
+                options.capture_limit, &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
                                     : RunResult::FailedToStart(error.substr(1));
+  if (error.empty() && supervised.timed_out) {
+    outcome = RunResult();
+    outcome.kind = RunResult::Kind::kTimedOut;
+  }
   TakeOutput(std::move(result), &outcome);
   return outcome;
 }

@@ -36,6 +36,9 @@ struct RunOptions {
   // command shares the caller's standard descriptors.
   bool capture_output = false;
   size_t capture_limit = 1 << 20;
+  // RunOnHost only: the wall-time limit (0: none). RunInSandbox takes the
+  // policy's.
+  uint64_t wall_time_ms = 0;
   // Runs in the command's place, after every confinement step, instead of
   // execve; its return value is the exit code. For the probe's canaries.
   std::function<int()> entry;
