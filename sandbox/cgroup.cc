@@ -40,11 +40,9 @@ struct MountEntry {
   std::vector<std::string> super_options;
 };
 
-std::vector<MountEntry> CgroupMounts() {
+std::vector<MountEntry> CgroupMounts(const std::string& mountinfo) {
   std::vector<MountEntry> mounts;
-  auto text = ReadFileToString("/proc/self/mountinfo");
-  if (!text.ok()) return mounts;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+  for (absl::string_view line : absl::StrSplit(mountinfo, '\n')) {
     // ID PARENT MAJ:MIN ROOT MOUNT-POINT OPTIONS [OPTIONAL...] - TYPE SOURCE
     // SUPER-OPTIONS
     std::vector<std::string> fields = absl::StrSplit(line, ' ');
@@ -69,10 +67,9 @@ bool Contains(const std::vector<std::string>& items, absl::string_view item) {
 
 // Our cgroup's path in the cgroup v1 hierarchy of `controller`, or with
 // `controller` empty, in cgroup v2 (the "0::" line of /proc/self/cgroup).
-std::optional<std::string> OwnCgroupPath(absl::string_view controller) {
-  auto text = ReadFileToString("/proc/self/cgroup");
-  if (!text.ok()) return std::nullopt;
-  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+std::optional<std::string> OwnCgroupPath(const std::string& proc_cgroup,
+                                         absl::string_view controller) {
+  for (absl::string_view line : absl::StrSplit(proc_cgroup, '\n')) {
     std::vector<std::string> parts =
         absl::StrSplit(line, absl::MaxSplits(':', 2));
     if (parts.size() != 3) continue;
@@ -170,9 +167,18 @@ const char* CgroupControllerName(CgroupController controller) {
 }
 
 CgroupPlace FindCgroupPlace(CgroupController controller) {
+  auto mountinfo = ReadFileToString("/proc/self/mountinfo");
+  auto proc_cgroup = ReadFileToString("/proc/self/cgroup");
+  return FindCgroupPlaceIn(controller, mountinfo.value_or(""),
+                           proc_cgroup.value_or(""));
+}
+
+CgroupPlace FindCgroupPlaceIn(CgroupController controller,
+                              const std::string& mountinfo,
+                              const std::string& proc_cgroup) {
   CgroupPlace place;
   const std::string name = CgroupControllerName(controller);
-  std::vector<MountEntry> mounts = CgroupMounts();
+  std::vector<MountEntry> mounts = CgroupMounts(mountinfo);
   const MountEntry* mount = nullptr;
   for (const MountEntry& entry : mounts) {
     if (entry.fs_type == "cgroup" && Contains(entry.super_options, name)) {
@@ -183,7 +189,7 @@ CgroupPlace FindCgroupPlace(CgroupController controller) {
   }
   std::optional<std::string> own;
   if (mount != nullptr) {
-    own = OwnCgroupPath(name);
+    own = OwnCgroupPath(proc_cgroup, name);
   } else {
     for (const MountEntry& entry : mounts) {
       if (entry.fs_type == "cgroup2") {
@@ -192,7 +198,7 @@ CgroupPlace FindCgroupPlace(CgroupController controller) {
         break;
       }
     }
-    if (mount != nullptr) own = OwnCgroupPath("");
+    if (mount != nullptr) own = OwnCgroupPath(proc_cgroup, "");
   }
   if (mount == nullptr) {
     place.reason = absl::StrCat("no cgroup hierarchy with the ", name,

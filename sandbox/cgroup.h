@@ -40,6 +40,12 @@ struct CgroupPlace {
 // a cgroup can really be made shows in CommandCgroups::Create.
 CgroupPlace FindCgroupPlace(CgroupController controller);
 
+// The same from the texts of /proc/self/mountinfo and /proc/self/cgroup
+// (the folders they name are still looked at): for tests.
+CgroupPlace FindCgroupPlaceIn(CgroupController controller,
+                              const std::string& mountinfo,
+                              const std::string& proc_cgroup);
+
 // Removes the empty cgroups that supervisors which died before their
 // cleanup left in `parent` ("garuda-<pid>-<n>" of a pid that is gone). One
 // that still holds a process stays (rmdir fails with EBUSY), and so do

@@ -396,6 +396,65 @@ TEST_F(LimitsTest, AsRootRlimitNprocDoesNotBind) {
       << result.limits_note;
 }
 
+// The place of a command's cgroup from fake /proc texts over folders made
+// in the test's own tmp: cgroup v1, v2, and each reason for none.
+TEST(CgroupTest, FindsThePlaceInV1AndV2) {
+  std::string root = JoinPath(std::getenv("TEST_TMPDIR"), "fake-cgroup");
+  std::string v1 = JoinPath(root, "memory");
+  std::string v2 = JoinPath(root, "unified");
+  ASSERT_TRUE(MakeDirectories(JoinPath(v1, "job/7"), 0755).ok());
+  ASSERT_TRUE(MakeDirectories(JoinPath(v2, "user.slice/garuda"), 0755).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(v2, "user.slice/garuda/cgroup.controllers"),
+                          "cpu io memory pids\n", 0644)
+          .ok());
+  std::string v1_mount =
+      "34 30 0:31 / " + v1 + " rw,relatime - cgroup cgroup rw,memory\n";
+  std::string v2_mount =
+      "40 30 0:37 / " + v2 + " rw,relatime shared:9 - cgroup2 cgroup2 rw\n";
+  std::string proc = "4:memory:/job/7\n0::/user.slice/garuda\n";
+
+  // Hybrid: memory is bound to v1, pids is in neither v1 mount: v2.
+  CgroupPlace memory =
+      FindCgroupPlaceIn(CgroupController::kMemory, v1_mount + v2_mount, proc);
+  EXPECT_TRUE(memory.available) << memory.reason;
+  EXPECT_EQ(memory.version, 1);
+  EXPECT_EQ(memory.parent, JoinPath(v1, "job/7"));
+  CgroupPlace pids =
+      FindCgroupPlaceIn(CgroupController::kPids, v1_mount + v2_mount, proc);
+  EXPECT_TRUE(pids.available) << pids.reason;
+  EXPECT_EQ(pids.version, 2);
+  EXPECT_EQ(pids.parent, JoinPath(v2, "user.slice/garuda"));
+
+  // v2 whose folder does not offer the controller.
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(v2, "user.slice/garuda/cgroup.controllers"),
+                          "cpu io\n", 0644)
+          .ok());
+  CgroupPlace none = FindCgroupPlaceIn(CgroupController::kMemory, v2_mount,
+                                       "0::/user.slice/garuda\n");
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("not available"), std::string::npos)
+      << none.reason;
+  EXPECT_NE(none.fix.find("Delegate=yes"), std::string::npos) << none.fix;
+
+  // A read-only mount (a container's).
+  std::string read_only =
+      "34 30 0:31 / " + v1 + " ro,relatime - cgroup cgroup ro,memory\n";
+  none = FindCgroupPlaceIn(CgroupController::kMemory, read_only, proc);
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("read-only"), std::string::npos) << none.reason;
+
+  // No hierarchy at all; our cgroup not under the mount.
+  none = FindCgroupPlaceIn(CgroupController::kMemory, "", proc);
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("no cgroup hierarchy"), std::string::npos);
+  none = FindCgroupPlaceIn(CgroupController::kMemory, v1_mount,
+                           "4:memory:/elsewhere\n");
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("not visible"), std::string::npos) << none.reason;
+}
+
 TEST(CgroupTest, LeftoversOfDeadSupervisorsAreRemoved) {
   std::string parent = JoinPath(std::getenv("TEST_TMPDIR"), "cgroups");
   ASSERT_TRUE(MakeDirectories(parent, 0755).ok());
