@@ -332,9 +332,7 @@ class StagerService {
     }
     ASSIGN_OR_RETURN(SandboxPolicy policy,
                      DirectCommandPolicy(settings_, command));
-    if (wall_time_ms != 0) {
-      policy.mutable_limits()->set_wall_time_ms(wall_time_ms);
-    }
+    LowerWallTime(wall_time_ms, &policy);
     ASSIGN_OR_RETURN(RunResult ran, RunInSandbox(policy, run));
     FillResult(ran, false, result);
     return absl::OkStatus();
@@ -366,7 +364,14 @@ class StagerService {
       *result = reply.result();
       return absl::OkStatus();
     }
-    run.wall_time_ms = wall_time_ms;
+    // The settings' wall time bounds a host command too; the other limits
+    // need the sandbox.
+    SandboxPolicy bounds;
+    bounds.mutable_limits()->set_wall_time_ms(
+        uint64_t{settings_.settings.sandbox().limits().wall_time_seconds()} *
+        1000);
+    LowerWallTime(wall_time_ms, &bounds);
+    run.wall_time_ms = bounds.limits().wall_time_ms();
     ASSIGN_OR_RETURN(RunResult ran, RunOnHostIntoFiles(run, directory));
     FillResult(ran, true, result);
     return absl::OkStatus();
