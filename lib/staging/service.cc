@@ -169,6 +169,7 @@ class StagerService {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
                      project_,      "--mode", kHostMode};
+      if (options_.quiet) helper.argv.push_back("--quiet");
       helper.channel.peer_name = "garuda-stager (on_host runner)";
       absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> host =
           ipc::HelperProcess::Spawn(helper);
@@ -234,7 +235,7 @@ class StagerService {
 
  private:
   void Log(const std::string& line) {
-    if (options_.log) options_.log(line);
+    if (options_.log && !options_.quiet) options_.log(line);
   }
 
   // The view goes (unmounted, its folder removed); the runner ends.
