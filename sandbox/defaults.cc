@@ -1,21 +1,24 @@
 #include "sandbox/defaults.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 
-#include "lib/base/json_message.h"
-
 namespace garuda {
 
-extern const char kSandboxDefaultsJson[];
+// defaults_embedded.cc (//sandbox:defaults_embedded): the binary encoding of
+// policies/sandbox/defaults.json, checked against the schema at build time.
+extern const char kSandboxDefaults[];
+extern const size_t kSandboxDefaultsSize;
 
 const SandboxDefaults& DefaultSandboxSettings() {
   static const SandboxDefaults* defaults = [] {
     auto* parsed = new SandboxDefaults;
-    absl::Status status = ParseJsonMessage(
-        kSandboxDefaultsJson, "policies/sandbox/defaults.json", parsed);
-    if (!status.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(status.message()).c_str());
+    if (!parsed->ParseFromArray(kSandboxDefaults,
+                                static_cast<int>(kSandboxDefaultsSize))) {
+      std::fprintf(stderr,
+                   "the compiled-in policies/sandbox/defaults.json does not "
+                   "decode\n");
       std::abort();
     }
     return parsed;

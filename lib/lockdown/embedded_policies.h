@@ -11,6 +11,11 @@ namespace garuda {
 struct EmbeddedPolicy {
   const char* name;  // the file name without ".json"
   const char* json;
+  // The same policy as a binary SeccompPolicy (//tools:embed_message),
+  // decoded at start: protobuf's JSON reader costs a few milliseconds of
+  // every program's start.
+  const char* binary;
+  size_t binary_size;
 };
 
 // The table, sorted by name, and its length.

@@ -206,9 +206,11 @@ absl::StatusOr<SeccompPolicy> ReadEmbedded(const std::string& name) {
     const EmbeddedPolicy& policy = kEmbeddedSeccompPolicies[i];
     if (name != policy.name) continue;
     SeccompPolicy message;
-    RETURN_IF_ERROR(ParseJsonMessage(
-        policy.json, absl::StrCat("policies/seccomp/", name, ".json"),
-        &message));
+    if (!message.ParseFromArray(policy.binary,
+                                static_cast<int>(policy.binary_size))) {
+      return absl::InternalError(absl::StrCat(
+          "the compiled-in policies/seccomp/", name, ".json does not decode"));
+    }
     return message;
   }
   return absl::NotFoundError(
@@ -250,7 +252,9 @@ std::vector<std::string> SeccompRoleNames() {
   for (size_t i = 0; i < kEmbeddedSeccompPolicyCount; ++i) {
     // Parts for inclusion have no default action; they are not roles.
     SeccompPolicy policy;
-    if (ParseJsonMessage(kEmbeddedSeccompPolicies[i].json, "", &policy).ok() &&
+    if (policy.ParseFromArray(
+            kEmbeddedSeccompPolicies[i].binary,
+            static_cast<int>(kEmbeddedSeccompPolicies[i].binary_size)) &&
         !policy.default_action().empty()) {
       names.push_back(kEmbeddedSeccompPolicies[i].name);
     }

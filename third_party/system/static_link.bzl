@@ -10,8 +10,29 @@ for them to resolve.
 
 libgit2's static archive refers to GSSAPI, which Debian ships only as shared
 libraries: a program that never talks to a git remote adds
-//third_party/system:no_gssapi (stubs that fail) to its deps.
+//third_party/system:no_gssapi (stubs that fail) to its deps, and
+//third_party/system:no_ssh2 instead of libssh2 (which would bring most of
+OpenSSL's libcrypto along).
+
+STARTUP_FEATURES and STARTUP_LINKOPTS make the start of such a PIE cheaper
+(docs/sandbox.md, "Start-up of garuda-stager"): GNU ld instead of gold, for
+DT_RELR (-z pack-relative-relocs: the relative relocations as a bitmap,
+which glibc 2.36 applies; gold cannot write them, and Bazel gives gold
+--start-lib, which GNU ld does not know, hence the feature turned off), and
+no dynamic symbol table for the static archives' symbols (--exclude-libs:
+gold exported some 16 000 of them because the shared libraries named later
+on the link line refer to them).
 """
+
+# cc_binary(features = STARTUP_FEATURES): no --start-lib, so GNU ld can link.
+STARTUP_FEATURES = ["-supports_start_end_lib"]
+
+STARTUP_LINKOPTS = [
+    "-fuse-ld=bfd",
+    "-Wl,-z,pack-relative-relocs",
+    "-Wl,--exclude-libs,ALL",
+    "-Wl,-O1",
+]
 
 # The libraries of //third_party/system:absl, in the same (link) order.
 ABSL_LIBRARIES = [
@@ -77,14 +98,13 @@ ABSL_LIBRARIES = [
 ]
 
 # libgit2 and what its static archive needs (pkg-config's Libs.private),
-# GSSAPI aside.
+# GSSAPI and libssh2 aside (no_gssapi, no_ssh2).
 GIT2_LIBRARIES = [
     "git2",
     "mbedtls",
     "mbedx509",
     "mbedcrypto",
     "http_parser",
-    "ssh2",
     "pcre2-8",
     "z",
 ]
