@@ -296,11 +296,12 @@ class Walker {
                            bool ignored) {
     bool all = true;
     for (const std::string& name : List(old_fd, relative)) {
-      if (!Count()) return false;
+      if (stopped_) return false;
       std::string child = Child(relative, name);
       Side old = Stat(old_fd, name, child, false);
       bool is_folder = old.type == FILE_TYPE_DIRECTORY;
       bool child_ignored = IsIgnored(child, ignored, is_folder);
+      if (!child_ignored && !Count()) return false;
       if (is_folder) {
         UniqueFd fd = OpenFolder(old_fd, name, child);
         if (!fd) return false;
@@ -344,7 +345,7 @@ class Walker {
   // folder of the staging view.
   void CountWritten(const std::string& relative, int new_fd) {
     for (const std::string& name : List(new_fd, relative)) {
-      if (!Count()) return;
+      if (stopped_) return;
       std::string child = Child(relative, name);
       Side side = Stat(new_fd, name, child, true);
       if (side.type == FILE_TYPE_DIRECTORY) {
@@ -359,10 +360,18 @@ class Walker {
   void ComparePath(const std::string& relative, const std::string& name,
                    int new_parent, int old_parent, bool parent_ignored,
                    bool merge) {
-    if (!Count()) return;
+    if (stopped_) return;
     Side now = Stat(new_parent, name, relative, true);
     Side old = Stat(old_parent, name, relative, false);
     bool gone = now.type == FILE_TYPE_ABSENT || now.whiteout;
+    if (!overlay_ && options_.unchanged && now.type != FILE_TYPE_ABSENT &&
+        now.type != FILE_TYPE_DIRECTORY &&
+        (now.type == old.type ||
+         (old.type == FILE_TYPE_ABSENT && parent_ignored)) &&
+        options_.unchanged(relative, now.st,
+                           old.type == FILE_TYPE_ABSENT ? nullptr : &old.st)) {
+      return;
+    }
     if (relative == ".git") {
       // Never applied: git's own files stay in the staging view. The
       // overlay walk sees what the command wrote there and counts it.
@@ -380,6 +389,7 @@ class Walker {
     bool is_folder = (!gone && now.type == FILE_TYPE_DIRECTORY) ||
                      (gone && old.type == FILE_TYPE_DIRECTORY);
     bool ignored = IsIgnored(relative, parent_ignored, is_folder);
+    if (!ignored && !Count()) return;
 
     // The staging side is a folder.
     if (!gone && now.type == FILE_TYPE_DIRECTORY) {
