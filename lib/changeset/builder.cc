@@ -362,16 +362,13 @@ class Walker {
                    bool merge) {
     if (stopped_) return;
     Side now = Stat(new_parent, name, relative, true);
-    Side old = Stat(old_parent, name, relative, false);
-    bool gone = now.type == FILE_TYPE_ABSENT || now.whiteout;
     if (!overlay_ && options_.unchanged && now.type != FILE_TYPE_ABSENT &&
         now.type != FILE_TYPE_DIRECTORY &&
-        (now.type == old.type ||
-         (old.type == FILE_TYPE_ABSENT && parent_ignored)) &&
-        options_.unchanged(relative, now.st,
-                           old.type == FILE_TYPE_ABSENT ? nullptr : &old.st)) {
+        options_.unchanged(relative, now.st)) {
       return;
     }
+    Side old = Stat(old_parent, name, relative, false);
+    bool gone = now.type == FILE_TYPE_ABSENT || now.whiteout;
     if (relative == ".git") {
       // Never applied: git's own files stay in the staging view. The
       // overlay walk sees what the command wrote there and counts it.

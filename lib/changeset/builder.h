@@ -26,12 +26,10 @@ struct BuildOptions {
   // applied, decision Q1) are counted per top folder but not against it.
   uint64_t file_limit = kDefaultFileLimit;
   // The copy walk: when set and true for a path that is a file or link in
-  // the staging copy (its lstat result given, and the project's, null when
-  // the project has none), the path is known unchanged since the copy was
-  // last brought up to date: it is neither read, listed nor counted as
-  // written (the copy backend's snapshot).
-  std::function<bool(const std::string& relative, const struct stat& staged,
-                     const struct stat* project)>
+  // the staging copy (its lstat result given), the command did not write
+  // it: it is neither read, listed nor counted as written, and its project
+  // side is not looked at (the copy backend's snapshot).
+  std::function<bool(const std::string& relative, const struct stat& staged)>
       unchanged;
   // Test seam: called before each file of the staging side is read; an error
   // counts as that file being unreadable.

@@ -256,10 +256,12 @@ class CopyBackend : public StagingBackend {
 
   absl::StatusOr<ChangeSet> List(const BuildOptions& options) override {
     BuildOptions with_snapshot = options;
+    // A path the command did not write is not its change, whatever the
+    // project holds now (a person's edit during the command is not listed
+    // as the command's).
     with_snapshot.unchanged = [this](const std::string& relative,
-                                     const struct stat& staged,
-                                     const struct stat* project) {
-      return snapshot_.KnownSame(relative, project, staged);
+                                     const struct stat& staged) {
+      return snapshot_.CopyUnchanged(relative, staged);
     };
     return BuildFromCopy(copy_, with_snapshot);
   }

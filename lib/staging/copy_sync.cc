@@ -349,6 +349,12 @@ bool CopySnapshot::KnownSame(const std::string& relative,
                             : it->second.project == StatKey::Of(*project);
 }
 
+bool CopySnapshot::CopyUnchanged(const std::string& relative,
+                                 const struct stat& copy) const {
+  auto it = entries_.find(relative);
+  return it != entries_.end() && it->second.copy == StatKey::Of(copy);
+}
+
 void CopySnapshot::Record(const std::string& relative,
                           const struct stat& project, const struct stat& copy) {
   StatKey project_key;

@@ -55,6 +55,9 @@ class CopySnapshot {
   // ignored file, as the copy had it). `project` null: the project has none.
   bool KnownSame(const std::string& relative, const struct stat* project,
                  const struct stat& copy) const;
+  // The copy side alone is as recorded: no command wrote the path since.
+  bool CopyUnchanged(const std::string& relative,
+                     const struct stat& copy) const;
   void Record(const std::string& relative, const struct stat& project,
               const struct stat& copy);
   size_t size() const { return entries_.size(); }
