@@ -11,15 +11,7 @@
 # For the overlay and the copy backend. Needs root (nsenter) and real /tmp.
 set -u
 
-RUNFILES="${TEST_SRCDIR:-}/garuda"
-STAGER="${STAGER:-$RUNFILES/cmd/garuda-stager/garuda-stager}"
-APPLIER="${APPLIER:-$RUNFILES/cmd/garuda-applier/garuda-applier}"
-T="$TEST_TMPDIR/stager-ns"
-rm -rf "$T"
-mkdir -p "$T/home"
-export HOME="$T/home"
-export PATH=/usr/bin:/bin
-export GIT_CONFIG_NOSYSTEM=1
+source "$(dirname "$0")/test_env.sh" stager-ns
 
 failures=0
 fail() { echo "FAIL [$BACKEND] $*" >&2; failures=$((failures + 1)); }
