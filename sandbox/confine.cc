@@ -1,6 +1,8 @@
 #include "sandbox/confine.h"
 
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -81,9 +83,16 @@ absl::StatusOr<Confinement> PrepareConfinement(
   ASSIGN_OR_RETURN(SeccompPolicy seccomp,
                    SeccompPolicyForRole(role, policy.network()));
   ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(seccomp));
+  ASSIGN_OR_RETURN(std::string bpf, filter.ExportBpf());
+  if (bpf.empty() || bpf.size() % sizeof(struct sock_filter) != 0 ||
+      bpf.size() / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+    return absl::InternalError(absl::StrCat(
+        "seccomp filter of role ", role, ": a BPF program of ", bpf.size(),
+        " bytes is not a whole number of instructions within the limit"));
+  }
   return Confinement{std::move(writable),
                      std::max(1, policy.min_landlock_abi()), policy.network(),
-                     std::move(filter)};
+                     std::move(bpf)};
 }
 
 absl::Status ConfineCommand(Confinement& confinement) {
@@ -103,7 +112,19 @@ absl::Status ConfineCommand(Confinement& confinement) {
   // wall behind the seccomp filter's socket rule.
   if (!confinement.network) ruleset.DenyTcp();
   RETURN_IF_ERROR(ruleset.Enforce());
-  return confinement.filter.Load();
+  // Safe: a filter only narrows what this process and its children may do.
+  // The program is libseccomp's own output for the policy (SeccompFilter,
+  // whose golden files are tested), checked for size in
+  // PrepareConfinement; TSYNC as SeccompFilter::Load does.
+  struct sock_fprog program = {
+      static_cast<unsigned short>(confinement.seccomp_bpf.size() /
+                                  sizeof(struct sock_filter)),
+      reinterpret_cast<struct sock_filter*>(confinement.seccomp_bpf.data())};
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC,
+                &program) != 0) {
+    return LastErrnoStatus("seccomp(SECCOMP_SET_MODE_FILTER)");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace garuda

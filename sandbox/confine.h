@@ -30,7 +30,10 @@ struct Confinement {
   std::vector<std::string> writable;  // Landlock: writes only beneath these
   int min_landlock_abi = 1;
   bool network = false;  // off: Landlock also refuses TCP (ABI 4 and later)
-  SeccompFilter filter;
+  // The seccomp filter compiled to BPF by libseccomp in the supervisor, so
+  // that the command's process only hands it to the kernel: no libseccomp
+  // work (allocations, copy-on-write faults) after the fork.
+  std::string seccomp_bpf;
 };
 
 // The seccomp filter of the policy's role ("command" by default; the

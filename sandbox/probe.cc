@@ -25,6 +25,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/defaults.h"
 #include "sandbox/sandbox.h"
 
@@ -240,6 +241,54 @@ void RunCanaries(ProbeReport* report) {
   report->features.push_back(connect);
 }
 
+// Whether a command's memory and process limits get cgroups of their own:
+// presence is not enough, so a cgroup is made, a waiting child is moved
+// into it, and it is removed.
+void ProbeCgroups(ProbeReport* report) {
+  for (CgroupController controller :
+       {CgroupController::kMemory, CgroupController::kPids}) {
+    bool is_memory = controller == CgroupController::kMemory;
+    ProbeFeature feature{is_memory
+                             ? "memory limit in a cgroup (\"out of memory\" "
+                               "is reported)"
+                             : "process limit in a cgroup (binds root too)"};
+    feature.required = false;
+    CgroupPlace place = FindCgroupPlace(controller);
+    CommandCgroups cgroups = CommandCgroups::Create(is_memory ? 64 << 20 : 0,
+                                                    is_memory ? 0 : 8, true);
+    int fds[2];
+    if (!cgroups.empty() && ::pipe2(fds, O_CLOEXEC) == 0) {
+      UniqueFd read_end(fds[0]), write_end(fds[1]);
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        char byte;
+        write_end.Reset();
+        (void)!::read(read_end.get(), &byte, 1);
+        ::_exit(0);
+      }
+      if (pid > 0) {
+        cgroups.AddProcess(pid);
+        write_end.Reset();
+        ::waitpid(pid, nullptr, 0);
+      } else {
+        cgroups = CommandCgroups();
+      }
+    }
+    feature.available = is_memory ? cgroups.memory() : cgroups.pids();
+    if (feature.available) {
+      feature.detail =
+          absl::StrCat("cgroup v", place.version, " below ", place.parent);
+    } else {
+      feature.reason = cgroups.Note().empty() ? "fork failed" : cgroups.Note();
+      feature.fix = place.fix.empty()
+                        ? "run Garuda as root, or in a cgroup (v2: delegated "
+                          "to it) where it may make cgroups"
+                        : place.fix;
+    }
+    report->features.push_back(feature);
+  }
+}
+
 std::string JsonString(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
@@ -425,6 +474,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   report.features.push_back(seccomp);
 
   if (options.full && report.SandboxWorks()) RunCanaries(&report);
+  if (options.full) ProbeCgroups(&report);
   return report;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "gtest/gtest.h"
+#include "sandbox/cgroup.h"
 
 namespace garuda {
 namespace {
@@ -22,6 +23,37 @@ TEST(ProbeTest, ThisMachineHasAWorkingSandbox) {
   }
   EXPECT_EQ(canaries, 2);
   EXPECT_NE(report.ToJson().find("\"sandbox\":true"), std::string::npos);
+}
+
+TEST(ProbeTest, ReportsTheCgroupsOfTheLimits) {
+  ::unsetenv(kPretendNoSandboxVariable);
+  ProbeReport report = ProbeSandbox({});
+  int lines = 0;
+  for (const ProbeFeature& feature : report.features) {
+    bool memory = feature.name.rfind("memory limit in a cgroup", 0) == 0;
+    bool pids = feature.name.rfind("process limit in a cgroup", 0) == 0;
+    if (!memory && !pids) continue;
+    ++lines;
+    EXPECT_FALSE(feature.required);  // the rlimits remain without them
+    CgroupPlace place = FindCgroupPlace(memory ? CgroupController::kMemory
+                                               : CgroupController::kPids);
+    // A place that is not there never shows as available; one that is
+    // there is proved by making a cgroup and moving a process into it.
+    if (!place.available) EXPECT_FALSE(feature.available) << feature.name;
+    if (feature.available) {
+      EXPECT_NE(feature.detail.find(place.parent), std::string::npos);
+    } else {
+      EXPECT_FALSE(feature.reason.empty()) << feature.name;
+      EXPECT_FALSE(feature.fix.empty()) << feature.name;
+    }
+  }
+  EXPECT_EQ(lines, 2) << report.ToText();
+  // The quick probe (before each run) skips them.
+  ProbeOptions quick;
+  quick.full = false;
+  for (const ProbeFeature& feature : ProbeSandbox(quick).features) {
+    EXPECT_EQ(feature.name.find("cgroup"), std::string::npos);
+  }
 }
 
 TEST(ProbeTest, PretendNoSandboxGivesReasonAndFix) {

@@ -29,6 +29,18 @@ RunResult RunResult::FailedToStart(std::string reason) {
 }
 
 std::string RunResult::Describe() const {
+  std::string text = DescribeKind();
+  if (ok()) return text;
+  if (oom_kills > 0 && kind != Kind::kOutOfMemory) {
+    absl::StrAppend(&text, "; the memory limit ended ", oom_kills,
+                    oom_kills == 1 ? " process" : " processes",
+                    " in the sandbox");
+  }
+  if (!limits_note.empty()) absl::StrAppend(&text, " [", limits_note, "]");
+  return text;
+}
+
+std::string RunResult::DescribeKind() const {
   switch (kind) {
     case Kind::kExited:
       return absl::StrCat("exited with code ", exit_code);

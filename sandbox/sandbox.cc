@@ -23,6 +23,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/confine.h"
 #include "sandbox/mount_plan.h"
 
@@ -129,11 +130,18 @@ struct ChildIo {
   int stdout_fd = -1;  // -1: inherit
   int stderr_fd = -1;
   bool null_stdin = false;
+  // With cgroups: PID 1 waits for one byte on it before anything else (the
+  // supervisor moves it into the cgroups first). The byte's bits say which
+  // limits the cgroups took over: kMemoryByCgroup, kPidsByCgroup.
+  int go_fd = -1;
 };
 
+constexpr char kMemoryByCgroup = 1;
+constexpr char kPidsByCgroup = 2;
+
 // The command's process: standard descriptors, limits, confinement, exec.
-[[noreturn]] void StartCommand(const SandboxPolicy& policy,
-                               const MountPlan& plan, Confinement& confinement,
+[[noreturn]] void StartCommand(const Limits& limits, const MountPlan& plan,
+                               Confinement& confinement,
                                const RunOptions& options,
                                std::vector<std::string>& env,
                                const ChildIo& io) {
@@ -151,7 +159,7 @@ struct ChildIo {
   }
   // No descriptor of the caller beyond 0, 1, 2 reaches the command.
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  absl::Status status = SetResourceLimits(policy.limits());
+  absl::Status status = SetResourceLimits(limits);
   if (status.ok()) status = DropCapabilities();
   if (!status.ok()) Fail(io.error_fd, status);
   // A working folder that cannot be entered (denied, absent) is the
@@ -194,6 +202,20 @@ struct ChildIo {
   if (::poll(&lifeline, 1, 0) == 1 && (lifeline.revents & POLLERR)) {
     ::_exit(kSetupFailed);
   }
+  Limits limits = policy.limits();
+  if (io.go_fd >= 0) {
+    char go = 0;
+    ssize_t got;
+    do {
+      got = ::read(io.go_fd, &go, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 1) ::_exit(kSetupFailed);  // the supervisor gave up
+    ::close(io.go_fd);
+    // A limit in a cgroup is not also an rlimit: RLIMIT_AS would fail
+    // allocations before the cgroup's OOM killer could say what happened.
+    if (go & kMemoryByCgroup) limits.set_memory_bytes(0);
+    if (go & kPidsByCgroup) limits.set_processes(0);
+  }
   // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
   // descriptor of the caller beyond its four pipes (the command could not
   // reach them through /proc/1/fd anyway: it has fewer capabilities).
@@ -211,7 +233,7 @@ struct ChildIo {
   pid_t command = ::fork();
   if (command < 0) Fail(io.error_fd, LastErrnoStatus("fork the command"));
   if (command == 0) {
-    StartCommand(policy, plan, confinement, options, env, io);
+    StartCommand(limits, plan, confinement, options, env, io);
   }
 
   ::close(io.error_fd);
@@ -425,6 +447,15 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     ASSIGN_OR_RETURN(out, MakePipe());
     ASSIGN_OR_RETURN(err, MakePipe());
   }
+  // Made before the child, so that a cgroup that cannot be made is only a
+  // note (the rlimits stay), never a half-started sandbox.
+  CommandCgroups cgroups =
+      CommandCgroups::Create(policy.limits().memory_bytes(),
+                             policy.limits().processes(), options.use_cgroups);
+  Pipe go;
+  if (!cgroups.empty()) {
+    ASSIGN_OR_RETURN(go, MakePipe());
+  }
   uid_t uid = ::getuid();
   gid_t gid = ::getgid();
   unsigned long flags =
@@ -444,8 +475,9 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     status_pipe.read.Reset();
     out.read.Reset();
     err.read.Reset();
+    go.write.Reset();
     ChildIo io{error_pipe.write.get(), out.write.get(), err.write.get(),
-               options.capture_output};
+               options.capture_output, go.read.get()};
     SandboxInit(policy, plan, confinement, options, uid, gid, io,
                 status_pipe.write.get());
   }
@@ -453,6 +485,16 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   status_pipe.write.Reset();
   out.write.Reset();
   err.write.Reset();
+  if (go.write) {
+    go.read.Reset();
+    // PID 1 waits for this before it starts anything: every process of the
+    // command is born in the cgroups.
+    cgroups.AddProcess(child->pid);
+    char by_cgroup = (cgroups.memory() ? kMemoryByCgroup : 0) |
+                     (cgroups.pids() ? kPidsByCgroup : 0);
+    (void)!::write(go.write.get(), &by_cgroup, 1);
+    go.write.Reset();
+  }
 
   RunResult result;
   IgnoreInterrupts ignore(!options.capture_output);
@@ -466,19 +508,30 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   ssize_t got =
       ::read(status_pipe.read.get(), &command_status, sizeof command_status);
 
+  uint64_t oom_kills = cgroups.OomKills();
+  bool command_reported = got == sizeof command_status && command_status != -1;
   RunResult outcome;
   if (!error.empty()) {
     outcome = RunResult::FailedToStart(error.substr(1));
     outcome.sandbox_failed = error[0] == 'S';
   } else if (supervised.timed_out) {
     outcome.kind = RunResult::Kind::kTimedOut;
-  } else if (got == sizeof command_status && command_status != -1) {
+  } else if (oom_kills > 0 &&
+             (!command_reported || (WIFSIGNALED(command_status) &&
+                                    WTERMSIG(command_status) == SIGKILL))) {
+    // The kernel counted an OOM kill in the command's own memory cgroup,
+    // and the command (or PID 1 under it) died of SIGKILL: that kill.
+    outcome.kind = RunResult::Kind::kOutOfMemory;
+    outcome.signal = SIGKILL;
+  } else if (command_reported) {
     outcome = FromWaitStatus(command_status);
   } else {
     outcome = RunResult::FailedToStart(
         absl::StrCat("the sandbox ended before the command: ",
                      FromWaitStatus(supervised.wait_status).Describe()));
   }
+  outcome.oom_kills = oom_kills;
+  outcome.limits_note = cgroups.Note();
   TakeOutput(std::move(result), &outcome);
   return outcome;
 }
@@ -514,10 +567,15 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child.pid, std::move(child.pidfd), std::move(out.read),
-                std::move(err.read), 0, options.capture_limit, &result));
+                std::move(err.read), options.wall_time_ms,
+                options.capture_limit, &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
                                     : RunResult::FailedToStart(error.substr(1));
+  if (error.empty() && supervised.timed_out) {
+    outcome = RunResult();
+    outcome.kind = RunResult::Kind::kTimedOut;
+  }
   TakeOutput(std::move(result), &outcome);
   return outcome;
 }

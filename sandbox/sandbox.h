@@ -5,11 +5,16 @@
 // the new namespace) builds the new root (sandbox/mount_plan.h), then starts
 // the command and reaps; the command drops every capability, sets
 // no_new_privs, its rlimits, Landlock for writes and the seccomp filter,
-// then execs. When the command ends, PID 1 ends, and the kernel ends every
-// process left in the namespace (unless the policy keeps them until they
-// end). The caller (the supervisor) enforces the wall time.
+// then execs. With a memory or process limit, the supervisor first moves
+// PID 1 into a cgroup of the command's own (sandbox/cgroup.h), so that the
+// command and everything it starts is limited; where no cgroup can be made
+// the limits are rlimits, and the result's limits_note says so. When the
+// command ends, PID 1 ends, and the kernel ends every process left in the
+// namespace (unless the policy keeps them until they end). The caller (the
+// supervisor) enforces the wall time.
 //
-// Nothing here needs root: the user namespace maps the caller's own uid and
+// Nothing here needs root (the cgroups need a writable cgroup tree, and are
+// skipped without one): the user namespace maps the caller's own uid and
 // gid to themselves, and every mount happens in namespaces the child owns.
 #ifndef GARUDA_SANDBOX_SANDBOX_H_
 #define GARUDA_SANDBOX_SANDBOX_H_
@@ -31,9 +36,16 @@ struct RunOptions {
   // command shares the caller's standard descriptors.
   bool capture_output = false;
   size_t capture_limit = 1 << 20;
+  // RunOnHost only: the wall-time limit (0: none). RunInSandbox takes the
+  // policy's.
+  uint64_t wall_time_ms = 0;
   // Runs in the command's place, after every confinement step, instead of
   // execve; its return value is the exit code. For the probe's canaries.
   std::function<int()> entry;
+  // The memory and process limits in a cgroup of the command's own where
+  // one can be made (sandbox/cgroup.h). Off: rlimits only (for tests that
+  // show what the rlimits alone do).
+  bool use_cgroups = true;
 };
 
 // A run whose command did not start is a RunResult of kind kFailedToStart

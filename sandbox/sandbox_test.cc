@@ -1,15 +1,20 @@
 #include "sandbox/sandbox.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <functional>
 
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/defaults.h"
 
 namespace garuda {
@@ -253,11 +258,239 @@ TEST_F(SandboxTest, WritableBindOverAPath) {
   EXPECT_FALSE(Exists(project_ + "/через"));
 }
 
+// Touches `mib` MiB, one at a time; 3 when an allocation fails.
+int Allocate(int mib) {
+  for (int i = 0; i < mib; ++i) {
+    void* block = ::malloc(1 << 20);
+    if (block == nullptr) return 3;
+    ::memset(block, 1, 1 << 20);
+  }
+  return 0;
+}
+
+// Starts up to `tries` children that wait, and returns how many started.
+int ForkUpTo(int tries) {
+  int fds[2];
+  if (::pipe(fds) != 0) return 255;
+  int started = 0;
+  for (int i = 0; i < tries; ++i) {
+    pid_t pid = ::fork();
+    if (pid < 0) break;
+    if (pid == 0) {
+      char byte;
+      ::close(fds[1]);
+      (void)!::read(fds[0], &byte, 1);
+      ::_exit(0);
+    }
+    ++started;
+  }
+  ::close(fds[1]);
+  while (::wait(nullptr) > 0) {
+  }
+  return started;
+}
+
+// Our cgroups below `parent` (none must be left after a run).
+int CgroupsLeft(const std::string& parent) {
+  std::string prefix = "garuda-" + std::to_string(::getpid()) + "-";
+  int left = 0;
+  DIR* dir = ::opendir(parent.c_str());
+  if (dir == nullptr) return -1;
+  while (struct dirent* entry = ::readdir(dir)) {
+    if (std::string(entry->d_name).rfind(prefix, 0) == 0) ++left;
+  }
+  ::closedir(dir);
+  return left;
+}
+
+class LimitsTest : public SandboxTest {
+ protected:
+  RunResult RunEntry(std::function<int()> entry, bool use_cgroups = true) {
+    RunOptions options;
+    options.entry = std::move(entry);
+    options.capture_output = true;
+    options.use_cgroups = use_cgroups;
+    auto result = RunInSandbox(policy_, options);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : RunResult();
+  }
+};
+
+TEST_F(LimitsTest, OverTheMemoryLimitIsOutOfMemory) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kMemory);
+  if (!place.available) GTEST_SKIP() << "no memory cgroup: " << place.reason;
+  policy_.mutable_limits()->set_memory_bytes(64 << 20);
+  RunResult result = RunEntry([] { return Allocate(512); });
+  EXPECT_EQ(result.kind, RunResult::Kind::kOutOfMemory) << result.Describe();
+  EXPECT_GE(result.oom_kills, 1u);
+  EXPECT_EQ(result.ShellExitCode(), 137);
+  EXPECT_NE(result.Describe().find("out of memory"), std::string::npos);
+  EXPECT_EQ(result.limits_note, "");
+  EXPECT_EQ(CgroupsLeft(place.parent), 0);
+  // Under the limit it completes.
+  EXPECT_TRUE(RunEntry([] { return Allocate(16); }).ok());
+  // Negative control: without the limit the same command completes.
+  policy_.mutable_limits()->set_memory_bytes(0);
+  result = RunEntry([] { return Allocate(512); });
+  EXPECT_TRUE(result.ok()) << result.Describe();
+  EXPECT_EQ(result.oom_kills, 0u);
+}
+
+TEST_F(LimitsTest, AProcessOfTheCommandKilledForMemoryIsNamed) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kMemory);
+  if (!place.available) GTEST_SKIP() << "no memory cgroup: " << place.reason;
+  // tail keeps its whole last line: 200 MB of zeros without a newline. The
+  // pipeline's status is tail's.
+  std::string script = "head -c 200000000 /dev/zero | tail -n 1 >/dev/null";
+  policy_.mutable_limits()->set_memory_bytes(64 << 20);
+  RunResult result = Run(script);
+  EXPECT_EQ(result.kind, RunResult::Kind::kExited) << result.Describe();
+  EXPECT_EQ(result.exit_code, 128 + SIGKILL);
+  EXPECT_GE(result.oom_kills, 1u);
+  EXPECT_NE(result.Describe().find("the memory limit ended"), std::string::npos)
+      << result.Describe();
+  // A command killed for memory itself: out of memory.
+  result = Run("exec tail -n 1 /dev/zero");
+  EXPECT_EQ(result.kind, RunResult::Kind::kOutOfMemory) << result.Describe();
+  // Negative control: without the limit the pipeline completes.
+  policy_.mutable_limits()->set_memory_bytes(0);
+  result = Run(script);
+  EXPECT_TRUE(result.ok()) << result.Describe();
+  EXPECT_EQ(result.oom_kills, 0u);
+}
+
+TEST_F(LimitsTest, WithoutACgroupTheMemoryLimitIsAnRlimitAndSaysSo) {
+  policy_.mutable_limits()->set_memory_bytes(64 << 20);
+  RunResult result = RunEntry([] { return Allocate(512); }, false);
+  // The allocation failed and the command said so: its own exit, never a
+  // guessed "out of memory".
+  EXPECT_EQ(result.kind, RunResult::Kind::kExited) << result.Describe();
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.oom_kills, 0u);
+  EXPECT_NE(result.limits_note.find("address-space rlimit"), std::string::npos)
+      << result.limits_note;
+  EXPECT_NE(result.Describe().find("address-space rlimit"), std::string::npos);
+}
+
+TEST_F(LimitsTest, TheProcessLimitBoundsAForkBomb) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kPids);
+  if (!place.available) GTEST_SKIP() << "no pids cgroup: " << place.reason;
+  policy_.mutable_limits()->set_processes(10);
+  RunResult result = RunEntry([] { return ForkUpTo(100); });
+  // The command and 9 more.
+  EXPECT_EQ(result.kind, RunResult::Kind::kExited) << result.Describe();
+  EXPECT_EQ(result.exit_code, 9);
+  EXPECT_EQ(result.limits_note, "");
+  EXPECT_EQ(CgroupsLeft(place.parent), 0);
+  // Negative control: a higher limit lets more start.
+  policy_.mutable_limits()->set_processes(40);
+  EXPECT_EQ(RunEntry([] { return ForkUpTo(100); }).exit_code, 39);
+}
+
+TEST_F(LimitsTest, AsRootRlimitNprocDoesNotBind) {
+  if (::getuid() != 0) GTEST_SKIP() << "shows what root escapes";
+  policy_.mutable_limits()->set_processes(10);
+  RunResult result = RunEntry([] { return ForkUpTo(100); }, false);
+  EXPECT_EQ(result.exit_code, 100) << result.Describe();
+  EXPECT_NE(result.limits_note.find("RLIMIT_NPROC"), std::string::npos)
+      << result.limits_note;
+}
+
+// The place of a command's cgroup from fake /proc texts over folders made
+// in the test's own tmp: cgroup v1, v2, and each reason for none.
+TEST(CgroupTest, FindsThePlaceInV1AndV2) {
+  std::string root = JoinPath(std::getenv("TEST_TMPDIR"), "fake-cgroup");
+  std::string v1 = JoinPath(root, "memory");
+  std::string v2 = JoinPath(root, "unified");
+  ASSERT_TRUE(MakeDirectories(JoinPath(v1, "job/7"), 0755).ok());
+  ASSERT_TRUE(MakeDirectories(JoinPath(v2, "user.slice/garuda"), 0755).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(v2, "user.slice/garuda/cgroup.controllers"),
+                          "cpu io memory pids\n", 0644)
+          .ok());
+  std::string v1_mount =
+      "34 30 0:31 / " + v1 + " rw,relatime - cgroup cgroup rw,memory\n";
+  std::string v2_mount =
+      "40 30 0:37 / " + v2 + " rw,relatime shared:9 - cgroup2 cgroup2 rw\n";
+  std::string proc = "4:memory:/job/7\n0::/user.slice/garuda\n";
+
+  // Hybrid: memory is bound to v1, pids is in neither v1 mount: v2.
+  CgroupPlace memory =
+      FindCgroupPlaceIn(CgroupController::kMemory, v1_mount + v2_mount, proc);
+  EXPECT_TRUE(memory.available) << memory.reason;
+  EXPECT_EQ(memory.version, 1);
+  EXPECT_EQ(memory.parent, JoinPath(v1, "job/7"));
+  CgroupPlace pids =
+      FindCgroupPlaceIn(CgroupController::kPids, v1_mount + v2_mount, proc);
+  EXPECT_TRUE(pids.available) << pids.reason;
+  EXPECT_EQ(pids.version, 2);
+  EXPECT_EQ(pids.parent, JoinPath(v2, "user.slice/garuda"));
+
+  // v2 whose folder does not offer the controller.
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(v2, "user.slice/garuda/cgroup.controllers"),
+                          "cpu io\n", 0644)
+          .ok());
+  CgroupPlace none = FindCgroupPlaceIn(CgroupController::kMemory, v2_mount,
+                                       "0::/user.slice/garuda\n");
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("not available"), std::string::npos)
+      << none.reason;
+  EXPECT_NE(none.fix.find("Delegate=yes"), std::string::npos) << none.fix;
+
+  // A read-only mount (a container's).
+  std::string read_only =
+      "34 30 0:31 / " + v1 + " ro,relatime - cgroup cgroup ro,memory\n";
+  none = FindCgroupPlaceIn(CgroupController::kMemory, read_only, proc);
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("read-only"), std::string::npos) << none.reason;
+
+  // No hierarchy at all; our cgroup not under the mount.
+  none = FindCgroupPlaceIn(CgroupController::kMemory, "", proc);
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("no cgroup hierarchy"), std::string::npos);
+  none = FindCgroupPlaceIn(CgroupController::kMemory, v1_mount,
+                           "4:memory:/elsewhere\n");
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.reason.find("not visible"), std::string::npos) << none.reason;
+}
+
+TEST(CgroupTest, LeftoversOfDeadSupervisorsAreRemoved) {
+  std::string parent = JoinPath(std::getenv("TEST_TMPDIR"), "cgroups");
+  ASSERT_TRUE(MakeDirectories(parent, 0755).ok());
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+  std::string gone = JoinPath(parent, "garuda-" + std::to_string(dead) + "-3");
+  std::string ours =
+      JoinPath(parent, "garuda-" + std::to_string(::getpid()) + "-0");
+  std::string live = JoinPath(parent, "garuda-1-0");  // init lives
+  std::string other = JoinPath(parent, "someone-" + std::to_string(dead));
+  for (const std::string& dir : {gone, ours, live, other}) {
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir;
+  }
+  RemoveLeftoverCgroups(parent);
+  struct stat st;
+  EXPECT_NE(::stat(gone.c_str(), &st), 0);
+  EXPECT_EQ(::stat(ours.c_str(), &st), 0);
+  EXPECT_EQ(::stat(live.c_str(), &st), 0);
+  EXPECT_EQ(::stat(other.c_str(), &st), 0);
+}
+
 TEST(RunResultTest, Describe) {
   EXPECT_EQ(RunResult::Signaled(SIGSYS).kind, RunResult::Kind::kSeccompKilled);
   EXPECT_EQ(RunResult::Signaled(SIGSYS).ShellExitCode(), 128 + SIGSYS);
   EXPECT_EQ(RunResult::Exited(3).Describe(), "exited with code 3");
   EXPECT_EQ(RunResult::FailedToStart("x").ShellExitCode(), 125);
+  RunResult killed = RunResult::Exited(137);
+  killed.oom_kills = 2;
+  killed.limits_note = "a note";
+  EXPECT_EQ(killed.Describe(),
+            "exited with code 137; the memory limit ended 2 processes in the "
+            "sandbox [a note]");
+  RunResult fine = RunResult::Exited(0);
+  fine.limits_note = "a note";
+  EXPECT_EQ(fine.Describe(), "exited with code 0");
 }
 
 TEST(DefaultsTest, Parse) {

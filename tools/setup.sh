@@ -19,6 +19,11 @@ debian_packages=(
   bubblewrap
   libcurl4-openssl-dev
   libtree-sitter-dev
+  libedit-dev
+  tmux
+  # The static archives garuda-stager links (third_party/system/static_link.bzl;
+  # libgit2-dev pulls them in too).
+  libmbedtls-dev libhttp-parser-dev libssh2-1-dev libpcre2-dev zlib1g-dev
 )
 
 missing=()

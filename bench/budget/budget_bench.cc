@@ -1,23 +1,32 @@
 // Reserve-and-settle round trips against the real garuda-budgeter, with 1, 8
 // and 64 clients (each client its own channel: the top agent, or a child
 // opened by it, driven from its own thread). Prints the median and p99 of one
-// Reserve + Settle pair, beside two references measured in the same run:
-//   in-process ledger: the same pair on a Ledger in this process (no IPC, no
-//                      journal): what the ordering itself costs;
-//   socketpair echo:   two request/reply exchanges of the same messages with a
-//                      thread that answers at once: the floor of any design
-//                      with the ledger in another process.
+// Reserve + Settle pair, beside references measured in the same run:
+//   in-process ledger:  the same pair on a Ledger in this process (no IPC, no
+//                       journal): what the ordering itself costs;
+//   echo, process to process: two request/reply exchanges of the same
+//                       messages over the same channel code with a child
+//                       process that answers at once: the floor of any design
+//                       with the ledger in another process;
+//   echo, thread to thread: the same with a thread of this process (no
+//                       address-space switch);
+//   fdatasync alone:    what a sync of the journal's disk costs (it is no
+//                       longer on the answer path: see lib/budget/journal.h);
+//   in-process + journal: the pair on a journaled ledger in this process,
+//                       with the write of each grant (no fdatasync).
 //
 //   bazel run -c opt //bench/budget:budget_bench [-- --iterations=N]
+//       [--journal-dirs=/tmp,/dev/shm] [--clients=1,8,64]
 //
-// The journal goes to a temporary HOME (removed at the end), once on the disk
-// (/tmp) and once on tmpfs (/dev/shm): every grant waits for its fdatasync,
-// so the first figure is mostly the disk's, which is printed beside it.
+// The journal goes to a temporary HOME (removed at the end) on the disk
+// (/tmp) and on tmpfs (/dev/shm). See bench/budget/README.md.
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +37,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "lib/base/files.h"
 #include "lib/budget/journal.h"
@@ -61,7 +71,7 @@ Figures Summarize(std::vector<double> samples, double seconds) {
 }
 
 void Print(const std::string& what, int clients, const Figures& figures) {
-  std::printf("%-28s %8d %10zu %12.1f %12.1f %12.0f\n", what.c_str(), clients,
+  std::printf("%-34s %8d %10zu %12.1f %12.1f %12.0f\n", what.c_str(), clients,
               figures.samples, figures.median_us, figures.p99_us,
               figures.per_second);
 }
@@ -91,6 +101,7 @@ absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
   options.argv = {budgeter_path, "serve", "--channel-fd=3",
                   absl::StrCat("--session=bench-", clients),
                   absl::StrCat("--limit=", kMaxTokens)};
+  options.channel = BudgeterChannelOptions();
   auto process = ipc::HelperProcess::Spawn(options);
   if (!process.ok()) return process.status();
   BudgetClient top(process->get());
@@ -102,7 +113,7 @@ absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
       auto child = top.OpenChild(kMaxTokens / (clients + 1), "bench");
       if (!child.ok()) return child.status();
       agents.push_back(std::make_unique<BudgetClient>(
-          ipc::Channel(std::move(child->channel))));
+          ipc::Channel(std::move(child->channel), BudgeterChannelOptions())));
     }
   }
   std::vector<std::vector<double>> samples(clients);
@@ -151,7 +162,8 @@ Figures InProcessLedger(int iterations) {
 }
 
 // The same pair through the journal, in this process: the ledger plus the
-// record writing and fdatasync of each grant.
+// formatting and the write of each grant's record (the settle's waits for the
+// next write; fdatasync comes when the journal is closed).
 absl::StatusOr<Figures> InProcessJournal(const std::string& home,
                                          int iterations) {
   auto journal = JournaledLedger::Open(
@@ -175,22 +187,30 @@ absl::StatusOr<Figures> InProcessJournal(const std::string& home,
                    std::chrono::duration<double>(Clock::now() - begin).count());
 }
 
-absl::StatusOr<Figures> SocketpairEcho(int iterations) {
-  auto pair = ipc::MakeSocketPair();
-  if (!pair.ok()) return pair.status();
-  std::thread echo([fd = pair->first.Release()] {
-    ipc::Channel channel{UniqueFd(fd)};
-    BudgetRequest request;
-    BudgetReply reply;
-    reply.mutable_reserved()->set_granted(true);
-    reply.mutable_reserved()->set_reservation(12345);
-    reply.mutable_reserved()->set_left(kMaxTokens);
-    while (channel.Receive(&request).ok()) {
-      reply.set_seq(request.seq());
-      if (!channel.Send(reply).ok()) break;
-    }
-  });
-  ipc::Channel channel(std::move(pair->second));
+// The echoes read like the budgeter and its clients: one read per frame.
+ipc::ChannelOptions EchoOptions() {
+  ipc::ChannelOptions options;
+  options.read_ahead = true;
+  return options;
+}
+
+// Answers every request on `channel` at once with a fixed reply, until the
+// peer hangs up.
+void Echo(ipc::Channel channel) {
+  BudgetRequest request;
+  BudgetReply reply;
+  reply.mutable_reserved()->set_granted(true);
+  reply.mutable_reserved()->set_reservation(12345);
+  reply.mutable_reserved()->set_left(kMaxTokens);
+  while (channel.Receive(&request).ok()) {
+    reply.set_seq(request.seq());
+    if (!channel.Send(reply).ok()) break;
+  }
+}
+
+// `iterations` times two request/reply exchanges of a Reserve-sized request
+// with an echo on `channel`.
+absl::StatusOr<Figures> EchoPairs(ipc::Channel& channel, int iterations) {
   std::vector<double> samples;
   BudgetRequest request;
   request.mutable_reserve()->set_tokens(1000);
@@ -210,9 +230,44 @@ absl::StatusOr<Figures> SocketpairEcho(int iterations) {
     samples.push_back(Micros(start, Clock::now()));
   }
   double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  return Summarize(std::move(samples), seconds);
+}
+
+// The echo on a thread of this process.
+absl::StatusOr<Figures> ThreadEcho(int iterations) {
+  auto pair = ipc::MakeSocketPair();
+  if (!pair.ok()) return pair.status();
+  std::thread echo([fd = pair->first.Release()] {
+    Echo(ipc::Channel(UniqueFd(fd), EchoOptions()));
+  });
+  ipc::Channel channel(std::move(pair->second), EchoOptions());
+  absl::StatusOr<Figures> figures = EchoPairs(channel, iterations);
   channel.Close();
   echo.join();
-  return Summarize(std::move(samples), seconds);
+  return figures;
+}
+
+// The echo in a child process: each exchange switches between two address
+// spaces, as every exchange with garuda-budgeter does. Called while this
+// process has no other thread, so the child may run ordinary code.
+absl::StatusOr<Figures> ProcessEcho(int iterations) {
+  auto pair = ipc::MakeSocketPair();
+  if (!pair.ok()) return pair.status();
+  pid_t pid = ::fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    pair->second.Reset();
+    Echo(ipc::Channel(std::move(pair->first), EchoOptions()));
+    ::_exit(0);
+  }
+  pair->first.Reset();
+  ipc::Channel channel(std::move(pair->second), EchoOptions());
+  absl::StatusOr<Figures> figures = EchoPairs(channel, iterations);
+  channel.Close();
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return figures;
 }
 
 // write + fdatasync of one journal-sized line: what the disk adds to a grant.
@@ -237,15 +292,29 @@ Figures SyncAlone(const std::string& home, int iterations) {
 int Main(int argc, char** argv) {
   int iterations = 3000;
   std::string budgeter = "cmd/garuda-budgeter/garuda-budgeter";
+  std::vector<std::string> bases = {"/tmp", "/dev/shm"};
+  std::vector<int> client_counts = {1, 8, 64};
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--iterations=")) {
       if (!absl::SimpleAtoi(arg, &iterations) || iterations < 100) return 2;
     } else if (absl::ConsumePrefix(&arg, "--budgeter=")) {
       budgeter = std::string(arg);
+    } else if (absl::ConsumePrefix(&arg, "--journal-dirs=")) {
+      bases = absl::StrSplit(arg, ',', absl::SkipEmpty());
+    } else if (absl::ConsumePrefix(&arg, "--clients=")) {
+      client_counts.clear();
+      for (absl::string_view part : absl::StrSplit(arg, ',')) {
+        int count = 0;
+        if (!absl::SimpleAtoi(part, &count) || count < 1 || count > 256) {
+          return 2;
+        }
+        client_counts.push_back(count);
+      }
     } else {
       std::fprintf(stderr,
-                   "usage: budget_bench [--iterations=N] [--budgeter=PATH]\n");
+                   "usage: budget_bench [--iterations=N] [--budgeter=PATH]\n"
+                   "  [--journal-dirs=/tmp,/dev/shm] [--clients=1,8,64]\n");
       return 2;
     }
   }
@@ -253,21 +322,27 @@ int Main(int argc, char** argv) {
       "reserve + settle round trip (one Reserve and one Settle), "
       "%d pairs per row\n",
       iterations);
-  std::printf("%-28s %8s %10s %12s %12s %12s\n", "method", "clients", "samples",
+  std::printf("%-34s %8s %10s %12s %12s %12s\n", "method", "clients", "samples",
               "median us", "p99 us", "pairs/s");
   Print("in-process ledger", 1, InProcessLedger(iterations));
-  auto echo = SocketpairEcho(iterations);
-  if (!echo.ok()) {
-    std::fprintf(stderr, "socketpair echo: %s\n",
-                 std::string(echo.status().message()).c_str());
-    return 1;
+  // Before any thread is started: the process echo forks.
+  auto process_echo = ProcessEcho(iterations);
+  auto thread_echo = ThreadEcho(iterations);
+  for (const auto& [name, echo] :
+       {std::make_pair("echo, process to process", &process_echo),
+        std::make_pair("echo, thread to thread", &thread_echo)}) {
+    if (!echo->ok()) {
+      std::fprintf(stderr, "%s: %s\n", name,
+                   std::string(echo->status().message()).c_str());
+      return 1;
+    }
+    Print(name, 1, **echo);
   }
-  Print("socketpair echo", 1, *echo);
 
   int exit_code = 0;
   // The journal on the disk (/tmp) and on tmpfs (/dev/shm): the difference is
   // the fdatasync that every grant waits for.
-  for (const char* base : {"/tmp", "/dev/shm"}) {
+  for (const std::string& base : bases) {
     std::string templ = absl::StrCat(base, "/budget-bench-XXXXXX");
     if (::mkdtemp(templ.data()) == nullptr) {
       std::fprintf(stderr, "mkdtemp(%s) failed; skipped\n", templ.c_str());
@@ -279,7 +354,7 @@ int Main(int argc, char** argv) {
     Print("fdatasync alone" + where, 1, SyncAlone(home, iterations));
     auto journaled = InProcessJournal(home, iterations);
     if (journaled.ok()) Print("in-process + journal" + where, 1, *journaled);
-    for (int clients : {1, 8, 64}) {
+    for (int clients : client_counts) {
       // The same total work for each row: fewer pairs per client as they grow.
       auto figures =
           Budgeter(budgeter, clients, std::max(20, iterations / clients));

@@ -1,12 +1,18 @@
 // Start-to-exit time of `true`: plain fork/exec, our sandbox (the
 // garuda-stager program, and the library call alone), and bubblewrap with
 // the same policy (binds, namespaces, seccomp filter), interleaved in one
-// run so that they meet the same machine load. Prints the medians side by
-// side.
+// run so that they meet the same machine load; and the start of each
+// program alone (--version). Prints the medians side by side: the wall
+// time, and the CPU time (user + system, of this process and of every
+// process it waited for), which a loaded machine disturbs less.
 //
-//   bazel run -c opt //bench/sandbox:sandbox_bench -- [runs]
+//   bazel run -c opt //bench/sandbox:sandbox_bench -- [runs [OTHER-STAGER]]
+//
+// OTHER-STAGER: another garuda-stager program (an older build, say) timed
+// in the same rounds.
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,11 +40,30 @@ double NowMs() {
   return now.tv_sec * 1e3 + now.tv_nsec / 1e6;
 }
 
+// CPU time so far of this process and of the processes it waited for.
+double CpuMs() {
+  double total = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    struct rusage usage;
+    ::getrusage(who, &usage);
+    for (const struct timeval& t : {usage.ru_utime, usage.ru_stime}) {
+      total += t.tv_sec * 1e3 + t.tv_usec / 1e3;
+    }
+  }
+  return total;
+}
+
 struct Method {
   std::string name;
   std::function<bool()> run;  // false: the run did not exit 0
   std::vector<double> times;
+  std::vector<double> cpu;
 };
+
+double Median(std::vector<double>& values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
 
 int Main(int argc, char** argv) {
   int runs = argc > 1 ? std::atoi(argv[1]) : 200;
@@ -75,6 +100,7 @@ int Main(int argc, char** argv) {
   auto host = [&](std::vector<std::string> argv) {
     RunOptions options;
     options.argv = std::move(argv);
+    options.capture_output = true;  // --version prints
     auto result = RunOnHost(options, project);
     return result.ok() && result->ok();
   };
@@ -82,6 +108,9 @@ int Main(int argc, char** argv) {
   methods.push_back({"fork/exec true", [&] { return host({"/bin/true"}); }});
   std::string bwrap = FindBwrap();
   if (!bwrap.empty()) {
+    methods.push_back({"bwrap --version (start only)", [&] {
+                         return host({bwrap, "--version"});
+                       }});
     methods.push_back({"bwrap --unshare-all (same binds, seccomp)", [&] {
                          ::lseek(bpf_fd.get(), 0, SEEK_SET);
                          auto args = BwrapArgsFor(bwrap, *policy, bpf_fd.get());
@@ -89,10 +118,24 @@ int Main(int argc, char** argv) {
                          return host(args);
                        }});
   }
+  methods.push_back({"garuda-stager --version (start only)", [&] {
+                       return host({stager, "--version"});
+                     }});
   methods.push_back({"garuda-stager run -- true", [&] {
                        return host({stager, "run", "--project", project,
                                     "--mode", "direct", "--", "/bin/true"});
                      }});
+  if (argc > 2) {
+    std::string other = std::filesystem::absolute(argv[2]);
+    methods.push_back({"OTHER --version (start only)", [&, other] {
+                         return host({other, "--version"});
+                       }});
+    methods.push_back({"OTHER run -- true", [&, other] {
+                         return host({other, "run", "--project", project,
+                                      "--mode", "direct", "--", "/bin/true"});
+                       }});
+    std::printf("OTHER: %s\n", other.c_str());
+  }
   methods.push_back({"RunInSandbox (library, no program start)", [&] {
                        RunOptions options;
                        options.argv = {"/bin/true"};
@@ -106,11 +149,13 @@ int Main(int argc, char** argv) {
     for (size_t k = 0; k < methods.size(); ++k) {
       Method& method = methods[(i + k) % methods.size()];
       double start = NowMs();
+      double cpu = CpuMs();
       if (!method.run()) {
         std::fprintf(stderr, "%s: did not exit 0\n", method.name.c_str());
         return 1;
       }
       method.times.push_back(NowMs() - start);
+      method.cpu.push_back(CpuMs() - cpu);
     }
   }
   std::error_code ignored;
@@ -119,12 +164,17 @@ int Main(int argc, char** argv) {
   std::printf(
       "start-to-exit of `true`, %d runs each, interleaved, order rotated\n",
       runs);
-  std::printf("%-45s %10s %10s\n", "method", "median ms", "p90 ms");
+  std::printf("%-45s %10s %10s %10s\n", "method", "median ms", "p90 ms",
+              "CPU ms");
   for (Method& method : methods) {
-    std::sort(method.times.begin(), method.times.end());
-    std::printf("%-45s %10.2f %10.2f\n", method.name.c_str(),
-                method.times[method.times.size() / 2],
-                method.times[method.times.size() * 9 / 10]);
+    double median = Median(method.times);
+    std::printf("%-45s %10.2f %10.2f %10.2f\n", method.name.c_str(), median,
+                method.times[method.times.size() * 9 / 10], Median(method.cpu));
+  }
+  double load[3];
+  if (::getloadavg(load, 3) == 3) {
+    std::printf("load average at the end: %.2f %.2f %.2f\n", load[0], load[1],
+                load[2]);
   }
   if (bwrap.empty()) std::printf("bwrap is not installed: no reference row\n");
   return 0;

@@ -1,48 +1,77 @@
-// garuda-agent: so far only the `tool` subcommand (code questions for
-// scripts and measurement); the rest of the agent is another issue.
+// garuda-agent: the coding agent's session over the helper programs
+// (lib/agent), and the `tool` subcommand (code questions for scripts and
+// measurement).
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/agent/agent.h"
+#include "lib/base/flags.h"
 #include "lib/knowledge/tool_command.h"
 
-ABSL_FLAG(std::string, project, "", "the project root");
-ABSL_FLAG(std::string, path, "", "the file, relative to --project");
-ABSL_FLAG(int, line, 0, "1-based line");
-ABSL_FLAG(int, column, 0, "1-based byte column");
-ABSL_FLAG(int, depth, 2, "impact: how many levels of callers");
-ABSL_FLAG(bool, json, false, "print the result as JSON");
+ABSL_FLAG(std::string, project, "",
+          "the project folder (default: the current folder)");
+ABSL_FLAG(std::string, p, "",
+          "one-shot: answer this prompt, print the answer and exit");
+ABSL_FLAG(std::string, output_format, "text",
+          "one-shot: text (the answer) or json (answer, tool calls, "
+          "outcomes, usage)");
+ABSL_FLAG(std::string, resume, "", "continue the session with this id");
+ABSL_FLAG(std::string, provider, "",
+          "openai or anthropic (overrides model.provider)");
+ABSL_FLAG(std::string, model, "", "the model name (overrides model.name)");
+ABSL_FLAG(std::string, base_url, "",
+          "the provider's address (overrides model.baseUrl), e.g. "
+          "http://127.0.0.1:8080/v1 for a local server");
+ABSL_FLAG(std::string, helpers_dir, "",
+          "the folder of garuda-auditor, garuda-budgeter, garuda-stager and "
+          "garuda-applier (default: this program's folder)");
+ABSL_FLAG(std::string, accept_weaker_lockdown, "",
+          "let the helpers run where the kernel lacks Landlock or seccomp; "
+          "the reason given here is reported");
+
+// The `tool` subcommand's flags.
+ABSL_FLAG(std::string, path, "", "tool: the file, relative to --project");
+ABSL_FLAG(int, line, 0, "tool: 1-based line");
+ABSL_FLAG(int, column, 0, "tool: 1-based byte column");
+ABSL_FLAG(int, depth, 2, "tool impact: how many levels of callers");
+ABSL_FLAG(bool, json, false, "tool: print the result as JSON");
 ABSL_FLAG(std::string, batch, "",
-          "`-`: read JSON lines {id,path,line,column} from stdin");
-ABSL_FLAG(bool, lsp, true, "ask the language servers named in the settings");
+          "tool: `-`: read JSON lines {id,path,line,column} from stdin");
+ABSL_FLAG(bool, lsp, true,
+          "tool: ask the language servers named in the settings");
 ABSL_FLAG(int, max_results, 500,
-          "results kept per query (the flag "
-          "`approximate` survives truncation)");
-
+          "tool: results kept per query (the flag `approximate` survives "
+          "truncation)");
 ABSL_FLAG(std::string, unknown_receivers, "",
-          "name matches whose receiver type is unknown: all, unique or none "
-          "(default: the language's measured choice)");
+          "tool: name matches whose receiver type is unknown: all, unique or "
+          "none (default: the language's measured choice)");
 
-int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(garuda::knowledge::kToolUsage);
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view path) {
-    return absl::EndsWith(path, "cmd/garuda-agent/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  if (args.size() != 3 || std::string(args[1]) != "tool") {
-    std::cerr << garuda::knowledge::kToolUsage;
-    return 2;
-  }
+namespace {
+
+constexpr char kUsage[] =
+    "the coding agent: a session with a model over the helper programs "
+    "(garuda-auditor, garuda-budgeter, garuda-stager, garuda-applier).\n\n"
+    "  garuda-agent [--project DIR] [--resume ID] [--provider P] [--model M] "
+    "[--base-url URL]\n"
+    "      an interactive session (plain lines from standard input when it is "
+    "not a terminal)\n"
+    "  garuda-agent -p PROMPT [--output-format text|json] ...\n"
+    "      one-shot: answer PROMPT and exit; with no person to ask, every "
+    "question is\n"
+    "      answered no unless an allow rule covers the call\n"
+    "  garuda-agent tool find_references|callers|impact --project ROOT "
+    "--path REL\n"
+    "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
+    "      code questions about Java and Python sources, for scripts "
+    "(`garuda-agent tool`\n"
+    "      alone prints its details)";
+
+int RunTool(const std::string& operation) {
   garuda::knowledge::ToolCommandOptions options;
-  options.operation = args[2];
+  options.operation = operation;
   options.project = absl::GetFlag(FLAGS_project);
   options.path = absl::GetFlag(FLAGS_path);
   options.line = absl::GetFlag(FLAGS_line);
@@ -65,4 +94,40 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args = garuda::ParseProgramFlags(argc, argv, kUsage);
+  if (args.size() >= 2 && args[1] == "tool") {
+    if (args.size() != 3) {
+      std::cerr << garuda::knowledge::kToolUsage;
+      return 2;
+    }
+    return RunTool(args[2]);
+  }
+  if (args.size() != 1) {
+    std::cerr << "garuda-agent: unexpected argument \"" << args[1]
+              << "\"; see --help\n";
+    return 2;
+  }
+  garuda::agent::AgentOptions options;
+  options.project = absl::GetFlag(FLAGS_project);
+  options.prompt = absl::GetFlag(FLAGS_p);
+  options.one_shot = !options.prompt.empty();
+  const std::string format = absl::GetFlag(FLAGS_output_format);
+  if (format != "text" && format != "json") {
+    std::cerr << "garuda-agent: --output-format is text or json, not \""
+              << format << "\"\n";
+    return 2;
+  }
+  options.json_output = format == "json";
+  options.resume_id = absl::GetFlag(FLAGS_resume);
+  options.overrides.provider = absl::GetFlag(FLAGS_provider);
+  options.overrides.model = absl::GetFlag(FLAGS_model);
+  options.overrides.base_url = absl::GetFlag(FLAGS_base_url);
+  options.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
+  options.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  return garuda::agent::RunAgent(options);
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/apply/applier_lockdown.h"
 #include "lib/apply/commands.h"
+#include "lib/apply/service.h"
 
 ABSL_FLAG(std::string, project, "",
           "the project folder (default: the current folder)");
@@ -28,6 +29,11 @@ ABSL_FLAG(uint64_t, file_limit, 50000,
           "diff-dirs: more paths than this make the list incomplete");
 ABSL_FLAG(std::string, command, "",
           "diff-dirs: the command that made the change, shown in the question");
+ABSL_FLAG(int, channel_fd, -1,
+          "serve: the descriptor of garuda-agent's channel (one end of a Unix "
+          "stream socketpair)");
+ABSL_FLAG(std::string, undo_root, "",
+          "apply, undo, serve: the undo store (default: ~/.garuda/undo)");
 
 namespace {
 
@@ -44,6 +50,11 @@ The change list (a ChangeSet stream) comes on standard input, from
       (Apply / Discard / View; Ctrl-C or end of input discards)
   garuda-applier undo [--project DIR] (--list | ID)
       list the recorded applies, or restore the project as it was before one
+  garuda-applier serve --channel-fd=N [--project DIR] [--undo-root DIR]
+      serve garuda-agent's session channel (proto/applier_service.proto):
+      ApplyChangeSet (the list in a memfd passed with the request; the
+      person already said yes to the agent: serve never asks) and
+      UndoApply (an undo id, or the session's last apply)
   garuda-applier diff-dirs [--project DIR] (--staged COPY | --upper UPPER)
                            [--command TEXT] [--file-limit N] > changes
       the change list of a staged copy or of an overlay upper layer
@@ -83,8 +94,29 @@ int main(int argc, char** argv) {
       static_cast<int>(pointers.size()), pointers.data());
   if (args.size() < 2) return Usage("a subcommand is needed");
 
+  if (std::string(args[1]) == "serve") {
+    if (args.size() != 2) return Usage("serve takes no arguments");
+    if (absl::GetFlag(FLAGS_channel_fd) < 0) {
+      return Usage("serve needs --channel-fd");
+    }
+    garuda::ApplierServeOptions options;
+    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+    options.project = absl::GetFlag(FLAGS_project);
+    options.undo_root = absl::GetFlag(FLAGS_undo_root);
+    options.lock_down = garuda::LockDownApplier;
+    options.log = [](const std::string& line) {
+      std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
+    };
+    absl::Status served = garuda::RunApplierServe(options);
+    if (!served.ok()) {
+      options.log(absl::StrCat("serve: ", served.message()));
+      return garuda::kExitError;
+    }
+    return garuda::kExitApplied;
+  }
   garuda::ApplierCommand command;
   command.name = args[1];
+  command.undo_root = absl::GetFlag(FLAGS_undo_root);
   command.project = absl::GetFlag(FLAGS_project);
   command.list = absl::GetFlag(FLAGS_list);
   command.staged = absl::GetFlag(FLAGS_staged);

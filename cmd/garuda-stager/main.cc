@@ -10,13 +10,15 @@
 #include "lib/base/flags.h"
 
 ABSL_FLAG(std::string, project, "",
-          "run: the project folder (default: the current folder)");
-ABSL_FLAG(std::string, mode, "",
-          "run: \"direct\" (the command writes the project from inside the "
-          "sandbox) or \"staged\" (it writes a staging view; its changes "
-          "come out as a ChangeSet); default from the settings");
+          "run, serve, end: the project folder (default: the current folder)");
+ABSL_FLAG(
+    std::string, mode, "",
+    "run, serve: \"direct\" (the command writes the project from inside the "
+    "sandbox) or \"staged\" (it writes a staging view; its changes "
+    "come out as a ChangeSet); default from the settings");
 ABSL_FLAG(std::string, backend, "",
-          "run --mode staged: \"auto\", \"overlay\" or \"copy\"; default "
+          "run --mode staged, serve: \"auto\", \"overlay\" or \"copy\"; "
+          "default "
           "from the settings, else auto");
 ABSL_FLAG(std::string, session, "",
           "run --mode staged, end: keep the staging view under this name "
@@ -33,6 +35,11 @@ ABSL_FLAG(bool, keep_processes, false,
           "run: processes the command leaves behind keep running until they "
           "end (dev servers); without it they end with the command");
 ABSL_FLAG(bool, json, false, "probe: print one JSON object");
+ABSL_FLAG(int, channel_fd, -1,
+          "serve: the descriptor of garuda-agent's channel (one end of a "
+          "Unix stream socketpair)");
+ABSL_FLAG(std::string, session_id, "",
+          "serve: the agent's session id, for the stager's messages");
 
 namespace {
 
@@ -49,6 +56,12 @@ constexpr char kUsage[] =
     "      run CMD over a staging view of the project (the project stays\n"
     "      read-only); the ChangeSet goes to stdout (or FILE) for\n"
     "      garuda-applier, CMD's output to stderr\n"
+    "  garuda-stager serve --channel-fd=N [--project DIR] [--mode M] "
+    "[--backend B] [--session-id ID]\n"
+    "      serve garuda-agent's session channel (proto/stager_service.proto):\n"
+    "      DescribeSession, RunCommand (output captured; staged mode: one\n"
+    "      staging view for the whole channel, each command's ChangeSet in\n"
+    "      a sealed memfd with the reply), EndSession\n"
     "  garuda-stager end [--project DIR] --session NAME\n"
     "      remove a named session's staging view\n"
     "  garuda-stager probe [--json]\n"
@@ -103,12 +116,26 @@ int main(int argc, char** argv) {
     options.out = absl::GetFlag(FLAGS_out);
     return garuda::StagerRun(options);
   }
+  if (command == "serve") {
+    garuda::StagerServeOptions options;
+    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+    options.project = absl::GetFlag(FLAGS_project);
+    options.mode = absl::GetFlag(FLAGS_mode);
+    options.backend = absl::GetFlag(FLAGS_backend);
+    options.session_id = absl::GetFlag(FLAGS_session_id);
+    if (options.channel_fd < 0) {
+      std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
+      return 2;
+    }
+    return garuda::StagerServe(options);
+  }
   if (command == "end") {
     return garuda::StagerEndSession(absl::GetFlag(FLAGS_project),
                                     absl::GetFlag(FLAGS_session));
   }
-  std::fprintf(stderr,
-               "garuda-stager: unknown command \"%s\" (run, probe, end)\n",
-               command.c_str());
+  std::fprintf(
+      stderr,
+      "garuda-stager: unknown command \"%s\" (run, serve, probe, end)\n",
+      command.c_str());
   return 2;
 }

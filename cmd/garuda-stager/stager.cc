@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/policy/merge.h"
-#include "lib/policy/sources.h"
 #include "lib/staging/session.h"
+#include "lib/staging/stager_settings.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/probe.h"
 #include "sandbox/sandbox.h"
@@ -30,23 +30,12 @@ std::string CurrentDirectory() {
 int WithoutSandbox(const MergedSettings& settings,
                    const StagerRunOptions& options, const std::string& project,
                    const std::string& reason, const std::string& fix) {
-  if (settings.require_sandbox()) {
-    std::string why =
-        settings.strict()
-            ? absl::StrCat("the strict profile (from ", settings.strict_source,
-                           ") requires the OS sandbox")
-            : absl::StrCat("requireSandbox (from ",
-                           settings.require_sandbox_source,
-                           ") requires the OS sandbox");
-    std::string undo =
-        settings.strict() ? absl::StrCat("remove \"profile\": \"strict\" from ",
-                                         settings.strict_source)
-                          : absl::StrCat("remove \"requireSandbox\" from ",
-                                         settings.require_sandbox_source);
-    Say(absl::StrCat(why, ", and it does not work here: ", reason,
-                     ".\n  fix: ", fix, "; or ", undo, "."));
+  if (std::optional<SandboxRequirement> required = RequiredSandbox(settings)) {
+    Say(absl::StrCat(required->why, ", and it does not work here: ", reason,
+                     ".\n  fix: ", fix, "; or ", required->undo, "."));
     if (options.allow_host) {
-      Say(absl::StrCat("--allow-host is refused: ", why, "; nothing was run."));
+      Say(absl::StrCat("--allow-host is refused: ", required->why,
+                       "; nothing was run."));
     }
     return kStagerRefused;
   }
@@ -78,20 +67,12 @@ int StagerRun(const StagerRunOptions& options) {
     return kStagerRefused;
   }
   std::string cwd = CurrentDirectory();
-  std::string project = options.project.empty() ? cwd : options.project;
-  char real[PATH_MAX];
-  if (::realpath(project.c_str(), real) == nullptr) {
-    Say(absl::StrCat("project ", project, ": ", std::strerror(errno)));
+  absl::StatusOr<std::string> project = RealProjectPath(options.project);
+  if (!project.ok()) {
+    Say(std::string(project.status().message()));
     return kStagerRefused;
   }
-  project = real;
-
-  auto sources = LoadSettingsSources(DefaultSettingsLocations(project));
-  if (!sources.ok()) {
-    Say(std::string(sources.status().message()));
-    return kStagerRefused;
-  }
-  auto settings = MergeSettings(*sources);
+  absl::StatusOr<MergedSettings> settings = LoadProjectSettings(*project);
   if (!settings.ok()) {
     Say(std::string(settings.status().message()));
     return kStagerRefused;
@@ -112,7 +93,7 @@ int StagerRun(const StagerRunOptions& options) {
       return kStagerRefused;
     }
     StagedRunRequest staged;
-    staged.project = project;
+    staged.project = *project;
     staged.working_directory = cwd;
     staged.backend = options.backend;
     staged.session = options.session;
@@ -133,15 +114,14 @@ int StagerRun(const StagerRunOptions& options) {
   if (PretendingNoSandbox()) {
     ProbeOptions quick;
     quick.full = false;
-    ProbeReport report = ProbeSandbox(quick);
-    const ProbeFeature* missing = report.FirstMissing();
-    return WithoutSandbox(*settings, options, project,
-                          absl::StrCat(missing->name, ": ", missing->reason),
-                          missing->fix);
+    std::optional<SandboxProblem> problem =
+        FirstSandboxProblem(ProbeSandbox(quick));
+    return WithoutSandbox(*settings, options, *project, problem->reason,
+                          problem->fix);
   }
 
   CommandRequest request;
-  request.project = project;
+  request.project = *project;
   request.working_directory = cwd;
   request.network = options.network;
   request.write_paths = options.write_paths;
@@ -166,25 +146,34 @@ int StagerRun(const StagerRunOptions& options) {
     std::string fix = "run `garuda-stager probe` for what this machine allows";
     ProbeOptions quick;
     quick.full = false;
-    ProbeReport report = ProbeSandbox(quick);
-    if (const ProbeFeature* missing = report.FirstMissing()) {
-      absl::StrAppend(&reason, " (", missing->name, ": ", missing->reason, ")");
-      fix = missing->fix;
+    if (std::optional<SandboxProblem> problem =
+            FirstSandboxProblem(ProbeSandbox(quick))) {
+      absl::StrAppend(&reason, " (", problem->reason, ")");
+      fix = problem->fix;
     }
-    return WithoutSandbox(*settings, options, project, reason, fix);
+    return WithoutSandbox(*settings, options, *project, reason, fix);
   }
   if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
   return result->ShellExitCode();
 }
 
+int StagerServe(StagerServeOptions options) {
+  options.log = Say;
+  absl::Status served = RunStagerServe(options);
+  if (!served.ok()) {
+    Say(absl::StrCat("serve: ", served.message()));
+    return 1;
+  }
+  return 0;
+}
+
 int StagerEndSession(const std::string& project, const std::string& session) {
-  std::string folder = project.empty() ? CurrentDirectory() : project;
-  char real[PATH_MAX];
-  if (::realpath(folder.c_str(), real) == nullptr) {
-    Say(absl::StrCat("project ", folder, ": ", std::strerror(errno)));
+  absl::StatusOr<std::string> real = RealProjectPath(project);
+  if (!real.ok()) {
+    Say(std::string(real.status().message()));
     return kStagerRefused;
   }
-  return EndStagedSession(real, session);
+  return EndStagedSession(*real, session);
 }
 
 int StagerProbe(bool json) {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "lib/staging/service.h"
+
 namespace garuda {
 
 // The exit code when garuda-stager itself refuses or cannot run a command
@@ -35,6 +37,11 @@ struct StagerRunOptions {
 // reason and the fix and refuses --allow-host; the default profile says why
 // and runs on the host only with --allow-host.
 int StagerRun(const StagerRunOptions& options);
+
+// `serve`: lib/staging/service.h, with the stager's messages on stderr.
+// Exit code 0 when the session ended (EndSession, or the agent closed the
+// channel), 1 on an error (a bad start, a broken channel).
+int StagerServe(StagerServeOptions options);
 
 // `end --session NAME`: removes a named staged session's view.
 int StagerEndSession(const std::string& project, const std::string& session);

@@ -58,7 +58,8 @@ class Interaction {
   virtual void ShowNotice(absl::string_view line) = 0;
 
   // Asked only when CanAsk(); a session without a person answers kNo itself.
-  virtual PermissionAnswer AskPermission(const PermissionQuestion& question) = 0;
+  virtual PermissionAnswer AskPermission(
+      const PermissionQuestion& question) = 0;
   // The question of spec T5 (lib/question): apply or discard a command's
   // changes.
   virtual Answer AskChangeSet(const ChangeSet& change_set,

@@ -276,6 +276,7 @@ class Applier {
         if (result->outcome != ApplyOutcome::kRefused) {
           result->outcome = ApplyOutcome::kConflict;
         }
+        result->conflicts.push_back(shown);
         result->problems.push_back(absl::StrCat(
             shown, ": changed in the project since the list was made (now ",
             DescribeFingerprint(*now), ", the list expected ",
@@ -293,6 +294,7 @@ class Applier {
             if (result->outcome != ApplyOutcome::kRefused) {
               result->outcome = ApplyOutcome::kConflict;
             }
+            result->conflicts.push_back(shown);
             result->problems.push_back(
                 absl::StrCat(shown, ": the folder holds ", VisiblePath(child),
                              ", which the change list does not remove"));
@@ -321,6 +323,7 @@ class Applier {
           if (result->outcome != ApplyOutcome::kRefused) {
             result->outcome = ApplyOutcome::kConflict;
           }
+          result->conflicts.push_back(shown);
           result->problems.push_back(
               absl::StrCat(shown, ": ", VisiblePath(parent),
                            " is not a folder in the project"));
@@ -437,6 +440,10 @@ class Applier {
     }
     std::vector<std::string> lines = {
         absl::StrCat("command ", MakeVisible(change_set_.header.command()))};
+    if (!options_.session_id.empty()) {
+      lines.push_back(
+          absl::StrCat("session ", MakeVisible(options_.session_id)));
+    }
     for (const Change& change : change_set_.changes) {
       lines.push_back(absl::StrCat("path ", VisiblePath(change.entry.path())));
     }
@@ -830,6 +837,8 @@ absl::StatusOr<std::vector<UndoRecordInfo>> ListUndoRecords(
       if (absl::ConsumePrefix(&line, "path ")) info.paths.emplace_back(line);
       if (absl::ConsumePrefix(&line, "command "))
         info.command = std::string(line);
+      if (absl::ConsumePrefix(&line, "session "))
+        info.session_id = std::string(line);
     }
     absl::StatusOr<std::string> undone =
         ReadFileToString(JoinPath(JoinPath(folder, id), "undone"));

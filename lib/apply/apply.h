@@ -26,6 +26,9 @@ struct ApplyOptions {
   std::string project;    // the project root
   std::string undo_root;  // ~/.garuda/undo; empty: no undo record
   bool dry_run = false;   // check only
+  // The agent's session, kept in the undo record (garuda-applier serve
+  // undoes "the session's last apply" with it); empty: none.
+  std::string session_id;
   // Test seam: called after each step that changed the project (a rename, a
   // new folder, a mode); an error there fails the apply at that point.
   std::function<absl::Status(int step)> after_step;
@@ -41,6 +44,8 @@ struct ApplyResult {
   ApplyOutcome outcome = ApplyOutcome::kApplied;
   // One line per problem: the visible path and what is wrong.
   std::vector<std::string> problems;
+  // kConflict: the visible paths that changed in the project.
+  std::vector<std::string> conflicts;
   std::string undo_id;  // the record of this apply, when one was made
   int paths = 0;        // entries applied
 };
@@ -59,6 +64,7 @@ struct UndoRecordInfo {
   std::string undone_by;  // the id of the undo that reverted it, if any
   std::vector<std::string> paths;  // visible paths
   std::string command;
+  std::string session_id;  // ApplyOptions::session_id of the apply
 };
 
 // Newest first.

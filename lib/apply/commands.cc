@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/apply/apply.h"
+#include "lib/apply/outcome.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
@@ -21,65 +22,28 @@ namespace {
 
 void Say(int fd, absl::string_view text) { (void)WriteAll(fd, text); }
 
-absl::StatusOr<std::string> RealPath(const std::string& path) {
-  char resolved[PATH_MAX];
-  if (::realpath(path.c_str(), resolved) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("project folder ", path, ": ", std::strerror(errno)));
-  }
-  return std::string(resolved);
+absl::StatusOr<ApplierPlaces> Locate(const ApplierCommand& command) {
+  return LocateApplierPlaces(command.project, command.undo_root);
 }
 
 absl::StatusOr<std::string> ProjectOf(const ApplierCommand& command) {
-  return RealPath(command.project.empty() ? "." : command.project);
-}
-
-struct Places {
-  std::string project;    // real path
-  std::string undo_root;  // ~/.garuda/undo unless the command says
-};
-
-absl::StatusOr<Places> Locate(const ApplierCommand& command) {
-  Places places;
-  ASSIGN_OR_RETURN(places.project, ProjectOf(command));
-  places.undo_root = command.undo_root;
-  if (places.undo_root.empty()) {
-    ASSIGN_OR_RETURN(std::string home, HomeDirectory());
-    places.undo_root = JoinPath(home, ".garuda/undo");
-  }
-  return places;
+  return RealProjectFolder(command.project);
 }
 
 // The list on stdin, checked to be for this project.
 absl::StatusOr<ChangeSet> ReadInput(const ApplierCommand& command,
                                     const std::string& project) {
-  ASSIGN_OR_RETURN(ChangeSet change_set,
-                   ReadChangeSet(command.in, "standard input"));
-  const std::string& made_for = change_set.header.project_root();
-  if (!made_for.empty()) {
-    absl::StatusOr<std::string> real = RealPath(made_for);
-    if (!real.ok() || *real != project) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the change list was made for ", VisiblePath(made_for),
-                       ", not for ", VisiblePath(project), " (use --project)"));
-    }
-  }
-  return change_set;
+  return ReadChangeSetForProject(command.in, "standard input", project);
 }
 
 // "No changes" for the model; what stayed in staging for the person.
 void SayNoChanges(const ApplierCommand& command, const ChangeSet& change_set) {
-  Say(command.out, "No changes\n");
-  std::vector<std::string> counts;
-  for (const IgnoredCount& count : change_set.summary.ignored()) {
-    counts.push_back(absl::StrCat(
-        count.folder().empty() ? "(top folder)" : VisiblePath(count.folder()),
-        ": ", count.files(), count.files() == 1 ? " file" : " files"));
-  }
+  Say(command.out, absl::StrCat(kNoChangesLine, "\n"));
+  std::string counts = IgnoredCounts(change_set);
   if (!counts.empty()) {
     Say(command.err, absl::StrCat("garuda-applier: ignored by git, kept in "
                                   "staging, not applied: ",
-                                  absl::StrJoin(counts, ", "), "\n"));
+                                  counts, "\n"));
   }
 }
 
@@ -90,8 +54,6 @@ int Fail(const ApplierCommand& command, const absl::Status& status) {
 
 int Report(const ApplierCommand& command, const ApplyResult& result,
            bool undo) {
-  std::string what =
-      undo ? "The undo was not done" : "The changes were not applied";
   switch (result.outcome) {
     case ApplyOutcome::kApplied:
       return kExitApplied;
@@ -101,17 +63,13 @@ int Report(const ApplierCommand& command, const ApplyResult& result,
                        "project since "
                        "the list was made; nothing was written:\n  ",
                        absl::StrJoin(result.problems, "\n  "), "\n"));
-      Say(command.out,
-          absl::StrCat(what, ": the project changed since (conflict): ",
-                       absl::StrJoin(result.problems, "; "), "\n"));
+      Say(command.out, absl::StrCat(NotDoneLine(result, undo), "\n"));
       return kExitConflict;
     case ApplyOutcome::kRefused:
       Say(command.err,
           absl::StrCat("garuda-applier: refused; nothing was written:\n  ",
                        absl::StrJoin(result.problems, "\n  "), "\n"));
-      Say(command.out,
-          absl::StrCat(
-              what, ": refused: ", absl::StrJoin(result.problems, "; "), "\n"));
+      Say(command.out, absl::StrCat(NotDoneLine(result, undo), "\n"));
       return kExitRefused;
   }
   return kExitError;
@@ -138,7 +96,7 @@ int Show(const ApplierCommand& command) {
 }
 
 int Apply(const ApplierCommand& command) {
-  absl::StatusOr<Places> places = Locate(command);
+  absl::StatusOr<ApplierPlaces> places = Locate(command);
   if (!places.ok()) return Fail(command, places.status());
   const std::string& project = places->project;
   const std::string& undo_root = places->undo_root;
@@ -229,7 +187,7 @@ int Apply(const ApplierCommand& command) {
 }
 
 int Undo(const ApplierCommand& command) {
-  absl::StatusOr<Places> places = Locate(command);
+  absl::StatusOr<ApplierPlaces> places = Locate(command);
   if (!places.ok()) return Fail(command, places.status());
   const std::string& project = places->project;
   const std::string& undo_root = places->undo_root;
@@ -266,8 +224,7 @@ int Undo(const ApplierCommand& command) {
   if (!result.ok()) return Fail(command, result.status());
   int code = Report(command, *result, true);
   if (code == kExitApplied) {
-    Say(command.out, absl::StrCat("Restored the project as it was before ",
-                                  command.undo_id, "\n"));
+    Say(command.out, absl::StrCat(UndoneLine(command.undo_id), "\n"));
     Say(command.err,
         absl::StrCat("garuda-applier: this undo is itself recorded as ",
                      result->undo_id, "\n"));

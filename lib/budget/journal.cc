@@ -377,30 +377,38 @@ absl::StatusOr<std::unique_ptr<JournaledLedger>> JournaledLedger::Open(
       absl::FormatTime(absl::RFC3339_sec, absl::Now(), absl::UTCTimeZone()));
   run->set_pid(::getpid());
   RETURN_IF_ERROR(journal->ledger_.Restart(start.limit));
-  journal->Queue(record, true);
+  journal->Queue(record, Durability::kSynced);
   RETURN_IF_ERROR(journal->Commit());
+  journal->write_only_at_close_ = start.write_only_at_close;
   return journal;
 }
 
+JournaledLedger::~JournaledLedger() { Close().IgnoreError(); }
+
 absl::Status JournaledLedger::Broken() const {
+  if (closed_ && broken_.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the budget journal ", path_, " is closed"));
+  }
   if (broken_.ok()) return absl::OkStatus();
   return absl::Status(
       broken_.code(),
       absl::StrCat("the budget journal failed earlier: ", broken_.message()));
 }
 
-void JournaledLedger::Queue(const JournalRecord& record, bool sync) {
+void JournaledLedger::Queue(const JournalRecord& record,
+                            Durability durability) {
+  if (!flush_pending()) dirty_since_ = Clock::now();
   pending_ += FormatRecord(record);
-  pending_sync_ = pending_sync_ || sync;
+  pending_write_ = pending_write_ || durability != Durability::kQueued;
+  pending_sync_ = pending_sync_ || durability == Durability::kSynced;
 }
 
-absl::Status JournaledLedger::Commit() {
-  RETURN_IF_ERROR(Broken());
+absl::Status JournaledLedger::Write() {
   if (pending_.empty()) return absl::OkStatus();
+  // One write(2) of whole lines on an O_APPEND descriptor: once it returns,
+  // the records survive the death of this process.
   absl::Status written = WriteAll(fd_.get(), pending_);
-  if (written.ok() && pending_sync_ && ::fdatasync(fd_.get()) != 0) {
-    written = LastErrnoStatus(absl::StrCat("fdatasync(", path_, ")"));
-  }
   if (!written.ok()) {
     // The ledger is ahead of the file now: nothing more may be answered.
     broken_ = absl::Status(written.code(),
@@ -408,8 +416,49 @@ absl::Status JournaledLedger::Commit() {
     return broken_;
   }
   pending_.clear();
+  unsynced_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status JournaledLedger::Sync() {
+  if (!unsynced_) return absl::OkStatus();
+  if (::fdatasync(fd_.get()) != 0) {
+    absl::Status synced =
+        LastErrnoStatus(absl::StrCat("fdatasync(", path_, ")"));
+    broken_ = absl::Status(synced.code(),
+                           absl::StrCat(path_, ": ", synced.message()));
+    return broken_;
+  }
+  unsynced_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status JournaledLedger::Commit() {
+  RETURN_IF_ERROR(Broken());
+  if (write_only_at_close_) return absl::OkStatus();
+  if (pending_write_ || pending_sync_) RETURN_IF_ERROR(Write());
+  if (pending_sync_) RETURN_IF_ERROR(Sync());
+  pending_write_ = false;
   pending_sync_ = false;
   return absl::OkStatus();
+}
+
+absl::Status JournaledLedger::Flush() {
+  RETURN_IF_ERROR(Broken());
+  if (write_only_at_close_) return absl::OkStatus();
+  RETURN_IF_ERROR(Write());
+  RETURN_IF_ERROR(Sync());
+  pending_write_ = false;
+  pending_sync_ = false;
+  return absl::OkStatus();
+}
+
+absl::Status JournaledLedger::Close() {
+  if (closed_) return broken_;
+  write_only_at_close_ = false;
+  absl::Status flushed = Flush();
+  closed_ = true;
+  return flushed;
 }
 
 absl::StatusOr<ReserveResult> JournaledLedger::Reserve(
@@ -424,7 +473,7 @@ absl::StatusOr<ReserveResult> JournaledLedger::Reserve(
   grant->set_tokens(tokens);
   grant->set_purpose(purpose);
   grant->set_request_id(request_id);
-  Queue(record, result.granted);
+  Queue(record, result.granted ? Durability::kWritten : Durability::kQueued);
   return result;
 }
 
@@ -453,8 +502,11 @@ absl::StatusOr<SettleResult> JournaledLedger::SettleRecorded(
     debit->set_recovered(recovered);
   }
   // A settle at or under its reservation lowers the charge: losing it in a
-  // crash keeps the whole reservation charged, so it needs no fsync.
-  Queue(record, result.charged > open.tokens);
+  // crash keeps the whole reservation charged, so it waits for the next
+  // write. A report above the reservation raises it: written before the
+  // answer.
+  Queue(record, result.charged > open.tokens ? Durability::kWritten
+                                             : Durability::kQueued);
   return result;
 }
 
@@ -478,7 +530,7 @@ absl::StatusOr<OpenChildResult> JournaledLedger::OpenChild(
   open->set_lease(result.lease);
   open->set_report_id(report_id);
   open->set_limit(limit);
-  Queue(record, result.granted);
+  Queue(record, result.granted ? Durability::kWritten : Durability::kQueued);
   return result;
 }
 
@@ -521,9 +573,9 @@ absl::StatusOr<CloseChildResult> JournaledLedger::CloseRecorded(
   close->mutable_report()->set_report_id(ledger_.ReportIdOf(child));
   close->set_charged(result.charged);
   close->set_recovered(recovered);
-  // A report above what was counted raises the charge: keep it through a
-  // crash.
-  Queue(record, true);
+  // A report above what was counted raises the charge, and the rest of the
+  // lease returns to the parent, who can spend it at once: synced first.
+  Queue(record, Durability::kSynced);
   return result;
 }
 
@@ -540,7 +592,8 @@ absl::StatusOr<int64_t> JournaledLedger::SetFloor(AgentId agent,
   JournalRecord record;
   record.mutable_floor()->set_agent(agent);
   record.mutable_floor()->set_tokens(tokens);
-  Queue(record, false);
+  // A floor only shapes later leases, whose records are written after it.
+  Queue(record, Durability::kQueued);
   return left;
 }
 

@@ -2,9 +2,19 @@
 // JSON record per ledger operation (proto/budget.proto, JournalRecord), so
 // the session limit holds across turns, crashes and resumes.
 //
-// - A grant (a reservation or a child's lease) is written and fsynced before
-//   it is answered; a settle that lowers a charge is only written (losing it
-//   in a crash keeps the whole reservation charged, which is safe).
+// What it guards against is a budgeter or agent that crashes or is killed:
+// the session must not forget spent tokens when it resumes.
+// - A record that raises a charge (a grant, a child's lease, a report above a
+//   reservation) is WRITTEN (one write(2) of whole lines, O_APPEND) before it
+//   is answered: once written, the kernel keeps it if the process dies.
+// - A record that only lowers a charge (a settle to a reported usage, also a
+//   child's debit) or changes none (a refusal, a floor) waits for the next
+//   write: losing it keeps the whole reservation charged, which is safe.
+// - fdatasync is grouped and off the answer path: the server calls Flush()
+//   once it has been idle for kIdleBeforeFlush, or when records have waited
+//   kLongestUnsynced while it was busy all along; Close() always syncs, and
+//   closing a child syncs before its lease returns. A power loss can lose the
+//   records of the last group.
 // - On resume the journal is replayed through the same Ledger calls, each
 //   checked against the recorded result; reservations and children still open
 //   (the session crashed) are then charged as spent, with records saying so.
@@ -15,6 +25,7 @@
 #ifndef GARUDA_LIB_BUDGET_JOURNAL_H_
 #define GARUDA_LIB_BUDGET_JOURNAL_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,14 +72,24 @@ absl::StatusOr<Replay> ReplayJournal(absl::string_view text,
 // Reads and replays the journal at `path` without changing it (for status).
 absl::StatusOr<Replay> ReadJournal(const std::string& path);
 
+// The server flushes after this long with no request...
+inline constexpr std::chrono::milliseconds kIdleBeforeFlush{5};
+// ... and, while requests keep coming, once a record has waited this long.
+inline constexpr std::chrono::milliseconds kLongestUnsynced{1000};
+
 // The ledger of a session backed by its journal. Each operation changes the
 // ledger and queues its record; Commit() must succeed before any of their
-// replies is sent. After a failed Commit() the object refuses everything.
+// replies is sent. After a failed write the object refuses everything.
 class JournaledLedger {
  public:
+  using Clock = std::chrono::steady_clock;
   struct Start {
     std::string path;
     int64_t limit = 0;
+    // The negative control of the crash tests ONLY: Commit() and Flush()
+    // write nothing and everything is written at Close(), as a journal kept
+    // in memory would be. Never set by the program.
+    bool write_only_at_close = false;
   };
   // Creates or resumes the journal at `path` (its folder made 0700, the file
   // 0600), locks it against a second budgeter, replays it, charges what a
@@ -89,9 +110,21 @@ class JournaledLedger {
                                               const ChildReport& report);
   absl::StatusOr<int64_t> SetFloor(AgentId agent, int64_t tokens);
 
-  // Writes the queued records; fdatasync when one of them could raise a
-  // charge. Cheap when nothing is queued.
+  // Before the replies of the records queued so far are sent: writes them
+  // (one write) when one of them raises a charge, and fdatasyncs when one of
+  // them returns a lease. Records that only lower a charge stay queued. Cheap
+  // when nothing needs writing.
   absl::Status Commit();
+  // Writes every queued record and fdatasyncs what is written but not synced
+  // (the server calls it when idle; see kIdleBeforeFlush).
+  absl::Status Flush();
+  // Whether Flush() has work, and since when (the first record queued or
+  // written since the last Flush()).
+  bool flush_pending() const { return !pending_.empty() || unsynced_; }
+  Clock::time_point dirty_since() const { return dirty_since_; }
+  // Flush(), then refuses everything; also done by the destructor.
+  absl::Status Close();
+  ~JournaledLedger();
 
   const Ledger& ledger() const { return ledger_; }
   // What the start found: replayed records, charges recovered from a crash,
@@ -99,9 +132,17 @@ class JournaledLedger {
   const std::vector<std::string>& start_notes() const { return notes_; }
 
  private:
+  // What a record needs before its reply is sent.
+  enum class Durability {
+    kQueued,   // nothing: it lowers a charge or changes none
+    kWritten,  // written: it raises a charge
+    kSynced,   // written and fdatasynced: a lease returns to the parent
+  };
   JournaledLedger(UniqueFd fd, std::string path, Ledger ledger);
   absl::Status Broken() const;
-  void Queue(const JournalRecord& record, bool sync);
+  void Queue(const JournalRecord& record, Durability durability);
+  absl::Status Write();
+  absl::Status Sync();
   // Records a settle of an open reservation; without usage when `kept`.
   absl::StatusOr<SettleResult> SettleRecorded(AgentId agent,
                                               uint64_t reservation,
@@ -114,8 +155,13 @@ class JournaledLedger {
   UniqueFd fd_;
   std::string path_;
   Ledger ledger_;
+  bool write_only_at_close_ = false;
   std::string pending_;
-  bool pending_sync_ = false;
+  bool pending_write_ = false;  // a queued record must be written first
+  bool pending_sync_ = false;   // ... and synced
+  bool unsynced_ = false;       // written, not yet fdatasynced
+  Clock::time_point dirty_since_;
+  bool closed_ = false;
   absl::Status broken_;
   std::vector<std::string> notes_;
 };

@@ -80,6 +80,46 @@ TEST_F(JournalTest, GrantIsOnDiskAfterCommitAndNotBefore) {
   EXPECT_TRUE(absl::StrContains(Text(), "\"requestId\":\"req-1\""));
 }
 
+// A settle that lowers a charge is not written before its answer: if the
+// process dies before the next write, the resumed session keeps the whole
+// reservation charged (the safe side). Flush() writes it.
+TEST_F(JournalTest, LoweringSettleWaitsForTheNextWriteAndItsLossIsSafe) {
+  auto journal = Open(5000);
+  ASSERT_TRUE(journal);
+  auto granted = journal->Reserve(kTopAgent, 700, "turn", "req-1");
+  ASSERT_TRUE(journal->Commit().ok());
+  ASSERT_TRUE(journal->Settle(kTopAgent, granted->reservation, 100, true).ok());
+  ASSERT_TRUE(journal->Commit().ok());
+  EXPECT_TRUE(journal->flush_pending());
+  // What a process killed now leaves behind, resumed in another session.
+  const std::string killed_now = Text();
+  EXPECT_FALSE(absl::StrContains(killed_now, "\"settle\""));
+  Replay replay = *ReplayJournal(killed_now, path_);
+  EXPECT_EQ(replay.ledger.OpenReservations().size(), 1u);  // charged in full
+  // A grant written later carries the queued settle with it, in order.
+  ASSERT_TRUE(journal->Reserve(kTopAgent, 50, "turn", "req-2").ok());
+  ASSERT_TRUE(journal->Commit().ok());
+  std::string text = Text();
+  ASSERT_TRUE(absl::StrContains(text, "\"settle\""));
+  EXPECT_LT(text.find("\"settle\""), text.find("req-2"));
+  ASSERT_TRUE(journal->Flush().ok());
+  EXPECT_FALSE(journal->flush_pending());
+}
+
+TEST_F(JournalTest, RefusalsAndFloorsWaitAndCloseWritesThem) {
+  auto journal = Open(100);
+  ASSERT_TRUE(journal);
+  size_t before = Text().size();
+  auto refused = journal->Reserve(kTopAgent, 500, "turn", "too-big");
+  ASSERT_TRUE(refused.ok() && !refused->granted);
+  ASSERT_TRUE(journal->SetFloor(kTopAgent, 10).ok());
+  ASSERT_TRUE(journal->Commit().ok());
+  EXPECT_EQ(Text().size(), before);  // nothing raised a charge
+  ASSERT_TRUE(journal->Close().ok());
+  EXPECT_TRUE(absl::StrContains(Text(), "too-big"));
+  EXPECT_FALSE(journal->Reserve(kTopAgent, 1, "turn", "late").ok());
+}
+
 TEST_F(JournalTest, ResumeReplaysTheSessionCharges) {
   {
     auto journal = Open(10000);

@@ -64,9 +64,17 @@ BudgetClient::BudgetClient(ipc::HelperProcess* budgeter) : process_(budgeter) {}
 BudgetClient::BudgetClient(ipc::Channel channel)
     : channel_(std::move(channel)) {}
 
-absl::StatusOr<std::unique_ptr<BudgetClient>> BudgetClient::FromFd(int fd) {
+ipc::ChannelOptions BudgeterChannelOptions() {
   ipc::ChannelOptions options;
   options.peer_name = "garuda-budgeter";
+  // The budgeter answers each request once, and the client waits for it:
+  // one read per answer.
+  options.read_ahead = true;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<BudgetClient>> BudgetClient::FromFd(int fd) {
+  ipc::ChannelOptions options = BudgeterChannelOptions();
   ASSIGN_OR_RETURN(ipc::Channel channel, ipc::ChannelFromFd(fd, options));
   return std::make_unique<BudgetClient>(std::move(channel));
 }

@@ -100,6 +100,11 @@ std::optional<int64_t> ReportedTokens(const ProviderUsage& usage);
 
 // ---- The channel ----
 
+// The options of an agent's channel to garuda-budgeter: for
+// HelperOptions::channel when the top agent starts it (a child's own channel
+// gets them in BudgetClient::FromFd).
+ipc::ChannelOptions BudgeterChannelOptions();
+
 // One agent's connection to the budgeter. The top agent talks over the
 // helper process it started (its death is seen through the pidfd); a child
 // over the channel descriptor its parent passed it.

@@ -3,6 +3,8 @@
 #include "lib/budget/meter.h"
 
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <thread>
@@ -125,7 +127,9 @@ TEST_F(MeterTest, ReserveAndSettleOverTheChannel) {
   EXPECT_EQ(status->left(), 8800);
   Stop();
   EXPECT_TRUE(served_.ok()) << served_;
-  // The journal has it.
+  // The journal has it: the settle (it lowered the charge, so it waited for
+  // a later write) was written when the server ended.
+  EXPECT_FALSE(ledger_->flush_pending());
   auto replay = ReadJournal(path_);
   ASSERT_TRUE(replay.ok());
   EXPECT_EQ(replay->ledger.Status().spent(), 1200);
@@ -270,6 +274,34 @@ TEST_F(MeterTest, ChildStallingInAFrameIsCutOffAndOthersGoOn) {
   char byte;
   EXPECT_EQ(::read(child->channel.get(), &byte, 1), 0);  // cut off
   EXPECT_TRUE(top_->Reserve(10, "turn", "after").ok());
+}
+
+// The budgeter reads ahead on a child's channel: a child that sends its next
+// request before reading the answer finds it read ahead, and the server
+// answers it without waiting for more bytes on the socket.
+TEST_F(MeterTest, RequestsSentTogetherAreAllAnswered) {
+  Start(10000);
+  auto child = top_->OpenChild(1000, "eager");
+  ASSERT_TRUE(child.ok());
+  // A server that missed the second request would leave this read waiting.
+  struct timeval timeout = {20, 0};
+  ASSERT_EQ(::setsockopt(child->channel.get(), SOL_SOCKET, SO_RCVTIMEO,
+                         &timeout, sizeof(timeout)),
+            0);
+  ipc::Channel raw(std::move(child->channel));
+  for (uint64_t seq : {1, 2, 3}) {
+    BudgetRequest request;
+    request.set_seq(seq);
+    request.mutable_reserve()->set_tokens(100);
+    ASSERT_TRUE(raw.Send(request).ok());
+  }
+  for (uint64_t seq : {1, 2, 3}) {
+    BudgetReply reply;
+    absl::Status received = raw.Receive(&reply);
+    ASSERT_TRUE(received.ok()) << received;
+    EXPECT_EQ(reply.seq(), seq);
+    EXPECT_TRUE(reply.reserved().granted());
+  }
 }
 
 TEST_F(MeterTest, RejectsOversizedLabels) {

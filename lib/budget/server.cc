@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +38,10 @@ ipc::ChannelOptions AgentChannelOptions(AgentId agent) {
                                          : absl::StrCat("child agent ", agent);
   options.max_frame_bytes = 1 << 20;
   options.max_fds_per_frame = 1;
+  // One read per request. A client sends no descriptors, and one that sends
+  // its next request before its answer only finds it read ahead (the loop
+  // below looks for such frames before it polls).
+  options.read_ahead = true;
   return options;
 }
 
@@ -185,6 +191,10 @@ bool BudgetServer::ReadRequest(Connection& connection,
 
 absl::Status BudgetServer::Serve(ipc::Channel top) {
   absl::Status status = ServeAll(std::move(top));
+  // What is queued is written and synced before the clients learn that the
+  // server has ended.
+  absl::Status flushed = ledger_->Flush();
+  if (status.ok()) status = flushed;
   // Every channel ends with the server, so each client sees at once that no
   // reservation can be made any more.
   connections_.clear();
@@ -192,43 +202,76 @@ absl::Status BudgetServer::Serve(ipc::Channel top) {
   return status;
 }
 
+JournaledLedger::Clock::time_point BudgetServer::FlushDue() const {
+  return std::min(last_request_ + kIdleBeforeFlush,
+                  ledger_->dirty_since() + kLongestUnsynced);
+}
+
+int BudgetServer::PollTimeoutMs() const {
+  if (!ledger_->flush_pending()) return -1;
+  auto left = FlushDue() - JournaledLedger::Clock::now();
+  if (left <= left.zero()) return 0;
+  // Rounded up: waking before the flush is due would only poll again.
+  return static_cast<int>(
+      std::chrono::ceil<std::chrono::milliseconds>(left).count());
+}
+
 absl::Status BudgetServer::ServeAll(ipc::Channel top) {
   RETURN_IF_ERROR(SetReceiveTimeout(top.fd()));
   connections_.push_back(
       std::unique_ptr<Connection>(new Connection{kTopAgent, std::move(top)}));
+  // Kept from round to round: a round allocates nothing of its own.
   std::vector<struct pollfd> polled;
   std::vector<Answer> answers;
+  std::vector<bool> ended;
+  std::vector<int> fds;
   while (true) {
     polled.clear();
+    bool buffered = false;  // a request already read ahead
     for (const auto& connection : connections_) {
       polled.push_back({connection->channel.fd(), POLLIN, 0});
+      buffered = buffered || connection->channel.has_buffered_frame();
     }
-    int ready = ::poll(polled.data(), polled.size(), -1);
+    // Records not yet on disk: wake up to flush them once the server has
+    // been idle a while (grouped fdatasync, never on an answer's path).
+    int ready =
+        ::poll(polled.data(), polled.size(), buffered ? 0 : PollTimeoutMs());
     if (ready < 0) {
       if (errno == EINTR) continue;
       return LastErrnoStatus("poll(agent channels)");
     }
+    if (ready == 0 && !buffered) {
+      RETURN_IF_ERROR(ledger_->Flush());
+      continue;
+    }
     answers.clear();
-    std::vector<bool> ended(connections_.size(), false);
+    ended.assign(connections_.size(), false);
+    bool any_ended = false;
     bool top_ended = false;
     for (size_t i = 0; i < polled.size(); ++i) {
-      if (polled[i].revents == 0) continue;
+      if (polled[i].revents == 0 &&
+          !connections_[i]->channel.has_buffered_frame()) {
+        continue;
+      }
       if (!ReadRequest(*connections_[i], &answers)) {
         // A child's channel ended (its process exited, or it broke the
         // protocol): its lease stays held until its parent closes it. The
         // top agent's: the session is over.
-        ended[i] = true;
+        ended[i] = any_ended = true;
         if (connections_[i]->agent == kTopAgent) top_ended = true;
       }
     }
-    // One write and one fdatasync for the whole round, before any answer.
+    // At most one write for the whole round, before any answer (and an
+    // fdatasync only when a closed child's lease returns).
     RETURN_IF_ERROR(ledger_->Commit());
     for (Answer& answer : answers) {
-      std::vector<int> fds;
+      fds.clear();
       for (const UniqueFd& fd : answer.fds) fds.push_back(fd.get());
       if (!answer.connection->channel.Send(answer.reply, fds).ok()) {
         for (size_t i = 0; i < connections_.size(); ++i) {
-          if (connections_[i].get() == answer.connection) ended[i] = true;
+          if (connections_[i].get() == answer.connection) {
+            ended[i] = any_ended = true;
+          }
         }
       }
     }
@@ -236,13 +279,25 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
       if (ended[i] && connections_[i]->agent == kTopAgent) top_ended = true;
     }
     if (top_ended) return absl::OkStatus();
-    std::vector<std::unique_ptr<Connection>> kept;
-    for (size_t i = 0; i < connections_.size(); ++i) {
-      if (!ended[i]) kept.push_back(std::move(connections_[i]));
+    // Busy all along while records waited kLongestUnsynced: flush now,
+    // after the answers.
+    last_request_ = JournaledLedger::Clock::now();
+    if (ledger_->flush_pending() &&
+        last_request_ >= ledger_->dirty_since() + kLongestUnsynced) {
+      RETURN_IF_ERROR(ledger_->Flush());
     }
-    for (auto& connection : added_) kept.push_back(std::move(connection));
+    if (any_ended) {
+      size_t kept = 0;
+      for (size_t i = 0; i < connections_.size(); ++i) {
+        if (ended[i]) continue;
+        if (kept != i) connections_[kept] = std::move(connections_[i]);
+        ++kept;
+      }
+      connections_.resize(kept);
+    }
+    for (auto& connection : added_)
+      connections_.push_back(std::move(connection));
     added_.clear();
-    connections_ = std::move(kept);
   }
 }
 

@@ -33,8 +33,10 @@ class BudgetServer {
   // channel that breaks the protocol is ended alone, with an error reply.
   //
   // Group commit: every request that is ready in one poll round is applied,
-  // then the journal is written with one fdatasync, then the replies go out.
-  // No reply leaves before its record is on disk.
+  // then the journal is written with one write, then the replies go out. No
+  // reply that raises a charge leaves before its record is written (see
+  // journal.h); fdatasync follows once the server is idle (see
+  // kIdleBeforeFlush), and at the end of Serve.
   absl::Status Serve(ipc::Channel top);
 
  private:
@@ -50,6 +52,11 @@ class BudgetServer {
   };
 
   absl::Status ServeAll(ipc::Channel top);
+  // When the journal's queued and unsynced records are to be flushed: after
+  // kIdleBeforeFlush with no request, or kLongestUnsynced at the latest.
+  JournaledLedger::Clock::time_point FlushDue() const;
+  // poll(2)'s timeout: until the flush is due, or none.
+  int PollTimeoutMs() const;
   // Reads one request from `connection` and applies it, queueing its answer.
   // Returns false when the channel has ended (closed by the peer, or broken).
   bool ReadRequest(Connection& connection, std::vector<Answer>* answers);
@@ -59,6 +66,7 @@ class BudgetServer {
                      BudgetReply* reply, std::vector<UniqueFd>* reply_fds);
 
   JournaledLedger* ledger_;
+  JournaledLedger::Clock::time_point last_request_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> added_;
 };

@@ -16,6 +16,17 @@ namespace garuda {
 namespace ipc {
 namespace {
 
+// A buffer kept between frames is given back when a large frame made it grow
+// past this, so that many idle channels do not each hold their largest frame.
+constexpr size_t kKeptBufferBytes = 64 << 10;
+
+// What a read-ahead channel asks for at least in one read.
+constexpr size_t kReadAheadBytes = 4096;
+
+void GiveBackIfLarge(std::string* buffer) {
+  if (buffer->capacity() > kKeptBufferBytes) std::string().swap(*buffer);
+}
+
 // Takes every descriptor in the control data of `msg` into `out`, so that
 // each is owned (and closed) exactly once whatever happens next. Returns
 // false when the control data held something other than SCM_RIGHTS.
@@ -90,7 +101,10 @@ absl::Status Channel::SendUnchecked(
         absl::StrCat("refusing to send a frame of ", size, " bytes to ", peer,
                      ": over the ", options_.max_frame_bytes, "-byte limit"));
   }
-  std::string frame(kFrameHeaderBytes + size, '\0');
+  // The header and the body in one buffer, kept between frames: one
+  // sendmsg per frame and no allocation once the buffer has grown.
+  std::string& frame = send_buffer_;
+  frame.resize(kFrameHeaderBytes + size);
   EncodeFrameLength(static_cast<uint32_t>(size), &frame[0]);
   if (!message.SerializeToArray(&frame[kFrameHeaderBytes],
                                 static_cast<int>(size))) {
@@ -119,24 +133,35 @@ absl::Status Channel::SendUnchecked(
     }
     sent += static_cast<size_t>(n);
   }
+  GiveBackIfLarge(&frame);
   return absl::OkStatus();
 }
 
-absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
+absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
                                      bool fds_allowed,
                                      std::vector<UniqueFd>* fds, int watch_fd,
-                                     size_t* received) {
+                                     bool wait_first, size_t* received,
+                                     size_t* first_read) {
   const std::string& peer = options_.peer_name;
   const int max_fds = std::max(options_.max_fds_per_frame, 0);
   // Room for one descriptor more than the cap, so that "too many" shows as a
   // count; anything beyond that shows as MSG_CTRUNC.
   const size_t space = CMSG_SPACE((max_fds + 1) * sizeof(int));
-  std::vector<uint64_t> control((space + sizeof(uint64_t) - 1) /
-                                sizeof(uint64_t));
+  uint64_t control_on_stack[8];  // uint64_t: cmsghdr alignment
+  std::vector<uint64_t> control_on_heap;
+  uint64_t* control = control_on_stack;
+  if (space > sizeof(control_on_stack)) {
+    control_on_heap.resize((space + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    control = control_on_heap.data();
+  }
   size_t done = 0;
   *received = 0;
+  // While watching, poll only when the socket has nothing to read: before
+  // the first read of a frame when the caller expects to wait, and after a
+  // read that found nothing. The rest of a frame is usually there already.
+  bool wait = wait_first;
   while (done < size) {
-    if (watch_fd >= 0) {
+    if (watch_fd >= 0 && wait) {
       struct pollfd polls[2] = {{socket_.get(), POLLIN, 0},
                                 {watch_fd, POLLIN, 0}};
       int ready = ::poll(polls, 2, -1);
@@ -150,17 +175,24 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
                                                    size, " bytes"));
       }
     }
-    struct iovec iov = {buffer + done, size - done};
+    struct iovec iov = {buffer + done, capacity - done};
     struct msghdr msg = {};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
+    msg.msg_control = control;
     msg.msg_controllen = space;
     // MSG_CMSG_CLOEXEC: a descriptor we receive never leaks into a program
-    // we start later.
-    ssize_t n = ::recvmsg(socket_.get(), &msg, MSG_CMSG_CLOEXEC);
+    // we start later. While watching, a read never blocks: with nothing to
+    // read it goes back to poll.
+    ssize_t n =
+        ::recvmsg(socket_.get(), &msg,
+                  MSG_CMSG_CLOEXEC | (watch_fd >= 0 ? MSG_DONTWAIT : 0));
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (watch_fd >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        wait = true;
+        continue;
+      }
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
         // SO_RCVTIMEO ran out (or a non-blocking socket had nothing).
         *received = done;
@@ -207,7 +239,11 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size,
       *received = done;
       return absl::OutOfRangeError("end of file");
     }
+    if (done == 0 && first_read != nullptr) {
+      *first_read = static_cast<size_t>(n);
+    }
     done += static_cast<size_t>(n);
+    wait = false;
   }
   *received = done;
   return absl::OkStatus();
@@ -224,51 +260,110 @@ absl::Status Channel::ReceiveWatching(google::protobuf::MessageLite* message,
   return ReceiveImpl(message, fds, watch_fd);
 }
 
+bool Channel::has_buffered_frame() const {
+  if (read_end_ > read_buffer_.size()) return false;  // moved from
+  const size_t have = read_end_ - read_start_;
+  if (have < kFrameHeaderBytes) return false;
+  return have - kFrameHeaderBytes >=
+         DecodeFrameLength(&read_buffer_[read_start_]);
+}
+
+size_t Channel::MakeRoom(size_t frame_bytes) {
+  const size_t want = options_.read_ahead
+                          ? std::max(frame_bytes, kReadAheadBytes)
+                          : frame_bytes;
+  if (read_start_ > 0 && read_start_ + want > read_buffer_.size()) {
+    std::memmove(&read_buffer_[0], &read_buffer_[read_start_],
+                 read_end_ - read_start_);
+    read_end_ -= read_start_;
+    read_start_ = 0;
+  }
+  if (read_buffer_.size() < read_start_ + want) {
+    read_buffer_.resize(read_start_ + want);
+  }
+  // Without read-ahead, never a byte past the frame.
+  return options_.read_ahead ? read_buffer_.size() - read_end_
+                             : read_start_ + frame_bytes - read_end_;
+}
+
 absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
                                   std::vector<UniqueFd>* fds, int watch_fd) {
   if (!ended_.ok()) return Ended();
   if (fds != nullptr) fds->clear();
   const std::string& peer = options_.peer_name;
+  if (read_start_ == read_end_) read_start_ = read_end_ = 0;
+  // Descriptors ride on the first byte of a frame: they are taken only by a
+  // read that begins the frame (none of it was read ahead by an earlier call).
+  const bool fds_allowed = read_start_ == read_end_;
   // Descriptors stay here until the whole frame has been read and parsed, so
   // a bad frame never hands any out.
   std::vector<UniqueFd> arrived;
-  char header[kFrameHeaderBytes];
+  size_t first_read = 0;  // bytes brought by the read that took descriptors
+  size_t have = read_end_ - read_start_;
   size_t received = 0;
-  absl::Status status =
-      ReadFrameBytes(header, sizeof(header), /*fds_allowed=*/true,
-                     fds == nullptr ? nullptr : &arrived, watch_fd, &received);
-  if (absl::IsOutOfRange(status)) {
-    if (received == 0) {
-      // A clean close between frames: not an error that ends the channel.
-      return absl::OutOfRangeError(absl::StrCat(peer, " closed the channel"));
+  absl::Status status;
+  if (have < kFrameHeaderBytes) {
+    size_t room = MakeRoom(kFrameHeaderBytes);
+    status = ReadFrameBytes(&read_buffer_[read_end_], kFrameHeaderBytes - have,
+                            room, fds_allowed,
+                            fds == nullptr ? nullptr : &arrived, watch_fd,
+                            /*wait_first=*/true, &received, &first_read);
+    read_end_ += received;
+    have += received;
+    if (absl::IsOutOfRange(status)) {
+      if (have == 0) {
+        // A clean close between frames: not an error that ends the channel.
+        return absl::OutOfRangeError(absl::StrCat(peer, " closed the channel"));
+      }
+      return Fail(absl::DataLossError(
+          absl::StrCat(peer, ": truncated frame: end of file after ", have,
+                       " of ", kFrameHeaderBytes, " header bytes")));
     }
-    return Fail(absl::DataLossError(
-        absl::StrCat(peer, ": truncated frame: end of file after ", received,
-                     " of ", kFrameHeaderBytes, " header bytes")));
+    if (absl::IsDeadlineExceeded(status) && have == 0) {
+      // No frame started: the stream is still in step, the channel goes on.
+      return absl::DeadlineExceededError(
+          absl::StrCat(peer, ": no frame within the receive timeout"));
+    }
+    if (!status.ok()) return Fail(status);
   }
-  if (absl::IsDeadlineExceeded(status) && received == 0) {
-    // No frame started: the stream is still in step, the channel goes on.
-    return absl::DeadlineExceededError(
-        absl::StrCat(peer, ": no frame within the receive timeout"));
-  }
-  if (!status.ok()) return Fail(status);
 
-  uint32_t length = DecodeFrameLength(header);
+  uint32_t length = DecodeFrameLength(&read_buffer_[read_start_]);
   if (length > options_.max_frame_bytes) {
     return Fail(absl::ResourceExhaustedError(
         absl::StrCat(peer, ": frame of ", length, " bytes over the ",
                      options_.max_frame_bytes, "-byte limit")));
   }
-  std::string body(length, '\0');
-  status = ReadFrameBytes(&body[0], length, /*fds_allowed=*/false, nullptr,
-                          watch_fd, &received);
-  if (absl::IsOutOfRange(status)) {
-    return Fail(absl::DataLossError(
-        absl::StrCat(peer, ": truncated frame: end of file after ", received,
-                     " of ", length, " body bytes")));
+  const size_t total = kFrameHeaderBytes + length;
+  if (have < total) {
+    // The body follows its header in the same sendmsg, so it is read
+    // without polling first.
+    size_t room = MakeRoom(total);
+    status = ReadFrameBytes(&read_buffer_[read_end_], total - have, room,
+                            /*fds_allowed=*/false, nullptr, watch_fd,
+                            /*wait_first=*/false, &received);
+    read_end_ += received;
+    have += received;
+    if (absl::IsOutOfRange(status)) {
+      return Fail(absl::DataLossError(absl::StrCat(
+          peer, ": truncated frame: end of file after ",
+          have - kFrameHeaderBytes, " of ", length, " body bytes")));
+    }
+    if (!status.ok()) return Fail(status);
   }
-  if (!status.ok()) return Fail(status);
-  if (!message->ParseFromString(body)) {
+  if (!arrived.empty() && first_read > total) {
+    // Read ahead: the read that took them also brought bytes of the next
+    // frame, so whose they are cannot be told.
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        peer, ": descriptors on a frame sent before its answer was read")));
+  }
+  const bool parsed = message->ParseFromArray(
+      &read_buffer_[read_start_ + kFrameHeaderBytes], static_cast<int>(length));
+  read_start_ += total;
+  if (read_start_ == read_end_) {
+    read_start_ = read_end_ = 0;
+    GiveBackIfLarge(&read_buffer_);
+  }
+  if (!parsed) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat(peer, ": frame of ", length, " bytes does not parse as ",
                      message->GetTypeName())));

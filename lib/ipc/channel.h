@@ -37,6 +37,13 @@ struct ChannelOptions {
   uint32_t max_frame_bytes = 1 << 20;
   // Cap on the descriptors that ride on one frame, in both directions.
   int max_fds_per_frame = 4;
+  // Receive() reads whatever has arrived (one recvmsg for a whole small frame
+  // instead of one for the length and one for the body) and keeps the bytes
+  // past the frame for the next call. Only for a peer that sends a frame and
+  // waits for its answer: a frame read ahead is not seen by poll(2) on fd()
+  // (check has_buffered_frame() first), and descriptors that come in a read
+  // that also brought the next frame end the channel.
+  bool read_ahead = false;
 };
 
 // One end of a SOCK_STREAM socketpair carrying frames. Not thread-safe: use
@@ -83,6 +90,9 @@ class Channel {
   absl::Status status() const;
 
   int fd() const { return socket_.get(); }
+  // With read_ahead: a whole frame is waiting in this channel, so the next
+  // Receive() returns without reading (poll on fd() would not show it).
+  bool has_buffered_frame() const;
   const ChannelOptions& options() const { return options_; }
 
  private:
@@ -93,12 +103,20 @@ class Channel {
   // uses it to tell the peer why it ends the channel after a bad frame.
   absl::Status SendUnchecked(const google::protobuf::MessageLite& message,
                              absl::Span<const int> fds);
-  // Receives exactly `size` bytes into `buffer`. Descriptors are accepted
-  // only when `fds_allowed` and only on the first read; they go to `*fds`.
-  // `received` says how many bytes arrived before an error.
-  absl::Status ReadFrameBytes(char* buffer, size_t size, bool fds_allowed,
-                              std::vector<UniqueFd>* fds, int watch_fd,
-                              size_t* received);
+  // Receives at least `size` and at most `capacity` bytes into `buffer`.
+  // Descriptors are accepted only when `fds_allowed` and only on the first
+  // read; they go to `*fds`, and `*first_read` is what that read brought.
+  // With a `watch_fd`, polls before the first read only when `wait_first`
+  // (else only once a read finds nothing). `received` says how many bytes
+  // arrived, also before an error.
+  absl::Status ReadFrameBytes(char* buffer, size_t size, size_t capacity,
+                              bool fds_allowed, std::vector<UniqueFd>* fds,
+                              int watch_fd, bool wait_first, size_t* received,
+                              size_t* first_read = nullptr);
+  // Room in the read buffer for a frame of `frame_bytes` from read_start_
+  // (moving what is unread to the front when needed); returns how much the
+  // next read may take.
+  size_t MakeRoom(size_t frame_bytes);
   absl::Status ReceiveImpl(google::protobuf::MessageLite* message,
                            std::vector<UniqueFd>* fds, int watch_fd);
   // Records `status` as the reason the channel ended and returns it.
@@ -109,6 +127,12 @@ class Channel {
   UniqueFd socket_;
   ChannelOptions options_;
   absl::Status ended_;  // OK while usable.
+  // Reused from frame to frame, so that a small frame allocates nothing.
+  std::string send_buffer_;
+  // Received bytes; [read_start_, read_end_) is not yet handed out.
+  std::string read_buffer_;
+  size_t read_start_ = 0;
+  size_t read_end_ = 0;
 };
 
 // One sendmsg(2) of `size` bytes at `data` with `fds` riding on the first

@@ -188,7 +188,8 @@ TEST(ChannelFuzzTest, RunsUnderAddressSanitizer) {
       "heap-buffer-overflow");
 }
 
-TEST(ChannelFuzzTest, RandomInputsNeverCrashTheReader) {
+// The reader, reading each frame exactly or (read_ahead) reading ahead.
+void FuzzTheReader(bool read_ahead) {
   Generator gen(kSeed);
   UniqueFd spare(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   ASSERT_TRUE(spare.valid());
@@ -202,6 +203,7 @@ TEST(ChannelFuzzTest, RandomInputsNeverCrashTheReader) {
     options.peer_name = "fuzz";
     options.max_frame_bytes = gen.Below(2) == 0 ? 1 << 20 : gen.Below(200);
     options.max_fds_per_frame = gen.Below(6);
+    options.read_ahead = read_ahead;
     UniqueFd writer;
     Channel channel(Feed(gen, bytes, spare.get(), &writer), options);
     absl::Status status;
@@ -240,6 +242,14 @@ TEST(ChannelFuzzTest, RandomInputsNeverCrashTheReader) {
     EXPECT_GT(outcomes[static_cast<int>(code)], 100)
         << absl::StatusCodeToString(code);
   }
+}
+
+TEST(ChannelFuzzTest, RandomInputsNeverCrashTheReader) {
+  FuzzTheReader(/*read_ahead=*/false);
+}
+
+TEST(ChannelFuzzTest, RandomInputsNeverCrashTheReadAheadReader) {
+  FuzzTheReader(/*read_ahead=*/true);
 }
 
 TEST(ChannelFuzzTest, RandomInputsNeverCrashTheDispatcher) {

@@ -41,12 +41,14 @@ EchoRequest EchoOf(uint64_t seq, const std::string& text) {
 
 class ChannelTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { MakeChannels(/*b_reads_ahead=*/false); }
+  void MakeChannels(bool b_reads_ahead) {
     auto pair = MakeSocketPair();
     ASSERT_TRUE(pair.ok()) << pair.status();
     ChannelOptions a_options, b_options;
     a_options.peer_name = "side-b";
     b_options.peer_name = "side-a";
+    b_options.read_ahead = b_reads_ahead;
     a_ = std::make_unique<Channel>(std::move(pair->first), a_options);
     b_ = std::make_unique<Channel>(std::move(pair->second), b_options);
   }
@@ -327,6 +329,85 @@ TEST_F(ChannelTest, ReceiveWatchingReadsWhatIsThereFirst) {
   EchoRequest got;
   ASSERT_TRUE(b_->ReceiveWatching(&got, nullptr, watch.read_end.get()).ok());
   EXPECT_EQ(got.echo().text(), "first");
+}
+
+// With read_ahead the receiver takes whatever has arrived in one read and
+// keeps the bytes past the frame for the next call.
+class ReadAheadTest : public ChannelTest {
+ protected:
+  void SetUp() override { MakeChannels(/*b_reads_ahead=*/true); }
+};
+
+TEST_F(ReadAheadTest, FramesSentTogetherAreHandedOutOneByOne) {
+  ASSERT_TRUE(a_->Send(EchoOf(1, "one")).ok());
+  ASSERT_TRUE(a_->Send(EchoOf(2, std::string(100000, 'x'))).ok());
+  ASSERT_TRUE(a_->Send(EchoOf(3, "three")).ok());
+  EchoRequest got;
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  EXPECT_EQ(got.echo().text(), "one");
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  EXPECT_EQ(got.echo().text().size(), 100000u);
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  EXPECT_EQ(got.echo().text(), "three");
+  EXPECT_FALSE(b_->has_buffered_frame());
+}
+
+TEST_F(ReadAheadTest, AFrameReadAheadIsSaidAndNeedsNoRead) {
+  ASSERT_TRUE(a_->Send(EchoOf(1, "one")).ok());
+  ASSERT_TRUE(a_->Send(EchoOf(2, "two")).ok());
+  a_->Close();  // nothing more can arrive
+  EchoRequest got;
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  EXPECT_EQ(got.seq(), 1u);
+  // Both small frames came in one read: the second waits in the channel.
+  EXPECT_TRUE(b_->has_buffered_frame());
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  EXPECT_EQ(got.seq(), 2u);
+  EXPECT_FALSE(b_->has_buffered_frame());
+  EXPECT_EQ(b_->Receive(&got).code(), absl::StatusCode::kOutOfRange);
+}
+
+TEST_F(ReadAheadTest, DescriptorsOnAFrameAloneArrive) {
+  Pipe pipe = MakePipe();
+  ASSERT_TRUE(a_->Send(EchoOf(1, "with fd"), {pipe.write_end.get()}).ok());
+  EchoRequest got;
+  std::vector<UniqueFd> fds;
+  ASSERT_TRUE(b_->Receive(&got, &fds).ok());
+  ASSERT_EQ(fds.size(), 1u);
+  EXPECT_EQ(got.echo().text(), "with fd");
+}
+
+TEST_F(ReadAheadTest, DescriptorsReadTogetherWithAnotherFrameAreRefused) {
+  Pipe pipe = MakePipe();
+  ASSERT_TRUE(a_->Send(EchoOf(1, "first")).ok());
+  ASSERT_TRUE(a_->Send(EchoOf(2, "with fd"), {pipe.write_end.get()}).ok());
+  absl::Status status = ReceiveRefused(pipe, /*want_fds=*/true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("before its answer"));
+}
+
+TEST_F(ChannelTest, NegativeControlWithoutReadAheadThoseDescriptorsArrive) {
+  Pipe pipe = MakePipe();
+  ASSERT_TRUE(a_->Send(EchoOf(1, "first")).ok());
+  ASSERT_TRUE(a_->Send(EchoOf(2, "with fd"), {pipe.write_end.get()}).ok());
+  EchoRequest got;
+  std::vector<UniqueFd> fds;
+  ASSERT_TRUE(b_->Receive(&got, &fds).ok());
+  EXPECT_TRUE(fds.empty());
+  ASSERT_TRUE(b_->Receive(&got, &fds).ok());
+  EXPECT_EQ(fds.size(), 1u);
+}
+
+TEST_F(ReadAheadTest, TruncatedFrameIsStillDataLoss) {
+  ASSERT_TRUE(
+      SendRaw(raw_a(), Frame(EchoOf(1, "whole")) + LengthPrefix(10) + "abc")
+          .ok());
+  a_->Close();
+  EchoRequest got;
+  ASSERT_TRUE(b_->Receive(&got).ok());
+  absl::Status status = b_->Receive(&got);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("after 3 of 10"));
 }
 
 }  // namespace

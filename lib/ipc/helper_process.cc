@@ -31,7 +31,8 @@ namespace {
 // threads, and the child of fork() has just one copy of their locks.
 [[noreturn]] void ExecChild(int socket_fd, int channel_fd,
                             const std::vector<int>& inherit_fds, int error_pipe,
-                            int max_fd, char* const argv[]) {
+                            int max_fd, bool new_process_group,
+                            char* const argv[]) {
   // A clean signal state: default handlers and nothing blocked, whatever
   // the parent had (a helper must be killable and get SIGPIPE as usual).
   for (int sig = 1; sig < NSIG; ++sig) {
@@ -43,7 +44,9 @@ namespace {
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
 
   int error = 0;
-  if (socket_fd != channel_fd && ::dup2(socket_fd, channel_fd) < 0) {
+  if (new_process_group && ::setpgid(0, 0) != 0) error = errno;
+  if (error == 0 && socket_fd != channel_fd &&
+      ::dup2(socket_fd, channel_fd) < 0) {
     error = errno;
   }
   // Every descriptor from 3 up closes on exec, whoever opened it without
@@ -149,7 +152,8 @@ absl::StatusOr<std::unique_ptr<HelperProcess>> HelperProcess::Spawn(
   pid_t pid = ::fork();
   if (pid == 0) {
     ExecChild(sockets.second.get(), options.child_channel_fd,
-              options.inherit_fds, error_write.get(), max_fd, argv.data());
+              options.inherit_fds, error_write.get(), max_fd,
+              options.new_process_group, argv.data());
   }
   int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);

@@ -29,6 +29,9 @@ struct HelperOptions {
   // More descriptors the child keeps (at the same numbers). Every other
   // descriptor but 0, 1 and 2 is closed in the child.
   std::vector<int> inherit_fds;
+  // The child leads a process group of its own (setpgid), so that a Ctrl-C
+  // the terminal sends to the parent's foreground group does not reach it.
+  bool new_process_group = false;
 };
 
 class HelperProcess {

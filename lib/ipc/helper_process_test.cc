@@ -254,6 +254,21 @@ TEST(HelperProcessSpawnTest, OtherChannelFdNumber) {
   EXPECT_THAT(ChildFds(options), UnorderedElementsAre(0, 1, 2, 7));
 }
 
+// A terminal's Ctrl-C goes to the foreground process group: a helper that
+// leads its own group is not in it (tests/agent checks the signal itself).
+TEST(HelperProcessSpawnTest, NewProcessGroup) {
+  HelperOptions options = EchoOptions();
+  options.new_process_group = true;
+  auto own = HelperProcess::Spawn(options);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_EQ(::getpgid((*own)->pid()), (*own)->pid());
+  EXPECT_NE(::getpgid((*own)->pid()), ::getpgrp());
+  // Negative control: without the option it shares our group.
+  auto shared = HelperProcess::Spawn(EchoOptions());
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ(::getpgid((*shared)->pid()), ::getpgrp());
+}
+
 TEST(HelperProcessSpawnTest, MissingProgramIsAnErrorFromSpawn) {
   HelperOptions options;
   options.argv = {"/nonexistent/garuda-helper", "--channel-fd=3"};

@@ -26,6 +26,13 @@
 #define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
 #define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
 #endif
+#ifndef LANDLOCK_RULE_NET_PORT
+#define LANDLOCK_RULE_NET_PORT 2
+struct landlock_net_port_attr {
+  __u64 allowed_access;
+  __u64 port;
+} __attribute__((packed));
+#endif
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #endif
@@ -172,6 +179,18 @@ LandlockRuleset& LandlockRuleset::DenyTcp() {
   return *this;
 }
 
+LandlockRuleset& LandlockRuleset::AllowTcpConnect(int port) {
+  if (!status_.ok()) return *this;
+  if (port < 1 || port > 65535) {
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat("Landlock TCP port ", port, " is not in 1..65535"));
+    return *this;
+  }
+  DenyTcp();
+  if (handled_net_ != 0) tcp_connect_ports_.push_back(port);
+  return *this;
+}
+
 absl::Status LandlockRuleset::Enforce() {
   RETURN_IF_ERROR(status_);
   if (abi_ < 1) {
@@ -181,7 +200,7 @@ absl::Status LandlockRuleset::Enforce() {
   RulesetAttr attr = {};
   attr.handled_access_fs = handled_;
   attr.handled_access_net = handled_net_;
-  // No network rule is ever added: handling TCP refuses all of it.
+  // Handling TCP refuses all of it but the ports AllowTcpConnect named.
   UniqueFd ruleset(CreateRuleset(
       &attr, handled_net_ != 0 ? sizeof(attr) : kRulesetAttrSizeAbi1, 0));
   if (!ruleset) return LastErrnoStatus("landlock_create_ruleset");
@@ -204,6 +223,16 @@ absl::Status LandlockRuleset::Enforce() {
                 LANDLOCK_RULE_PATH_BENEATH, &beneath, 0) != 0) {
       return LastErrnoStatus(
           absl::StrCat("landlock_add_rule(", rule.path, ")"));
+    }
+  }
+  for (int port : tcp_connect_ports_) {
+    landlock_net_port_attr net = {};
+    net.allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP;
+    net.port = static_cast<uint64_t>(port);
+    if (syscall(SYS_landlock_add_rule, ruleset.get(), LANDLOCK_RULE_NET_PORT,
+                &net, 0) != 0) {
+      return LastErrnoStatus(
+          absl::StrCat("landlock_add_rule(TCP connect to port ", port, ")"));
     }
   }
   // Safe: no_new_privs only takes away the gain of privileges on exec

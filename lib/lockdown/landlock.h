@@ -59,6 +59,9 @@ class LandlockRuleset {
   // (Linux 6.7) or newer; a no-op below, where the seccomp filter is the
   // only wall. tcp_denied() says whether it will hold.
   LandlockRuleset& DenyTcp();
+  // Like DenyTcp, except that connecting to TCP `port` (1..65535) stays
+  // allowed; call it once per port. A no-op below ABI 4.
+  LandlockRuleset& AllowTcpConnect(int port);
   bool tcp_denied() const { return handled_net_ != 0; }
 
   // The ABI the ruleset is built for (min(kernel, newest known)); 0 when the
@@ -84,6 +87,7 @@ class LandlockRuleset {
   uint64_t handled_net_ = 0;
   absl::Status status_;
   std::vector<Rule> rules_;
+  std::vector<int> tcp_connect_ports_;
 };
 
 }  // namespace garuda

@@ -197,6 +197,37 @@ TEST(LandlockTcpTest, DenyTcpRefusesBindAndConnect) {
   EXPECT_EQ(*control, "bind=0 connect=0");
 }
 
+TEST(LandlockTcpTest, AllowTcpConnectKeepsOnlyThatPort) {
+  absl::StatusOr<int> abi = LandlockAbiVersion();
+  ASSERT_TRUE(abi.ok()) << abi.status();
+  if (*abi < 4) GTEST_SKIP() << "Landlock ABI " << *abi << " has no TCP rules";
+  int allowed = 0, other = 0;
+  absl::StatusOr<UniqueFd> allowed_listener = ListenOnLoopback(&allowed);
+  absl::StatusOr<UniqueFd> other_listener = ListenOnLoopback(&other);
+  ASSERT_TRUE(allowed_listener.ok()) << allowed_listener.status();
+  ASSERT_TRUE(other_listener.ok()) << other_listener.status();
+
+  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
+    LandlockRuleset ruleset = LandlockRuleset::ForWrites(1);
+    ruleset.AllowTcpConnect(allowed);
+    if (!ruleset.tcp_denied()) return "tcp not handled";
+    absl::Status status = ruleset.Enforce();
+    if (!status.ok()) return status.ToString();
+    return absl::StrCat(TcpAttempts(allowed), " / ", TcpAttempts(other));
+  });
+  ASSERT_TRUE(result.ok()) << result.status();
+  // Bind is refused either way; connect only to the allowed port.
+  EXPECT_EQ(*result, "bind=EACCES connect=0 / bind=EACCES connect=EACCES");
+}
+
+TEST(LandlockTcpTest, AllowTcpConnectRefusesAPortOutOfRange) {
+  LandlockRuleset ruleset = LandlockRuleset::ForWritesWithAbi(4, 1);
+  ruleset.AllowTcpConnect(70000);
+  absl::Status status = ruleset.Enforce();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("70000"));
+}
+
 TEST(LandlockTcpTest, DenyTcpIsANoOpBelowAbi4) {
   LandlockRuleset ruleset = LandlockRuleset::ForWritesWithAbi(3, 1);
   ruleset.DenyTcp();

@@ -100,6 +100,13 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
     }
     // A second wall behind the seccomp socket rule, where the kernel has it.
     if (!options.allow_network) ruleset.DenyTcp();
+    if (options.allow_network && options.tcp_connect_ports) {
+      for (int port : *options.tcp_connect_ports) {
+        ruleset.AllowTcpConnect(port);
+      }
+      // No port at all: no TCP.
+      if (options.tcp_connect_ports->empty()) ruleset.DenyTcp();
+    }
     // Safe: Enforce only removes rights (see landlock.cc).
     absl::Status status = ruleset.Enforce();
     if (!status.ok()) {
@@ -108,6 +115,9 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
                                        ": Landlock: ", status.message()));
     }
     report.landlock_enforced = true;
+    report.tcp_ports_enforced = options.allow_network &&
+                                options.tcp_connect_ports &&
+                                ruleset.tcp_denied();
   }
 
   if (!has_seccomp) {

@@ -33,6 +33,11 @@ struct LockdownOptions {
   std::vector<std::string> writable_paths;
   // false: no AF_INET, AF_INET6, AF_NETLINK... sockets (AF_UNIX only).
   bool allow_network = false;
+  // With allow_network: TCP connect only to these ports and no TCP bind,
+  // where Landlock handles TCP (ABI 4, Linux 6.7); below, the seccomp filter
+  // is the only network wall and LockdownReport::tcp_ports_enforced is
+  // false. Unset: TCP is not limited by port.
+  std::optional<std::vector<int>> tcp_connect_ports;
   // Without it a kernel without Landlock (or without seccomp) is an error.
   std::optional<AcceptWeakerLockdown> accept_weaker;
 };
@@ -41,6 +46,8 @@ struct LockdownReport {
   int landlock_abi = 0;  // 0: no Landlock
   bool landlock_enforced = false;
   bool seccomp_enforced = false;
+  // LockdownOptions::tcp_connect_ports is held by the kernel.
+  bool tcp_ports_enforced = false;
   // Empty, or what is missing and why it was accepted.
   std::string weaker;
 };

@@ -47,6 +47,7 @@ constexpr NamedValue kConstants[] = {
     {"CLONE_NEWNET", CLONE_NEWNET}, {"CLONE_NEWUTS", CLONE_NEWUTS},
     {"CLONE_NEWIPC", CLONE_NEWIPC}, {"CLONE_NEWCGROUP", CLONE_NEWCGROUP},
     {"PER_LINUX", PER_LINUX},       {"PER_LINUX32", PER_LINUX32},
+    {"CLONE_THREAD", CLONE_THREAD},
 };
 
 // The errno values a rule may return.

@@ -1,5 +1,7 @@
 #include "lib/provider/config.h"
 
+#include <cstdlib>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -13,6 +15,12 @@ bool ModelConfigured(const ModelSettings& settings,
 
 std::string ApiKeyVariable(const std::string& provider) {
   return provider == "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+}
+
+void RemoveApiKeysFromEnvironment() {
+  for (const char* provider : {"openai", "anthropic"}) {
+    ::unsetenv(ApiKeyVariable(provider).c_str());
+  }
 }
 
 absl::StatusOr<ClientOptions> ClientOptionsFromSettings(

@@ -39,6 +39,11 @@ absl::StatusOr<ClientOptions> ClientOptionsFromSettings(
 // The environment variable that holds `provider`'s key.
 std::string ApiKeyVariable(const std::string& provider);
 
+// Unsets every provider's key variable, once the key has been read: the
+// helpers the agent starts, and the commands they run on the host, inherit
+// the agent's environment and must never see the key.
+void RemoveApiKeysFromEnvironment();
+
 }  // namespace provider
 }  // namespace garuda
 

@@ -41,26 +41,12 @@ void Say(const std::string& text) {
 }
 
 int Stop(const std::string& text) {
-  Say(absl::StrCat(text,
-                   "\n  Nothing was run: staged mode never runs a "
-                   "command in direct mode instead."));
+  Say(absl::StrCat(text, "\n  ", kNothingRunInstead));
   return kNotRun;
 }
 
 bool Inside(const std::string& path, const std::string& folder) {
   return path == folder || absl::StartsWith(path, folder + "/");
-}
-
-// "auto" takes overlay when the probe's overlay canary passes.
-std::string ChooseBackend(const std::string& wanted) {
-  if (wanted != "auto") return wanted;
-  ProbeReport report = ProbeSandbox({});
-  for (const ProbeFeature& feature : report.features) {
-    if (absl::StartsWith(feature.name, "overlayfs") && feature.available) {
-      return "overlay";
-    }
-  }
-  return "copy";
 }
 
 bool NewerThan(const struct stat& st, const struct timespec& t0) {
@@ -191,267 +177,288 @@ auto WithStdoutOnStderr(Fn fn) -> decltype(fn()) {
 // phase took on stderr (for bench/staging/).
 constexpr char kTimingsVariable[] = "GARUDA_STAGER_TIMINGS";
 
-// Phase durations, in order.
-class Timings {
- public:
-  Timings() : last_(absl::Now()) {}
-  void Mark(const char* phase) {
-    absl::Time now = absl::Now();
-    phases_.push_back(absl::StrCat(
-        phase, "=", absl::ToDoubleMilliseconds(now - last_), "ms"));
-    last_ = now;
+// Prints what the run of a staged command left for the person on stderr,
+// then writes the list: to --out, to stdout when it is not a terminal, or
+// as a summary and diff on a terminal.
+absl::Status Output(const StagedRunRequest& request,
+                    const ChangeSet& change_set, int conflicts) {
+  std::vector<std::string> kept;
+  for (const IgnoredCount& count : change_set.summary.ignored()) {
+    kept.push_back(absl::StrCat(
+        count.folder().empty() ? "./" : VisiblePath(count.folder()), ": ",
+        count.files(), count.files() == 1 ? " file" : " files"));
   }
-  void Print() const {
-    const char* on = std::getenv(kTimingsVariable);
-    if (on != nullptr && std::string(on) == "1") {
-      Say(absl::StrCat("timings: ", absl::StrJoin(phases_, " ")));
-    }
+  if (!kept.empty()) {
+    Say(absl::StrCat("kept in staging, ignored by git, never applied: ",
+                     absl::StrJoin(kept, ", ")));
   }
-
- private:
-  absl::Time last_;
-  std::vector<std::string> phases_;
-};
-
-class Session {
- public:
-  Session(const StagedRunRequest& request, Timings* timings)
-      : request_(request), timings_(timings) {}
-  ~Session() {
-    if (backend_) backend_->Unmount();
-    if (!folder_.path.empty() && remove_at_end_) {
-      absl::Status removed = RemoveTree(folder_.path);
-      if (!removed.ok()) {
-        Say(absl::StrCat("could not remove the staging folder: ",
-                         removed.message()));
-      }
-    }
+  if (change_set.NoChanges()) {
+    Say("no changes");
+  } else {
+    Say(absl::StrCat(
+        change_set.changes.size(), " changed paths",
+        change_set.summary.incomplete()
+            ? absl::StrCat(
+                  " (incomplete: ", change_set.summary.incomplete_reason(), ")")
+            : ""));
   }
-
-  int Run(const MergedSettings& settings) {
-    std::string wanted = request_.backend.empty()
-                             ? settings.settings.commands().backend()
-                             : request_.backend;
-    if (wanted.empty()) wanted = "auto";
-    if (wanted != "auto" && wanted != "overlay" && wanted != "copy") {
-      return Stop(absl::StrCat("backend \"", wanted,
-                               "\" is not \"auto\", \"overlay\" or \"copy\""));
-    }
-    ProbeOptions quick;
-    quick.full = false;
-    ProbeReport report = ProbeSandbox(quick);
-    if (const ProbeFeature* missing = report.FirstMissing()) {
-      return Stop(absl::StrCat(
-          "staged mode needs the OS sandbox, and it does "
-          "not work here: ",
-          missing->name, ": ", missing->reason, ".\n  fix: ", missing->fix));
-    }
-    absl::StatusOr<std::string> root = StagingRoot();
-    if (!root.ok()) {
-      return Stop(absl::StrCat("cannot make the staging folder: ",
-                               root.status().message()));
-    }
-    if (Inside(*root, request_.project) || Inside(request_.project, *root)) {
-      return Stop(absl::StrCat("the staging folder ", *root,
-                               " and the project ", request_.project,
-                               " overlap; use a project outside ~/.garuda "
-                               "that does not hold it"));
-    }
-    absl::Status cleaned = RemoveEndedFolders(*root, request_.project);
-    if (!cleaned.ok()) {
-      Say(absl::StrCat("left over staging folders stay: ", cleaned.message()));
-    }
-    absl::StatusOr<StagingFolder> folder =
-        OpenStagingFolder(*root, request_.project, request_.session);
-    if (!folder.ok()) {
-      return Stop(absl::StrCat("cannot make the staging folder: ",
-                               folder.status().message()));
-    }
-    folder_ = *std::move(folder);
-    std::string backend_file = JoinPath(folder_.path, kBackendFile);
-    std::string kind;
-    if (!folder_.fresh) {
-      absl::StatusOr<std::string> stored = ReadFileToString(backend_file);
-      if (!stored.ok()) {
-        // A session whose start failed half way: start it again.
-        folder_.fresh = true;
-      } else {
-        kind = *stored;
-        if (wanted != "auto" && wanted != kind) {
-          return Stop(absl::StrCat("session \"", request_.session,
-                                   "\" uses the ", kind, " backend, not ",
-                                   wanted,
-                                   "; end it first with garuda-stager "
-                                   "end --session ",
-                                   request_.session));
-        }
-      }
-    }
-    remove_at_end_ = !folder_.named;
-    if (folder_.fresh) {
-      kind = ChooseBackend(wanted);
-      backend_ = MakeStagingBackend(kind, request_.project, folder_.path);
-      absl::Status made = absl::OkStatus();
-      const char* fail = std::getenv(kFailStagingVariable);
-      if (fail != nullptr && std::string(fail) == "1") {
-        made = absl::FailedPreconditionError(absl::StrCat(
-            "pretended by ", kFailStagingVariable, "=1 (a test seam)"));
-      }
-      if (made.ok()) made = backend_->Create();
-      if (made.ok() && folder_.named) {
-        made = WriteFileAtomically(backend_file, kind, 0600);
-      }
-      if (!made.ok()) {
-        remove_at_end_ = true;
-        backend_.reset();
-        return Stop(
-            absl::StrCat("the staging view (", kind,
-                         " backend) could not be set up: ", made.message()));
-      }
-    } else {
-      backend_ = MakeStagingBackend(kind, request_.project, folder_.path);
-      if (!backend_) {
-        return Stop(absl::StrCat("session folder ", folder_.path,
-                                 " names an unknown backend \"", kind, "\""));
-      }
-    }
-    Say(absl::StrCat("staged mode, ", kind, " backend: ", backend_->Describe(),
-                     folder_.named
-                         ? absl::StrCat(" (session \"", request_.session, "\")")
-                         : " (one shot)"));
-    if (!folder_.fresh) {
-      timings_->Mark("start");
-      absl::Status refreshed = backend_->Refresh();
-      if (!refreshed.ok()) return ViewFailed(refreshed);
-    }
-    return RunInView(settings);
+  if (conflicts > 0) {
+    Say(absl::StrCat(conflicts,
+                     " of them also changed in the project during the "
+                     "command: applying will report a conflict"));
   }
-
- private:
-  int ViewFailed(const absl::Status& status) {
-    std::string end = folder_.named
-                          ? absl::StrCat(
-                                "; end the session with garuda-stager end "
-                                "--session ",
-                                request_.session, " and start again")
-                          : "";
-    return Stop(
-        absl::StrCat("the staging view failed: ", status.message(), end));
-  }
-
-  int RunInView(const MergedSettings& settings) {
-    timings_->Mark(folder_.fresh ? "start" : "refresh");
-    absl::Status entered = EnterStagingNamespaces();
-    if (!entered.ok()) return ViewFailed(entered);
-    absl::StatusOr<std::string> view = backend_->Mount();
-    if (!view.ok()) return ViewFailed(view.status());
-    // From here on the project is read-only for this process and for every
-    // process it starts; the view is the only writable copy.
-    absl::Status locked = BindReadOnlyOverItself(request_.project);
-    if (!locked.ok()) return ViewFailed(locked);
-
-    CommandRequest command;
-    command.project = request_.project;
-    command.working_directory = request_.working_directory;
-    command.network = request_.network;
-    command.write_paths = request_.write_paths;
-    command.environment = CurrentEnvironment();
-    absl::StatusOr<SandboxPolicy> policy =
-        DirectCommandPolicy(settings, command);
-    if (!policy.ok()) return Stop(std::string(policy.status().message()));
-    policy->set_project_writable(false);
-    BindMount* bind = policy->add_binds();
-    bind->set_source(*view);
-    bind->set_target(request_.project);
-    bind->set_writable(true);
-
-    struct timespec t0;
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &t0);
-    RunOptions run;
-    run.argv = request_.argv;
-    absl::StatusOr<RunResult> result =
-        WithStdoutOnStderr([&] { return RunInSandbox(*policy, run); });
-    if (!result.ok()) return Stop(std::string(result.status().message()));
-    if (result->kind == RunResult::Kind::kFailedToStart) {
-      return Stop(absl::StrCat("the command did not start: ", result->reason));
-    }
-    if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
-
-    BuildOptions options;
-    options.project = request_.project;
-    options.command = absl::StrJoin(request_.argv, " ");
-    // The test seam for an incomplete list: a lower file limit can only
-    // make a list incomplete, which garuda-applier never applies.
-    const char* limit = std::getenv(kFileLimitVariable);
-    uint64_t lower = 0;
-    if (limit != nullptr && absl::SimpleAtoi(limit, &lower) &&
-        lower < options.file_limit) {
-      options.file_limit = lower;
-    }
-    timings_->Mark("command");
-    absl::StatusOr<ChangeSet> change_set = backend_->List(options);
-    if (!change_set.ok()) {
-      return Stop(absl::StrCat("the change list could not be made: ",
-                               change_set.status().message()));
-    }
-    RefuseDeniedPaths(&*change_set, *policy);
-    int conflicts = 0;
-    KeepCommandChanges(&*change_set, request_.project, backend_->ListedRoot(),
-                       backend_->name() == "copy", t0, &conflicts);
-    timings_->Mark("list");
-    absl::Status shown = Output(*change_set, conflicts);
-    timings_->Mark("output");
-    if (!shown.ok()) return Stop(std::string(shown.message()));
-    return result->ShellExitCode();
-  }
-
-  absl::Status Output(const ChangeSet& change_set, int conflicts) {
-    std::vector<std::string> kept;
-    for (const IgnoredCount& count : change_set.summary.ignored()) {
-      kept.push_back(absl::StrCat(
-          count.folder().empty() ? "./" : VisiblePath(count.folder()), ": ",
-          count.files(), count.files() == 1 ? " file" : " files"));
-    }
-    if (!kept.empty()) {
-      Say(absl::StrCat("kept in staging, ignored by git, never applied: ",
-                       absl::StrJoin(kept, ", ")));
-    }
-    if (change_set.NoChanges()) {
-      Say("no changes");
-    } else {
-      Say(absl::StrCat(
-          change_set.changes.size(), " changed paths",
-          change_set.summary.incomplete()
-              ? absl::StrCat(" (incomplete: ",
-                             change_set.summary.incomplete_reason(), ")")
-              : ""));
-    }
-    if (conflicts > 0) {
-      Say(absl::StrCat(conflicts,
-                       " of them also changed in the project during the "
-                       "command: applying will report a conflict"));
-    }
-    if (!request_.out.empty()) return WriteOut(change_set, request_.out);
-    if (!::isatty(1)) return WriteChangeSet(change_set, 1, "standard output");
-    ASSIGN_OR_RETURN(UniqueFd project, OpenRoot(request_.project));
-    Rendered rendered = RenderChangeSet(change_set, project.get());
-    std::string text =
-        change_set.NoChanges()
-            ? "no changes\n"
-            : absl::StrCat(rendered.summary, "\n", rendered.diff, "\n",
-                           "(a terminal shows the list only; pipe it to "
-                           "garuda-applier apply --ask to apply it)\n");
-    return WriteAll(1, text);
-  }
-
-  const StagedRunRequest& request_;
-  Timings* timings_;
-  StagingFolder folder_;
-  std::unique_ptr<StagingBackend> backend_;
-  bool remove_at_end_ = true;
-};
+  if (!request.out.empty()) return WriteOut(change_set, request.out);
+  if (!::isatty(1)) return WriteChangeSet(change_set, 1, "standard output");
+  ASSIGN_OR_RETURN(UniqueFd project, OpenRoot(request.project));
+  Rendered rendered = RenderChangeSet(change_set, project.get());
+  std::string text =
+      change_set.NoChanges()
+          ? "no changes\n"
+          : absl::StrCat(rendered.summary, "\n", rendered.diff, "\n",
+                         "(a terminal shows the list only; pipe it to "
+                         "garuda-applier apply --ask to apply it)\n");
+  return WriteAll(1, text);
+}
 
 }  // namespace
+
+StagingTimings::StagingTimings() : last_(absl::Now()) {}
+
+void StagingTimings::Mark(const char* phase) {
+  absl::Time now = absl::Now();
+  phases_.push_back(
+      absl::StrCat(phase, "=", absl::ToDoubleMilliseconds(now - last_), "ms"));
+  last_ = now;
+}
+
+void StagingTimings::Print() const {
+  const char* on = std::getenv(kTimingsVariable);
+  if (on != nullptr && std::string(on) == "1") {
+    Say(absl::StrCat("timings: ", absl::StrJoin(phases_, " ")));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<StagedView>> StagedView::Open(
+    const MergedSettings& settings, const StagedViewOptions& options) {
+  std::unique_ptr<StagedView> view(new StagedView(options));
+  RETURN_IF_ERROR(view->Make(settings));
+  return view;
+}
+
+StagedView::~StagedView() {
+  if (backend_) backend_->Unmount();
+  if (!folder_.path.empty() && remove_at_end_) {
+    absl::Status removed = RemoveTree(folder_.path);
+    if (!removed.ok()) {
+      Say(absl::StrCat("could not remove the staging folder: ",
+                       removed.message()));
+    }
+  }
+}
+
+absl::Status StagedView::Make(const MergedSettings& settings) {
+  const std::string& project = options_.project;
+  const std::string& session = options_.session;
+  std::string wanted = options_.backend.empty()
+                           ? settings.settings.commands().backend()
+                           : options_.backend;
+  if (wanted.empty()) wanted = "auto";
+  if (wanted != "auto" && wanted != "overlay" && wanted != "copy") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "backend \"", wanted, "\" is not \"auto\", \"overlay\" or \"copy\""));
+  }
+  ProbeReport quick;
+  const ProbeReport* report = options_.probe;
+  if (report == nullptr) {
+    ProbeOptions probe;
+    probe.full = false;
+    quick = ProbeSandbox(probe);
+    report = &quick;
+  }
+  if (const ProbeFeature* missing = report->FirstMissing()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "staged mode needs the OS sandbox, and it does not work here: ",
+        missing->name, ": ", missing->reason, ".\n  fix: ", missing->fix));
+  }
+  absl::StatusOr<std::string> root = StagingRoot();
+  if (!root.ok()) {
+    return absl::Status(root.status().code(),
+                        absl::StrCat("cannot make the staging folder: ",
+                                     root.status().message()));
+  }
+  if (Inside(*root, project) || Inside(project, *root)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the staging folder ", *root, " and the project ", project,
+                     " overlap; use a project outside ~/.garuda that does "
+                     "not hold it"));
+  }
+  absl::Status cleaned = RemoveEndedFolders(*root, project);
+  if (!cleaned.ok()) {
+    Say(absl::StrCat("left over staging folders stay: ", cleaned.message()));
+  }
+  absl::StatusOr<StagingFolder> folder =
+      OpenStagingFolder(*root, project, session);
+  if (!folder.ok()) {
+    return absl::Status(folder.status().code(),
+                        absl::StrCat("cannot make the staging folder: ",
+                                     folder.status().message()));
+  }
+  folder_ = *std::move(folder);
+  remove_at_end_ = !folder_.named;
+  std::string backend_file = JoinPath(folder_.path, kBackendFile);
+  if (!folder_.fresh) {
+    absl::StatusOr<std::string> stored = ReadFileToString(backend_file);
+    if (!stored.ok()) {
+      // A session whose start failed half way: start it again.
+      folder_.fresh = true;
+    } else {
+      kind_ = *stored;
+      if (wanted != "auto" && wanted != kind_) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "session \"", session, "\" uses the ", kind_, " backend, not ",
+            wanted, "; end it first with garuda-stager end --session ",
+            session));
+      }
+    }
+  }
+  if (!folder_.fresh) {
+    backend_ = MakeStagingBackend(kind_, project, folder_.path);
+    if (!backend_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("session folder ", folder_.path,
+                       " names an unknown backend \"", kind_, "\""));
+    }
+    return absl::OkStatus();
+  }
+  kind_ = wanted;
+  if (wanted == "auto") {
+    kind_ = "copy";
+    ProbeReport full;
+    if (options_.probe == nullptr) full = ProbeSandbox({});
+    for (const ProbeFeature& feature :
+         (options_.probe == nullptr ? full : *options_.probe).features) {
+      // "auto" takes overlay when the probe's overlay canary passes.
+      if (absl::StartsWith(feature.name, "overlayfs") && feature.available) {
+        kind_ = "overlay";
+      }
+    }
+  }
+  backend_ = MakeStagingBackend(kind_, project, folder_.path);
+  absl::Status made = absl::OkStatus();
+  const char* fail = std::getenv(kFailStagingVariable);
+  if (fail != nullptr && std::string(fail) == "1") {
+    made = absl::FailedPreconditionError(absl::StrCat(
+        "pretended by ", kFailStagingVariable, "=1 (a test seam)"));
+  }
+  if (made.ok()) made = backend_->Create();
+  if (made.ok() && folder_.named) {
+    made = WriteFileAtomically(backend_file, kind_, 0600);
+  }
+  if (!made.ok()) {
+    remove_at_end_ = true;
+    backend_.reset();
+    return absl::Status(
+        made.code(),
+        absl::StrCat("the staging view (", kind_,
+                     " backend) could not be set up: ", made.message()));
+  }
+  up_to_date_ = true;
+  return absl::OkStatus();
+}
+
+std::string StagedView::Describe() const {
+  return absl::StrCat(
+      "staged mode, ", kind_, " backend: ", backend_->Describe(),
+      folder_.named ? absl::StrCat(" (session \"", options_.session, "\")")
+                    : " (one shot)");
+}
+
+absl::Status StagedView::ViewFailed(const absl::Status& status) const {
+  std::string end =
+      folder_.named
+          ? absl::StrCat("; end the session with garuda-stager end --session ",
+                         options_.session, " and start again")
+          : "";
+  return absl::Status(
+      status.code(),
+      absl::StrCat("the staging view failed: ", status.message(), end));
+}
+
+absl::Status StagedView::EnterAndLock() {
+  absl::Status entered = EnterStagingNamespaces();
+  if (!entered.ok()) return ViewFailed(entered);
+  // From here on the project is read-only for this process and for every
+  // process it starts; the view is the only writable copy.
+  absl::Status locked = BindReadOnlyOverItself(options_.project);
+  if (!locked.ok()) return ViewFailed(locked);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StagedOutcome> StagedView::Run(
+    const MergedSettings& settings, const CommandRequest& request,
+    const RunOptions& run, uint64_t wall_time_ms,
+    const std::string& shown_command) {
+  StagingTimings unused;
+  StagingTimings* timings =
+      options_.timings != nullptr ? options_.timings : &unused;
+  timings->Mark("start");
+  // Overlay's layers are changed only while nothing has them mounted, as
+  // overlayfs requires: the view is mounted for one command at a time.
+  backend_->Unmount();
+  if (!up_to_date_) {
+    absl::Status refreshed = backend_->Refresh();
+    if (!refreshed.ok()) return ViewFailed(refreshed);
+  }
+  up_to_date_ = false;
+  timings->Mark("refresh");
+  absl::StatusOr<std::string> view = backend_->Mount();
+  if (!view.ok()) return ViewFailed(view.status());
+
+  ASSIGN_OR_RETURN(SandboxPolicy policy,
+                   DirectCommandPolicy(settings, request));
+  policy.set_project_writable(false);
+  if (wall_time_ms != 0)
+    policy.mutable_limits()->set_wall_time_ms(wall_time_ms);
+  BindMount* bind = policy.add_binds();
+  bind->set_source(*view);
+  bind->set_target(request.project);
+  bind->set_writable(true);
+
+  struct timespec t0;
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &t0);
+  StagedOutcome outcome;
+  ASSIGN_OR_RETURN(outcome.result, RunInSandbox(policy, run));
+  if (outcome.result.kind == RunResult::Kind::kFailedToStart) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the command did not start: ", outcome.result.reason));
+  }
+  timings->Mark("command");
+
+  BuildOptions options;
+  options.project = request.project;
+  options.command = shown_command;
+  // The test seam for an incomplete list: a lower file limit can only
+  // make a list incomplete, which garuda-applier never applies.
+  const char* limit = std::getenv(kFileLimitVariable);
+  uint64_t lower = 0;
+  if (limit != nullptr && absl::SimpleAtoi(limit, &lower) &&
+      lower < options.file_limit) {
+    options.file_limit = lower;
+  }
+  absl::StatusOr<ChangeSet> change_set = backend_->List(options);
+  if (!change_set.ok()) {
+    return absl::Status(change_set.status().code(),
+                        absl::StrCat("the change list could not be made: ",
+                                     change_set.status().message()));
+  }
+  outcome.change_set = *std::move(change_set);
+  RefuseDeniedPaths(&outcome.change_set, policy);
+  KeepCommandChanges(&outcome.change_set, request.project,
+                     backend_->ListedRoot(), backend_->name() == "copy", t0,
+                     &outcome.conflicts);
+  timings->Mark("list");
+  return outcome;
+}
 
 int RunStagedCommand(const MergedSettings& settings,
                      const StagedRunRequest& request) {
@@ -460,11 +467,43 @@ int RunStagedCommand(const MergedSettings& settings,
         "[--session NAME] [--out FILE] -- CMD [ARGS...]");
     return kNotRun;
   }
-  Timings timings;
-  int code;
+  StagingTimings timings;
+  int code = kNotRun;
   {
-    Session session(request, &timings);
-    code = session.Run(settings);
+    StagedViewOptions options;
+    options.project = request.project;
+    options.backend = request.backend;
+    options.session = request.session;
+    options.timings = &timings;
+    absl::StatusOr<std::unique_ptr<StagedView>> view =
+        StagedView::Open(settings, options);
+    if (!view.ok()) return Stop(std::string(view.status().message()));
+    Say((*view)->Describe());
+    absl::Status entered = (*view)->EnterAndLock();
+    if (!entered.ok()) return Stop(std::string(entered.message()));
+
+    CommandRequest command;
+    command.project = request.project;
+    command.working_directory = request.working_directory;
+    command.network = request.network;
+    command.write_paths = request.write_paths;
+    command.environment = CurrentEnvironment();
+    RunOptions run;
+    run.argv = request.argv;
+    // The command's output goes to stderr: stdout carries the list.
+    absl::StatusOr<StagedOutcome> outcome = WithStdoutOnStderr([&] {
+      return (*view)->Run(settings, command, run, 0,
+                          absl::StrJoin(request.argv, " "));
+    });
+    if (!outcome.ok()) return Stop(std::string(outcome.status().message()));
+    if (outcome->result.kind != RunResult::Kind::kExited) {
+      Say(outcome->result.Describe());
+    }
+    absl::Status shown =
+        Output(request, outcome->change_set, outcome->conflicts);
+    timings.Mark("output");
+    if (!shown.ok()) return Stop(std::string(shown.message()));
+    code = outcome->result.ShellExitCode();
   }
   timings.Mark("end");
   timings.Print();

@@ -1,18 +1,31 @@
-// `garuda-stager run --mode staged`: a command runs in the sandbox over a
-// staging view of the project, and its changes come out as a ChangeSet for
-// garuda-applier. The real project is read-only for the command and for the
-// stager (a read-only bind in the stager's own mount namespace).
+// Staged mode: a command runs in the sandbox over a staging view of the
+// project, and its changes come out as a ChangeSet for garuda-applier. The
+// real project is read-only for the command and for the stager (a
+// read-only bind in the stager's own mount namespace).
 //
-// The first line on stderr names the backend. A staging view that cannot
-// be made or brought up to date stops the call with the reason (exit 125):
-// staged mode never runs a command in direct mode instead.
+// StagedView is the view itself, shared by `garuda-stager run --mode
+// staged` (one call, or a --session kept across calls) and `garuda-stager
+// serve` (one view for the whole channel). A view that cannot be made or
+// brought up to date is an error: staged mode never runs a command in
+// direct mode instead.
 #ifndef GARUDA_LIB_STAGING_SESSION_H_
 #define GARUDA_LIB_STAGING_SESSION_H_
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "lib/changeset/changeset.h"
 #include "lib/policy/merge.h"
+#include "lib/staging/backend.h"
+#include "lib/staging/folders.h"
+#include "sandbox/command_policy.h"
+#include "sandbox/probe.h"
+#include "sandbox/sandbox.h"
 
 namespace garuda {
 
@@ -23,6 +36,93 @@ inline constexpr char kFailStagingVariable[] = "GARUDA_TEST_ONLY_FAIL_STAGING";
 // The test seam for an incomplete list: a number lowers the walk's file
 // limit (never raises it).
 inline constexpr char kFileLimitVariable[] = "GARUDA_TEST_ONLY_FILE_LIMIT";
+
+// The sentence every refusal of staged mode ends with.
+inline constexpr char kNothingRunInstead[] =
+    "Nothing was run: staged mode never runs a command in direct mode "
+    "instead.";
+
+// How long each phase took, printed on stderr when GARUDA_STAGER_TIMINGS=1
+// (for bench/staging/).
+class StagingTimings {
+ public:
+  StagingTimings();
+  void Mark(const char* phase);
+  void Print() const;
+
+ private:
+  absl::Time last_;
+  std::vector<std::string> phases_;
+};
+
+struct StagedViewOptions {
+  std::string project;  // real path of the project
+  std::string backend;  // "auto", "overlay", "copy"; empty: settings, else auto
+  std::string session;  // a named session kept across calls; empty: this
+                        // process only (removed at its end, or at the next
+                        // start for the project when the process was killed)
+  // A full probe already made (its overlay canary decides "auto"); nullptr:
+  // a quick probe checks the sandbox, and "auto" runs the full one.
+  const ProbeReport* probe = nullptr;
+  StagingTimings* timings = nullptr;  // may be nullptr
+};
+
+// What a staged command did.
+struct StagedOutcome {
+  RunResult result;
+  // Its changes: paths denied to commands are refused, and a path the
+  // person changed during the command has a base that matches nothing (a
+  // conflict at apply).
+  ChangeSet change_set;
+  int conflicts = 0;  // paths that also changed in the project meanwhile
+};
+
+class StagedView {
+ public:
+  // Checks the sandbox, makes (or reopens, for a named session) the staging
+  // folder and the view. An error says why; nothing was run.
+  static absl::StatusOr<std::unique_ptr<StagedView>> Open(
+      const MergedSettings& settings, const StagedViewOptions& options);
+  // Unmounts the view and removes its folder (unless it is a named
+  // session's).
+  ~StagedView();
+  StagedView(const StagedView&) = delete;
+  StagedView& operator=(const StagedView&) = delete;
+
+  const std::string& backend() const { return kind_; }
+  // "staged mode, overlay backend: overlayfs over the project, writes in
+  // ... (one shot)".
+  std::string Describe() const;
+
+  // Enters the stager's own user and mount namespaces and binds the
+  // project read-only over itself: from here on neither this process nor
+  // anything it starts can write the project. Once per process, while it
+  // has one thread.
+  absl::Status EnterAndLock();
+
+  // After EnterAndLock(): brings the view up to date with the project
+  // (except before the first command of a new view), runs `run` in the
+  // sandbox of `request` with the view at the project's path, and lists
+  // what it changed. `wall_time_ms` 0 keeps the policy's limit. An error
+  // means the view or the list failed (the message says which).
+  absl::StatusOr<StagedOutcome> Run(const MergedSettings& settings,
+                                    const CommandRequest& request,
+                                    const RunOptions& run,
+                                    uint64_t wall_time_ms,
+                                    const std::string& shown_command);
+
+ private:
+  StagedView(const StagedViewOptions& options) : options_(options) {}
+  absl::Status Make(const MergedSettings& settings);
+  absl::Status ViewFailed(const absl::Status& status) const;
+
+  StagedViewOptions options_;
+  StagingFolder folder_;
+  std::string kind_;
+  std::unique_ptr<StagingBackend> backend_;
+  bool remove_at_end_ = true;
+  bool up_to_date_ = false;  // the next Run() needs no refresh
+};
 
 struct StagedRunRequest {
   std::string project;            // real path of the project
@@ -35,9 +135,10 @@ struct StagedRunRequest {
   std::vector<std::string> argv;
 };
 
-// Returns the command's exit code (128 + signal, 124 timed out), or 125 when
-// nothing was run. The ChangeSet goes to `out`, else to stdout when it is
-// not a terminal; on a terminal the summary and the diff are printed.
+// `garuda-stager run --mode staged`. Returns the command's exit code (128 +
+// signal, 124 timed out), or 125 when nothing was run. The ChangeSet goes
+// to `out`, else to stdout when it is not a terminal; on a terminal the
+// summary and the diff are printed.
 int RunStagedCommand(const MergedSettings& settings,
                      const StagedRunRequest& request);
 

@@ -16,6 +16,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/probe.h"
 #include "sandbox/sandbox.h"
 
@@ -223,49 +224,109 @@ TEST_F(StagerTest, InterruptEndsTheCommandAndIsReported) {
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
 }
 
+// Runs a copy of garuda-stager as uid 65534 in a project of its own. (The
+// copy and the project live in /tmp because the test's own folders are
+// under root's home, which others cannot enter.)
+class AsNobody {
+ public:
+  explicit AsNobody(const std::string& stager) {
+    base_ = "/tmp/garuda-nonroot-XXXXXX";
+    if (::mkdtemp(base_.data()) == nullptr) return;
+    ::chmod(base_.c_str(), 0755);
+    program_ = base_ + "/garuda-stager";
+    project_ = base_ + "/project";
+    std::filesystem::copy_file(stager, program_);
+    ::chmod(program_.c_str(), 0755);
+    (void)MakeDirectories(project_, 0755);
+    ready_ = ::chown(project_.c_str(), 65534, 65534) == 0;
+  }
+  ~AsNobody() {
+    std::error_code ignored;
+    std::filesystem::remove_all(base_, ignored);
+  }
+  bool ready() const { return ready_; }
+  const std::string& project() const { return project_; }
+
+  // The wait status; the program's stdout in `output`.
+  int Run(std::vector<std::string> args, std::string* output) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(fds[1], 1);
+      if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
+          ::setuid(65534) != 0 || ::chdir(project_.c_str()) != 0) {
+        ::_exit(126);
+      }
+      ::setenv("HOME", project_.c_str(), 1);
+      ::setenv("GARUDA_MANAGED_POLICY_DIR", (base_ + "/etc").c_str(), 1);
+      args.insert(args.begin(), program_);
+      std::vector<char*> argv;
+      for (std::string& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(program_.c_str(), argv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    *output = ReadAll(fds[0]).value_or("");
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  }
+
+ private:
+  std::string base_, program_, project_;
+  bool ready_ = false;
+};
+
 // The sandbox does not rely on root: the same run as an unprivileged user.
-// (The copy of the program and the project live in /tmp because the test's
-// own folders are under root's home, which others cannot enter.)
 TEST_F(StagerTest, WorksForAnUnprivilegedUser) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
-  std::string base = "/tmp/garuda-nonroot-XXXXXX";
-  ASSERT_NE(::mkdtemp(base.data()), nullptr);
-  ASSERT_EQ(::chmod(base.c_str(), 0755), 0);
-  std::string program = base + "/garuda-stager";
-  std::string project = base + "/project";
-  std::filesystem::copy_file(stager_, program);
-  ASSERT_EQ(::chmod(program.c_str(), 0755), 0);
-  ASSERT_TRUE(MakeDirectories(project, 0755).ok());
-  ASSERT_EQ(::chown(project.c_str(), 65534, 65534), 0);
-  int fds[2];
-  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
-        ::setuid(65534) != 0 || ::chdir(project.c_str()) != 0) {
-      ::_exit(126);
-    }
-    ::setenv("HOME", project.c_str(), 1);
-    ::setenv("GARUDA_MANAGED_POLICY_DIR", (base + "/etc").c_str(), 1);
-    ::execl(program.c_str(), program.c_str(), "run", "--mode", "direct", "--",
-            "/bin/sh", "-c", "id -u; echo ok > f; ls /root", nullptr);
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  auto output = ReadAll(fds[0]);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  AsNobody nobody(stager_);
+  ASSERT_TRUE(nobody.ready());
+  std::string output;
+  int status = nobody.Run({"run", "--mode", "direct", "--", "/bin/sh", "-c",
+                           "id -u; echo ok > f; ls /root"},
+                          &output);
   // `ls /root` fails inside (absent), so the command exits non-zero; the
   // rest shows it ran as 65534 and wrote the project.
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 125 &&
               WEXITSTATUS(status) != 126)
       << status;
-  EXPECT_EQ(output.value_or(""), "65534\n");
-  EXPECT_EQ(ReadFileToString(project + "/f").value_or(""), "ok\n");
-  std::error_code ignored;
-  std::filesystem::remove_all(base, ignored);
+  EXPECT_EQ(output, "65534\n");
+  EXPECT_EQ(ReadFileToString(nobody.project() + "/f").value_or(""), "ok\n");
+}
+
+// The probe says whether the memory and process limits get cgroups: an
+// unprivileged user cannot make them here, root can.
+TEST_F(StagerTest, ProbeSaysWhetherLimitsHaveCgroups) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  CgroupPlace place = FindCgroupPlace(CgroupController::kMemory);
+  if (!place.available) GTEST_SKIP() << "no memory cgroup: " << place.reason;
+  RunResult root = Stager({"probe"});
+  EXPECT_NE(root.stdout_data.find("ok       memory limit in a cgroup"),
+            std::string::npos)
+      << root.stdout_data;
+  EXPECT_NE(root.stdout_data.find("ok       process limit in a cgroup"),
+            std::string::npos)
+      << root.stdout_data;
+  AsNobody nobody(stager_);
+  ASSERT_TRUE(nobody.ready());
+  std::string output;
+  int status = nobody.Run({"probe"}, &output);
+  // The sandbox itself works; the limits fall back, with reason and fix.
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  size_t line = output.find("MISSING  memory limit in a cgroup");
+  ASSERT_NE(line, std::string::npos) << output;
+  std::string rest = output.substr(line);
+  EXPECT_NE(rest.find("reason: the memory limit is an address-space rlimit"),
+            std::string::npos)
+      << rest;
+  EXPECT_NE(rest.find("fix: "), std::string::npos) << rest;
+  EXPECT_NE(output.find("MISSING  process limit in a cgroup"),
+            std::string::npos)
+      << output;
 }
 
 TEST_F(StagerTest, ProbeJson) {

@@ -1,0 +1,44 @@
+// garuda-agent's session from start to end: settings, the helpers, the
+// model client, the lockdown, the person (the terminal when standard input
+// is one, else plain lines and "no" to every question), the session loop
+// (interactive or one-shot), and the orderly stop. cmd/garuda-agent/main.cc
+// parses flags into AgentOptions and calls RunAgent.
+#ifndef GARUDA_LIB_AGENT_AGENT_H_
+#define GARUDA_LIB_AGENT_AGENT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "lib/provider/config.h"
+
+namespace garuda {
+namespace agent {
+
+struct AgentOptions {
+  std::string project;  // empty: the current folder
+  // One-shot: answer this prompt and exit.
+  bool one_shot = false;
+  std::string prompt;
+  bool json_output = false;  // one-shot: --output-format json
+  std::string resume_id;     // continue this session
+  provider::ModelOverrides overrides;
+  // Where the helper programs are; empty: beside this program.
+  std::string helpers_dir;
+  std::string accept_weaker_lockdown;
+  int in_fd = 0, out_fd = 1, err_fd = 2;
+
+  // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
+  // helpers started. Off only in tests that must inspect the process.
+  bool lock_down = true;
+};
+
+// The exit status: 0 the session ended normally (one-shot: the model
+// finished), 1 it could not start or stopped (strict without a sandbox, a
+// dead helper, a turn that ended early in one-shot mode), 2 bad settings or
+// flags.
+int RunAgent(const AgentOptions& options);
+
+}  // namespace agent
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AGENT_AGENT_H_

@@ -1,0 +1,456 @@
+#include "lib/agent/session.h"
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/agent/system_prompt.h"
+#include "lib/agent/tool_calls.h"
+#include "lib/base/status_macros.h"
+#include "lib/budget/limits.h"
+#include "lib/budget/server.h"
+#include "lib/provider/budget_meter.h"
+#include "lib/tools/definitions.h"
+
+namespace garuda {
+namespace agent {
+namespace {
+
+constexpr char kHelp[] =
+    "Type a request for the model, or:\n"
+    "  !COMMAND       run a command yourself (in the sandbox in the strict "
+    "profile, else on the host)\n"
+    "  /help          this text\n"
+    "  /undo          undo this session's last applied change\n"
+    "  /audit verify  check the audit logs of this project\n"
+    "  /budget        the token budget: limit, spent, left, per agent\n"
+    "  /mode          the command mode, backend, profile and sandbox\n"
+    "  /clear         start a new conversation (the model forgets this one)\n"
+    "  /exit          leave";
+
+int64_t MessageChars(const provider::ChatMessage& message) {
+  int64_t chars = static_cast<int64_t>(message.text().size());
+  for (const provider::ToolCall& call : message.tool_calls()) {
+    chars +=
+        static_cast<int64_t>(call.arguments_json().size() + call.name().size());
+  }
+  for (const provider::ToolResult& result : message.tool_results()) {
+    chars += static_cast<int64_t>(result.content().size());
+  }
+  return chars;
+}
+
+}  // namespace
+
+absl::Status CheckProfile(const SessionConfig& config) {
+  if (!config.strict || config.description.sandboxed()) {
+    return absl::OkStatus();
+  }
+  std::string problem = config.description.sandbox_problem();
+  if (problem.empty()) problem = "the OS sandbox does not work on this machine";
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the session did not start: the strict profile",
+      config.strict_source.empty()
+          ? std::string()
+          : absl::StrCat(" (from ", config.strict_source, ")"),
+      " runs commands only in the OS sandbox, and this machine has none (",
+      problem,
+      "). Fix: make the sandbox work (`garuda-stager probe` says what is "
+      "missing), or remove \"profile\": \"strict\" from ",
+      config.strict_source.empty() ? "the policy file" : config.strict_source,
+      " (a project's settings cannot remove it)."));
+}
+
+Session::Session(SessionConfig config, SessionParts parts)
+    : config_(std::move(config)), parts_(parts) {
+  PromptFacts facts;
+  facts.project = parts_.project->root();
+  facts.staged = staged();
+  facts.sandboxed = config_.description.sandboxed();
+  facts.strict = config_.strict;
+  system_prompt_ = SystemPrompt(facts);
+}
+
+bool Session::staged() const { return config_.description.mode() == "staged"; }
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
+                                                        SessionParts parts) {
+  if (absl::Status profile = CheckProfile(config); !profile.ok()) {
+    parts.audit
+        ->Record(MakeEvent("session_refused", "", parts.project->root(),
+                           "refused", profile.message()))
+        .IgnoreError();
+    return profile;
+  }
+  std::unique_ptr<Session> session(
+      new Session(std::move(config), std::move(parts)));
+  Interaction& out = *session->parts_.interaction;
+  out.ShowNotice(session->FirstLine());
+  for (const std::string& notice : session->config_.notices) {
+    out.ShowNotice(notice);
+  }
+  for (const std::string& notice : session->config_.description.notices()) {
+    out.ShowNotice(notice);
+  }
+  if (!session->sandboxed()) {
+    out.ShowNotice(absl::StrCat(
+        "Notice: no OS sandbox (",
+        session->config_.description.sandbox_problem().empty()
+            ? std::string("the probe failed")
+            : session->config_.description.sandbox_problem(),
+        session->config_.require_sandbox
+            ? "). The settings require the sandbox (requireSandbox): every "
+              "command is refused."
+            : "). Every command runs on the host and asks you first."));
+  }
+  if (session->parts_.model == nullptr) {
+    out.ShowNotice(session->config_.no_model_hint);
+  }
+  RETURN_IF_ERROR(session->parts_.audit->Record(
+      MakeEvent("session_start", "", session->parts_.project->root(), "start",
+                session->FirstLine())));
+  if (!session->sandboxed()) {
+    RETURN_IF_ERROR(session->parts_.audit->Record(
+        MakeEvent("host_fallback", "bash", session->parts_.project->root(),
+                  "ask", "no OS sandbox: commands run on the host and ask")));
+  }
+  return session;
+}
+
+std::string Session::FirstLine() const {
+  const SessionDescription& d = config_.description;
+  std::string model =
+      parts_.model != nullptr ? parts_.model->Describe() : "none configured";
+  std::string commands = d.mode().empty() ? "direct" : d.mode();
+  if (!d.backend().empty()) absl::StrAppend(&commands, " (", d.backend(), ")");
+  return absl::StrCat(
+      "garuda-agent: model ", model, " | project ", parts_.project->root(),
+      " | commands ", commands, " | profile ",
+      config_.strict ? "strict" : "default", " | sandbox ",
+      d.sandboxed() ? "on" : "NONE (commands run on the host and ask)",
+      " | session ", config_.session_id);
+}
+
+void Session::Restore(std::vector<provider::ChatMessage> messages) {
+  messages_ = std::move(messages);
+  if (!messages_.empty() && messages_.back().role() == "assistant" &&
+      messages_.back().tool_calls_size() > 0) {
+    provider::ChatMessage results;
+    results.set_role("user");
+    for (const provider::ToolCall& call : messages_.back().tool_calls()) {
+      provider::ToolResult* result = results.add_tool_results();
+      result->set_tool_call_id(call.id());
+      result->set_content("Not run: the session ended before this call ran.");
+      result->set_is_error(true);
+    }
+    Add(std::move(results)).IgnoreError();
+  }
+}
+
+absl::Status Session::Add(provider::ChatMessage message) {
+  messages_.push_back(message);
+  if (parts_.journal == nullptr) return absl::OkStatus();
+  JournalRecord record;
+  *record.mutable_message() = std::move(message);
+  absl::Status written = parts_.journal->Append(record);
+  if (!written.ok()) {
+    return absl::Status(
+        written.code(),
+        absl::StrCat("writing the session journal ", parts_.journal->path(),
+                     ": ", written.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Session::NoteForModel(const std::string& note) {
+  provider::ChatMessage message;
+  message.set_role("user");
+  message.set_text(note);
+  if (!messages_.empty() && messages_.back().role() == "user") {
+    // Journaled as its own user message; merged in memory, and merged again
+    // by ReadConversation's reader below when resumed.
+    provider::ChatMessage& last = messages_.back();
+    last.set_text(
+        last.text().empty() ? note : absl::StrCat(last.text(), "\n\n", note));
+    if (parts_.journal == nullptr) return absl::OkStatus();
+    JournalRecord record;
+    *record.mutable_message() = message;
+    return parts_.journal->Append(record);
+  }
+  return Add(std::move(message));
+}
+
+ToolContext Session::Tools() {
+  ToolContext tools;
+  tools.session_id = config_.session_id;
+  tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
+  tools.sandboxed = sandboxed();
+  tools.require_sandbox = config_.strict || config_.require_sandbox;
+  tools.staged = staged();
+  tools.project = parts_.project;
+  tools.permissions = parts_.permissions;
+  tools.interaction = parts_.interaction;
+  tools.stager = parts_.stager;
+  tools.applier = parts_.applier;
+  tools.audit = parts_.audit;
+  return tools;
+}
+
+absl::Status Session::CheckHelpers() {
+  if (!parts_.check_helpers) return absl::OkStatus();
+  absl::Status alive = parts_.check_helpers();
+  if (!alive.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("the session stopped: ", alive.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TurnOutcome> Session::RunTurn(
+    const std::string& prompt, const provider::CancelFlag* cancel) {
+  TurnOutcome outcome;
+  outcome.usage.set_usage_reported(true);
+  RETURN_IF_ERROR(CheckHelpers());
+  if (parts_.model == nullptr) {
+    outcome.stopped = config_.no_model_hint;
+    parts_.interaction->ShowNotice(config_.no_model_hint);
+    return outcome;
+  }
+  ++turns_;
+  std::string text = prompt;
+  if (!pending_person_output_.empty()) {
+    text = absl::StrCat(pending_person_output_, "\n", prompt);
+    pending_person_output_.clear();
+  }
+  if (!messages_.empty() && messages_.back().role() == "user") {
+    RETURN_IF_ERROR(NoteForModel(text));
+  } else {
+    provider::ChatMessage user;
+    user.set_role("user");
+    user.set_text(text);
+    RETURN_IF_ERROR(Add(std::move(user)));
+  }
+
+  ToolContext tools = Tools();
+
+  provider::BudgetRequestMeter meter(parts_.budget);
+  size_t measured_messages = 0;
+  for (int step = 0; step < kMaxStepsPerTurn; ++step) {
+    provider::ModelRequest request;
+    request.set_system(system_prompt_);
+    for (const provider::ChatMessage& message : messages_) {
+      *request.add_messages() = message;
+    }
+    for (provider::ToolDefinition& tool : ToolDefinitions(tools.profile)) {
+      *request.add_tools() = std::move(tool);
+    }
+    request.set_request_id(
+        absl::StrCat(config_.session_id, "-", turns_, "-", step + 1));
+    if (last_input_tokens_ > 0) {
+      int64_t new_chars = 0;
+      for (size_t i = measured_messages; i < messages_.size(); ++i) {
+        new_chars += MessageChars(messages_[i]);
+      }
+      request.set_input_tokens_hint(last_input_tokens_ +
+                                    budget::TokensForChars(new_chars));
+    }
+    measured_messages = messages_.size();
+
+    provider::StreamCallbacks callbacks;
+    callbacks.on_text = [this](absl::string_view delta) {
+      parts_.interaction->ShowText(delta);
+    };
+    callbacks.on_retry = [this](const provider::RetryNotice& notice) {
+      parts_.interaction->ShowRetry(notice.reason);
+    };
+    absl::StatusOr<provider::ModelResponse> response =
+        parts_.model->Send(request, &meter, callbacks, cancel);
+    if (!response.ok()) {
+      const absl::Status& error = response.status();
+      // A budgeter that is gone means no more metered requests.
+      if (!parts_.budget->health().ok()) {
+        RETURN_IF_ERROR(CheckHelpers());
+        return absl::UnavailableError(absl::StrCat(
+            "the session stopped: ", parts_.budget->health().message()));
+      }
+      RETURN_IF_ERROR(CheckHelpers());
+      if (absl::IsResourceExhausted(error) &&
+          absl::StartsWith(error.message(), budget::kTokenBudget)) {
+        outcome.stopped = absl::StrCat(
+            "token budget: the session's token budget cannot cover the next "
+            "model request, so this turn ended (",
+            error.message(), ")");
+        RETURN_IF_ERROR(parts_.audit->Record(
+            MakeEvent("budget_refused", "", request.request_id(), "refused",
+                      error.message())));
+        parts_.interaction->ShowNotice(outcome.stopped);
+        RETURN_IF_ERROR(NoteForModel(absl::StrCat(
+            "[Garuda: ", outcome.stopped,
+            ". Finish with what you have or ask the person to raise "
+            "budget.tokenBudget.]")));
+      } else if (absl::IsCancelled(error)) {
+        outcome.stopped = "cancelled";
+        parts_.interaction->ShowNotice(
+            "Cancelled: the request stopped (its reserved tokens stay "
+            "spent).");
+        RETURN_IF_ERROR(
+            NoteForModel("[Garuda: the person cancelled the model's answer.]"));
+      } else {
+        outcome.stopped =
+            absl::StrCat("model request failed: ", error.message());
+        parts_.interaction->ShowNotice(outcome.stopped);
+      }
+      return outcome;
+    }
+    if (!response->text().empty()) parts_.interaction->ShowText("\n");
+    UsageReport& usage = outcome.usage;
+    usage.set_requests(usage.requests() + response->attempts());
+    usage.set_charged_tokens(usage.charged_tokens() +
+                             response->charged_tokens());
+    usage.set_input_tokens(usage.input_tokens() +
+                           response->usage().input_tokens());
+    usage.set_output_tokens(usage.output_tokens() +
+                            response->usage().output_tokens());
+    if (!response->usage_reported()) usage.set_usage_reported(false);
+    if (response->usage().has_input_tokens()) {
+      last_input_tokens_ = response->usage().input_tokens();
+    }
+
+    provider::ChatMessage assistant;
+    assistant.set_role("assistant");
+    assistant.set_text(response->text());
+    for (const provider::ToolCall& call : response->tool_calls()) {
+      *assistant.add_tool_calls() = call;
+    }
+    RETURN_IF_ERROR(Add(assistant));
+    outcome.answer = response->text();
+    if (response->tool_calls().empty()) return outcome;
+
+    provider::ChatMessage results;
+    results.set_role("user");
+    bool cancelled = false;
+    for (const provider::ToolCall& call : response->tool_calls()) {
+      if (cancelled || (cancel != nullptr && cancel->cancelled())) {
+        cancelled = true;
+        provider::ToolResult* result = results.add_tool_results();
+        result->set_tool_call_id(call.id());
+        result->set_content("Not run: the person cancelled.");
+        result->set_is_error(true);
+        continue;
+      }
+      ASSIGN_OR_RETURN(ToolCallDone done, RunToolCall(tools, call));
+      *results.add_tool_results() = done.result;
+      outcome.tool_calls.push_back(done.report);
+      RETURN_IF_ERROR(CheckHelpers());
+    }
+    RETURN_IF_ERROR(Add(std::move(results)));
+    if (cancelled) {
+      outcome.stopped = "cancelled";
+      parts_.interaction->ShowNotice("Cancelled.");
+      return outcome;
+    }
+  }
+  outcome.stopped = absl::StrCat("the turn stopped after ", kMaxStepsPerTurn,
+                                 " model requests");
+  parts_.interaction->ShowNotice(outcome.stopped);
+  return outcome;
+}
+
+absl::StatusOr<Session::LineOutcome> Session::HandleLine(
+    const std::string& line, const provider::CancelFlag* cancel) {
+  std::string trimmed(absl::StripAsciiWhitespace(line));
+  if (trimmed.empty()) return LineOutcome::kContinue;
+  if (trimmed[0] == '/') return SlashCommand(trimmed);
+  if (trimmed[0] == '!') {
+    std::string command(absl::StripAsciiWhitespace(trimmed.substr(1)));
+    if (command.empty()) return LineOutcome::kContinue;
+    ToolContext tools = Tools();
+    ASSIGN_OR_RETURN(std::string output, RunPersonCommand(tools, command));
+    parts_.interaction->ShowNotice(output);
+    absl::StrAppend(&pending_person_output_, "[The person ran `", command,
+                    "` themselves:]\n", output);
+    RETURN_IF_ERROR(CheckHelpers());
+    return LineOutcome::kContinue;
+  }
+  RETURN_IF_ERROR(RunTurn(trimmed, cancel).status());
+  return LineOutcome::kContinue;
+}
+
+absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
+    const std::string& line) {
+  Interaction& out = *parts_.interaction;
+  if (line == "/exit" || line == "/quit") return LineOutcome::kExit;
+  if (line == "/help") {
+    out.ShowNotice(kHelp);
+  } else if (line == "/undo") {
+    absl::StatusOr<UndoOutcome> undone =
+        parts_.applier->Undo("", config_.session_id);
+    if (!undone.ok()) {
+      RETURN_IF_ERROR(CheckHelpers());
+      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+          "undo", "", "", "failed", std::string(undone.status().message()))));
+      out.ShowNotice(
+          absl::StrCat("Nothing undone: ", undone.status().message()));
+    } else {
+      RETURN_IF_ERROR(parts_.audit->Record(
+          MakeEvent("undo", "", undone->undo_id(), "undone", undone->line())));
+      out.ShowNotice(undone->line());
+      RETURN_IF_ERROR(NoteForModel(absl::StrCat(
+          "[Garuda: the person undid a change: ", undone->line(), "]")));
+    }
+  } else if (line == "/audit verify" || line == "/audit") {
+    out.ShowNotice(parts_.verify_audit ? parts_.verify_audit()
+                                       : "audit verify is not available here");
+  } else if (line == "/budget") {
+    absl::StatusOr<BudgetStatus> status = parts_.budget->Status();
+    if (!status.ok()) {
+      RETURN_IF_ERROR(CheckHelpers());
+      return status.status();
+    }
+    out.ShowNotice(budget::FormatStatus(*status));
+  } else if (line == "/mode") {
+    const SessionDescription& d = config_.description;
+    out.ShowNotice(absl::StrCat(
+        "commands: ", d.mode().empty() ? "direct" : d.mode(),
+        d.backend().empty() ? "" : absl::StrCat(" (", d.backend(), ")"),
+        "; profile: ", config_.strict ? "strict" : "default",
+        "; sandbox: ", d.sandboxed() ? "on" : "none",
+        ". The mode is set when the session starts: \"commands\": {\"mode\": "
+        "\"staged\"} in the settings."));
+  } else if (line == "/clear") {
+    messages_.clear();
+    pending_person_output_.clear();
+    last_input_tokens_ = 0;
+    if (parts_.journal != nullptr) {
+      JournalRecord record;
+      record.mutable_clear();
+      RETURN_IF_ERROR(parts_.journal->Append(record));
+    }
+    out.ShowNotice("The conversation was cleared.");
+  } else {
+    out.ShowNotice(absl::StrCat("Unknown command ", line, ". ", kHelp));
+  }
+  return LineOutcome::kContinue;
+}
+
+absl::Status Session::End() {
+  return parts_.audit->Record(MakeEvent(
+      "session_end", "", parts_.project->root(), "end", config_.session_id));
+}
+
+absl::Status RunLines(Session& session, LineSource& lines,
+                      provider::CancelFlag* cancel) {
+  while (true) {
+    if (cancel != nullptr) cancel->Reset();
+    std::optional<std::string> line = lines.ReadLine("> ");
+    if (!line) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Session::LineOutcome outcome,
+                     session.HandleLine(*line, cancel));
+    if (outcome == Session::LineOutcome::kExit) return absl::OkStatus();
+  }
+}
+
+}  // namespace agent
+}  // namespace garuda

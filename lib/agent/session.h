@@ -1,0 +1,145 @@
+// A garuda-agent session: the first line, the start conditions of the
+// profile (spec T7), and the turn loop. The model request of each step is
+// metered by garuda-budgeter (a refusal ends the turn with a "token
+// budget" message to the person and the model); each tool call goes
+// through tool_calls.h; the conversation is journaled as it goes. Slash
+// commands and "!command" lines are handled here too. The session talks to
+// the person only through Interaction and LineSource.
+#ifndef GARUDA_LIB_AGENT_SESSION_H_
+#define GARUDA_LIB_AGENT_SESSION_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/agent/interaction.h"
+#include "lib/agent/journal.h"
+#include "lib/agent/services.h"
+#include "lib/agent/tool_calls.h"
+#include "lib/budget/meter.h"
+#include "lib/permissions/permissions.h"
+#include "lib/provider/client.h"
+#include "lib/tools/project.h"
+#include "proto/agent_session.pb.h"
+#include "proto/provider.pb.h"
+
+namespace garuda {
+namespace agent {
+
+// A turn stops after this many model requests, with a message.
+inline constexpr int kMaxStepsPerTurn = 100;
+
+struct SessionConfig {
+  std::string session_id;
+  bool strict = false;
+  // The file that made the profile strict, for messages.
+  std::string strict_source;
+  // requireSandbox (also implied by strict).
+  bool require_sandbox = false;
+  // As garuda-stager set the session up.
+  SessionDescription description;
+  // When no model is configured: how to configure one (the first line
+  // says it; prompts are answered with it).
+  std::string no_model_hint;
+  // Notices for the first lines (settings, the stager's own).
+  std::vector<std::string> notices;
+};
+
+// What the session uses; nothing is owned. `model` may be null (no model
+// configured); `journal` may be null.
+struct SessionParts {
+  Interaction* interaction = nullptr;
+  Project* project = nullptr;
+  Permissions* permissions = nullptr;
+  CommandService* stager = nullptr;
+  ApplyService* applier = nullptr;
+  AuditSink* audit = nullptr;
+  budget::BudgetClient* budget = nullptr;
+  provider::ModelClient* model = nullptr;
+  Journal* journal = nullptr;
+  // OK while every helper runs (Helpers::CheckAlive); may be empty.
+  std::function<absl::Status()> check_helpers;
+  // /audit verify: the report's text (read-only, in-process).
+  std::function<std::string()> verify_audit;
+};
+
+// The strict profile without a working sandbox: FAILED_PRECONDITION with
+// the reason and the fix; the session must not start.
+absl::Status CheckProfile(const SessionConfig& config);
+
+// What a turn did, for one-shot mode.
+struct TurnOutcome {
+  std::string answer;  // the model's last text
+  std::vector<ToolCallReport> tool_calls;
+  UsageReport usage;
+  std::string stopped;  // why it ended early, "" when the model finished
+};
+
+class Session {
+ public:
+  // CheckProfile first; then shows the first line and the notices, and
+  // records the start in the audit log.
+  static absl::StatusOr<std::unique_ptr<Session>> Start(SessionConfig config,
+                                                        SessionParts parts);
+
+  // "garuda-agent: model ... | project ... | commands ... | profile ... |
+  // sandbox ..."
+  std::string FirstLine() const;
+
+  // Continues a resumed conversation (ReadConversation): calls left without
+  // a result by an ended session get one saying they did not run.
+  void Restore(std::vector<provider::ChatMessage> messages);
+
+  enum class LineOutcome { kContinue, kExit };
+  // One line from the person: a prompt, a slash command or "!command". An
+  // error means the session cannot go on (a helper is gone).
+  absl::StatusOr<LineOutcome> HandleLine(const std::string& line,
+                                         const provider::CancelFlag* cancel);
+
+  // One prompt to the end of its turn. An error means the session cannot go
+  // on; the turn's own failures (budget, provider, cancel) are in `stopped`.
+  absl::StatusOr<TurnOutcome> RunTurn(const std::string& prompt,
+                                      const provider::CancelFlag* cancel);
+
+  // Ends the session: audit event. The helpers are stopped by the caller.
+  absl::Status End();
+
+  const std::vector<provider::ChatMessage>& messages() const {
+    return messages_;
+  }
+  const std::string& system_prompt() const { return system_prompt_; }
+  bool staged() const;
+  bool sandboxed() const { return config_.description.sandboxed(); }
+
+ private:
+  Session(SessionConfig config, SessionParts parts);
+  absl::Status Add(provider::ChatMessage message);
+  // The user message that a note for the model goes into (the last one, a
+  // prompt or the results of the last calls).
+  absl::Status NoteForModel(const std::string& note);
+  absl::StatusOr<LineOutcome> SlashCommand(const std::string& line);
+  ToolContext Tools();
+  absl::Status CheckHelpers();
+
+  SessionConfig config_;
+  SessionParts parts_;
+  std::string system_prompt_;
+  std::vector<provider::ChatMessage> messages_;
+  // Output of "!command" lines, passed to the model with the next prompt.
+  std::string pending_person_output_;
+  int turns_ = 0;
+  int64_t last_input_tokens_ = 0;
+};
+
+// Reads lines until the end of input or /exit; a turn interrupted by the
+// CancelFlag returns to the prompt (the flag is reset before each line).
+absl::Status RunLines(Session& session, LineSource& lines,
+                      provider::CancelFlag* cancel);
+
+}  // namespace agent
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AGENT_SESSION_H_

@@ -1,0 +1,51 @@
+#include "lib/agent/settings.h"
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/status_macros.h"
+
+namespace garuda {
+namespace agent {
+
+absl::StatusOr<SessionSettings> LoadSessionSettings(
+    const SettingsSources& sources) {
+  SessionSettings result;
+  ASSIGN_OR_RETURN(result.merged, MergeSettings(sources));
+  ASSIGN_OR_RETURN(LoadedPermissions loaded, LoadPermissions(sources));
+  result.permissions = std::move(loaded.permissions);
+  result.notices = std::move(loaded.notices);
+
+  const Settings* trusted[] = {&sources.managed_policy, &sources.user_policy,
+                               &sources.user_settings};
+  ModelSettings& model = result.model;
+  for (const Settings* source : trusted) {
+    const ModelSettings& m = source->model();
+    if (model.provider().empty()) model.set_provider(m.provider());
+    if (model.name().empty()) model.set_name(m.name());
+    if (model.base_url().empty()) model.set_base_url(m.base_url());
+    if (model.max_tokens() == 0) model.set_max_tokens(m.max_tokens());
+  }
+  const ModelSettings& project = sources.project_settings.model();
+  if (model.name().empty()) model.set_name(project.name());
+  if (model.max_tokens() == 0) model.set_max_tokens(project.max_tokens());
+  if (!project.provider().empty() || !project.base_url().empty()) {
+    result.notices.push_back(absl::StrCat(
+        sources.project_settings_path,
+        ": model.provider and model.baseUrl are ignored in a project's "
+        "settings (your API key would go where they point); set them in "
+        "~/.garuda/settings.json or with --provider and --base-url"));
+  }
+
+  for (const Settings* source :
+       {&sources.managed_policy, &sources.user_policy, &sources.user_settings,
+        &sources.project_settings}) {
+    if (source->budget().token_budget() != 0) {
+      result.token_limit =
+          static_cast<int64_t>(source->budget().token_budget());
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace agent
+}  // namespace garuda

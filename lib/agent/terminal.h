@@ -1,0 +1,64 @@
+// The person at a terminal: the Interaction that prints what the session
+// does and asks the questions, and the LineSource that reads prompts with
+// line editing and history (libedit).
+//
+// Everything that came from the model or a tool (streamed text, tool
+// summaries, outcomes, notices, question details) is written with its
+// control, bidirectional and zero-width characters made visible
+// (lib/question/visible.h), so an answer cannot move the cursor, rewrite
+// the screen or hide text from the person.
+//
+// Ctrl-C (SIGINT): while a request is in flight (between two ReadLine
+// calls) it sets the CancelFlag, and the session comes back to the prompt;
+// at the prompt it clears a line that has text; at an empty prompt right
+// after a cancel or a first Ctrl-C, it leaves (ReadLine returns nullopt).
+// During a permission question it answers "no"; during the T5 question
+// lib/question's Ask discards. The terminal's settings are restored when
+// ReadLine returns, when SIGTERM, SIGHUP or SIGQUIT ends the process during
+// a read, and while Ctrl-Z (SIGTSTP) has it stopped during a read (once
+// continued, the editor takes the terminal again and redraws the line). A
+// resized window (SIGWINCH) redraws the line being edited.
+#ifndef GARUDA_LIB_AGENT_TERMINAL_H_
+#define GARUDA_LIB_AGENT_TERMINAL_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "lib/agent/interaction.h"
+#include "lib/provider/http.h"
+
+namespace garuda {
+namespace agent {
+
+// Questions are read from `in_fd` and everything is written to `out_fd`
+// (the terminal, usually 0 and 1; neither is closed). Colours only when
+// `out_fd` is a terminal, TERM is not "dumb" and NO_COLOR is not set.
+std::unique_ptr<Interaction> MakeTerminalInteraction(int in_fd, int out_fd);
+
+// Reads standard input and writes the prompt to standard output. History:
+// loaded from and appended to `history_path` (created 0600; "" keeps no
+// history); a line that starts with a space is not kept. `cancel` (not
+// owned, may be null) is set by Ctrl-C while no line is being read; ReadLine
+// resets it when the prompt comes back. Only one LineSource may exist at a
+// time (it owns the process's SIGINT handler while it lives).
+std::unique_ptr<LineSource> MakeTerminalLineSource(
+    const std::string& history_path, provider::CancelFlag* cancel);
+
+namespace terminal_internal {
+// The same on chosen descriptors (tests: a pty).
+std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
+    int in_fd, int out_fd, const std::string& history_path,
+    provider::CancelFlag* cancel);
+
+// Text for the terminal: control, bidirectional and zero-width characters
+// made visible as lib/question does, newlines and tabs kept, backslashes
+// kept single (text that lib/question already made visible passes
+// unchanged).
+std::string TerminalSafe(absl::string_view text);
+}  // namespace terminal_internal
+
+}  // namespace agent
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AGENT_TERMINAL_H_

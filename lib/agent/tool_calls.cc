@@ -1,0 +1,474 @@
+#include "lib/agent/tool_calls.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/base/status_macros.h"
+#include "lib/question/question.h"
+#include "lib/tools/edit_tools.h"
+#include "lib/tools/result.h"
+#include "lib/tools/run.h"
+
+namespace garuda {
+namespace agent {
+namespace {
+
+constexpr size_t kSummaryChars = 200;
+constexpr size_t kAuditTargetChars = 4096;
+
+constexpr char kNoPersonText[] =
+    "Not run: no person can answer questions in this session, so the "
+    "answer is no. An allow rule in the settings (permissions.allow) can "
+    "permit such calls.";
+constexpr char kDeniedByPersonText[] = "The user said no to this call.";
+
+std::string Shorten(absl::string_view text) {
+  std::string line(text.substr(0, kSummaryChars));
+  for (char& c : line) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  if (text.size() > kSummaryChars) line += "...";
+  return line;
+}
+
+// A helper that is gone, or that broke its channel: the session stops.
+bool IsFatal(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDataLoss(status);
+}
+
+class Call {
+ public:
+  Call(const ToolContext& context, const provider::ToolCall& call)
+      : c_(context), call_(call) {
+    done_.result.set_tool_call_id(call.id());
+    done_.report.set_id(call.id());
+    done_.report.set_tool(call.name());
+    done_.report.set_arguments_json(call.arguments_json());
+  }
+
+  absl::StatusOr<ToolCallDone> Run() {
+    absl::StatusOr<PermissionRequest> request = PermissionRequestFor(
+        *c_.project, call_.name(), call_.arguments_json(), c_.profile);
+    summary_ = request.ok() ? absl::StrCat(call_.name(), ": ",
+                                           Shorten(request->argument))
+                            : call_.name();
+    c_.interaction->ShowToolCall({call_.id(), call_.name(), summary_});
+    if (!request.ok()) {
+      RETURN_IF_ERROR(Audit("tool_call", "invalid",
+                            std::string(request.status().message())));
+      return Finish("input check failed", ErrorOutput(request.status()),
+                    "the call's input was refused");
+    }
+    request_ = *std::move(request);
+    if (call_.name() == "bash") return Bash();
+    if (IsEditTool(call_.name())) return Edit();
+    return ReadOnly();
+  }
+
+ private:
+  absl::Status Audit(absl::string_view kind, absl::string_view decision,
+                     absl::string_view reason) {
+    // The target is the command or path; for a call whose input failed
+    // its check, the start of its arguments (a write_file's content can be
+    // large).
+    absl::string_view target = request_.argument.empty()
+                                   ? absl::string_view(call_.arguments_json())
+                                   : absl::string_view(request_.argument);
+    AuditEvent event =
+        MakeEvent(kind, call_.name(), target.substr(0, kAuditTargetChars),
+                  decision, reason);
+    (*event.mutable_fields()->mutable_fields())["call_id"].set_string_value(
+        call_.id());
+    return c_.audit->Record(event);
+  }
+
+  absl::StatusOr<ToolCallDone> Finish(const std::string& decision,
+                                      ToolOutput output,
+                                      const std::string& outcome) {
+    done_.result.set_content(std::move(output.content));
+    done_.result.set_is_error(output.is_error);
+    done_.report.set_decision(decision);
+    done_.report.set_outcome(outcome);
+    done_.report.set_is_error(output.is_error);
+    c_.interaction->ShowToolOutcome(
+        {call_.id(), call_.name(), outcome, output.is_error});
+    return std::move(done_);
+  }
+
+  absl::StatusOr<ToolCallDone> Refused(const std::string& decision,
+                                       const std::string& text) {
+    ToolOutput output;
+    output.content = text;
+    output.is_error = true;
+    return Finish(decision, output, text);
+  }
+
+  // Decides; asks when needed. Returns the decision text when the call may
+  // run, or nullopt with the model's result already set (denied).
+  absl::StatusOr<std::optional<std::string>> Decide(bool ask_by_default,
+                                                    const std::string& question,
+                                                    const std::string& detail) {
+    Decision decision = c_.permissions->Decide(request_);
+    if (decision.verdict == Verdict::kDeny) {
+      std::string text = absl::StrCat("denied by ", decision.reason);
+      RETURN_IF_ERROR(Audit("tool_call", "deny", text));
+      ASSIGN_OR_RETURN(done_, Refused(text, absl::StrCat("Denied: ", text)));
+      return std::optional<std::string>();
+    }
+    bool ask = decision.verdict == Verdict::kAsk ||
+               (ask_by_default && decision.verdict != Verdict::kAllow);
+    if (!ask) {
+      std::string text =
+          decision.verdict == Verdict::kAllow
+              ? absl::StrCat("allowed by ",
+                             decision.allowed_by.empty()
+                                 ? decision.reason
+                                 : absl::StrJoin(decision.allowed_by, ", "))
+              : "allowed: no rule asks";
+      RETURN_IF_ERROR(Audit("tool_call", "allow", text));
+      return std::optional<std::string>(text);
+    }
+    std::string why =
+        decision.verdict == Verdict::kAsk && !decision.reason.empty()
+            ? decision.reason
+            : detail;
+    if (!c_.interaction->CanAsk()) {
+      std::string text = "no person to ask: no";
+      RETURN_IF_ERROR(Audit("tool_call", "deny", text));
+      ASSIGN_OR_RETURN(done_, Refused(text, kNoPersonText));
+      return std::optional<std::string>();
+    }
+    PermissionQuestion q;
+    q.tool = call_.name();
+    q.summary = question;
+    q.detail = why;
+    q.session_rule = Permissions::SessionRuleFor(request_);
+    PermissionAnswer answer = c_.interaction->AskPermission(q);
+    if (answer == PermissionAnswer::kNo) {
+      RETURN_IF_ERROR(Audit("tool_call", "deny", "asked: no"));
+      ASSIGN_OR_RETURN(done_, Refused("asked: no", kDeniedByPersonText));
+      return std::optional<std::string>();
+    }
+    std::string text = "asked: yes";
+    if (answer == PermissionAnswer::kYesForSession && q.session_rule) {
+      absl::Status remembered =
+          c_.permissions->RememberForSession(*q.session_rule);
+      if (remembered.ok()) {
+        text =
+            absl::StrCat("asked: yes, and for this session: ", *q.session_rule);
+      }
+    }
+    RETURN_IF_ERROR(Audit("tool_call", "allow", text));
+    return std::optional<std::string>(text);
+  }
+
+  absl::StatusOr<ToolCallDone> ReadOnly() {
+    ASSIGN_OR_RETURN(std::optional<std::string> decision,
+                     Decide(false, absl::StrCat("Read: ", summary_), ""));
+    if (!decision) return std::move(done_);
+    ToolOutput output = RunReadOnlyTool(*c_.project, call_.name(),
+                                        call_.arguments_json(), c_.permissions);
+    std::string outcome =
+        output.is_error ? "failed"
+                        : absl::StrCat(output.content.size(), " characters");
+    return Finish(*decision, std::move(output), outcome);
+  }
+
+  absl::StatusOr<ToolCallDone> Bash() {
+    absl::StatusOr<BashInput> input =
+        ParseBashInput(call_.arguments_json(), c_.profile);
+    if (!input.ok()) {
+      RETURN_IF_ERROR(
+          Audit("tool_call", "invalid", std::string(input.status().message())));
+      return Finish("input check failed", ErrorOutput(input.status()),
+                    "the call's input was refused");
+    }
+    const bool on_host = input->outside_sandbox || !c_.sandboxed;
+    if (on_host && c_.require_sandbox) {
+      std::string text =
+          "denied: the settings require the OS sandbox (requireSandbox), "
+          "and this command would run on the host";
+      RETURN_IF_ERROR(Audit("tool_call", "deny", text));
+      return Refused(text, absl::StrCat("Denied: ", text, "."));
+    }
+    std::string why;
+    if (input->outside_sandbox) {
+      why = "The model asked to run this outside the sandbox.";
+    } else if (!c_.sandboxed) {
+      why =
+          "This machine has no working OS sandbox: the command would run "
+          "on the host with your rights.";
+    }
+    ASSIGN_OR_RETURN(
+        std::optional<std::string> decision,
+        Decide(on_host,
+               absl::StrCat(on_host ? "Run on the host: " : "Run: ",
+                            input->command),
+               why));
+    if (!decision) return std::move(done_);
+    if (on_host && !c_.sandboxed && !input->outside_sandbox) {
+      RETURN_IF_ERROR(Audit("host_fallback", "allow",
+                            "no OS sandbox: the command runs on the host"));
+    }
+    RunCommand command;
+    command.set_command(input->command);
+    if (input->timeout_seconds) {
+      command.set_timeout_seconds(
+          static_cast<uint32_t>(std::max<int64_t>(0, *input->timeout_seconds)));
+    }
+    command.set_on_host(on_host);
+    command.set_call_id(call_.id());
+    absl::StatusOr<CommandService::Ran> ran = c_.stager->Run(command);
+    if (!ran.ok()) {
+      if (IsFatal(ran.status())) return ran.status();
+      RETURN_IF_ERROR(
+          Audit("command", "failed", std::string(ran.status().message())));
+      return Finish(*decision, ErrorOutput(ran.status()), "could not run");
+    }
+    RETURN_IF_ERROR(Audit("command", on_host ? "host" : "sandbox",
+                          ran->result.description()));
+    std::string text = FormatCommandResult(ran->result);
+    std::string outcome = ran->result.description();
+    bool is_error = false;
+    if (ran->change_set) {
+      ASSIGN_OR_RETURN(ChangeOutcome settled,
+                       SettleChangeSet(*ran->change_set,
+                                       absl::StrCat("bash: ", input->command)));
+      absl::StrAppend(&text, "\n", settled.line);
+      outcome = settled.line;
+      is_error = settled.is_error;
+    }
+    ToolOutput output;
+    output.content = CapToolResult(text);
+    output.is_error = is_error;
+    return Finish(*decision, std::move(output), outcome);
+  }
+
+  absl::StatusOr<ToolCallDone> Edit() {
+    ASSIGN_OR_RETURN(std::optional<std::string> decision, DecideEdit());
+    if (!decision) return std::move(done_);
+    absl::StatusOr<ApplyOutcome> applied =
+        c_.applier->Apply(proposed_.change_set, summary_, c_.session_id);
+    if (!applied.ok()) {
+      if (IsFatal(applied.status())) return applied.status();
+      RETURN_IF_ERROR(
+          Audit("apply", "failed", std::string(applied.status().message())));
+      return Finish(*decision, ErrorOutput(applied.status()), "not applied");
+    }
+    RETURN_IF_ERROR(AuditApply(*applied));
+    ToolOutput output;
+    output.is_error = applied->kind() != ApplyOutcome::APPLIED &&
+                      applied->kind() != ApplyOutcome::NO_CHANGES;
+    std::string line = applied->line();
+    if (line.empty()) {
+      line = applied->kind() == ApplyOutcome::APPLIED
+                 ? absl::StrCat("Edited ", proposed_.relative)
+                 : "Not applied";
+    }
+    if (applied->kind() == ApplyOutcome::CONFLICT &&
+        line.find("Conflict") == std::string::npos) {
+      line = absl::StrCat("Conflict: ", line);
+    }
+    output.content = CapToolResult(line);
+    return Finish(*decision, std::move(output), line);
+  }
+
+  absl::StatusOr<std::optional<std::string>> DecideEdit() {
+    // A deny rule stops the call before the file is even read.
+    if (c_.permissions->Decide(request_).verdict != Verdict::kDeny) {
+      absl::StatusOr<ProposedEdit> proposed =
+          call_.name() == "edit_file" ? [&]() -> absl::StatusOr<ProposedEdit> {
+        ASSIGN_OR_RETURN(EditFileInput input,
+                         ParseEditFileInput(call_.arguments_json()));
+        return ProposeEditFile(*c_.project, input);
+      }()
+          : [&]() -> absl::StatusOr<ProposedEdit> {
+              ASSIGN_OR_RETURN(WriteFileInput input,
+                               ParseWriteFileInput(call_.arguments_json()));
+              return ProposeWriteFile(*c_.project, input);
+            }();
+      if (!proposed.ok()) {
+        RETURN_IF_ERROR(Audit("tool_call", "invalid",
+                              std::string(proposed.status().message())));
+        ASSIGN_OR_RETURN(
+            done_, Finish("input check failed", ErrorOutput(proposed.status()),
+                          "not applied"));
+        return std::optional<std::string>();
+      }
+      proposed_ = *std::move(proposed);
+    }
+    return Decide(true,
+                  absl::StrCat(call_.name() == "edit_file" ? "Edit " : "Write ",
+                               request_.argument),
+                  proposed_.question_text);
+  }
+
+  absl::Status AuditApply(const ApplyOutcome& outcome) {
+    std::string reason = outcome.line();
+    if (!outcome.conflicts().empty()) {
+      absl::StrAppend(&reason, " [", absl::StrJoin(outcome.conflicts(), ", "),
+                      "]");
+    }
+    return Audit(ApplyKindName(outcome.kind()), ApplyKindName(outcome.kind()),
+                 reason);
+  }
+
+ public:
+  struct ChangeOutcome {
+    std::string line;
+    bool is_error = false;
+  };
+
+  // The T5 question for a command's changes, then apply or discard.
+  absl::StatusOr<ChangeOutcome> SettleChangeSet(const ChangeSet& change_set,
+                                                const std::string& reason) {
+    Rendered rendered = RenderChangeSet(change_set, c_.project->fd());
+    Answer answer = Answer::kDiscard;
+    std::string how;
+    const bool complete = !change_set.summary.incomplete() &&
+                          change_set.summary.refused().empty();
+    if (c_.interaction->CanAsk()) {
+      answer = c_.interaction->AskChangeSet(change_set, rendered);
+      how = "asked";
+    } else {
+      how = "no person to ask";
+      c_.interaction->ShowNotice(
+          "The command changed files; with no person to ask, the changes "
+          "are discarded.");
+    }
+    // Apply needs a complete list, whatever the answer said.
+    if (!complete) answer = Answer::kDiscard;
+    RETURN_IF_ERROR(
+        Audit("question", answer == Answer::kApply ? "apply" : "discard", how));
+    if (answer == Answer::kDiscard) {
+      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
+      ChangeOutcome outcome{kDiscardedLine, false};
+      if (how == "no person to ask") {
+        outcome.line = absl::StrCat(
+            kDiscardedLine,
+            " (no person could answer the question, so the answer was no)");
+      }
+      return outcome;
+    }
+    absl::StatusOr<ApplyOutcome> applied =
+        c_.applier->Apply(change_set, reason, c_.session_id);
+    if (!applied.ok()) {
+      if (IsFatal(applied.status())) return applied.status();
+      RETURN_IF_ERROR(
+          Audit("apply", "failed", std::string(applied.status().message())));
+      return ChangeOutcome{absl::StrCat("The changes were not applied: ",
+                                        applied.status().message()),
+                           true};
+    }
+    RETURN_IF_ERROR(AuditApply(*applied));
+    ChangeOutcome outcome;
+    outcome.line = applied->line();
+    if (outcome.line.empty()) {
+      outcome.line = applied->kind() == ApplyOutcome::APPLIED
+                         ? kAppliedLine
+                         : "The changes were not applied";
+    }
+    outcome.is_error = applied->kind() == ApplyOutcome::CONFLICT ||
+                       applied->kind() == ApplyOutcome::REFUSED;
+    return outcome;
+  }
+
+  static const char* ApplyKindName(ApplyOutcome::Kind kind) {
+    switch (kind) {
+      case ApplyOutcome::APPLIED:
+        return "applied";
+      case ApplyOutcome::NO_CHANGES:
+        return "no_changes";
+      case ApplyOutcome::CONFLICT:
+        return "conflict";
+      case ApplyOutcome::REFUSED:
+        return "refused";
+      default:
+        return "apply_unknown";
+    }
+  }
+
+ private:
+  const ToolContext& c_;
+  const provider::ToolCall& call_;
+  PermissionRequest request_;
+  std::string summary_;
+  ProposedEdit proposed_;
+  ToolCallDone done_;
+};
+
+}  // namespace
+
+AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
+                     absl::string_view target, absl::string_view decision,
+                     absl::string_view reason) {
+  AuditEvent event;
+  event.set_kind(std::string(kind));
+  event.set_tool(std::string(tool));
+  event.set_target(std::string(target));
+  event.set_decision(std::string(decision));
+  event.set_reason(std::string(reason));
+  return event;
+}
+
+std::string FormatCommandResult(const CommandResult& result) {
+  std::string text = result.description();
+  if (text.empty()) text = absl::StrCat("exit code ", result.exit_code());
+  if (result.on_host()) absl::StrAppend(&text, " (ran on the host)");
+  absl::StrAppend(&text, "\n");
+  auto part = [&text](absl::string_view name, const std::string& data,
+                      bool truncated) {
+    if (data.empty()) return;
+    absl::StrAppend(&text, name, ":\n", data);
+    if (data.back() != '\n') text.push_back('\n');
+    if (truncated) {
+      absl::StrAppend(&text, "[", name, " was cut after ", data.size(),
+                      " bytes]\n");
+    }
+  };
+  part("stdout", result.stdout_data(), result.stdout_truncated());
+  part("stderr", result.stderr_data(), result.stderr_truncated());
+  return text;
+}
+
+absl::StatusOr<ToolCallDone> RunToolCall(const ToolContext& context,
+                                         const provider::ToolCall& call) {
+  return Call(context, call).Run();
+}
+
+absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
+                                             const std::string& command) {
+  provider::ToolCall call;
+  call.set_id("person");
+  call.set_name("bash");
+  call.set_arguments_json(command);  // the audit events' target
+  Call settle(context, call);
+  // Strict: the sandbox only. Otherwise the person's own command runs on
+  // the host, as if typed in their shell; the sandbox has no say.
+  const bool on_host =
+      context.profile != ToolProfile::kStrict && !context.require_sandbox;
+  RETURN_IF_ERROR(context.audit->Record(
+      MakeEvent("person_command", "bash", command, on_host ? "host" : "sandbox",
+                "typed by the person (!command)")));
+  RunCommand run;
+  run.set_command(command);
+  run.set_on_host(on_host);
+  run.set_call_id("person");
+  absl::StatusOr<CommandService::Ran> ran = context.stager->Run(run);
+  if (!ran.ok()) {
+    if (IsFatal(ran.status())) return ran.status();
+    return absl::StrCat("The command could not run: ", ran.status().message());
+  }
+  std::string text = FormatCommandResult(ran->result);
+  if (ran->change_set) {
+    ASSIGN_OR_RETURN(
+        Call::ChangeOutcome outcome,
+        settle.SettleChangeSet(*ran->change_set, absl::StrCat("!", command)));
+    absl::StrAppend(&text, outcome.line, "\n");
+  }
+  return CapToolResult(text);
+}
+
+}  // namespace agent
+}  // namespace garuda

@@ -1,0 +1,73 @@
+// One tool call of the model, from its arguments to the result the model
+// receives: the input check (with the session's profile), the permission
+// decision (deny wins; a session answer is remembered), the question, and
+// the call itself: read tools in-process, bash through garuda-stager (in
+// staged mode the T5 question, then garuda-applier), edit_file and
+// write_file as a one-file change list through garuda-applier. Every step
+// is an audit event.
+#ifndef GARUDA_LIB_AGENT_TOOL_CALLS_H_
+#define GARUDA_LIB_AGENT_TOOL_CALLS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "lib/agent/interaction.h"
+#include "lib/agent/services.h"
+#include "lib/permissions/permissions.h"
+#include "lib/tools/definitions.h"
+#include "lib/tools/project.h"
+#include "proto/agent_session.pb.h"
+#include "proto/provider.pb.h"
+
+namespace garuda {
+namespace agent {
+
+struct ToolContext {
+  std::string session_id;
+  ToolProfile profile = ToolProfile::kDefault;
+  // The OS sandbox works: bash runs in it without a question. Without it
+  // every command runs on the host and asks first.
+  bool sandboxed = true;
+  // requireSandbox (implied by strict): no command runs on the host, and
+  // the stager would refuse one anyway; such calls are denied at once.
+  bool require_sandbox = false;
+  bool staged = false;
+  Project* project = nullptr;
+  Permissions* permissions = nullptr;
+  Interaction* interaction = nullptr;
+  CommandService* stager = nullptr;
+  ApplyService* applier = nullptr;
+  AuditSink* audit = nullptr;
+};
+
+// The audit event of `kind` for a tool.
+AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
+                     absl::string_view target, absl::string_view decision,
+                     absl::string_view reason);
+
+// The model's result of `call` and the report of it. An error status only
+// when the session cannot go on (a helper is gone, the audit refused an
+// event); everything the model can act on is an error result instead.
+struct ToolCallDone {
+  provider::ToolResult result;
+  ToolCallReport report;
+};
+absl::StatusOr<ToolCallDone> RunToolCall(const ToolContext& context,
+                                         const provider::ToolCall& call);
+
+// A command the person typed as "!command": through the stager, in the
+// sandbox in the strict profile, else on the host as the person's own
+// command (no question: the person asked for it). In staged mode its
+// changes get the same question. Returns the text to show (and to pass to
+// the model with the next prompt).
+absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
+                                             const std::string& command);
+
+// The text of a command's result as the model sees it: the description,
+// stdout and stderr (each said when cut).
+std::string FormatCommandResult(const CommandResult& result);
+
+}  // namespace agent
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AGENT_TOOL_CALLS_H_

@@ -1,0 +1,51 @@
+// What `garuda-applier apply`/`undo` and `garuda-applier serve` share: where
+// the project and the undo store are, the change list checked to be for
+// this project, and the outcome lines the model reads.
+#ifndef GARUDA_LIB_APPLY_OUTCOME_H_
+#define GARUDA_LIB_APPLY_OUTCOME_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "lib/changeset/changeset.h"
+
+namespace garuda {
+
+// lib/apply/apply.h; not included, so that files that see the messages of
+// proto/applier_service.proto (an ApplyOutcome of their own) can use this.
+struct ApplyResult;
+
+inline constexpr char kNoChangesLine[] = "No changes";
+
+struct ApplierPlaces {
+  std::string project;    // real path
+  std::string undo_root;  // ~/.garuda/undo unless given
+};
+
+// The real path of `project` (empty: the current folder).
+absl::StatusOr<std::string> RealProjectFolder(const std::string& project);
+
+// `project` empty: the current folder; `undo_root` empty: ~/.garuda/undo.
+absl::StatusOr<ApplierPlaces> LocateApplierPlaces(const std::string& project,
+                                                  const std::string& undo_root);
+
+// Reads a whole change list from `fd` (`name` starts errors) and checks
+// that it was made for `project` (a real path).
+absl::StatusOr<ChangeSet> ReadChangeSetForProject(int fd,
+                                                  const std::string& name,
+                                                  const std::string& project);
+
+// The outcome line for the model of an apply (or an undo) that was not
+// done: "The changes were not applied: the project changed since
+// (conflict): a.txt: ...". Empty for kApplied.
+std::string NotDoneLine(const ApplyResult& result, bool undo);
+
+// "Restored the project as it was before ID".
+std::string UndoneLine(const std::string& undo_id);
+
+// "build/: 212 files, (top folder): 1 file": what stayed in staging.
+std::string IgnoredCounts(const ChangeSet& change_set);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_APPLY_OUTCOME_H_

@@ -1,0 +1,41 @@
+// `garuda-applier serve`: the applier's session channel with garuda-agent
+// (proto/applier_service.proto). Started once per session on a socketpair;
+// it locks itself down as `apply` does (writes only to the project and the
+// undo store, no network), then serves:
+//
+//   ApplyChangeSet: the list comes as a ChangeSet frame stream in the
+//     descriptor passed with the request (a memfd or a file, read from its
+//     current offset); conflict check, all or nothing, an undo record
+//     tagged with the session; the outcome line as `apply` prints it.
+//     The person's answer was given to the agent before: serve never asks.
+//   UndoApply: restores the project as it was before an apply (undo_id, or
+//     the session's newest apply that is not undone yet).
+#ifndef GARUDA_LIB_APPLY_SERVICE_H_
+#define GARUDA_LIB_APPLY_SERVICE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace garuda {
+
+struct ApplierServeOptions {
+  int channel_fd = -1;
+  std::string project;    // empty: the current folder
+  std::string undo_root;  // empty: ~/.garuda/undo
+  // Called once the channel, the project and the undo store are open, with
+  // the paths the process may still write (LockDownApplier).
+  std::function<absl::Status(const std::vector<std::string>& writable)>
+      lock_down;
+  std::function<void(const std::string& line)> log;
+};
+
+// Serves until the agent closes the channel (OK) or the protocol is broken
+// (the error; nothing of a bad request was written).
+absl::Status RunApplierServe(const ApplierServeOptions& options);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_APPLY_SERVICE_H_

@@ -1,0 +1,400 @@
+#include "lib/staging/service.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/status_macros.h"
+#include "lib/base/unique_fd.h"
+#include "lib/changeset/beneath.h"
+#include "lib/changeset/changeset.h"
+#include "lib/ipc/channel.h"
+#include "lib/ipc/dispatcher.h"
+#include "lib/ipc/helper_process.h"
+#include "lib/staging/session.h"
+#include "lib/staging/stager_settings.h"
+#include "proto/stager_service.pb.h"
+#include "sandbox/command_policy.h"
+#include "sandbox/probe.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+enum State { kServing = 0, kEnded = 1 };
+
+constexpr char kHostMode[] = "host";
+
+CommandResult::Kind KindOf(RunResult::Kind kind) {
+  switch (kind) {
+    case RunResult::Kind::kExited:
+      return CommandResult::EXITED;
+    case RunResult::Kind::kSignaled:
+      return CommandResult::SIGNALED;
+    case RunResult::Kind::kSeccompKilled:
+      return CommandResult::SECCOMP_KILLED;
+    case RunResult::Kind::kTimedOut:
+      return CommandResult::TIMED_OUT;
+    case RunResult::Kind::kOutOfMemory:
+      return CommandResult::OUT_OF_MEMORY;
+    case RunResult::Kind::kFailedToStart:
+      return CommandResult::FAILED_TO_START;
+  }
+  return CommandResult::KIND_UNSPECIFIED;
+}
+
+void FillResult(const RunResult& run, bool on_host, CommandResult* result) {
+  result->set_kind(KindOf(run.kind));
+  result->set_exit_code(run.exit_code);
+  result->set_signal(run.signal);
+  result->set_description(run.Describe());
+  result->set_stdout_data(run.stdout_data);
+  result->set_stderr_data(run.stderr_data);
+  result->set_stdout_truncated(run.stdout_truncated);
+  result->set_stderr_truncated(run.stderr_truncated);
+  result->set_on_host(on_host);
+}
+
+// The list as a frame stream in a memfd that nobody can change any more:
+// sealed against writes, growing and shrinking, and against new seals;
+// positioned at 0 for the reader.
+absl::StatusOr<UniqueFd> SealedChangeSet(const ChangeSet& change_set) {
+  UniqueFd fd(
+      ::memfd_create("garuda-changeset", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return LastErrnoStatus("memfd_create(garuda-changeset)");
+  RETURN_IF_ERROR(
+      WriteChangeSet(change_set, fd.get(), "the change list (memfd)"));
+  if (::fcntl(fd.get(), F_ADD_SEALS,
+              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    return LastErrnoStatus("seal the change list memfd");
+  }
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) {
+    return LastErrnoStatus("lseek the change list memfd");
+  }
+  return fd;
+}
+
+// Up to `limit` bytes of the memfd `fd`; `truncated` when it holds more.
+absl::Status TakeCaptured(int fd, size_t limit, std::string* data,
+                          bool* truncated) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return LastErrnoStatus("fstat captured output");
+  size_t size = static_cast<size_t>(st.st_size);
+  *truncated = size > limit;
+  data->resize(std::min(size, limit));
+  ssize_t got = ::pread(fd, data->data(), data->size(), 0);
+  if (got < 0) return LastErrnoStatus("read captured output");
+  data->resize(static_cast<size_t>(got));
+  return absl::OkStatus();
+}
+
+// RunOnHost with the command's stdout and stderr in two memfds instead of
+// pipes: a process the command leaves running on the host (a server started
+// with &) keeps its output descriptors, and a pipe would hold the reply
+// until it ends. Inside the sandbox this cannot happen: every process ends
+// with the command.
+absl::StatusOr<RunResult> RunOnHostIntoFiles(RunOptions run,
+                                             const std::string& directory) {
+  UniqueFd out(::memfd_create("garuda-stdout", MFD_CLOEXEC));
+  UniqueFd err(::memfd_create("garuda-stderr", MFD_CLOEXEC));
+  if (!out || !err) return LastErrnoStatus("memfd_create for the output");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  UniqueFd saved_out(::fcntl(1, F_DUPFD_CLOEXEC, 3));
+  UniqueFd saved_err(::fcntl(2, F_DUPFD_CLOEXEC, 3));
+  if (!saved_out || !saved_err) return LastErrnoStatus("save stdout, stderr");
+  absl::StatusOr<RunResult> ran = absl::InternalError("not run");
+  if (::dup2(out.get(), 1) < 0 || ::dup2(err.get(), 2) < 0) {
+    ran = LastErrnoStatus("dup2 the output memfds");
+  } else {
+    size_t limit = run.capture_limit;
+    run.capture_output = false;  // the command writes the memfds
+    ran = RunOnHost(run, directory);
+    absl::Status taken = absl::OkStatus();
+    if (ran.ok()) {
+      taken = TakeCaptured(out.get(), limit, &ran->stdout_data,
+                           &ran->stdout_truncated);
+    }
+    if (ran.ok() && taken.ok()) {
+      taken = TakeCaptured(err.get(), limit, &ran->stderr_data,
+                           &ran->stderr_truncated);
+    }
+    if (!taken.ok()) ran = taken;
+  }
+  ::dup2(saved_out.get(), 1);
+  ::dup2(saved_err.get(), 2);
+  return ran;
+}
+
+class StagerService {
+ public:
+  explicit StagerService(const StagerServeOptions& options)
+      : options_(options) {}
+
+  absl::Status Start() {
+    ASSIGN_OR_RETURN(project_, RealProjectPath(options_.project));
+    ASSIGN_OR_RETURN(settings_, LoadProjectSettings(project_));
+    mode_ = options_.mode.empty() ? settings_.settings.commands().mode()
+                                  : options_.mode;
+    if (mode_.empty()) mode_ = "direct";
+    if (mode_ != "direct" && mode_ != "staged" && mode_ != kHostMode) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--mode: \"", mode_, "\" is not \"direct\" or \"staged\""));
+    }
+    // The commands get /dev/null as their input; so does an on_host one,
+    // which would otherwise share the agent's terminal.
+    ASSIGN_OR_RETURN(UniqueFd null, OpenFile("/dev/null", O_RDONLY));
+    if (::dup2(null.get(), 0) < 0) return LastErrnoStatus("stdin /dev/null");
+    if (mode_ == kHostMode) return absl::OkStatus();
+
+    probe_ = ProbeSandbox({});
+    problem_ = FirstSandboxProblem(probe_);
+    if (mode_ == "direct") return absl::OkStatus();
+
+    // Staged. The on_host runner first, while this process still sees the
+    // project writable: it is the only way an agreed on_host command can
+    // change the project.
+    if (!RequiredSandbox(settings_).has_value()) {
+      ipc::HelperOptions helper;
+      helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
+                     project_,      "--mode", kHostMode};
+      helper.channel.peer_name = "garuda-stager (on_host runner)";
+      absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> host =
+          ipc::HelperProcess::Spawn(helper);
+      if (host.ok()) {
+        host_ = *std::move(host);
+      } else {
+        notices_.push_back(absl::StrCat("on_host commands cannot run: ",
+                                        host.status().message()));
+      }
+    }
+    StagedViewOptions view;
+    view.project = project_;
+    view.backend = options_.backend;
+    view.probe = &probe_;
+    absl::StatusOr<std::unique_ptr<StagedView>> opened =
+        StagedView::Open(settings_, view);
+    absl::Status entered =
+        opened.ok() ? (*opened)->EnterAndLock() : opened.status();
+    if (!entered.ok()) {
+      staging_error_ = std::string(entered.message());
+      notices_.push_back(absl::StrCat("staged commands cannot run: ",
+                                      staging_error_, " ", kNothingRunInstead));
+      return absl::OkStatus();
+    }
+    view_ = *std::move(opened);
+    notices_.push_back(view_->Describe());
+    return absl::OkStatus();
+  }
+
+  absl::Status Serve(ipc::Channel& channel) {
+    Log(absl::StrCat(
+        "serving", options_.session_id.empty() ? "" : " session ",
+        options_.session_id, " for ", project_, ": ", mode_, " mode",
+        view_ ? absl::StrCat(", ", view_->backend(), " backend") : ""));
+    using Dispatcher = ipc::Dispatcher<StagerRequest, StagerReply>;
+    Dispatcher dispatcher(kServing);
+    dispatcher.NameState(kServing, "serving").NameState(kEnded, "ended");
+    dispatcher.On(
+        StagerRequest::kDescribe, {kServing},
+        [&](const StagerRequest&, std::vector<UniqueFd>&, StagerReply* reply) {
+          Describe(reply->mutable_description());
+          return absl::OkStatus();
+        });
+    dispatcher.OnWithReplyFds(
+        StagerRequest::kRun, {kServing},
+        [&](const StagerRequest& request, std::vector<UniqueFd>&,
+            StagerReply* reply, std::vector<UniqueFd>* reply_fds) {
+          return Run(request.run(), reply->mutable_result(), reply_fds);
+        });
+    dispatcher.On(
+        StagerRequest::kEnd, {kServing},
+        [&](const StagerRequest&, std::vector<UniqueFd>&, StagerReply* reply) {
+          End();
+          reply->mutable_ended();
+          dispatcher.StopAfterReply();
+          return absl::OkStatus();
+        },
+        kEnded);
+    absl::Status served = dispatcher.Serve(channel);
+    End();  // a closed or broken channel ends the session too
+    return served;
+  }
+
+ private:
+  void Log(const std::string& line) {
+    if (options_.log) options_.log(line);
+  }
+
+  // The view goes (unmounted, its folder removed); the runner ends.
+  void End() {
+    view_.reset();
+    if (host_) {
+      host_->Stop().IgnoreError();
+      host_.reset();
+    }
+  }
+
+  void Describe(SessionDescription* description) {
+    description->set_mode(mode_);
+    if (view_) description->set_backend(view_->backend());
+    description->set_profile(settings_.strict() ? "strict" : "default");
+    description->set_sandboxed(mode_ != kHostMode && !problem_.has_value());
+    if (problem_) {
+      description->set_sandbox_problem(
+          absl::StrCat(problem_->reason, ". fix: ", problem_->fix));
+    }
+    for (const std::string& notice : notices_) {
+      description->add_notices(notice);
+    }
+  }
+
+  absl::StatusOr<std::string> WorkingDirectory(const std::string& relative) {
+    if (relative.empty()) return project_;
+    absl::Status valid = CheckRelativePath(relative);
+    if (!valid.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RunCommand working_directory: ", valid.message()));
+    }
+    return JoinPath(project_, relative);
+  }
+
+  absl::Status Run(const RunCommand& request, CommandResult* result,
+                   std::vector<UniqueFd>* reply_fds) {
+    if (request.command().empty()) {
+      return absl::InvalidArgumentError("RunCommand: the command is empty");
+    }
+    uint64_t limit = request.output_limit() == 0 ? kDefaultOutputLimit
+                                                 : request.output_limit();
+    if (limit > kMaxOutputLimit) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RunCommand output_limit ", limit, " is over the ",
+                       kMaxOutputLimit, "-byte limit of one stream"));
+    }
+    ASSIGN_OR_RETURN(std::string directory,
+                     WorkingDirectory(request.working_directory()));
+    RunOptions run;
+    run.argv = {"/bin/bash", "-c", request.command()};
+    run.capture_output = true;
+    run.capture_limit = limit;
+    uint64_t wall_time_ms = uint64_t{request.timeout_seconds()} * 1000;
+
+    if (request.on_host()) {
+      return RunOnTheHost(request, run, directory, wall_time_ms, result);
+    }
+    if (mode_ == kHostMode) {
+      return absl::FailedPreconditionError(
+          "the on_host runner runs on_host commands only");
+    }
+    if (problem_) {
+      std::optional<SandboxRequirement> required = RequiredSandbox(settings_);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "no working OS sandbox: ", problem_->reason, ". fix: ", problem_->fix,
+          required ? absl::StrCat("; ", required->why, ", so nothing runs")
+                   : "; with the person's agreement a command can run on "
+                     "the host instead (on_host)"));
+    }
+    CommandRequest command;
+    command.project = project_;
+    command.working_directory = directory;
+    command.environment = CurrentEnvironment();
+
+    if (mode_ == "staged") {
+      if (!view_) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(staging_error_, " ", kNothingRunInstead));
+      }
+      ASSIGN_OR_RETURN(
+          StagedOutcome outcome,
+          view_->Run(settings_, command, run, wall_time_ms, request.command()));
+      FillResult(outcome.result, false, result);
+      const ChangeSet& change_set = outcome.change_set;
+      result->set_changed_files(change_set.changes.size());
+      result->set_change_set_incomplete(change_set.summary.incomplete());
+      result->set_conflicts(outcome.conflicts);
+      if (!change_set.NoChanges()) {
+        ASSIGN_OR_RETURN(UniqueFd fd, SealedChangeSet(change_set));
+        reply_fds->push_back(std::move(fd));
+        result->set_has_change_set(true);
+      }
+      return absl::OkStatus();
+    }
+    ASSIGN_OR_RETURN(SandboxPolicy policy,
+                     DirectCommandPolicy(settings_, command));
+    if (wall_time_ms != 0) {
+      policy.mutable_limits()->set_wall_time_ms(wall_time_ms);
+    }
+    ASSIGN_OR_RETURN(RunResult ran, RunInSandbox(policy, run));
+    FillResult(ran, false, result);
+    return absl::OkStatus();
+  }
+
+  absl::Status RunOnTheHost(const RunCommand& request, RunOptions run,
+                            const std::string& directory, uint64_t wall_time_ms,
+                            CommandResult* result) {
+    if (std::optional<SandboxRequirement> required =
+            RequiredSandbox(settings_)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "on_host is refused: ", required->why,
+          "; nothing was run (to allow it: ", required->undo, ")"));
+    }
+    if (mode_ == "staged") {
+      if (!host_) {
+        return absl::FailedPreconditionError(
+            "on_host commands cannot run: the on_host runner did not start");
+      }
+      StagerRequest forwarded;
+      forwarded.set_seq(++host_seq_);
+      *forwarded.mutable_run() = request;
+      StagerReply reply;
+      RETURN_IF_ERROR(host_->Call(forwarded, &reply));
+      if (reply.has_error()) {
+        return absl::Status(static_cast<absl::StatusCode>(reply.error().code()),
+                            reply.error().message());
+      }
+      *result = reply.result();
+      return absl::OkStatus();
+    }
+    run.wall_time_ms = wall_time_ms;
+    ASSIGN_OR_RETURN(RunResult ran, RunOnHostIntoFiles(run, directory));
+    FillResult(ran, true, result);
+    return absl::OkStatus();
+  }
+
+  const StagerServeOptions& options_;
+  std::string project_;
+  MergedSettings settings_;
+  std::string mode_;
+  ProbeReport probe_;
+  std::optional<SandboxProblem> problem_;
+  std::vector<std::string> notices_;
+  std::unique_ptr<StagedView> view_;
+  std::string staging_error_;
+  std::unique_ptr<ipc::HelperProcess> host_;
+  uint64_t host_seq_ = 0;
+};
+
+}  // namespace
+
+absl::Status RunStagerServe(const StagerServeOptions& options) {
+  ASSIGN_OR_RETURN(
+      ipc::Channel channel,
+      ipc::ChannelFromFd(options.channel_fd,
+                         ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
+  StagerService service(options);
+  RETURN_IF_ERROR(service.Start());
+  return service.Serve(channel);
+}
+
+}  // namespace garuda

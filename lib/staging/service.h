@@ -1,0 +1,57 @@
+// `garuda-stager serve`: the stager's session channel with garuda-agent
+// (proto/stager_service.proto). Started once per session on a socketpair;
+// it loads the project's settings and runs the probe once, then runs each
+// command the agent sends, with its output captured, in the session's mode:
+//
+//   direct: in the OS sandbox, the project writable;
+//   staged: in the OS sandbox over one staging view that lives as long as
+//           the channel (made at the start, brought up to date before each
+//           command, removed at EndSession or when the channel closes; a
+//           killed stager's view is removed at the next start for the
+//           project). Each command's changes come back as a ChangeSet frame
+//           stream in a sealed memfd passed with the reply.
+//
+// A RunCommand with on_host runs outside the OS sandbox (never staged), and
+// is refused when the strict profile or requireSandbox is on. In staged
+// mode this process cannot write the project (the view's read-only bind),
+// so on_host commands go to a second stager process started before the
+// binds, `garuda-stager serve --mode host`, which runs nothing else.
+#ifndef GARUDA_LIB_STAGING_SERVICE_H_
+#define GARUDA_LIB_STAGING_SERVICE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace garuda {
+
+// Output captured per stream when the request says 0, and the most a
+// request may ask for (both streams fit in one 1 MiB reply frame).
+inline constexpr uint64_t kDefaultOutputLimit = 100000;
+inline constexpr uint64_t kMaxOutputLimit = 256 * 1024;
+
+struct StagerServeOptions {
+  int channel_fd = -1;
+  std::string project;  // empty: the current folder
+  // "direct" or "staged"; empty: from the settings. "host": the internal
+  // on_host runner of a staged session (no probe, on_host commands only).
+  std::string mode;
+  std::string backend;     // staged: "auto", "overlay", "copy"; empty: settings
+  std::string session_id;  // the agent's session, for messages
+  // The program to start as the on_host runner of a staged session
+  // (normally /proc/self/exe).
+  std::string self = "/proc/self/exe";
+  // Lines for the person (the stager's stderr).
+  std::function<void(const std::string& line)> log;
+};
+
+// Serves until EndSession or until the agent closes the channel (OK), or
+// until the protocol is broken (the error). A bad start (unreadable
+// settings, no such project) is an error before anything is served.
+absl::Status RunStagerServe(const StagerServeOptions& options);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_STAGING_SERVICE_H_

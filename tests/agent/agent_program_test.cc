@@ -1,0 +1,465 @@
+// The real garuda-agent program with the real helpers (garuda-auditor,
+// garuda-budgeter, garuda-stager, garuda-applier) against a scripted
+// provider on loopback: one-shot runs, the strict profile at start (with the
+// fake probe GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX and its negative control),
+// --resume, keys kept out of the journal and the audit log, and a helper
+// killed during a session.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "lib/base/files.h"
+#include "lib/base/json_message.h"
+#include "lib/changeset/test_tree.h"
+#include "lib/question/question.h"
+#include "proto/agent_session.pb.h"
+#include "tests/agent/fakes.h"
+#include "tests/providers/scripted_server.h"
+
+namespace garuda {
+namespace agent {
+namespace {
+
+using provider::ProviderScript;
+using provider::ScriptedReply;
+using provider::testing::ScriptedServer;
+using provider::testing::ServerKind;
+
+constexpr char kKey[] = "sk-test-5ecret-K3y-0123456789abcdef";
+
+using garuda::testing::Runfile;
+
+ScriptedReply Text(const std::string& text) {
+  return garuda::testing::TextReply(text);
+}
+
+ScriptedReply Bash(const std::string& id, const std::string& command) {
+  return garuda::testing::ToolCallReply(
+      id, "bash", absl::StrCat(R"({"command":")", command, R"("})"));
+}
+
+struct AgentRun {
+  int code = -1;
+  std::string out, err;
+};
+
+class AgentProgramTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = garuda::testing::NewTempDir("agent");
+    home_ = base_ + "/home";
+    project_ = base_ + "/project";
+    managed_ = base_ + "/managed";
+    helpers_ = base_ + "/helpers";
+    for (const std::string& dir : {home_, project_, managed_, helpers_}) {
+      garuda::testing::MakeDir(dir);
+    }
+    garuda::testing::MakeDir(home_ + "/.garuda");
+    garuda::testing::Write(project_ + "/notes.txt", "old line\n");
+    for (const char* helper : {"garuda-auditor", "garuda-budgeter",
+                               "garuda-stager", "garuda-applier"}) {
+      garuda::testing::Symlink(
+          Runfile(absl::StrCat("cmd/", helper, "/", helper)),
+          JoinPath(helpers_, helper));
+    }
+  }
+
+  void StartServer(ProviderScript script) {
+    auto server = ScriptedServer::Start(ServerKind::kOpenAi, std::move(script));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+
+  std::vector<std::string> Argv(std::vector<std::string> extra) {
+    std::vector<std::string> argv = {Runfile("cmd/garuda-agent/garuda-agent"),
+                                     "--project",
+                                     project_,
+                                     "--helpers-dir",
+                                     helpers_,
+                                     "--provider",
+                                     "openai",
+                                     "--model",
+                                     "m",
+                                     "--base-url",
+                                     server_->base_url()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  std::vector<std::string> Env(bool pretend_no_sandbox) {
+    std::vector<std::string> env = {"HOME=" + home_, "PATH=/usr/bin:/bin",
+                                    "GARUDA_MANAGED_POLICY_DIR=" + managed_,
+                                    absl::StrCat("OPENAI_API_KEY=", kKey)};
+    if (pretend_no_sandbox) {
+      env.push_back("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX=1");
+    }
+    return env;
+  }
+
+  // Starts the agent with pipes on 0, 1 and 2.
+  pid_t Start(const std::vector<std::string>& argv,
+              const std::vector<std::string>& env, UniqueFd* in, UniqueFd* out,
+              UniqueFd* err) {
+    int pin[2], pout[2], perr[2];
+    EXPECT_EQ(::pipe2(pin, O_CLOEXEC), 0);
+    EXPECT_EQ(::pipe2(pout, O_CLOEXEC), 0);
+    EXPECT_EQ(::pipe2(perr, O_CLOEXEC), 0);
+    std::vector<char*> args, envp;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    for (const std::string& e : env)
+      envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(pin[0], 0);
+      ::dup2(pout[1], 1);
+      ::dup2(perr[1], 2);
+      ::setpgid(0, 0);
+      ::execve(args[0], args.data(), envp.data());
+      ::_exit(127);
+    }
+    ::close(pin[0]);
+    ::close(pout[1]);
+    ::close(perr[1]);
+    *in = UniqueFd(pin[1]);
+    *out = UniqueFd(pout[0]);
+    *err = UniqueFd(perr[0]);
+    return pid;
+  }
+
+  AgentRun RunAgent(std::vector<std::string> extra,
+                    bool pretend_no_sandbox = false,
+                    const std::string& input = "") {
+    UniqueFd in, out, err;
+    pid_t pid =
+        Start(Argv(std::move(extra)), Env(pretend_no_sandbox), &in, &out, &err);
+    EXPECT_TRUE(WriteAll(in.get(), input).ok());
+    in.Reset();
+    AgentRun run;
+    // stdout to its end, then stderr: what these runs write to stderr
+    // stays far below a pipe's buffer, so the agent never blocks on it.
+    run.out = ReadAll(out.get()).value_or("");
+    run.err = ReadAll(err.get()).value_or("");
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return run;
+  }
+
+  std::string Notes() { return garuda::testing::Read(project_ + "/notes.txt"); }
+
+  // Every file under `dir`, concatenated.
+  std::string AllFiles(const std::string& dir) {
+    std::string all;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return all;
+    while (struct dirent* entry = ::readdir(d)) {
+      std::string name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      std::string path = JoinPath(dir, name);
+      if (entry->d_type == DT_DIR) {
+        all += AllFiles(path);
+      } else if (entry->d_type == DT_REG) {
+        all += ReadFileToString(path).value_or("");
+      }
+    }
+    ::closedir(d);
+    return all;
+  }
+
+  std::string base_, home_, project_, managed_, helpers_;
+  std::unique_ptr<ScriptedServer> server_;
+};
+
+TEST_F(AgentProgramTest, OneShotJsonWithACommandInTheSandbox) {
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo hi; echo new line > notes.txt");
+  *script.add_replies() = Text("Changed it.");
+  StartServer(script);
+  AgentRun run =
+      RunAgent({"-p", "change the notes", "--output-format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  EXPECT_EQ(report.answer(), "Changed it.");
+  ASSERT_EQ(report.tool_calls_size(), 1);
+  EXPECT_EQ(report.tool_calls(0).tool(), "bash");
+  EXPECT_EQ(report.tool_calls(0).outcome(), "exited with code 0");
+  EXPECT_EQ(report.usage().requests(), 2u);
+  EXPECT_TRUE(report.usage().usage_reported());
+  // Direct mode (the default): the command wrote the project in the sandbox.
+  EXPECT_EQ(Notes(), "new line\n");
+  EXPECT_TRUE(absl::StrContains(run.err, "commands direct")) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, "sandbox on")) << run.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[1].body(), "hi"));
+
+  // The key went to the server, never to the journal or the audit log.
+  EXPECT_TRUE(absl::StrContains(
+      server_->requests()[0].headers().at("authorization"), kKey));
+  std::string journal = AllFiles(home_ + "/.garuda/sessions");
+  EXPECT_TRUE(absl::StrContains(journal, "change the notes"));
+  EXPECT_FALSE(absl::StrContains(journal, kKey));
+  std::string audit = AllFiles(home_ + "/.garuda/audit");
+  EXPECT_TRUE(absl::StrContains(audit, "tool_call"));
+  EXPECT_TRUE(absl::StrContains(audit, "session_start"));
+  EXPECT_FALSE(absl::StrContains(audit, kKey));
+
+  // --resume continues the conversation.
+  ProviderScript again;
+  *again.add_replies() = Text("Still here.");
+  StartServer(again);
+  AgentRun resumed =
+      RunAgent({"--resume", report.session_id(), "-p", "and now?"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out, "Still here.\n");
+  ASSERT_EQ(server_->request_count(), 1u);
+  EXPECT_TRUE(
+      absl::StrContains(server_->requests()[0].body(), "change the notes"));
+  EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(), "Changed it."));
+}
+
+TEST_F(AgentProgramTest, OneShotStagedWithNoPersonDiscards) {
+  garuda::testing::MakeDir(project_ + "/.garuda");
+  garuda::testing::Write(project_ + "/.garuda/settings.json",
+                         R"({"commands": {"mode": "staged"}})");
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo new line > notes.txt");
+  *script.add_replies() = Text("It was discarded.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "change the notes"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "It was discarded.\n");
+  EXPECT_EQ(Notes(), "old line\n");
+  EXPECT_TRUE(absl::StrContains(run.err, "commands staged")) << run.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[1].body(), kDiscardedLine));
+  EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(),
+                                "discard leaves the project unchanged"));
+}
+
+TEST_F(AgentProgramTest, StrictWithoutSandboxDoesNotStart) {
+  garuda::testing::Write(home_ + "/.garuda/policy.json",
+                         R"({"profile": "strict"})");
+  ProviderScript script;
+  *script.add_replies() = Text("never");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "hello"}, /*pretend_no_sandbox=*/true);
+  EXPECT_EQ(run.code, 1) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, "strict")) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, "did not start")) << run.err;
+  EXPECT_EQ(server_->request_count(), 0u);
+}
+
+TEST_F(AgentProgramTest, AProjectCannotTurnStrictOff) {
+  garuda::testing::Write(home_ + "/.garuda/policy.json",
+                         R"({"profile": "strict"})");
+  garuda::testing::MakeDir(project_ + "/.garuda");
+  garuda::testing::Write(project_ + "/.garuda/settings.json",
+                         R"({"profile": "default"})");
+  ProviderScript script;
+  *script.add_replies() = Text("never");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "hello"}, /*pretend_no_sandbox=*/true);
+  EXPECT_EQ(run.code, 1) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, "strict")) << run.err;
+  EXPECT_EQ(server_->request_count(), 0u);
+}
+
+// The negative control of the two above: the default profile starts without
+// a sandbox, with the notice, and a command asks (no person: no).
+TEST_F(AgentProgramTest, DefaultProfileWithoutSandboxStartsWithTheNotice) {
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo new line > notes.txt");
+  *script.add_replies() = Text("Not allowed.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "hello"}, /*pretend_no_sandbox=*/true);
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, "no OS sandbox")) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, "sandbox NONE")) << run.err;
+  EXPECT_EQ(Notes(), "old line\n");
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(
+      absl::StrContains(server_->requests()[1].body(), "no person can answer"));
+}
+
+TEST_F(AgentProgramTest, StrictToolSchemaHasNoOutsideSandbox) {
+  garuda::testing::Write(home_ + "/.garuda/policy.json",
+                         R"({"profile": "strict"})");
+  ProviderScript script;
+  ScriptedReply call = Text("Trying.");
+  provider::ScriptedToolCall* tool = call.add_tool_calls();
+  tool->set_id("c1");
+  tool->set_name("bash");
+  tool->set_arguments_json(
+      R"({"command":"echo new line > notes.txt","outside_sandbox":true})");
+  *script.add_replies() = call;
+  *script.add_replies() = Text("Refused.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "hello", "--output-format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, "profile strict")) << run.err;
+  EXPECT_FALSE(
+      absl::StrContains(server_->requests()[0].body(), "outside_sandbox"));
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  ASSERT_EQ(report.tool_calls_size(), 1);
+  EXPECT_EQ(report.tool_calls(0).decision(), "input check failed");
+  EXPECT_EQ(Notes(), "old line\n");
+}
+
+TEST_F(AgentProgramTest, WithoutAModelTheSessionStartsAndBangCommandsWork) {
+  UniqueFd in, out, err;
+  std::vector<std::string> argv = {Runfile("cmd/garuda-agent/garuda-agent"),
+                                   "--project", project_, "--helpers-dir",
+                                   helpers_};
+  pid_t pid = Start(argv, Env(false), &in, &out, &err);
+  ASSERT_TRUE(WriteAll(in.get(), "!echo from the person\nhello\n/exit\n").ok());
+  in.Reset();
+  std::string stdout_text = ReadAll(out.get()).value_or("");
+  std::string stderr_text = ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "model none configured"))
+      << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "No model configured"));
+  EXPECT_TRUE(absl::StrContains(stderr_text, "from the person")) << stderr_text;
+  // One-shot needs a model: a usage error that says how to configure one.
+  AgentRun one_shot;
+  pid = Start(
+      {argv[0], "--project", project_, "--helpers-dir", helpers_, "-p", "hi"},
+      Env(false), &in, &out, &err);
+  in.Reset();
+  one_shot.err = ReadAll(err.get()).value_or("");
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_TRUE(absl::StrContains(one_shot.err, "baseUrl")) << one_shot.err;
+}
+
+// The key is read, then removed from the agent's environment before any
+// helper starts: a command the person runs on the host (`!env`, which
+// inherits the stager's environment) does not see it. The control: a
+// variable the agent does not remove reaches the same command.
+TEST_F(AgentProgramTest, HelpersAndHostCommandsNeverSeeTheApiKey) {
+  StartServer(ProviderScript());
+  UniqueFd in, out, err;
+  std::vector<std::string> env = Env(false);
+  env.push_back("GARUDA_TEST_MARKER=inherited-marker");
+  pid_t pid = Start(Argv({}), env, &in, &out, &err);
+  ASSERT_TRUE(WriteAll(in.get(), "!env\n/exit\n").ok());
+  in.Reset();
+  std::string seen = ReadAll(out.get()).value_or("");
+  seen += ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << seen;
+  EXPECT_TRUE(absl::StrContains(seen, "GARUDA_TEST_MARKER=inherited-marker"))
+      << seen;
+  EXPECT_FALSE(absl::StrContains(seen, kKey)) << seen;
+  EXPECT_FALSE(absl::StrContains(seen, "OPENAI_API_KEY=")) << seen;
+}
+
+// Ctrl-C at a terminal signals the whole foreground process group: the
+// request in flight is cancelled, and the helpers (in groups of their own)
+// live on, so the session ends cleanly rather than with a dead helper.
+TEST_F(AgentProgramTest, CtrlCCancelsTheRequestAndSparesTheHelpers) {
+  ProviderScript script;
+  ScriptedReply held = Text("First words, then the server waits");
+  held.set_fault(ScriptedReply::HOLD);
+  *script.add_replies() = held;
+  StartServer(script);
+  UniqueFd in, out, err;
+  pid_t pid = Start(Argv({"-p", "talk", "--output-format", "json"}), Env(false),
+                    &in, &out, &err);
+  in.Reset();
+  // The request is on the wire once the server has recorded it.
+  while (server_->request_count() == 0) ::usleep(1000);
+  ASSERT_EQ(::kill(-pid, SIGINT), 0);
+  std::string stdout_text = ReadAll(out.get()).value_or("");
+  std::string stderr_text = ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << stderr_text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << stderr_text;
+  EXPECT_TRUE(absl::StrContains(stderr_text, "Cancelled")) << stderr_text;
+  EXPECT_FALSE(absl::StrContains(stderr_text, "signal 2")) << stderr_text;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(stdout_text, "stdout", &report).ok())
+      << stdout_text;
+  EXPECT_EQ(report.stopped(), "cancelled");
+  // The cancelled request's reservation stayed spent: the budgeter's
+  // journal says so after the session.
+  std::string budget =
+      ReadFileToString(
+          JoinPath(home_,
+                   ".garuda/sessions/" + report.session_id() + "/budget.jsonl"))
+          .value_or("");
+  EXPECT_TRUE(absl::StrContains(budget, "settle")) << budget;
+}
+
+TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
+  ProviderScript script;
+  *script.add_replies() = Text("never");
+  StartServer(script);
+  UniqueFd in, out, err;
+  pid_t pid = Start(Argv({}), Env(false), &in, &out, &err);
+  // Wait for the first line: the helpers run by then.
+  std::string seen;
+  char buffer[4096];
+  while (!absl::StrContains(seen, "| session ")) {
+    ssize_t n = ::read(err.get(), buffer, sizeof(buffer));
+    ASSERT_GT(n, 0) << seen;
+    seen.append(buffer, n);
+  }
+  // The stager among the agent's children.
+  std::string children =
+      ReadFileToString(absl::StrCat("/proc/", pid, "/task/", pid, "/children"))
+          .value_or("");
+  pid_t stager = -1;
+  for (absl::string_view word :
+       absl::StrSplit(children, ' ', absl::SkipEmpty())) {
+    int child = 0;
+    if (!absl::SimpleAtoi(word, &child)) continue;
+    std::string comm =
+        ReadFileToString(absl::StrCat("/proc/", child, "/comm")).value_or("");
+    if (absl::StartsWith(comm, "garuda-stager")) stager = child;
+  }
+  ASSERT_GT(stager, 0) << children;
+  ASSERT_EQ(::kill(stager, SIGKILL), 0);
+  // Dead (a zombie until the agent reaps it): its pidfd is readable now.
+  while (true) {
+    std::string stat =
+        ReadFileToString(absl::StrCat("/proc/", stager, "/stat")).value_or("");
+    std::vector<std::string> fields = absl::StrSplit(stat, ") ");
+    if (stat.empty() || (fields.size() > 1 && fields[1][0] == 'Z')) break;
+    ::usleep(1000);
+  }
+  ASSERT_TRUE(WriteAll(in.get(), "hello\n").ok());
+  in.Reset();
+  std::string rest = ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << seen << rest;
+  EXPECT_TRUE(absl::StrContains(rest, "garuda-stager")) << rest;
+  EXPECT_TRUE(absl::StrContains(rest, "signal 9")) << rest;
+  EXPECT_EQ(server_->request_count(), 0u);
+}
+
+}  // namespace
+}  // namespace agent
+}  // namespace garuda

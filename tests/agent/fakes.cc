@@ -1,0 +1,165 @@
+#include "tests/agent/fakes.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/base/files.h"
+#include "lib/base/status_macros.h"
+#include "lib/question/question.h"
+#include "lib/tools/edit_tools.h"
+#include "tests/agent/apply_core.h"
+
+namespace garuda {
+namespace testing {
+
+std::string Runfile(const std::string& path) {
+  return JoinPath(
+      JoinPath(std::getenv("TEST_SRCDIR"), std::getenv("TEST_WORKSPACE")),
+      path);
+}
+
+provider::ScriptedReply TextReply(const std::string& text, int64_t input_tokens,
+                                  int64_t output_tokens) {
+  provider::ScriptedReply reply;
+  reply.set_text(text);
+  reply.set_text_pieces(3);
+  reply.set_input_tokens(input_tokens);
+  reply.set_output_tokens(output_tokens);
+  return reply;
+}
+
+provider::ScriptedReply ToolCallReply(const std::string& id,
+                                      const std::string& name,
+                                      const std::string& arguments_json) {
+  provider::ScriptedReply reply = TextReply("Let me do that.", 120, 30);
+  provider::ScriptedToolCall* call = reply.add_tool_calls();
+  call->set_id(id);
+  call->set_name(name);
+  call->set_arguments_json(arguments_json);
+  call->set_argument_pieces(2);
+  return reply;
+}
+
+void ScriptedPerson::ShowText(absl::string_view piece) {
+  text.append(piece.data(), piece.size());
+  if (on_text) on_text(piece);
+}
+void ScriptedPerson::ShowRetry(absl::string_view reason) {
+  retries.emplace_back(reason);
+}
+void ScriptedPerson::ShowToolCall(const agent::ToolCallView&) {}
+void ScriptedPerson::ShowToolOutcome(const agent::ToolOutcomeView& outcome) {
+  outcomes.push_back(outcome);
+}
+void ScriptedPerson::ShowNotice(absl::string_view line) {
+  notices.emplace_back(line);
+}
+agent::PermissionAnswer ScriptedPerson::AskPermission(
+    const agent::PermissionQuestion& question) {
+  permission_questions.push_back(question);
+  if (on_permission) on_permission(question);
+  if (permission_answers.empty()) return agent::PermissionAnswer::kNo;
+  agent::PermissionAnswer answer = permission_answers.front();
+  permission_answers.pop_front();
+  return answer;
+}
+Answer ScriptedPerson::AskChangeSet(const ChangeSet&,
+                                    const Rendered& rendered) {
+  change_questions.push_back(rendered);
+  if (change_answers.empty()) return Answer::kDiscard;
+  Answer answer = change_answers.front();
+  change_answers.pop_front();
+  return answer;
+}
+std::string ScriptedPerson::AllNotices() const {
+  return absl::StrJoin(notices, "\n");
+}
+
+std::optional<std::string> ScriptedLines::ReadLine(absl::string_view) {
+  if (lines_.empty()) return std::nullopt;
+  std::string line = lines_.front();
+  lines_.pop_front();
+  return line;
+}
+
+absl::StatusOr<agent::CommandService::Ran> FakeStager::Run(
+    const RunCommand& command) {
+  runs.push_back(command);
+  Ran ran;
+  auto found = script_.find(command.command());
+  if (found == script_.end()) {
+    ran.result.set_kind(CommandResult::EXITED);
+    ran.result.set_description("exited with code 0");
+    ran.result.set_on_host(command.on_host());
+    return ran;
+  }
+  ran.result = found->second.result;
+  ran.result.set_on_host(command.on_host());
+  if (description_.mode() == "staged" && !found->second.writes.empty()) {
+    ChangeSet merged;
+    for (const auto& [path, content] : found->second.writes) {
+      WriteFileInput input;
+      input.path = path;
+      input.content = content;
+      ASSIGN_OR_RETURN(ProposedEdit edit, ProposeWriteFile(*project_, input));
+      if (merged.changes.empty()) {
+        merged = std::move(edit.change_set);
+      } else {
+        for (Change& change : edit.change_set.changes) {
+          merged.changes.push_back(std::move(change));
+        }
+      }
+    }
+    ran.result.set_has_change_set(true);
+    ran.result.set_changed_files(merged.changes.size());
+    ran.change_set = std::move(merged);
+  }
+  return ran;
+}
+
+absl::StatusOr<ApplyOutcome> LocalApplier::Apply(const ChangeSet& change_set,
+                                                 const std::string& reason,
+                                                 const std::string&) {
+  reasons.push_back(reason);
+  ASSIGN_OR_RETURN(CoreApplyResult result,
+                   CoreApply(change_set, project_, undo_root_));
+  ApplyOutcome outcome;
+  outcome.set_files(result.paths);
+  outcome.set_undo_id(result.undo_id);
+  switch (result.kind) {
+    case CoreApplyResult::kApplied:
+      outcome.set_kind(ApplyOutcome::APPLIED);
+      outcome.set_line(absl::StrCat(kAppliedLine, " (", result.paths,
+                                    result.paths == 1 ? " file)" : " files)"));
+      break;
+    case CoreApplyResult::kConflict:
+      outcome.set_kind(ApplyOutcome::CONFLICT);
+      outcome.set_line(
+          absl::StrCat("Conflict: ", absl::StrJoin(result.problems, "; "),
+                       ". Nothing was applied."));
+      for (const std::string& problem : result.problems) {
+        outcome.add_conflicts(problem);
+      }
+      break;
+    case CoreApplyResult::kRefused:
+      outcome.set_kind(ApplyOutcome::REFUSED);
+      outcome.set_line(
+          absl::StrCat("Refused: ", absl::StrJoin(result.problems, "; ")));
+      break;
+  }
+  return outcome;
+}
+
+absl::StatusOr<UndoOutcome> LocalApplier::Undo(const std::string&,
+                                               const std::string&) {
+  ASSIGN_OR_RETURN(CoreApplyResult result, CoreUndoLast(project_, undo_root_));
+  UndoOutcome outcome;
+  outcome.set_undo_id(result.undo_id);
+  outcome.set_files(result.paths);
+  outcome.set_line(absl::StrCat("Undone: ", result.paths, " file(s) restored"));
+  return outcome;
+}
+
+}  // namespace testing
+}  // namespace garuda

@@ -1,0 +1,201 @@
+// A session over the four real helper programs started by lib/agent's
+// Helpers (garuda-auditor, garuda-budgeter, garuda-stager in staged mode,
+// garuda-applier), a scripted provider on loopback and a scripted person:
+// the staged question, apply, /undo, discard, and an edit that meets a file
+// changed meanwhile, all through the real channels.
+#include <stdlib.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "lib/agent/helpers.h"
+#include "lib/agent/session.h"
+#include "lib/base/files.h"
+#include "lib/changeset/test_tree.h"
+#include "lib/provider/client.h"
+#include "lib/question/question.h"
+#include "lib/tools/project.h"
+#include "tests/agent/fakes.h"
+#include "tests/providers/scripted_server.h"
+
+namespace garuda {
+namespace agent {
+namespace {
+
+using garuda::testing::ScriptedPerson;
+using provider::ProviderScript;
+using provider::ScriptedReply;
+using provider::testing::ScriptedServer;
+using provider::testing::ServerKind;
+
+using garuda::testing::Runfile;
+
+ScriptedReply Call(const std::string& name, const std::string& arguments) {
+  return garuda::testing::ToolCallReply("call_1", name, arguments);
+}
+
+ScriptedReply Text(const std::string& text) {
+  return garuda::testing::TextReply(text);
+}
+
+class HelpersSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string base = garuda::testing::NewTempDir("helpers");
+    home_ = base + "/home";
+    root_ = base + "/project";
+    garuda::testing::MakeDir(home_);
+    garuda::testing::MakeDir(root_);
+    garuda::testing::MakeDir(root_ + "/.garuda");
+    garuda::testing::Write(root_ + "/.garuda/settings.json",
+                           R"({"commands": {"mode": "staged"}})");
+    garuda::testing::Write(root_ + "/notes.txt", "old line\n");
+    ::setenv("HOME", home_.c_str(), 1);
+    ::setenv("GARUDA_MANAGED_POLICY_DIR", (base + "/managed").c_str(), 1);
+  }
+
+  void Start(ProviderScript script) {
+    auto server = ScriptedServer::Start(ServerKind::kAnthropic, script);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    auto project = Project::Open(root_);
+    ASSERT_TRUE(project.ok()) << project.status();
+    project_ = std::move(*project);
+
+    HelpersOptions options;
+    options.paths.auditor = Runfile("cmd/garuda-auditor/garuda-auditor");
+    options.paths.budgeter = Runfile("cmd/garuda-budgeter/garuda-budgeter");
+    options.paths.stager = Runfile("cmd/garuda-stager/garuda-stager");
+    options.paths.applier = Runfile("cmd/garuda-applier/garuda-applier");
+    options.project = project_->root();
+    options.session_id = "helpers-session";
+    options.token_limit = 100000;
+    auto helpers = Helpers::Start(options);
+    ASSERT_TRUE(helpers.ok()) << helpers.status();
+    helpers_ = std::move(*helpers);
+    auto description = helpers_->stager().Describe();
+    ASSERT_TRUE(description.ok()) << description.status();
+    ASSERT_EQ(description->mode(), "staged");
+
+    provider::ClientOptions client;
+    client.provider = "anthropic";
+    client.model = "m";
+    client.base_url = server_->base_url();
+    client.max_tokens = 1000;
+    client.min_output_tokens = 100;
+    auto created = provider::ModelClient::Create(client);
+    ASSERT_TRUE(created.ok()) << created.status();
+    client_ = std::move(*created);
+
+    SessionConfig config;
+    config.session_id = "helpers-session";
+    config.description = *description;
+    SessionParts parts;
+    parts.interaction = &person_;
+    parts.project = project_.get();
+    parts.permissions = &permissions_;
+    parts.stager = &helpers_->stager();
+    parts.applier = &helpers_->applier();
+    parts.audit = &helpers_->audit();
+    parts.budget = &helpers_->budget();
+    parts.model = client_.get();
+    parts.check_helpers = [this] { return helpers_->CheckAlive(); };
+    auto session = Session::Start(config, parts);
+    ASSERT_TRUE(session.ok()) << session.status();
+    session_ = std::move(*session);
+  }
+
+  void TearDown() override {
+    session_.reset();
+    if (helpers_) EXPECT_TRUE(helpers_->Stop().ok());
+  }
+
+  std::string Notes() { return garuda::testing::Read(root_ + "/notes.txt"); }
+  std::string Body(size_t i) { return server_->requests().at(i).body(); }
+
+  std::string home_, root_;
+  std::unique_ptr<ScriptedServer> server_;
+  std::unique_ptr<Project> project_;
+  std::unique_ptr<Helpers> helpers_;
+  std::unique_ptr<provider::ModelClient> client_;
+  Permissions permissions_;
+  ScriptedPerson person_;
+  provider::CancelFlag cancel_;
+  std::unique_ptr<Session> session_;
+};
+
+TEST_F(HelpersSessionTest, StagedCommandAppliedThenUndone) {
+  ProviderScript script;
+  *script.add_replies() =
+      Call("bash", R"({"command":"echo new line > notes.txt; echo wrote"})");
+  *script.add_replies() = Text("Applied.");
+  Start(script);
+  person_.change_answers.push_back(Answer::kApply);
+  auto outcome = session_->RunTurn("change it", &cancel_);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_EQ(person_.change_questions.size(), 1u);
+  EXPECT_TRUE(
+      absl::StrContains(person_.change_questions[0].summary, "notes.txt"));
+  EXPECT_EQ(Notes(), "new line\n");
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(Body(1), "wrote"));
+  EXPECT_TRUE(absl::StrContains(Body(1), kAppliedLine));
+
+  auto undo = session_->HandleLine("/undo", &cancel_);
+  ASSERT_TRUE(undo.ok()) << undo.status();
+  EXPECT_EQ(Notes(), "old line\n") << person_.AllNotices();
+}
+
+TEST_F(HelpersSessionTest, StagedCommandDiscarded) {
+  ProviderScript script;
+  *script.add_replies() = Call("bash", R"({"command":"rm notes.txt"})");
+  *script.add_replies() = Text("Discarded.");
+  Start(script);
+  person_.change_answers.push_back(Answer::kDiscard);
+  auto outcome = session_->RunTurn("remove it", &cancel_);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(person_.change_questions.size(), 1u);
+  EXPECT_EQ(Notes(), "old line\n");
+  EXPECT_TRUE(absl::StrContains(Body(1), kDiscardedLine));
+}
+
+TEST_F(HelpersSessionTest, EditOfAFileChangedMeanwhileIsAConflict) {
+  ProviderScript script;
+  *script.add_replies() =
+      Call("edit_file",
+           R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
+  *script.add_replies() = Text("Conflict seen.");
+  Start(script);
+  person_.on_permission = [this](const PermissionQuestion&) {
+    garuda::testing::Write(root_ + "/notes.txt", "person's line\n");
+  };
+  person_.permission_answers.push_back(PermissionAnswer::kYes);
+  auto outcome = session_->RunTurn("edit it", &cancel_);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(Notes(), "person's line\n");
+  ASSERT_EQ(outcome->tool_calls.size(), 1u);
+  EXPECT_TRUE(outcome->tool_calls[0].is_error());
+  EXPECT_TRUE(absl::StrContains(Body(1), "onflict")) << Body(1);
+}
+
+TEST_F(HelpersSessionTest, EditAppliedThroughTheApplier) {
+  ProviderScript script;
+  *script.add_replies() =
+      Call("edit_file",
+           R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
+  *script.add_replies() = Text("Edited.");
+  Start(script);
+  person_.permission_answers.push_back(PermissionAnswer::kYes);
+  auto outcome = session_->RunTurn("edit it", &cancel_);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(Notes(), "model line\n");
+  EXPECT_FALSE(outcome->tool_calls.at(0).is_error())
+      << outcome->tool_calls.at(0).outcome();
+}
+
+}  // namespace
+}  // namespace agent
+}  // namespace garuda

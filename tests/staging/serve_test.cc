@@ -1,0 +1,547 @@
+// garuda-stager serve and garuda-applier serve driven as garuda-agent drives
+// them: the real binaries on a socketpair (HelperProcess::Spawn), one
+// request at a time. Each refusal has its negative control.
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
+#include "lib/changeset/changeset.h"
+#include "lib/changeset/test_tree.h"
+#include "lib/ipc/channel.h"
+#include "lib/ipc/helper_process.h"
+#include "lib/ipc/testing/test_util.h"
+#include "proto/applier_service.pb.h"
+#include "proto/stager_service.pb.h"
+#include "sandbox/sandbox.h"
+
+namespace garuda {
+namespace {
+
+using ::garuda::testing::NewTempDir;
+using ::garuda::testing::Read;
+using ::garuda::testing::Write;
+
+std::string Program(const std::string& name) {
+  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/garuda/cmd/", name, "/",
+                      name);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// The names in `folder` (empty when it does not exist).
+std::vector<std::string> Names(const std::string& folder) {
+  std::vector<std::string> names;
+  UniqueFd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) return names;
+  DIR* dir = ::fdopendir(fd.Release());
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(dir);
+  return names;
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = NewTempDir("serve");
+    project_ = JoinPath(root_, "project");
+    home_ = JoinPath(root_, "home");
+    etc_ = JoinPath(root_, "etc");
+    outside_ = JoinPath(root_, "outside");
+    for (const std::string& dir : {project_, home_, etc_, outside_}) {
+      ASSERT_TRUE(MakeDirectories(dir, 0755).ok());
+    }
+    ::setenv("HOME", home_.c_str(), 1);
+    ::setenv("GARUDA_MANAGED_POLICY_DIR", etc_.c_str(), 1);
+    ::unsetenv("GARUDA_TEST_ONLY_FAIL_STAGING");
+    Write(JoinPath(project_, "a.txt"), "old\n");
+    Write(JoinPath(project_, ".gitignore"), "build/\n");
+    Host(
+        "git init -q && git add -A && git -c user.name=t -c "
+        "user.email=t@t commit -qm base");
+  }
+  void TearDown() override { ::unsetenv("GARUDA_TEST_ONLY_FAIL_STAGING"); }
+
+  // A shell command on the host, in the project.
+  void Host(const std::string& command) {
+    RunOptions options;
+    options.argv = {"/bin/sh", "-c", command};
+    options.capture_output = true;
+    absl::StatusOr<RunResult> result = RunOnHost(options, project_);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_TRUE(result->ok()) << command << ": " << result->stderr_data;
+  }
+
+  std::unique_ptr<ipc::HelperProcess> Spawn(std::vector<std::string> argv) {
+    ipc::HelperOptions options;
+    options.argv = std::move(argv);
+    absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> helper =
+        ipc::HelperProcess::Spawn(options);
+    EXPECT_TRUE(helper.ok()) << helper.status();
+    return helper.ok() ? *std::move(helper) : nullptr;
+  }
+
+  // Each process counts its own seq from 1.
+  std::unique_ptr<ipc::HelperProcess> Stager(const std::string& mode,
+                                             const std::string& backend = "") {
+    std::vector<std::string> argv = {Program("garuda-stager"),
+                                     "serve",
+                                     "--channel-fd=3",
+                                     "--project",
+                                     project_,
+                                     "--mode",
+                                     mode,
+                                     "--session-id",
+                                     "s1"};
+    if (!backend.empty()) {
+      argv.push_back("--backend");
+      argv.push_back(backend);
+    }
+    stager_seq_ = 0;
+    return Spawn(argv);
+  }
+
+  std::unique_ptr<ipc::HelperProcess> Applier() {
+    applier_seq_ = 0;
+    return Spawn({Program("garuda-applier"), "serve", "--channel-fd=3",
+                  "--project", project_, "--undo-root",
+                  JoinPath(home_, "undo")});
+  }
+
+  SessionDescription Describe(ipc::HelperProcess& stager) {
+    StagerRequest request;
+    request.set_seq(++stager_seq_);
+    request.mutable_describe();
+    StagerReply reply;
+    absl::Status called = stager.Call(request, &reply);
+    EXPECT_TRUE(called.ok()) << called;
+    EXPECT_EQ(reply.seq(), request.seq());
+    EXPECT_TRUE(reply.has_description()) << reply.DebugString();
+    return reply.description();
+  }
+
+  // Sends RunCommand; the reply, and the ChangeSet memfd when one came.
+  StagerReply Run(ipc::HelperProcess& stager, const std::string& command,
+                  UniqueFd* change_set = nullptr, bool on_host = false,
+                  uint32_t timeout_seconds = 60) {
+    StagerRequest request;
+    request.set_seq(++stager_seq_);
+    request.mutable_run()->set_command(command);
+    request.mutable_run()->set_on_host(on_host);
+    request.mutable_run()->set_timeout_seconds(timeout_seconds);
+    StagerReply reply;
+    std::vector<UniqueFd> fds;
+    absl::Status called = stager.Call(request, &reply, &fds);
+    EXPECT_TRUE(called.ok()) << called;
+    EXPECT_EQ(reply.seq(), request.seq());
+    if (change_set != nullptr && !fds.empty()) *change_set = std::move(fds[0]);
+    return reply;
+  }
+
+  void End(ipc::HelperProcess& stager) {
+    StagerRequest request;
+    request.set_seq(++stager_seq_);
+    request.mutable_end();
+    StagerReply reply;
+    ASSERT_TRUE(stager.Call(request, &reply).ok());
+    EXPECT_TRUE(reply.has_ended()) << reply.DebugString();
+    EXPECT_TRUE(stager.Stop().ok()) << stager.exit_description();
+  }
+
+  // The staging folders of this HOME.
+  std::vector<std::string> StagingFolders() {
+    return Names(JoinPath(home_, ".garuda/staging"));
+  }
+
+  ApplierReply Apply(ipc::HelperProcess& applier, int change_set_fd) {
+    ApplierRequest request;
+    request.set_seq(++applier_seq_);
+    request.mutable_apply()->set_reason("bash: test");
+    request.mutable_apply()->set_session_id("s1");
+    ApplierReply reply;
+    int fds[] = {change_set_fd};
+    absl::Status called = applier.Call(request, &reply, nullptr, fds);
+    EXPECT_TRUE(called.ok()) << called;
+    EXPECT_EQ(reply.seq(), request.seq());
+    return reply;
+  }
+
+  ApplierReply Undo(ipc::HelperProcess& applier, const std::string& id) {
+    ApplierRequest request;
+    request.set_seq(++applier_seq_);
+    request.mutable_undo()->set_undo_id(id);
+    request.mutable_undo()->set_session_id("s1");
+    ApplierReply reply;
+    absl::Status called = applier.Call(request, &reply);
+    EXPECT_TRUE(called.ok()) << called;
+    return reply;
+  }
+
+  // A staged run of `command` that changes the project's files: its list.
+  UniqueFd StagedChange(const std::string& command) {
+    std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+    UniqueFd fd;
+    StagerReply reply = Run(*stager, command, &fd);
+    EXPECT_TRUE(reply.result().has_change_set()) << reply.DebugString();
+    End(*stager);
+    return fd;
+  }
+
+  std::string root_, project_, home_, etc_, outside_;
+  uint64_t stager_seq_ = 0;
+  uint64_t applier_seq_ = 0;
+};
+
+TEST_F(ServeTest, DirectRunCapturesOutputAndExitCode) {
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("direct");
+  ASSERT_NE(stager, nullptr);
+  SessionDescription description = Describe(*stager);
+  EXPECT_EQ(description.mode(), "direct");
+  EXPECT_EQ(description.profile(), "default");
+  EXPECT_TRUE(description.sandboxed()) << description.sandbox_problem();
+
+  UniqueFd change_set;
+  StagerReply reply = Run(*stager,
+                          "echo out; echo err >&2; echo direct > made.txt; "
+                          "hostname; exit 3",
+                          &change_set);
+  ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+  const CommandResult& result = reply.result();
+  EXPECT_EQ(result.kind(), CommandResult::EXITED);
+  EXPECT_EQ(result.exit_code(), 3);
+  EXPECT_EQ(result.stdout_data(), "out\ngaruda\n");  // inside the sandbox
+  EXPECT_EQ(result.stderr_data(), "err\n");
+  EXPECT_FALSE(result.on_host());
+  EXPECT_FALSE(result.has_change_set());
+  EXPECT_FALSE(change_set);
+  // Direct mode writes the project (the negative control of staged mode).
+  EXPECT_EQ(Read(JoinPath(project_, "made.txt")), "direct\n");
+
+  // The cap: the rest of the output is read and dropped.
+  StagerRequest request;
+  request.set_seq(++stager_seq_);
+  request.mutable_run()->set_command("head -c 5000 /dev/zero");
+  request.mutable_run()->set_output_limit(100);
+  StagerReply capped;
+  ASSERT_TRUE(stager->Call(request, &capped).ok());
+  EXPECT_EQ(capped.result().stdout_data().size(), 100u);
+  EXPECT_TRUE(capped.result().stdout_truncated());
+
+  // The timeout, in the sandbox and on the host.
+  for (bool on_host : {false, true}) {
+    StagerReply slow = Run(*stager, "sleep 30", nullptr, on_host, 1);
+    ASSERT_TRUE(slow.has_result()) << slow.DebugString();
+    EXPECT_EQ(slow.result().kind(), CommandResult::TIMED_OUT);
+    EXPECT_EQ(slow.result().on_host(), on_host);
+  }
+  End(*stager);
+}
+
+TEST_F(ServeTest, StagedRunReturnsTheChangeInASealedMemfd) {
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  ASSERT_NE(stager, nullptr);
+  SessionDescription description = Describe(*stager);
+  EXPECT_EQ(description.mode(), "staged");
+  EXPECT_FALSE(description.backend().empty());
+  ASSERT_EQ(StagingFolders().size(), 1u);
+
+  UniqueFd fd;
+  StagerReply reply =
+      Run(*stager, "echo new > a.txt; echo added > b.txt; echo done", &fd);
+  ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+  EXPECT_EQ(reply.result().stdout_data(), "done\n");
+  EXPECT_TRUE(reply.result().has_change_set());
+  EXPECT_EQ(reply.result().changed_files(), 2u);
+  ASSERT_TRUE(fd);
+  int seals = ::fcntl(fd.get(), F_GET_SEALS);
+  EXPECT_TRUE(seals & F_SEAL_WRITE);
+  EXPECT_TRUE(seals & F_SEAL_SEAL);
+  EXPECT_LT(::write(fd.get(), "x", 1), 0);  // nobody can change it now
+  absl::StatusOr<ChangeSet> change_set = ReadChangeSet(fd.get(), "memfd");
+  ASSERT_TRUE(change_set.ok()) << change_set.status();
+  const ChangeEntry* a = testing::FindEntry(*change_set, "a.txt");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->kind(), CHANGE_KIND_MODIFIED);
+  const ChangeEntry* b = testing::FindEntry(*change_set, "b.txt");
+  ASSERT_NE(b, nullptr);
+  for (const Change& change : change_set->changes) {
+    if (change.entry.path() == "a.txt") {
+      EXPECT_EQ(change.content, "new\n");
+    }
+  }
+  // The project did not change.
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+  EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
+
+  // A command that changes nothing: no list.
+  UniqueFd none;
+  reply = Run(*stager, "true", &none);
+  EXPECT_FALSE(reply.result().has_change_set());
+  EXPECT_FALSE(none);
+
+  End(*stager);
+  EXPECT_TRUE(StagingFolders().empty());  // the view went with the session
+}
+
+class ServeBackendTest : public ServeTest,
+                         public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ServeBackendTest, IgnoredOutputsStayForTheNextCommandNotTheProject) {
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged", GetParam());
+  ASSERT_NE(stager, nullptr);
+  EXPECT_EQ(Describe(*stager).backend(), GetParam());
+  UniqueFd fd;
+  StagerReply first =
+      Run(*stager, "mkdir -p build && echo built > build/out", &fd);
+  ASSERT_TRUE(first.has_result()) << first.DebugString();
+  EXPECT_EQ(first.result().exit_code(), 0);
+  EXPECT_FALSE(first.result().has_change_set());  // ignored: no question
+  // The person edits the project between two commands: the view follows.
+  Write(JoinPath(project_, "a.txt"), "edited\n");
+  StagerReply second = Run(*stager, "cat build/out a.txt", &fd);
+  ASSERT_TRUE(second.has_result()) << second.DebugString();
+  EXPECT_EQ(second.result().stdout_data(), "built\nedited\n");
+  EXPECT_FALSE(Exists(JoinPath(project_, "build")));
+  End(*stager);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ServeBackendTest,
+                         ::testing::Values("overlay", "copy"));
+
+TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
+  // Negative control first: the default profile runs it on the host, where
+  // it writes the real project even in staged mode (never staged).
+  {
+    std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+    StagerReply reply =
+        Run(*stager, "hostname; touch host-made", nullptr, /*on_host=*/true);
+    ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+    EXPECT_TRUE(reply.result().on_host());
+    EXPECT_NE(reply.result().stdout_data(), "garuda\n");
+    EXPECT_FALSE(reply.result().has_change_set());
+    EXPECT_TRUE(Exists(JoinPath(project_, "host-made")));
+    // A process it leaves running on the host does not hold the reply
+    // (with its output on a pipe, the reply would wait the whole sleep and
+    // the test would time out).
+    StagerReply left =
+        Run(*stager, "sleep 900 & echo $! > ../left.pid; echo started", nullptr,
+            true);
+    ASSERT_TRUE(left.has_result()) << left.DebugString();
+    EXPECT_EQ(left.result().stdout_data(), "started\n");
+    Host("kill $(cat ../left.pid)");
+    End(*stager);
+  }
+  ::unlink(JoinPath(project_, "host-made").c_str());
+  Write(JoinPath(project_, ".garuda/settings.json"),
+        R"({"profile": "strict"})");
+  for (const char* mode : {"direct", "staged"}) {
+    std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
+    EXPECT_EQ(Describe(*stager).profile(), "strict");
+    StagerReply reply = Run(*stager, "touch host-made", nullptr, true);
+    EXPECT_TRUE(reply.has_error()) << reply.DebugString();
+    EXPECT_NE(reply.error().message().find("strict profile"), std::string::npos)
+        << reply.error().message();
+    EXPECT_FALSE(Exists(JoinPath(project_, "host-made")));
+    // The channel goes on after an error reply.
+    EXPECT_TRUE(Run(*stager, "true").has_result());
+    End(*stager);
+  }
+}
+
+TEST_F(ServeTest, WithoutASandboxOnlyAnAgreedOnHostCommandRuns) {
+  // The fake probe (DirectRunCapturesOutputAndExitCode is the control: there
+  // the sandbox works and the command runs in it).
+  ::setenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX", "1", 1);
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("direct");
+  ::unsetenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX");
+  SessionDescription description = Describe(*stager);
+  EXPECT_FALSE(description.sandboxed());
+  EXPECT_NE(description.sandbox_problem().find("fix"), std::string::npos)
+      << description.sandbox_problem();
+  StagerReply refused = Run(*stager, "touch made");
+  EXPECT_TRUE(refused.has_error()) << refused.DebugString();
+  EXPECT_FALSE(Exists(JoinPath(project_, "made")));
+  StagerReply host = Run(*stager, "touch made", nullptr, /*on_host=*/true);
+  ASSERT_TRUE(host.has_result()) << host.DebugString();
+  EXPECT_TRUE(host.result().on_host());
+  EXPECT_TRUE(Exists(JoinPath(project_, "made")));
+  End(*stager);
+}
+
+TEST_F(ServeTest, AStagingFailureIsAnErrorReplyAndNothingRuns) {
+  // The command writes a marker in a writable folder outside the project,
+  // so that a run shows in either mode.
+  Write(JoinPath(home_, ".garuda/settings.json"),
+        absl::StrCat(R"({"sandbox": {"writePaths": [")", outside_, R"("]}})"));
+  const std::string marker = JoinPath(outside_, "ran");
+  const std::string command = absl::StrCat("touch ", marker);
+  // Negative control: without the seam the command runs.
+  {
+    std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+    StagerReply reply = Run(*stager, command);
+    ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+    EXPECT_TRUE(Exists(marker));
+    End(*stager);
+  }
+  ::unlink(marker.c_str());
+  ::setenv("GARUDA_TEST_ONLY_FAIL_STAGING", "1", 1);
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  SessionDescription description = Describe(*stager);
+  EXPECT_EQ(description.mode(), "staged");  // never direct mode instead
+  StagerReply reply = Run(*stager, command);
+  ASSERT_TRUE(reply.has_error()) << reply.DebugString();
+  EXPECT_NE(reply.error().message().find("could not be set up"),
+            std::string::npos)
+      << reply.error().message();
+  EXPECT_FALSE(Exists(marker));
+  End(*stager);
+}
+
+TEST_F(ServeTest, AKilledStagersViewIsRemovedAtTheNextStart) {
+  {
+    std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+    ASSERT_TRUE(Run(*stager, "echo x > a.txt").has_result());
+    EXPECT_EQ(StagingFolders().size(), 1u);
+    // The destructor kills it (SIGKILL): nothing cleans up.
+  }
+  std::vector<std::string> left = StagingFolders();
+  ASSERT_EQ(left.size(), 1u);  // the negative control
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  Describe(*stager);
+  std::vector<std::string> now = StagingFolders();
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_NE(now[0], left[0]);
+  End(*stager);
+}
+
+TEST_F(ServeTest, AGarbageFrameEndsTheStagersChannel) {
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  Describe(*stager);
+  ASSERT_TRUE(ipc::SendRaw(stager->channel().fd(),
+                           ipc::LengthPrefix(7) + "\xff\xff\xff garbage")
+                  .ok());
+  StagerReply reply;
+  absl::Status status = stager->channel().Receive(&reply);
+  if (status.ok()) {
+    EXPECT_TRUE(reply.has_error()) << reply.DebugString();
+  }
+  // It exits by itself (status 1: a broken channel), with no crash.
+  absl::Status stopped = stager->Stop();
+  EXPECT_EQ(stager->exit_description().find("signal"), std::string::npos)
+      << stager->exit_description();
+  EXPECT_TRUE(StagingFolders().empty());
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+}
+
+TEST_F(ServeTest, ApplyThroughTheApplierWritesTheProjectAndUndoRestores) {
+  UniqueFd list = StagedChange("echo new > a.txt; echo added > b.txt");
+  ASSERT_TRUE(list);
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  ASSERT_NE(applier, nullptr);
+  ApplierReply reply = Apply(*applier, list.get());
+  ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
+  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED);
+  EXPECT_EQ(reply.applied().line(), "The user applied the changes");
+  EXPECT_EQ(reply.applied().files(), 2u);
+  EXPECT_FALSE(reply.applied().undo_id().empty());
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "new\n");
+  EXPECT_EQ(Read(JoinPath(project_, "b.txt")), "added\n");
+
+  // The session's last apply, by session id.
+  ApplierReply undone = Undo(*applier, "");
+  ASSERT_TRUE(undone.has_undone()) << undone.DebugString();
+  EXPECT_EQ(undone.undone().kind(), ApplyOutcome::APPLIED);
+  EXPECT_EQ(undone.undone().undo_id(), reply.applied().undo_id());
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+  EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
+  // Nothing of the session is left to undo.
+  ApplierReply again = Undo(*applier, "");
+  EXPECT_TRUE(again.has_error()) << again.DebugString();
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+  EXPECT_TRUE(applier->Stop().ok()) << applier->exit_description();
+}
+
+TEST_F(ServeTest, AConflictWritesNothing) {
+  UniqueFd list = StagedChange("echo new > a.txt; echo added > b.txt");
+  ASSERT_TRUE(list);
+  // The person changes a.txt after the list was made.
+  Write(JoinPath(project_, "a.txt"), "person\n");
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  ApplierReply reply = Apply(*applier, list.get());
+  ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
+  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::CONFLICT);
+  ASSERT_EQ(reply.applied().conflicts_size(), 1);
+  EXPECT_EQ(reply.applied().conflicts(0), "a.txt");
+  EXPECT_NE(reply.applied().line().find("conflict"), std::string::npos);
+  EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "person\n");
+  EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
+  EXPECT_TRUE(applier->Stop().ok()) << applier->exit_description();
+}
+
+TEST_F(ServeTest, AnIncompleteListIsRefusedAndWritesNothing) {
+  ::setenv("GARUDA_TEST_ONLY_FILE_LIMIT", "1", 1);
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  ::unsetenv("GARUDA_TEST_ONLY_FILE_LIMIT");
+  UniqueFd list;
+  StagerReply reply = Run(*stager, "touch n1 n2 n3", &list);
+  ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+  EXPECT_TRUE(reply.result().change_set_incomplete());
+  ASSERT_TRUE(list);
+  End(*stager);
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  ApplierReply applied = Apply(*applier, list.get());
+  ASSERT_TRUE(applied.has_applied()) << applied.DebugString();
+  EXPECT_EQ(applied.applied().kind(), ApplyOutcome::REFUSED);
+  EXPECT_NE(applied.applied().line().find("incomplete"), std::string::npos);
+  EXPECT_FALSE(Exists(JoinPath(project_, "n1")));
+}
+
+TEST_F(ServeTest, BadListsAndGarbageFramesWriteNothing) {
+  std::map<std::string, std::string> before = testing::Snapshot(project_);
+  std::unique_ptr<ipc::HelperProcess> applier = Applier();
+  // A list that is not a ChangeSet stream: an error reply, the channel
+  // goes on.
+  UniqueFd junk(::memfd_create("junk", MFD_CLOEXEC));
+  ASSERT_TRUE(WriteAll(junk.get(), "\x05\x00\x00\x00junk!").ok());
+  ::lseek(junk.get(), 0, SEEK_SET);
+  ApplierReply reply = Apply(*applier, junk.get());
+  EXPECT_TRUE(reply.has_error()) << reply.DebugString();
+  // A pipe is refused (its writer could hold the applier forever).
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  reply = Apply(*applier, read_end.get());
+  EXPECT_TRUE(reply.has_error()) << reply.DebugString();
+  // A garbage frame ends the channel; the applier exits without a crash.
+  ASSERT_TRUE(ipc::SendRaw(applier->channel().fd(),
+                           ipc::LengthPrefix(7) + "\xff\xff\xff garbage")
+                  .ok());
+  ApplierReply last;
+  if (applier->channel().Receive(&last).ok()) {
+    EXPECT_TRUE(last.has_error()) << last.DebugString();
+  }
+  applier->Stop().IgnoreError();
+  EXPECT_EQ(applier->exit_description().find("signal"), std::string::npos)
+      << applier->exit_description();
+  EXPECT_EQ(testing::Snapshot(project_), before);
+}
+
+}  // namespace
+}  // namespace garuda
