@@ -22,6 +22,14 @@ std::vector<std::string> CurrentEnvironment() {
   return env;
 }
 
+void LowerWallTime(uint64_t wall_time_ms, SandboxPolicy* policy) {
+  if (wall_time_ms == 0) return;
+  uint64_t current = policy->limits().wall_time_ms();
+  if (current == 0 || wall_time_ms < current) {
+    policy->mutable_limits()->set_wall_time_ms(wall_time_ms);
+  }
+}
+
 absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
     const MergedSettings& settings, const CommandRequest& request) {
   char real[PATH_MAX];
@@ -57,6 +65,15 @@ absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
   for (const std::string& path : settings.settings.sandbox().deny_paths()) {
     policy.add_denied_paths(path);
   }
+
+  const SandboxLimits& limits = settings.settings.sandbox().limits();
+  constexpr uint64_t kMiB = 1 << 20;
+  Limits* policy_limits = policy.mutable_limits();
+  policy_limits->set_memory_bytes(limits.memory_mb() * kMiB);
+  policy_limits->set_processes(limits.processes());
+  policy_limits->set_cpu_seconds(limits.cpu_seconds());
+  policy_limits->set_wall_time_ms(uint64_t{limits.wall_time_seconds()} * 1000);
+  policy_limits->set_file_size_bytes(limits.file_size_mb() * kMiB);
 
   const std::string& cwd = request.working_directory;
   if (cwd == project || absl::StartsWith(cwd, absl::StrCat(project, "/"))) {

@@ -4,6 +4,7 @@
 #ifndef GARUDA_SANDBOX_COMMAND_POLICY_H_
 #define GARUDA_SANDBOX_COMMAND_POLICY_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,14 @@ struct CommandRequest {
 
 // Direct mode: the project writable; system folders read-only; the extra
 // writable paths of the settings and the request; the denied paths of the
-// defaults (.git/hooks, .garuda, /etc/shadow...) and of the settings.
+// defaults (.git/hooks, .garuda, /etc/shadow...) and of the settings; the
+// limits of the settings.
 absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
     const MergedSettings& settings, const CommandRequest& request);
+
+// Lowers the policy's wall-time limit to `wall_time_ms` (a tool call's
+// timeout); never raises it past the settings' limit. 0 changes nothing.
+void LowerWallTime(uint64_t wall_time_ms, SandboxPolicy* policy);
 
 // The caller's environment as a list, for CommandRequest::environment.
 std::vector<std::string> CurrentEnvironment();

@@ -29,6 +29,8 @@ ABSL_FLAG(uint64_t, file_limit, 50000,
           "diff-dirs: more paths than this make the list incomplete");
 ABSL_FLAG(std::string, command, "",
           "diff-dirs: the command that made the change, shown in the question");
+ABSL_FLAG(bool, quiet, false,
+          "serve: no \"serving\" line on stderr (errors are still printed)");
 ABSL_FLAG(int, channel_fd, -1,
           "serve: the descriptor of garuda-agent's channel (one end of a Unix "
           "stream socketpair)");
@@ -104,12 +106,13 @@ int main(int argc, char** argv) {
     options.project = absl::GetFlag(FLAGS_project);
     options.undo_root = absl::GetFlag(FLAGS_undo_root);
     options.lock_down = garuda::LockDownApplier;
-    options.log = [](const std::string& line) {
+    auto say = [](const std::string& line) {
       std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
     };
+    if (!absl::GetFlag(FLAGS_quiet)) options.log = say;
     absl::Status served = garuda::RunApplierServe(options);
     if (!served.ok()) {
-      options.log(absl::StrCat("serve: ", served.message()));
+      say(absl::StrCat("serve: ", served.message()));
       return garuda::kExitError;
     }
     return garuda::kExitApplied;

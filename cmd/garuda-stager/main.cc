@@ -35,6 +35,8 @@ ABSL_FLAG(bool, keep_processes, false,
           "run: processes the command leaves behind keep running until they "
           "end (dev servers); without it they end with the command");
 ABSL_FLAG(bool, json, false, "probe: print one JSON object");
+ABSL_FLAG(bool, quiet, false,
+          "serve: no \"serving\" line on stderr (errors are still printed)");
 ABSL_FLAG(int, channel_fd, -1,
           "serve: the descriptor of garuda-agent's channel (one end of a "
           "Unix stream socketpair)");
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
     options.mode = absl::GetFlag(FLAGS_mode);
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session_id = absl::GetFlag(FLAGS_session_id);
+    options.quiet = absl::GetFlag(FLAGS_quiet);
     if (options.channel_fd < 0) {
       std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
       return 2;

@@ -201,8 +201,17 @@ absl::Status ErrorReplyStatus(const Error& error, absl::string_view helper) {
 }
 
 HelperPaths HelperPathsIn(const std::string& dir) {
-  return {JoinPath(dir, kAuditorProgram), JoinPath(dir, kBudgeterProgram),
-          JoinPath(dir, kStagerProgram), JoinPath(dir, kApplierProgram)};
+  auto find = [&](const char* name) {
+    std::string beside = JoinPath(dir, name);
+    std::string built = JoinPath(JoinPath(Dirname(dir), name), name);
+    if (::access(beside.c_str(), X_OK) != 0 &&
+        ::access(built.c_str(), X_OK) == 0) {
+      return built;
+    }
+    return beside;
+  };
+  return {find(kAuditorProgram), find(kBudgeterProgram), find(kStagerProgram),
+          find(kApplierProgram)};
 }
 
 absl::StatusOr<std::string> OwnProgramFolder() {
@@ -251,7 +260,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
 
   std::vector<std::string> stager = {
       options.paths.stager, "serve",        "--channel-fd=3",  "--project",
-      options.project,      "--session-id", options.session_id};
+      options.project,      "--session-id", options.session_id, "--quiet"};
   if (!options.command_mode.empty()) {
     stager.push_back("--mode=" + options.command_mode);
   }
@@ -263,7 +272,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
   ASSIGN_OR_RETURN(
       helpers->applier_process_,
       SpawnHelper({options.paths.applier, "serve", "--channel-fd=3",
-                   "--project", options.project}));
+                   "--project", options.project, "--quiet"}));
   helpers->applier_ = ApplierChannelClient(helpers->applier_process_.get());
   return helpers;
 }

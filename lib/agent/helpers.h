@@ -29,7 +29,10 @@ struct HelperPaths {
   std::string auditor, budgeter, stager, applier;
 };
 
-// The four programs in `dir`.
+// The four programs in `dir`, where an installation puts them side by side;
+// a program not there is looked for at `dir`/../<name>/<name>, where the
+// build leaves it (bazel-bin/cmd/garuda-stager/garuda-stager), so that the
+// agent runs from the build tree too.
 HelperPaths HelperPathsIn(const std::string& dir);
 // The folder of the running program (/proc/self/exe): where the helpers are
 // installed beside garuda-agent.

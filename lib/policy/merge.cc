@@ -63,6 +63,19 @@ absl::Status CheckProjectWritePath(const Source& source,
   return absl::OkStatus();
 }
 
+// Each limit: the smallest non-zero value of any source.
+void LowerLimits(const SandboxLimits& in, SandboxLimits* out) {
+  auto lower = [](auto value, auto current) {
+    return value != 0 && (current == 0 || value < current) ? value : current;
+  };
+  out->set_memory_mb(lower(in.memory_mb(), out->memory_mb()));
+  out->set_processes(lower(in.processes(), out->processes()));
+  out->set_cpu_seconds(lower(in.cpu_seconds(), out->cpu_seconds()));
+  out->set_wall_time_seconds(
+      lower(in.wall_time_seconds(), out->wall_time_seconds()));
+  out->set_file_size_mb(lower(in.file_size_mb(), out->file_size_mb()));
+}
+
 }  // namespace
 
 absl::StatusOr<MergedSettings> MergeSettings(const SettingsSources& sources) {
@@ -116,6 +129,7 @@ absl::StatusOr<MergedSettings> MergeSettings(const SettingsSources& sources) {
     for (const std::string& path : in.sandbox().deny_paths()) {
       out.mutable_sandbox()->add_deny_paths(path);
     }
+    LowerLimits(in.sandbox().limits(), out.mutable_sandbox()->mutable_limits());
     if (source.policy && !audit_set && in.has_audit()) {
       *out.mutable_audit() = in.audit();
       audit_set = true;

@@ -13,6 +13,8 @@
 //     inside itself, so a cloned project cannot open the home folder.
 //   - Network: a policy file that sets it decides; otherwise the project,
 //     then the user's settings.
+//   - Sandbox limits (memory, processes, CPU, wall time, file size): each
+//     the smallest value any source sets; a project can lower, not raise.
 //   - Audit settings: only from policy files.
 //   - permissions, model, knowledge and budget are not merged here yet.
 // A value that is not allowed ("profile": "strickt") is an error naming the

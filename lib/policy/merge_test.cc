@@ -156,6 +156,23 @@ TEST_F(MergeTest, ProjectCannotAddWritablePathsOutsideItself) {
   EXPECT_EQ(Merge().settings.sandbox().write_paths_size(), 2);
 }
 
+TEST_F(MergeTest, EachLimitIsTheSmallestOfAnySource) {
+  sources_.managed_policy =
+      Parse(R"({"sandbox":{"limits":{"memoryMb":2048,"processes":64}}})");
+  // A project can lower a limit...
+  sources_.project_settings =
+      Parse(R"({"sandbox":{"limits":{"memoryMb":512,"cpuSeconds":30}}})");
+  // ...and no source can raise one.
+  sources_.user_settings = Parse(
+      R"({"sandbox":{"limits":{"processes":4096,"wallTimeSeconds":600}}})");
+  const SandboxLimits& limits = Merge().settings.sandbox().limits();
+  EXPECT_EQ(limits.memory_mb(), 512u);
+  EXPECT_EQ(limits.processes(), 64u);
+  EXPECT_EQ(limits.cpu_seconds(), 30u);
+  EXPECT_EQ(limits.wall_time_seconds(), 600u);
+  EXPECT_EQ(limits.file_size_mb(), 0u);
+}
+
 TEST_F(MergeTest, AuditOnlyFromPolicyFiles) {
   sources_.project_settings = Parse(R"({"audit":{"checkpoint":true}})");
   EXPECT_FALSE(Merge().settings.audit().checkpoint());

@@ -169,6 +169,7 @@ class StagerService {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
                      project_,      "--mode", kHostMode};
+      if (options_.quiet) helper.argv.push_back("--quiet");
       helper.channel.peer_name = "garuda-stager (on_host runner)";
       absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> host =
           ipc::HelperProcess::Spawn(helper);
@@ -234,7 +235,7 @@ class StagerService {
 
  private:
   void Log(const std::string& line) {
-    if (options_.log) options_.log(line);
+    if (options_.log && !options_.quiet) options_.log(line);
   }
 
   // The view goes (unmounted, its folder removed); the runner ends.
@@ -332,9 +333,7 @@ class StagerService {
     }
     ASSIGN_OR_RETURN(SandboxPolicy policy,
                      DirectCommandPolicy(settings_, command));
-    if (wall_time_ms != 0) {
-      policy.mutable_limits()->set_wall_time_ms(wall_time_ms);
-    }
+    LowerWallTime(wall_time_ms, &policy);
     ASSIGN_OR_RETURN(RunResult ran, RunInSandbox(policy, run));
     FillResult(ran, false, result);
     return absl::OkStatus();
@@ -366,7 +365,14 @@ class StagerService {
       *result = reply.result();
       return absl::OkStatus();
     }
-    run.wall_time_ms = wall_time_ms;
+    // The settings' wall time bounds a host command too; the other limits
+    // need the sandbox.
+    SandboxPolicy bounds;
+    bounds.mutable_limits()->set_wall_time_ms(
+        uint64_t{settings_.settings.sandbox().limits().wall_time_seconds()} *
+        1000);
+    LowerWallTime(wall_time_ms, &bounds);
+    run.wall_time_ms = bounds.limits().wall_time_ms();
     ASSIGN_OR_RETURN(RunResult ran, RunOnHostIntoFiles(run, directory));
     FillResult(ran, true, result);
     return absl::OkStatus();

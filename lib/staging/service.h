@@ -43,8 +43,11 @@ struct StagerServeOptions {
   // The program to start as the on_host runner of a staged session
   // (normally /proc/self/exe).
   std::string self = "/proc/self/exe";
-  // Lines for the person (the stager's stderr).
+  // Lines for the person (the stager's stderr); none with `quiet`.
   std::function<void(const std::string& line)> log;
+  // No "serving" line: the agent's helpers share the person's terminal,
+  // and the session's first line says what the stager serves.
+  bool quiet = false;
 };
 
 // Serves until EndSession or until the agent closes the channel (OK), or

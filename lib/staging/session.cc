@@ -417,8 +417,7 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
   ASSIGN_OR_RETURN(SandboxPolicy policy,
                    DirectCommandPolicy(settings, request));
   policy.set_project_writable(false);
-  if (wall_time_ms != 0)
-    policy.mutable_limits()->set_wall_time_ms(wall_time_ms);
+  LowerWallTime(wall_time_ms, &policy);
   BindMount* bind = policy.add_binds();
   bind->set_source(*view);
   bind->set_target(request.project);

@@ -329,6 +329,40 @@ TEST_F(StagerTest, ProbeSaysWhetherLimitsHaveCgroups) {
       << output;
 }
 
+// The limits of the settings reach the command: a project's memoryMb ends
+// a command that allocates past it, reported as out of memory; without the
+// setting the same command completes.
+TEST_F(StagerTest, MemoryLimitFromTheSettingsEndsTheCommand) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kMemory);
+  if (!place.available) GTEST_SKIP() << "no memory cgroup: " << place.reason;
+  std::vector<std::string> allocate = {
+      "run",       "--project", project_, "--mode", "direct", "--",
+      "/usr/bin/python3", "-c", "x = b'a' * (256 << 20); print(len(x))"};
+  RunResult unlimited = Stager(allocate);
+  EXPECT_EQ(unlimited.exit_code, 0) << unlimited.stderr_data;
+
+  Write(project_ + "/.garuda/settings.json",
+        R"({"sandbox":{"limits":{"memoryMb":64}}})");
+  RunResult limited = Stager(allocate);
+  EXPECT_NE(limited.exit_code, 0);
+  EXPECT_NE(limited.stderr_data.find("out of memory"), std::string::npos)
+      << limited.stderr_data;
+}
+
+// A tool call's timeout can lower the settings' wall time, and the wall
+// time of the settings ends a command that runs past it.
+TEST_F(StagerTest, WallTimeFromTheSettingsEndsTheCommand) {
+  Write(home_ + "/.garuda/settings.json",
+        R"({"sandbox":{"limits":{"wallTimeSeconds":1}}})");
+  RunResult result = Stager({"run", "--project", project_, "--mode", "direct",
+                             "--", "/bin/sleep", "30"});
+  EXPECT_EQ(result.exit_code, 124) << result.stderr_data;
+  // Control: a command that ends in time is not touched.
+  result = Stager({"run", "--project", project_, "--mode", "direct", "--",
+                   "/bin/true"});
+  EXPECT_EQ(result.exit_code, 0) << result.stderr_data;
+}
+
 TEST_F(StagerTest, ProbeJson) {
   RunResult result = Stager({"probe", "--json"});
   EXPECT_EQ(result.exit_code, 0);
