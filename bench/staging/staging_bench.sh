@@ -7,18 +7,23 @@
 # files: read-tree -m -u before each command, add -A and write-tree after),
 # and the spec's recorded figures for reference.
 #
-#   bazel run //bench/staging:staging_bench [-- --runs N] [-- --keep]
+#   bazel run -c opt //bench/staging:staging_bench [-- --runs N --iterations M --keep]
 #
-# Every figure is the median of N runs (default 5). The project and a
-# private HOME go in a temporary folder, removed at the end unless --keep.
+# Every figure is the median of N runs (default 5); the per-command overhead
+# is the median, over M iterations (default 30), of a staged call minus the
+# direct call of the same command run just before it (the bare sandbox run,
+# interleaved so that both see the same load). The project and a private
+# HOME go in a temporary folder, removed at the end unless --keep.
 set -u
 RUNS=5
+ITERATIONS=30
 KEEP=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) RUNS="$2"; shift 2 ;;
+    --iterations) ITERATIONS="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    *) echo "usage: staging_bench [--runs N] [--keep]" >&2; exit 2 ;;
+    *) echo "usage: staging_bench [--runs N] [--iterations M] [--keep]" >&2; exit 2 ;;
   esac
 done
 
@@ -89,8 +94,6 @@ change_cmd() {
 cd "$P"
 echo
 echo "Garuda staged commands (median of $RUNS runs; wall time of whole CLI calls unless said)"
-direct=$(median_ms "$STAGER" run --mode direct -- true)
-fmt "direct mode, garuda-stager run -- true" "$direct"
 for backend in overlay copy; do
   echo " backend $backend:"
   starts=()
@@ -100,10 +103,27 @@ for backend in overlay copy; do
       --session bench -- true 2>&1 >/dev/null | grep timings | phase start)")
   done
   fmt "session start (view made: the start phase)" "$(printf '%s\n' "${starts[@]}" | median)"
-  staged=$(median_ms "$STAGER" run --mode staged --backend "$backend" --session bench -- true)
-  fmt "staged, garuda-stager run --session -- true" "$staged"
-  fmt "per-command overhead of true (staged minus direct)" \
-    "$(awk -v a="$staged" -v b="$direct" 'BEGIN {printf "%.1f", a - b}')"
+  directs=()
+  stageds=()
+  diffs=()
+  views=()
+  for ((i = 0; i < ITERATIONS; i++)); do
+    d=$(time_ms "$STAGER" run --mode direct -- true)
+    t0=$(now)
+    line=$(GARUDA_STAGER_TIMINGS=1 "$STAGER" run --mode staged --backend "$backend" \
+      --session bench -- true 2>&1 >/dev/null | grep timings)
+    t1=$(now)
+    s=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", (b - a) / 1000}')
+    directs+=("$d")
+    stageds+=("$s")
+    diffs+=("$(awk -v a="$s" -v b="$d" 'BEGIN {printf "%.1f", a - b}')")
+    views+=("$(awk -v r="$(phase refresh <<<"$line")" -v l="$(phase list <<<"$line")" \
+      -v o="$(phase output <<<"$line")" 'BEGIN {printf "%.1f", r + l + o}')")
+  done
+  fmt "direct, garuda-stager run -- true ($ITERATIONS interleaved)" "$(printf '%s\n' "${directs[@]}" | median)"
+  fmt "staged, garuda-stager run --session -- true" "$(printf '%s\n' "${stageds[@]}" | median)"
+  fmt "per-command overhead of true (staged minus direct)" "$(printf '%s\n' "${diffs[@]}" | median)"
+  fmt "  of which refresh + list + output (stager timings)" "$(printf '%s\n' "${views[@]}" | median)"
   for k in 1 100 10000; do
     lists=()
     totals=()
@@ -150,12 +170,15 @@ fmt "before each command (add -A, write-tree, read-tree -m -u)" "$(median_ms ref
 fmt "after each command (add -A, write-tree, diff-tree)" "$(median_ms ref_after)"
 for k in 1 100 10000; do
   afters=()
+  statuses=()
   for ((i = 0; i < RUNS; i++)); do
     ref_before >/dev/null 2>&1
     (cd "$C" && sh -c "$(change_cmd $k)")
     afters+=("$(time_ms ref_after)")
+    statuses+=("$(time_ms git -C "$C" status --porcelain)")
   done
   fmt "after a change of $k files" "$(printf '%s\n' "${afters[@]}" | median)"
+  fmt "  git status --porcelain in the copy, same change" "$(printf '%s\n' "${statuses[@]}" | median)"
 done
 
 echo

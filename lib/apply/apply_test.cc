@@ -221,7 +221,10 @@ TEST(ApplyTest, ContentThatDoesNotMatchItsHashIsRefused) {
   options.project = f.project;
   absl::StatusOr<ChangeSet> change_set = BuildFromCopy(f.staged, options);
   ASSERT_TRUE(change_set.ok());
-  // Not loaded: no content in memory.
+  ASSERT_EQ(change_set->changes.size(), 1u);
+  // The walk keeps small contents in memory, as it hashed them; a content
+  // that is not the one hashed (tampered with, or never loaded) is refused.
+  change_set->changes[0].content = "tampered\n";
   auto result = ApplyChangeSet(*change_set, Options(f));
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->outcome, ApplyOutcome::kRefused);

@@ -131,7 +131,8 @@ FileType FileTypeOfMode(mode_t mode) {
 }
 
 absl::StatusOr<Fingerprint> FingerprintAt(int dir_fd, const std::string& name,
-                                          absl::string_view what) {
+                                          absl::string_view what,
+                                          std::string* content) {
   Fingerprint fingerprint;
   struct stat st;
   if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -157,7 +158,18 @@ absl::StatusOr<Fingerprint> FingerprintAt(int dir_fd, const std::string& name,
         return absl::AbortedError(absl::StrCat(
             VisiblePath(what), " changed while it was being read"));
       }
-      absl::StatusOr<std::string> digest = Sha256OfFd(file.get());
+      absl::StatusOr<std::string> digest;
+      if (content != nullptr) {
+        absl::StatusOr<std::string> bytes = ReadAll(file.get());
+        if (bytes.ok()) {
+          *content = *std::move(bytes);
+          digest = Sha256(*content);
+        } else {
+          digest = bytes.status();
+        }
+      } else {
+        digest = Sha256OfFd(file.get());
+      }
       if (!digest.ok()) {
         return absl::Status(
             digest.status().code(),

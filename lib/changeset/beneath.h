@@ -42,9 +42,11 @@ std::string Sha256(absl::string_view data);
 absl::StatusOr<std::string> Sha256OfFd(int fd);
 
 // The state of `name` in the folder `dir_fd`, not following a link there.
-// ENOENT is FILE_TYPE_ABSENT. `what` names the path in errors.
+// ENOENT is FILE_TYPE_ABSENT. `what` names the path in errors. With
+// `content`, a regular file's bytes are kept there (the ones hashed).
 absl::StatusOr<Fingerprint> FingerprintAt(int dir_fd, const std::string& name,
-                                          absl::string_view what);
+                                          absl::string_view what,
+                                          std::string* content = nullptr);
 
 // The state of `relative` beneath the root. A missing parent folder, or a
 // parent that is not a folder, means the path is absent. A symlinked parent

@@ -222,7 +222,7 @@ class Walker {
   // when it cannot be read (the list is then incomplete).
   bool Fingerprinted(int dir_fd, const std::string& name,
                      const std::string& relative, bool new_side,
-                     Fingerprint* out) {
+                     Fingerprint* out, std::string* content = nullptr) {
     if (new_side && options_.before_read) {
       absl::Status seam = options_.before_read(relative);
       if (!seam.ok()) {
@@ -232,7 +232,7 @@ class Walker {
       }
     }
     absl::StatusOr<Fingerprint> fingerprint =
-        FingerprintAt(dir_fd, name, relative);
+        FingerprintAt(dir_fd, name, relative, content);
     if (!fingerprint.ok()) {
       Incomplete(absl::StrCat("cannot read ", VisiblePath(relative), ": ",
                               fingerprint.status().message()));
@@ -252,10 +252,20 @@ class Walker {
            Fingerprinted(old_parent, name, relative, false, base);
   }
 
+  // Whether the content of a new file of `size` bytes is kept in memory
+  // when it is read for its fingerprint, so that writing the list does not
+  // read (and hash) it again. Small files only, up to a total.
+  bool KeepContent(const Side& side) const {
+    if (side.type != FILE_TYPE_REGULAR) return false;
+    uint64_t size = static_cast<uint64_t>(side.st.st_size);
+    return size <= kKeptFileBytes && kept_bytes_ + size <= kKeptTotalBytes;
+  }
+
   void AddChange(const std::string& relative, ChangeKind kind,
                  const Fingerprint& base, int new_dir_fd,
                  const std::string& name, const Side& side,
-                 const Fingerprint* new_fingerprint) {
+                 const Fingerprint* new_fingerprint,
+                 std::string* content = nullptr) {
     Change change;
     ChangeEntry& entry = change.entry;
     entry.set_path(relative);
@@ -283,8 +293,15 @@ class Walker {
       } else if (side.type == FILE_TYPE_REGULAR) {
         entry.set_size(static_cast<uint64_t>(side.st.st_size));
         entry.set_new_sha256(new_fingerprint->sha256());
-        change.source_root = new_root_;
-        change.source_relative = relative;
+        if (content != nullptr && content->size() == entry.size()) {
+          // The bytes that were hashed: the list is consistent by
+          // construction.
+          kept_bytes_ += content->size();
+          change.content = std::move(*content);
+        } else {
+          change.source_root = new_root_;
+          change.source_relative = relative;
+        }
       }
     }
     result_.changes.push_back(std::move(change));
@@ -296,11 +313,12 @@ class Walker {
                            bool ignored) {
     bool all = true;
     for (const std::string& name : List(old_fd, relative)) {
-      if (!Count()) return false;
+      if (stopped_) return false;
       std::string child = Child(relative, name);
       Side old = Stat(old_fd, name, child, false);
       bool is_folder = old.type == FILE_TYPE_DIRECTORY;
       bool child_ignored = IsIgnored(child, ignored, is_folder);
+      if (!child_ignored && !Count()) return false;
       if (is_folder) {
         UniqueFd fd = OpenFolder(old_fd, name, child);
         if (!fd) return false;
@@ -344,7 +362,7 @@ class Walker {
   // folder of the staging view.
   void CountWritten(const std::string& relative, int new_fd) {
     for (const std::string& name : List(new_fd, relative)) {
-      if (!Count()) return;
+      if (stopped_) return;
       std::string child = Child(relative, name);
       Side side = Stat(new_fd, name, child, true);
       if (side.type == FILE_TYPE_DIRECTORY) {
@@ -359,8 +377,13 @@ class Walker {
   void ComparePath(const std::string& relative, const std::string& name,
                    int new_parent, int old_parent, bool parent_ignored,
                    bool merge) {
-    if (!Count()) return;
+    if (stopped_) return;
     Side now = Stat(new_parent, name, relative, true);
+    if (!overlay_ && options_.unchanged && now.type != FILE_TYPE_ABSENT &&
+        now.type != FILE_TYPE_DIRECTORY &&
+        options_.unchanged(relative, now.st)) {
+      return;
+    }
     Side old = Stat(old_parent, name, relative, false);
     bool gone = now.type == FILE_TYPE_ABSENT || now.whiteout;
     if (relative == ".git") {
@@ -380,6 +403,7 @@ class Walker {
     bool is_folder = (!gone && now.type == FILE_TYPE_DIRECTORY) ||
                      (gone && old.type == FILE_TYPE_DIRECTORY);
     bool ignored = IsIgnored(relative, parent_ignored, is_folder);
+    if (!ignored && !Count()) return;
 
     // The staging side is a folder.
     if (!gone && now.type == FILE_TYPE_DIRECTORY) {
@@ -472,7 +496,10 @@ class Walker {
       return;
     }
     Fingerprint now_fingerprint;
-    if (!Fingerprinted(new_parent, name, relative, true, &now_fingerprint)) {
+    std::string content;
+    std::string* keep = KeepContent(now) ? &content : nullptr;
+    if (!Fingerprinted(new_parent, name, relative, true, &now_fingerprint,
+                       keep)) {
       return;
     }
     Fingerprint base;
@@ -497,7 +524,8 @@ class Walker {
     } else {
       kind = CHANGE_KIND_MODIFIED;
     }
-    AddChange(relative, kind, base, new_parent, name, now, &now_fingerprint);
+    AddChange(relative, kind, base, new_parent, name, now, &now_fingerprint,
+              keep);
   }
 
   const BuildOptions& options_;
@@ -507,6 +535,9 @@ class Walker {
   std::shared_ptr<UniqueFd> new_root_;
   ChangeSet result_;
   std::map<std::string, uint64_t> ignored_;
+  static constexpr uint64_t kKeptFileBytes = 1 << 20;
+  static constexpr uint64_t kKeptTotalBytes = uint64_t{256} << 20;
+  uint64_t kept_bytes_ = 0;
   uint64_t walked_ = 0;
   bool stopped_ = false;
 };

@@ -3,6 +3,8 @@
 #ifndef GARUDA_LIB_CHANGESET_BUILDER_H_
 #define GARUDA_LIB_CHANGESET_BUILDER_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,8 +21,16 @@ inline constexpr uint64_t kDefaultFileLimit = 50000;
 struct BuildOptions {
   std::string project;  // the real project root
   std::string command;  // shown in the question, if known
-  // More paths than this in the walk make the list incomplete.
+  // More paths than this in the walk make the list incomplete. Only paths
+  // that could be applied count: ignored files (kept in staging, never
+  // applied, decision Q1) are counted per top folder but not against it.
   uint64_t file_limit = kDefaultFileLimit;
+  // The copy walk: when set and true for a path that is a file or link in
+  // the staging copy (its lstat result given), the command did not write
+  // it: it is neither read, listed nor counted as written, and its project
+  // side is not looked at (the copy backend's snapshot).
+  std::function<bool(const std::string& relative, const struct stat& staged)>
+      unchanged;
   // Test seam: called before each file of the staging side is read; an error
   // counts as that file being unreadable.
   std::function<absl::Status(absl::string_view relative)> before_read;

@@ -196,5 +196,49 @@ TEST(BuildFromCopyTest, AGitignoreWrittenByTheCommandHidesNothing) {
   EXPECT_NE(FindEntry(change_set, "evil"), nullptr);
 }
 
+TEST(BuildFromCopyTest, IgnoredFilesDoNotCountTowardTheFileLimit) {
+  std::string base = NewTempDir("limit-ignored");
+  Pair pair{base, base + "/project", base + "/staged"};
+  Write(pair.project + "/.gitignore", "node_modules/\n");
+  Write(pair.project + "/src/main.c", "int main;\n");
+  ASSERT_EQ(Git(pair.project, "init -q"), 0);
+  ASSERT_EQ(Git(pair.project, "add .gitignore src"), 0);
+  for (int i = 0; i < 30; ++i)
+    Write(absl::StrCat(pair.project, "/node_modules/m", i), "m");
+  CopyTree(pair.project, pair.staged);
+  for (int i = 0; i < 30; ++i)
+    Write(absl::StrCat(pair.staged, "/node_modules/n", i), "n");
+  Write(pair.staged + "/src/main.c", "int main2;\n");
+  BuildOptions options;
+  options.file_limit = 10;  // far fewer than the 60 ignored files
+  ChangeSet change_set = Build(pair, options);
+  EXPECT_FALSE(change_set.summary.incomplete())
+      << change_set.summary.incomplete_reason();
+  EXPECT_NE(FindEntry(change_set, "src/main.c"), nullptr);
+  ASSERT_EQ(change_set.summary.ignored_size(), 1);
+  EXPECT_EQ(change_set.summary.ignored(0).folder(), "node_modules/");
+  EXPECT_EQ(change_set.summary.ignored(0).files(), 30u);
+  // Negative control: the same files, not ignored, pass the limit.
+  Write(pair.project + "/.gitignore", "");
+  ChangeSet counted = Build(pair, options);
+  EXPECT_TRUE(counted.summary.incomplete());
+}
+
+TEST(BuildFromCopyTest, AFileTheSnapshotKnowsUnchangedIsNotRead) {
+  Pair pair = testing::MakeProjectPair("unchanged");
+  Write(pair.staged + "/a.txt", "changed by the command\n");
+  Write(pair.staged + "/src/x.c", "changed too\n");
+  BuildOptions options;
+  options.unchanged = [](const std::string& relative, const struct stat&) {
+    return relative == "src/x.c";
+  };
+  ChangeSet change_set = Build(pair, options);
+  EXPECT_NE(FindEntry(change_set, "a.txt"), nullptr);
+  EXPECT_EQ(FindEntry(change_set, "src/x.c"), nullptr);
+  // Negative control: without the predicate both are listed.
+  ChangeSet all = Build(pair);
+  EXPECT_NE(FindEntry(all, "src/x.c"), nullptr);
+}
+
 }  // namespace
 }  // namespace garuda

@@ -55,10 +55,20 @@ absl::StatusOr<std::unique_ptr<IgnoreRules>> IgnoreRules::ForProject(
         absl::StrCat(project, " is not inside its git work tree ", work));
   }
   rules->prefix_ = root.substr(work.size());
-  if (git_repository_index(&rules->index_, rules->repository_) != 0) {
-    return GitError(absl::StrCat("git index of ", project));
-  }
+  rules->project_ = project;
   return rules;
+}
+
+// The index is read at the first question that needs it: a list whose
+// paths are all known unchanged, or an empty overlay upper layer, never
+// reads it.
+absl::Status IgnoreRules::LoadIndex() {
+  if (index_ != nullptr) return absl::OkStatus();
+  if (git_repository_index(&index_, repository_) != 0) {
+    index_ = nullptr;
+    return GitError(absl::StrCat("git index of ", project_));
+  }
+  return absl::OkStatus();
 }
 
 IgnoreRules::~IgnoreRules() {
@@ -70,6 +80,7 @@ absl::StatusOr<bool> IgnoreRules::IsIgnored(absl::string_view relative,
                                             bool is_folder) {
   if (repository_ == nullptr) return false;
   std::string path = absl::StrCat(prefix_, relative);
+  if (absl::Status loaded = LoadIndex(); !loaded.ok()) return loaded;
   if (is_folder) {
     size_t position;
     std::string folder = absl::StrCat(path, "/");

@@ -36,9 +36,11 @@ class IgnoreRules {
 
  private:
   IgnoreRules() = default;
+  absl::Status LoadIndex();
   git_repository* repository_ = nullptr;
   git_index* index_ = nullptr;
   std::string prefix_;  // the project's path inside the work tree, "" or "a/b/"
+  std::string project_;
 };
 
 // Shell globs for names of secret files (policies/sensitive.txt).

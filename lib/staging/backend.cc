@@ -20,6 +20,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/rules.h"
 #include "lib/question/visible.h"
+#include "lib/staging/copy_sync.h"
 #include "lib/staging/folders.h"
 #include "lib/staging/mounts.h"
 #include "lib/staging/tree_copy.h"
@@ -185,8 +186,7 @@ class CopyBackend : public StagingBackend {
       : project_(std::move(project)),
         copy_(JoinPath(folder, "copy")),
         method_file_(JoinPath(folder, "copy-method")),
-        git_started_(JoinPath(folder, "git-copy-started")),
-        git_ended_(JoinPath(folder, "git-copy-ended")) {}
+        snapshot_file_(JoinPath(folder, "copy-snapshot")) {}
 
   std::string name() const override { return "copy"; }
   std::string Describe() const override {
@@ -197,6 +197,7 @@ class CopyBackend : public StagingBackend {
 
   absl::Status Create() override {
     RETURN_IF_ERROR(RemoveTree(copy_));  // left by a start that failed
+    ::unlink(snapshot_file_.c_str());
     ASSIGN_OR_RETURN(TreeSize size,
                      MeasureTree(project_, kCopyFileLimit, kCopyByteLimit));
     if (size.files > kCopyFileLimit) {
@@ -212,91 +213,36 @@ class CopyBackend : public StagingBackend {
           "share blocks (no reflink), so a plain copy is refused; use the "
           "overlay backend (\"backend\": \"overlay\") or direct mode");
     }
+    SyncOptions sync;
+    sync.fresh_copy = true;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &sync.copy_started);
     CopyStats stats;
     RETURN_IF_ERROR(CopyTree(project_, copy_, &stats));
     std::string method = stats.copied == 0 && stats.reflinked > 0
                              ? "a reflink copy"
                              : (stats.reflinked > 0 ? "a partly reflinked copy"
                                                     : "a plain copy");
-    return WriteFileAtomically(method_file_, method, 0600);
+    RETURN_IF_ERROR(WriteFileAtomically(method_file_, method, 0600));
+    // The first snapshot: no file is read; a file the person changed
+    // while it was copied is left out of it, so it is compared later.
+    ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(project_));
+    SyncStats counts;
+    ASSIGN_OR_RETURN(snapshot_, SyncCopy(project_, copy_, CopySnapshot(),
+                                         rules_.get(), sync, &counts));
+    return snapshot_.Save(snapshot_file_);
   }
 
+  // Only paths whose lstat results differ from the snapshot are looked at:
+  // the cost follows what changed, plus one lstat per path on each side.
   absl::Status Refresh() override {
-    BuildOptions options;
-    options.project = project_;
-    ASSIGN_OR_RETURN(ChangeSet diff, BuildFromCopy(copy_, options));
-    if (diff.summary.incomplete()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the staging copy cannot be compared with the project: ",
-                       diff.summary.incomplete_reason()));
-    }
-    std::vector<const ChangeEntry*> entries;
-    for (const Change& change : diff.changes) entries.push_back(&change.entry);
-    std::sort(entries.begin(), entries.end(),
-              [](const ChangeEntry* a, const ChangeEntry* b) {
-                return a->path() < b->path();
-              });
-    std::vector<std::string> restored;
-    for (const ChangeEntry* entry : entries) {
-      const std::string& path = entry->path();
-      bool covered = false;
-      for (const std::string& folder : restored) {
-        if (absl::StartsWith(path, folder + "/")) covered = true;
-      }
-      if (covered) continue;
-      std::string in_copy = JoinPath(copy_, path);
-      if (entry->kind() == CHANGE_KIND_MODE_CHANGED &&
-          entry->base().type() == FILE_TYPE_DIRECTORY) {
-        if (::chmod(in_copy.c_str(), entry->base().mode()) != 0) {
-          return LastErrnoStatus(absl::StrCat("chmod ", in_copy));
-        }
-        continue;
-      }
-      RETURN_IF_ERROR(RemoveTree(in_copy));
-      if (entry->base().type() != FILE_TYPE_ABSENT) {
-        CopyStats stats;
-        RETURN_IF_ERROR(CopyTree(JoinPath(project_, path), in_copy, &stats));
-      }
-      restored.push_back(path);
-    }
-    // git's own files follow the project (see backend.h). Copied again only
-    // when either side changed since the last copy: a repository's .git can
-    // hold more files than its work tree.
-    std::string git = JoinPath(copy_, ".git");
-    std::string project_git = JoinPath(project_, ".git");
-    struct stat started, ended;
-    if (::stat(git_started_.c_str(), &started) == 0 &&
-        ::stat(git_ended_.c_str(), &ended) == 0) {
-      ASSIGN_OR_RETURN(struct timespec copy_latest, LatestChange(git));
-      ASSIGN_OR_RETURN(struct timespec project_latest,
-                       LatestChange(project_git));
-      auto before = [](const struct timespec& t, const struct stat& marker,
-                       bool or_same) {
-        const struct timespec& m = marker.st_mtim;
-        return t.tv_sec < m.tv_sec ||
-               (t.tv_sec == m.tv_sec &&
-                (t.tv_nsec < m.tv_nsec || (or_same && t.tv_nsec == m.tv_nsec)));
-      };
-      struct stat st;
-      bool copy_has = ::lstat(git.c_str(), &st) == 0;
-      bool project_has = ::lstat(project_git.c_str(), &st) == 0;
-      // The project's .git unchanged since the copy began, the copy's since
-      // it ended (its own files are as old as the end marker; a command's
-      // git writes come later).
-      if (copy_has == project_has && before(project_latest, started, false) &&
-          before(copy_latest, ended, true)) {
-        return absl::OkStatus();
-      }
-    }
-    ::unlink(git_ended_.c_str());
-    RETURN_IF_ERROR(WriteFileAtomically(git_started_, "", 0600));
-    RETURN_IF_ERROR(RemoveTree(git));
-    struct stat st;
-    if (::lstat(project_git.c_str(), &st) == 0) {
-      CopyStats stats;
-      RETURN_IF_ERROR(CopyTree(project_git, git, &stats));
-    }
-    return WriteFileAtomically(git_ended_, "", 0600);
+    absl::StatusOr<CopySnapshot> previous = CopySnapshot::Load(snapshot_file_);
+    // A damaged snapshot costs a full comparison, never a wrong one.
+    if (!previous.ok()) previous = CopySnapshot();
+    ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(project_));
+    SyncStats counts;
+    ASSIGN_OR_RETURN(snapshot_, SyncCopy(project_, copy_, *previous,
+                                         rules_.get(), SyncOptions(), &counts));
+    return snapshot_.Save(snapshot_file_);
   }
 
   absl::StatusOr<std::string> Mount() override {
@@ -309,12 +255,22 @@ class CopyBackend : public StagingBackend {
   }
 
   absl::StatusOr<ChangeSet> List(const BuildOptions& options) override {
-    return BuildFromCopy(copy_, options);
+    BuildOptions with_snapshot = options;
+    // A path the command did not write is not its change, whatever the
+    // project holds now (a person's edit during the command is not listed
+    // as the command's).
+    with_snapshot.unchanged = [this](const std::string& relative,
+                                     const struct stat& staged) {
+      return snapshot_.CopyUnchanged(relative, staged);
+    };
+    return BuildFromCopy(copy_, with_snapshot);
   }
   std::string ListedRoot() const override { return copy_; }
 
  private:
-  std::string project_, copy_, method_file_, git_started_, git_ended_;
+  std::string project_, copy_, method_file_, snapshot_file_;
+  std::unique_ptr<IgnoreRules> rules_;
+  CopySnapshot snapshot_;  // of the copy as the command found it
 };
 
 }  // namespace

@@ -267,19 +267,6 @@ absl::Status StagedView::Make(const MergedSettings& settings) {
     return absl::InvalidArgumentError(absl::StrCat(
         "backend \"", wanted, "\" is not \"auto\", \"overlay\" or \"copy\""));
   }
-  ProbeReport quick;
-  const ProbeReport* report = options_.probe;
-  if (report == nullptr) {
-    ProbeOptions probe;
-    probe.full = false;
-    quick = ProbeSandbox(probe);
-    report = &quick;
-  }
-  if (const ProbeFeature* missing = report->FirstMissing()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "staged mode needs the OS sandbox, and it does not work here: ",
-        missing->name, ": ", missing->reason, ".\n  fix: ", missing->fix));
-  }
   absl::StatusOr<std::string> root = StagingRoot();
   if (!root.ok()) {
     return absl::Status(root.status().code(),
@@ -329,6 +316,24 @@ absl::Status StagedView::Make(const MergedSettings& settings) {
                        " names an unknown backend \"", kind_, "\""));
     }
     return absl::OkStatus();
+  }
+  // A new view: the sandbox must work before anything is copied or
+  // mounted. A view that exists was made with a working sandbox; should it
+  // stop working, the command fails to start with the reason (never runs
+  // another way), so later calls skip this probe.
+  ProbeReport quick;
+  const ProbeReport* report = options_.probe;
+  if (report == nullptr) {
+    ProbeOptions probe;
+    probe.full = false;
+    quick = ProbeSandbox(probe);
+    report = &quick;
+  }
+  if (const ProbeFeature* missing = report->FirstMissing()) {
+    remove_at_end_ = true;  // the new folder holds nothing yet
+    return absl::FailedPreconditionError(absl::StrCat(
+        "staged mode needs the OS sandbox, and it does not work here: ",
+        missing->name, ": ", missing->reason, ".\n  fix: ", missing->fix));
   }
   kind_ = wanted;
   if (wanted == "auto") {

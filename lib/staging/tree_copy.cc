@@ -5,15 +5,20 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cinttypes>
+#include <cstdio>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
+#include "lib/changeset/beneath.h"
 #include "lib/staging/folders.h"
 
 namespace garuda {
@@ -58,9 +63,15 @@ absl::Status CopyFile(int from_dir, int to_dir, const std::string& name,
                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         0600));
   if (!out) return LastErrnoStatus(absl::StrCat("create copy of ", shown));
-  if (::ioctl(out.get(), FICLONE, in.get()) == 0) {
+  // Once a clone fails for a reason of the file system, plain copies
+  // follow without asking again.
+  static bool no_reflink = false;
+  if (!no_reflink && ::ioctl(out.get(), FICLONE, in.get()) == 0) {
     ++stats->reflinked;
   } else {
+    if (!no_reflink && (errno == EOPNOTSUPP || errno == ENOTTY)) {
+      no_reflink = true;
+    }
     off_t left = st.st_size;
     while (left > 0) {
       ssize_t n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr,
@@ -80,10 +91,28 @@ absl::Status CopyFile(int from_dir, int to_dir, const std::string& name,
   return absl::OkStatus();
 }
 
-absl::Status CopyInto(int from, int to, const std::string& shown,
-                      CopyStats* stats) {
+// A regular file to copy, found by the folder pass.
+struct FileJob {
+  std::string relative;  // beneath both roots
+  struct stat st;
+};
+
+// A folder made by the folder pass; its mode and times are set after its
+// files are in it (a new file changes a folder's mtime).
+struct FolderJob {
+  std::string relative;  // "" is the root
+  struct stat st;
+};
+
+// The folder pass: makes every folder and link of `from` in `to`, and lists
+// the regular files.
+absl::Status MakeFolders(int from, int to, const std::string& relative,
+                         const std::string& shown, std::vector<FileJob>* files,
+                         std::vector<FolderJob>* folders, CopyStats* stats) {
   ASSIGN_OR_RETURN(std::vector<std::string> names, FolderNames(from, shown));
   for (const std::string& name : names) {
+    std::string child_relative =
+        relative.empty() ? name : absl::StrCat(relative, "/", name);
     std::string child = JoinPath(shown, name);
     struct stat st;
     if (::fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -93,23 +122,20 @@ absl::Status CopyInto(int from, int to, const std::string& shown,
       return LastErrnoStatus(absl::StrCat("stat(", child, ")"));
     }
     if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub_from = OpenFolderAt(from, name.c_str());
+      if (!sub_from && errno == ENOENT) continue;  // gone, as above
       if (::mkdirat(to, name.c_str(), 0700) != 0) {
         return LastErrnoStatus(absl::StrCat("mkdir copy of ", child));
       }
-      UniqueFd sub_from = OpenFolderAt(from, name.c_str());
-      if (!sub_from && errno == ENOENT) continue;  // gone, as above
       UniqueFd sub_to = OpenFolderAt(to, name.c_str());
       if (!sub_from || !sub_to) {
         return LastErrnoStatus(absl::StrCat("open(", child, ")"));
       }
-      RETURN_IF_ERROR(CopyInto(sub_from.get(), sub_to.get(), child, stats));
-      ::fchmod(sub_to.get(), st.st_mode & 07777);
-      struct timespec times[2] = {st.st_atim, st.st_mtim};
-      ::futimens(sub_to.get(), times);
+      RETURN_IF_ERROR(MakeFolders(sub_from.get(), sub_to.get(), child_relative,
+                                  child, files, folders, stats));
+      folders->push_back({child_relative, st});
     } else if (S_ISREG(st.st_mode)) {
-      absl::Status copied = CopyFile(from, to, name, st, child, stats);
-      if (absl::IsNotFound(copied)) continue;  // gone, as above
-      RETURN_IF_ERROR(copied);
+      files->push_back({std::move(child_relative), st});
     } else if (S_ISLNK(st.st_mode)) {
       std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
       ssize_t n =
@@ -126,45 +152,114 @@ absl::Status CopyInto(int from, int to, const std::string& shown,
   return absl::OkStatus();
 }
 
-bool Later(const struct timespec& a, const struct timespec& b) {
-  return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+// Copies files[first], files[first + stride], ... beneath the two roots,
+// never through a link (the folders were made by the folder pass).
+absl::Status CopyFiles(int from_root, int to_root, const std::string& shown,
+                       const std::vector<FileJob>& files, size_t first,
+                       size_t stride, CopyStats* stats) {
+  for (size_t i = first; i < files.size(); i += stride) {
+    const FileJob& job = files[i];
+    absl::StatusOr<UniqueFd> from = OpenParentBeneath(from_root, job.relative);
+    if (absl::IsNotFound(from.status())) continue;  // gone, as above
+    RETURN_IF_ERROR(from.status());
+    ASSIGN_OR_RETURN(UniqueFd to, OpenParentBeneath(to_root, job.relative));
+    absl::Status copied =
+        CopyFile(from->get(), to.get(), Basename(job.relative), job.st,
+                 JoinPath(shown, job.relative), stats);
+    if (absl::IsNotFound(copied)) continue;  // gone, as above
+    RETURN_IF_ERROR(copied);
+  }
+  return absl::OkStatus();
 }
 
-absl::Status Latest(int fd, const std::string& shown, struct timespec* latest) {
-  ASSIGN_OR_RETURN(std::vector<std::string> names, FolderNames(fd, shown));
-  for (const std::string& name : names) {
-    struct stat st;
-    if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno == ENOENT) continue;
-      return LastErrnoStatus(absl::StrCat("stat(", JoinPath(shown, name), ")"));
+// Below this many files one process copies them all.
+constexpr size_t kParallelFiles = 1000;
+constexpr size_t kWorkers = 4;
+
+// The file pass in kWorkers processes (not threads: the stager unshares its
+// user namespace later, which a process that ever had threads may race
+// with). Each worker reports "<reflinked> <copied> <special>" or an error
+// on its pipe.
+absl::Status CopyFilesInWorkers(int from_root, int to_root,
+                                const std::string& shown,
+                                const std::vector<FileJob>& files,
+                                CopyStats* stats) {
+  if (files.size() < kParallelFiles) {
+    return CopyFiles(from_root, to_root, shown, files, 0, 1, stats);
+  }
+  struct Worker {
+    pid_t pid = -1;
+    UniqueFd report;
+  };
+  std::vector<Worker> workers;
+  absl::Status status;
+  for (size_t k = 0; k < kWorkers; ++k) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      status = LastErrnoStatus("pipe2 for a copy worker");
+      break;
     }
-    if (Later(st.st_ctim, *latest)) *latest = st.st_ctim;
-    if (S_ISDIR(st.st_mode)) {
-      UniqueFd sub = OpenFolderAt(fd, name.c_str());
-      if (!sub) continue;
-      RETURN_IF_ERROR(Latest(sub.get(), JoinPath(shown, name), latest));
+    UniqueFd read_end(fds[0]), write_end(fds[1]);
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      status = LastErrnoStatus("fork a copy worker");
+      break;
     }
+    if (pid == 0) {
+      CopyStats mine;
+      absl::Status done =
+          CopyFiles(from_root, to_root, shown, files, k, kWorkers, &mine);
+      std::string line =
+          done.ok() ? absl::StrCat("ok ", mine.reflinked, " ", mine.copied)
+                    : absl::StrCat("error ", done.message());
+      (void)WriteAll(write_end.get(), line);
+      ::_exit(done.ok() ? 0 : 1);
+    }
+    workers.push_back({pid, std::move(read_end)});
+  }
+  for (Worker& worker : workers) {
+    absl::StatusOr<std::string> report = ReadAll(worker.report.get());
+    int wait_status = 0;
+    while (::waitpid(worker.pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    if (!status.ok()) continue;
+    uint64_t reflinked = 0, copied = 0;
+    if (report.ok() &&
+        std::sscanf(report->c_str(), "ok %" SCNu64 " %" SCNu64, &reflinked,
+                    &copied) == 2 &&
+        WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
+      stats->reflinked += reflinked;
+      stats->copied += copied;
+      continue;
+    }
+    if (report.ok() && absl::StartsWith(*report, "error ")) {
+      status = absl::InternalError(report->substr(6));
+    } else {
+      status = absl::InternalError(
+          absl::StrCat("a copy worker of ", shown, " ended without a report"));
+    }
+  }
+  return status;
+}
+
+absl::Status CopyInto(int from, int to, const std::string& shown,
+                      CopyStats* stats) {
+  std::vector<FileJob> files;
+  std::vector<FolderJob> folders;
+  RETURN_IF_ERROR(MakeFolders(from, to, "", shown, &files, &folders, stats));
+  RETURN_IF_ERROR(CopyFilesInWorkers(from, to, shown, files, stats));
+  // Deepest first (the folder pass added children before their parent).
+  for (const FolderJob& folder : folders) {
+    ASSIGN_OR_RETURN(UniqueFd fd,
+                     OpenBeneath(to, folder.relative, O_RDONLY | O_DIRECTORY));
+    ::fchmod(fd.get(), folder.st.st_mode & 07777);
+    struct timespec times[2] = {folder.st.st_atim, folder.st.st_mtim};
+    ::futimens(fd.get(), times);
   }
   return absl::OkStatus();
 }
 
 }  // namespace
-
-absl::StatusOr<struct timespec> LatestChange(const std::string& root) {
-  struct timespec latest = {0, 0};
-  struct stat st;
-  if (::lstat(root.c_str(), &st) != 0) {
-    if (errno == ENOENT) return latest;
-    return LastErrnoStatus(absl::StrCat("stat(", root, ")"));
-  }
-  latest = st.st_ctim;
-  if (!S_ISDIR(st.st_mode)) return latest;
-  UniqueFd fd(
-      ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd) return LastErrnoStatus(absl::StrCat("open(", root, ")"));
-  RETURN_IF_ERROR(Latest(fd.get(), root, &latest));
-  return latest;
-}
 
 bool ReflinkWorks(const std::string& file, const std::string& into) {
   UniqueFd in(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));

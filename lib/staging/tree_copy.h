@@ -35,12 +35,10 @@ struct CopyStats {
   uint64_t skipped_special = 0;  // fifos, sockets, devices: not copied
 };
 
-// The latest status change (ctime) of `root` and everything beneath it,
-// not following links; a missing root is {0, 0}.
-absl::StatusOr<struct timespec> LatestChange(const std::string& root);
-
 // Copies `from` to `to` (which must not exist): folders with their modes,
 // files with modes and times, links as links. Special files are skipped.
+// A folder is copied in two passes: its folders and links first, then its
+// files, by several worker processes when there are many.
 absl::Status CopyTree(const std::string& from, const std::string& to,
                       CopyStats* stats);
 

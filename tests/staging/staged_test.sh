@@ -8,16 +8,7 @@
 #   TEST_TMPDIR=$(mktemp -d) STAGER=... APPLIER=... tests/staging/staged_test.sh
 set -u
 
-RUNFILES="${TEST_SRCDIR:-}/garuda"
-STAGER="${STAGER:-$RUNFILES/cmd/garuda-stager/garuda-stager}"
-APPLIER="${APPLIER:-$RUNFILES/cmd/garuda-applier/garuda-applier}"
-T="$TEST_TMPDIR/staged"
-rm -rf "$T"
-mkdir -p "$T/home"
-export HOME="$T/home"
-# Inside the sandbox only system folders exist: a PATH that holds them.
-export PATH=/usr/bin:/bin
-export GIT_CONFIG_NOSYSTEM=1
+source "$(dirname "$0")/test_env.sh" staged
 
 failures=0
 checks=0

@@ -1,0 +1,103 @@
+// Keeping the copy backend's copy in step with the project without reading
+// it: a snapshot of both sides' lstat results (mode, inode, size, mtime,
+// ctime) for every file and link, taken when the two were known equal. A
+// path whose two sides still match the snapshot is equal without a read;
+// only the others are compared, copied or listed. Any write to a file, a
+// chmod or a rename changes its ctime (or inode), and a process cannot set
+// ctime, so a command cannot make a changed file look unchanged.
+//
+// Racy entries, as git has them: a project file whose ctime is not older
+// than the start of the walk that recorded it could change again within
+// the same clock tick without its lstat result changing, so it is not
+// recorded (it is compared next time). On the copy side the walk waits
+// until the clock has passed the newest ctime it recorded, so that any
+// later write there shows.
+#ifndef GARUDA_LIB_STAGING_COPY_SYNC_H_
+#define GARUDA_LIB_STAGING_COPY_SYNC_H_
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/changeset/rules.h"
+
+namespace garuda {
+
+struct StatKey {
+  uint32_t mode = 0;  // type and permission bits; 0: absent
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+
+  static StatKey Of(const struct stat& st);
+  bool operator==(const StatKey& other) const {
+    return mode == other.mode && inode == other.inode && size == other.size &&
+           mtime_ns == other.mtime_ns && ctime_ns == other.ctime_ns;
+  }
+};
+
+class CopySnapshot {
+ public:
+  // A missing file is an empty snapshot (every path gets compared); a
+  // damaged one is an error naming the file.
+  static absl::StatusOr<CopySnapshot> Load(const std::string& file);
+  // Written to a temporary file, synced, renamed over `file`.
+  absl::Status Save(const std::string& file) const;
+
+  // Both sides are as they were when they were recorded equal.
+  // Both sides are as they were when they were recorded equal (for an
+  // ignored file, as the copy had it). `project` null: the project has none.
+  bool KnownSame(const std::string& relative, const struct stat* project,
+                 const struct stat& copy) const;
+  // The copy side alone is as recorded: no command wrote the path since.
+  bool CopyUnchanged(const std::string& relative,
+                     const struct stat& copy) const;
+  void Record(const std::string& relative, const struct stat& project,
+              const struct stat& copy);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    StatKey project;
+    StatKey copy;
+  };
+  std::unordered_map<std::string, Entry> entries_;
+};
+
+struct SyncStats {
+  uint64_t walked = 0;   // paths looked at
+  uint64_t copied = 0;   // paths copied from the project (subtrees once)
+  uint64_t removed = 0;  // paths removed from the copy
+  uint64_t ignored = 0;  // ignored paths left as the copy has them
+};
+
+struct SyncOptions {
+  // Set after a fresh CopyTree: the time before it began. A pair of files
+  // whose project side has not changed since then is recorded as equal
+  // without being compared (the copy was made from it).
+  bool fresh_copy = false;
+  struct timespec copy_started = {0, 0};
+};
+
+// Brings `copy` to the project's state where git does not ignore a path,
+// and for everything in .git (git's own files follow the project); ignored
+// paths keep what the copy has (build outputs stay for the next command).
+// Only paths whose lstat results differ from `previous` are looked at
+// further. Returns the snapshot of the result. `rules` may be null (every
+// path counts).
+absl::StatusOr<CopySnapshot> SyncCopy(const std::string& project,
+                                      const std::string& copy,
+                                      const CopySnapshot& previous,
+                                      IgnoreRules* rules,
+                                      const SyncOptions& options,
+                                      SyncStats* stats);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_STAGING_COPY_SYNC_H_

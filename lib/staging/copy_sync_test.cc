@@ -1,0 +1,153 @@
+#include "lib/staging/copy_sync.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "lib/base/files.h"
+#include "lib/changeset/test_tree.h"
+#include "lib/staging/tree_copy.h"
+
+namespace garuda {
+namespace {
+
+using testing::NewTempDir;
+using testing::Read;
+using testing::Write;
+
+int Git(const std::string& dir, const std::string& args) {
+  return std::system(
+      absl::StrCat("git -C '", dir, "' ", args, " >/dev/null 2>&1").c_str());
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// A git project with an ignored build/ folder, its copy and first snapshot.
+struct Fixture {
+  std::string project, copy, snapshot_file;
+  std::unique_ptr<IgnoreRules> rules;
+  CopySnapshot snapshot;
+
+  explicit Fixture(const std::string& label) {
+    std::string base = NewTempDir(label);
+    project = base + "/project";
+    copy = base + "/copy";
+    snapshot_file = base + "/snapshot";
+    Write(project + "/.gitignore", "build/\n");
+    Write(project + "/src/a.c", "a\n");
+    Write(project + "/src/b.c", "b\n");
+    Write(project + "/README", "readme\n");
+    EXPECT_EQ(Git(project, "init -q"), 0);
+    EXPECT_EQ(Git(project, "add -A"), 0);
+    SyncOptions fresh;
+    fresh.fresh_copy = true;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &fresh.copy_started);
+    // The project's files must be older than the copy for the fresh rule.
+    struct timespec pause = {0, 20000000};
+    ::nanosleep(&pause, nullptr);
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &fresh.copy_started);
+    CopyStats stats;
+    EXPECT_TRUE(CopyTree(project, copy, &stats).ok());
+    rules = *IgnoreRules::ForProject(project);
+    Sync(fresh);
+  }
+
+  SyncStats Sync(const SyncOptions& options = SyncOptions()) {
+    SyncStats stats;
+    absl::StatusOr<CopySnapshot> next =
+        SyncCopy(project, copy, snapshot, rules.get(), options, &stats);
+    EXPECT_TRUE(next.ok()) << next.status();
+    if (next.ok()) snapshot = *std::move(next);
+    return stats;
+  }
+};
+
+TEST(CopySyncTest, AFreshCopyIsKnownWithoutReadingOrCopying) {
+  Fixture f("fresh");
+  struct stat p, c;
+  ASSERT_EQ(::lstat((f.project + "/src/a.c").c_str(), &p), 0);
+  ASSERT_EQ(::lstat((f.copy + "/src/a.c").c_str(), &c), 0);
+  EXPECT_TRUE(f.snapshot.KnownSame("src/a.c", &p, c));
+  SyncStats again = f.Sync();
+  EXPECT_EQ(again.copied, 0u);
+  EXPECT_EQ(again.removed, 0u);
+}
+
+TEST(CopySyncTest, ACommandsChangesGoAndBuildOutputsStay) {
+  Fixture f("refresh");
+  Write(f.copy + "/src/a.c", "changed by a command\n");
+  Write(f.copy + "/new.c", "added by a command\n");
+  ASSERT_EQ(::unlink((f.copy + "/README").c_str()), 0);
+  Write(f.copy + "/build/out.o", "object\n");
+  Write(f.copy + "/.git/HEAD", "ref: refs/heads/evil\n");
+  SyncStats stats = f.Sync();
+  EXPECT_EQ(Read(f.copy + "/src/a.c"), "a\n");
+  EXPECT_FALSE(Exists(f.copy + "/new.c"));
+  EXPECT_EQ(Read(f.copy + "/README"), "readme\n");
+  EXPECT_EQ(Read(f.copy + "/build/out.o"), "object\n");  // ignored: stays
+  EXPECT_EQ(Read(f.copy + "/.git/HEAD"), Read(f.project + "/.git/HEAD"));
+  EXPECT_GE(stats.copied, 3u);
+  // The kept build output is known; the next sync changes nothing.
+  SyncStats next = f.Sync();
+  EXPECT_EQ(next.copied + next.removed, 0u);
+}
+
+TEST(CopySyncTest, APersonsEditsReachTheCopy) {
+  Fixture f("person");
+  Write(f.project + "/src/b.c", "edited by the person\n");
+  Write(f.project + "/src/c.c", "new\n");
+  ASSERT_EQ(::unlink((f.project + "/README").c_str()), 0);
+  f.Sync();
+  EXPECT_EQ(Read(f.copy + "/src/b.c"), "edited by the person\n");
+  EXPECT_EQ(Read(f.copy + "/src/c.c"), "new\n");
+  EXPECT_FALSE(Exists(f.copy + "/README"));
+}
+
+// A change of the same size with the old mtime put back (touch -d) still
+// changes ctime, which no process can set: the sync sees it.
+TEST(CopySyncTest, AForgedMtimeDoesNotHideAChange) {
+  Fixture f("forged");
+  std::string path = f.copy + "/src/a.c";
+  struct stat before;
+  ASSERT_EQ(::lstat(path.c_str(), &before), 0);
+  struct timespec pause = {0, 20000000};
+  ::nanosleep(&pause, nullptr);
+  Write(path, "X\n");  // same size
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  struct stat after;
+  ASSERT_EQ(::lstat(path.c_str(), &after), 0);
+  ASSERT_EQ(after.st_size, before.st_size);
+  ASSERT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  EXPECT_FALSE(f.snapshot.CopyUnchanged("src/a.c", after));
+  f.Sync();
+  EXPECT_EQ(Read(path), "a\n");
+}
+
+TEST(CopySyncTest, TheSnapshotSurvivesSaveAndLoad) {
+  Fixture f("save");
+  ASSERT_TRUE(f.snapshot.Save(f.snapshot_file).ok());
+  absl::StatusOr<CopySnapshot> loaded = CopySnapshot::Load(f.snapshot_file);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->size(), f.snapshot.size());
+  struct stat c;
+  ASSERT_EQ(::lstat((f.copy + "/src/a.c").c_str(), &c), 0);
+  EXPECT_TRUE(loaded->CopyUnchanged("src/a.c", c));
+  // A damaged file is an error, a missing one an empty snapshot.
+  ASSERT_TRUE(WriteFileAtomically(f.snapshot_file, "garbage", 0600).ok());
+  EXPECT_FALSE(CopySnapshot::Load(f.snapshot_file).ok());
+  ::unlink(f.snapshot_file.c_str());
+  absl::StatusOr<CopySnapshot> none = CopySnapshot::Load(f.snapshot_file);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->size(), 0u);
+}
+
+}  // namespace
+}  // namespace garuda
