@@ -110,7 +110,9 @@ class HelpersSessionTest : public ::testing::Test {
 
   void TearDown() override {
     session_.reset();
-    if (helpers_) EXPECT_TRUE(helpers_->Stop().ok());
+    if (helpers_) {
+      EXPECT_TRUE(helpers_->Stop().ok());
+    }
   }
 
   std::string Notes() { return garuda::testing::Read(root_ + "/notes.txt"); }
