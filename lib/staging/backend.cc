@@ -247,8 +247,14 @@ class CopyBackend : public StagingBackend {
     if (::unlink(known_file_.c_str()) != 0 && errno != ENOENT) {
       return LastErrnoStatus(absl::StrCat("unlink(", known_file_, ")"));
     }
-    bool known = mark.ok() && *mark == SnapshotIdentity();
-    absl::StatusOr<CopySnapshot> previous = CopySnapshot::Load(snapshot_file_);
+    bool known = mark.ok() && !mark->empty() && *mark == SnapshotIdentity();
+    // A process that serves several commands (garuda-stager serve) still
+    // holds the snapshot it saved after the last one: the same file, as
+    // the mark says.
+    absl::StatusOr<CopySnapshot> previous =
+        known && *mark == saved_identity_ ? std::move(snapshot_)
+                                          : CopySnapshot::Load(snapshot_file_);
+    saved_identity_.clear();
     // A damaged snapshot costs a full comparison, never a wrong one.
     if (!previous.ok()) {
       previous = CopySnapshot();
@@ -315,7 +321,9 @@ class CopyBackend : public StagingBackend {
       ASSIGN_OR_RETURN(
           UniqueFd mark,
           OpenFile(known_file_, O_WRONLY | O_CREAT | O_TRUNC, 0600));
-      RETURN_IF_ERROR(WriteAll(mark.get(), SnapshotIdentity()));
+      saved_identity_ = SnapshotIdentity();
+      RETURN_IF_ERROR(WriteAll(mark.get(), saved_identity_));
+      snapshot_ = *std::move(observed);
     } else {
       // The next refresh walks the copy (the marker is absent).
       RETURN_IF_ERROR(snapshot_.Save(snapshot_file_));
@@ -335,7 +343,9 @@ class CopyBackend : public StagingBackend {
 
   std::string project_, copy_, method_file_, snapshot_file_, known_file_;
   std::unique_ptr<IgnoreRules> rules_;
-  CopySnapshot snapshot_;  // of the copy as the command found it
+  // Of the copy as the command found it; after the list, as it left it.
+  CopySnapshot snapshot_;
+  std::string saved_identity_;  // of the file that list saved
 };
 
 }  // namespace
