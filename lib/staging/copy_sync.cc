@@ -314,6 +314,18 @@ class Syncer {
                      copy_names.end(), std::back_inserter(all));
       names = std::move(all);
     }
+    // A known copy's folder is opened only when a path in it is copied.
+    UniqueFd opened;
+    auto copy_dir = [&]() -> int {
+      if (!known) return copy_fd;
+      if (!opened) {
+        opened = UniqueFd(
+            ::open(relative.empty() ? copy_.c_str()
+                                    : JoinPath(copy_, relative).c_str(),
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      }
+      return opened ? opened.get() : -1;
+    };
     for (const std::string& name : names) {
       std::string child = Child(relative, name);
       bool child_git = git || child == ".git";
@@ -412,12 +424,12 @@ class Syncer {
       RETURN_IF_ERROR(
           CopyTree(JoinPath(project_, child), JoinPath(copy_, child), &copied));
       ++stats_->copied;
-      Side now = CopySideNow(known ? -1 : copy_fd, name, child, &error);
+      Side now = CopySideNow(copy_dir(), name, child, &error);
       RETURN_IF_ERROR(error);
       if (!now.present) continue;
       if (now.folder()) {
         UniqueFd sub_project = OpenFolder(project_fd, name);
-        UniqueFd sub_copy = OpenCopyFolder(known ? -1 : copy_fd, name, child);
+        UniqueFd sub_copy = OpenCopyFolder(copy_dir(), name, child);
         if (!sub_project || !sub_copy) continue;  // compared next time
         FolderIgnore no;
         no.state = 0;
