@@ -87,6 +87,25 @@ struct Fixture {
   }
 };
 
+// A command's writes: a changed file, an added one, a deletion, a build
+// output (ignored) and a write to git's own files.
+void WriteAsACommand(const Fixture& f, const std::string& added) {
+  Write(f.copy + "/src/a.c", "changed by a command\n");
+  Write(f.copy + "/" + added, "added by a command\n");
+  ASSERT_EQ(::unlink((f.copy + "/README").c_str()), 0);
+  Write(f.copy + "/build/out.o", "object\n");
+  Write(f.copy + "/.git/HEAD", "ref: refs/heads/evil\n");
+}
+
+// After a refresh: every write but the build output is gone.
+void ExpectUndone(const Fixture& f, const std::string& added) {
+  EXPECT_EQ(Read(f.copy + "/src/a.c"), "a\n");
+  EXPECT_FALSE(Exists(f.copy + "/" + added));
+  EXPECT_EQ(Read(f.copy + "/README"), "readme\n");
+  EXPECT_EQ(Read(f.copy + "/build/out.o"), "object\n");  // ignored: stays
+  EXPECT_EQ(Read(f.copy + "/.git/HEAD"), Read(f.project + "/.git/HEAD"));
+}
+
 TEST(CopySyncTest, AFreshCopyIsKnownWithoutReadingOrCopying) {
   Fixture f("fresh");
   struct stat p, c;
@@ -100,17 +119,9 @@ TEST(CopySyncTest, AFreshCopyIsKnownWithoutReadingOrCopying) {
 
 TEST(CopySyncTest, ACommandsChangesGoAndBuildOutputsStay) {
   Fixture f("refresh");
-  Write(f.copy + "/src/a.c", "changed by a command\n");
-  Write(f.copy + "/new.c", "added by a command\n");
-  ASSERT_EQ(::unlink((f.copy + "/README").c_str()), 0);
-  Write(f.copy + "/build/out.o", "object\n");
-  Write(f.copy + "/.git/HEAD", "ref: refs/heads/evil\n");
+  WriteAsACommand(f, "new.c");
   SyncStats stats = f.Sync();
-  EXPECT_EQ(Read(f.copy + "/src/a.c"), "a\n");
-  EXPECT_FALSE(Exists(f.copy + "/new.c"));
-  EXPECT_EQ(Read(f.copy + "/README"), "readme\n");
-  EXPECT_EQ(Read(f.copy + "/build/out.o"), "object\n");  // ignored: stays
-  EXPECT_EQ(Read(f.copy + "/.git/HEAD"), Read(f.project + "/.git/HEAD"));
+  ExpectUndone(f, "new.c");
   EXPECT_GE(stats.copied, 3u);
   // The kept build output is known; the next sync changes nothing.
   SyncStats next = f.Sync();
@@ -199,22 +210,15 @@ TEST(CopySyncTest, ARefreshFromTheObservedCopyUndoesTheCommand) {
   Fixture f("known");
   f.Observe();
   f.SyncKnown();
-  Write(f.copy + "/src/a.c", "changed by a command\n");
-  Write(f.copy + "/new/deep.c", "added by a command\n");
-  ASSERT_EQ(::unlink((f.copy + "/README").c_str()), 0);
-  Write(f.copy + "/build/out.o", "object\n");
-  Write(f.copy + "/.git/HEAD", "ref: refs/heads/evil\n");
+  WriteAsACommand(f, "new/deep.c");
   ASSERT_EQ(::chmod((f.copy + "/src").c_str(), 0700), 0);
   f.Observe();
   Write(f.project + "/src/b.c", "edited by the person\n");
   struct timespec pause = {0, 20000000};  // not racy: recorded as a pair
   ::nanosleep(&pause, nullptr);
   SyncStats stats = f.SyncKnown();
-  EXPECT_EQ(Read(f.copy + "/src/a.c"), "a\n");
+  ExpectUndone(f, "new/deep.c");
   EXPECT_FALSE(Exists(f.copy + "/new"));
-  EXPECT_EQ(Read(f.copy + "/README"), "readme\n");
-  EXPECT_EQ(Read(f.copy + "/build/out.o"), "object\n");  // ignored: stays
-  EXPECT_EQ(Read(f.copy + "/.git/HEAD"), Read(f.project + "/.git/HEAD"));
   EXPECT_EQ(Read(f.copy + "/src/b.c"), "edited by the person\n");
   struct stat folder;
   ASSERT_EQ(::lstat((f.copy + "/src").c_str(), &folder), 0);
