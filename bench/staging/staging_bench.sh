@@ -7,7 +7,12 @@
 # files: read-tree -m -u before each command, add -A and write-tree after),
 # and the spec's recorded figures for reference.
 #
-#   bazel run -c opt //bench/staging:staging_bench [-- --runs N --iterations M --keep]
+#   bazel run -c opt //bench/staging:staging_bench [-- --runs N --iterations M
+#       --backends "overlay copy" --keep]
+#
+# STAGER_BEFORE=/path/to/an/older/garuda-stager: the copy backend's
+# per-command overhead of that binary too, interleaved with ours (before and
+# after a change, in the same conditions).
 #
 # Every figure is the median of N runs (default 5); the per-command overhead
 # is the median, over M iterations (default 30), of a staged call minus the
@@ -18,12 +23,14 @@ set -u
 RUNS=5
 ITERATIONS=30
 KEEP=0
+BACKENDS="overlay copy"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) RUNS="$2"; shift 2 ;;
     --iterations) ITERATIONS="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    *) echo "usage: staging_bench [--runs N] [--iterations M] [--keep]" >&2; exit 2 ;;
+    --backends) BACKENDS="$2"; shift 2 ;;
+    *) echo "usage: staging_bench [--runs N] [--iterations M] [--backends \"overlay copy\"] [--keep]" >&2; exit 2 ;;
   esac
 done
 
@@ -94,7 +101,8 @@ change_cmd() {
 cd "$P"
 echo
 echo "Garuda staged commands (median of $RUNS runs; wall time of whole CLI calls unless said)"
-for backend in overlay copy; do
+echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+for backend in $BACKENDS; do
   echo " backend $backend:"
   starts=()
   for ((i = 0; i < RUNS; i++)); do
@@ -107,8 +115,25 @@ for backend in overlay copy; do
   stageds=()
   diffs=()
   views=()
+  befores=()
+  before_views=()
+  compare=0
+  if [[ $backend == copy && -n "${STAGER_BEFORE:-}" ]]; then
+    compare=1
+    "$STAGER_BEFORE" end --session bench-before >/dev/null 2>&1
+    "$STAGER_BEFORE" run --mode staged --backend copy --session bench-before -- true >/dev/null 2>&1
+  fi
   for ((i = 0; i < ITERATIONS; i++)); do
     d=$(time_ms "$STAGER" run --mode direct -- true)
+    if [[ $compare == 1 ]]; then
+      t0=$(now)
+      line=$(GARUDA_STAGER_TIMINGS=1 "$STAGER_BEFORE" run --mode staged --backend copy \
+        --session bench-before -- true 2>&1 >/dev/null | grep timings)
+      t1=$(now)
+      befores+=("$(awk -v a="$t0" -v b="$t1" -v d="$d" 'BEGIN {printf "%.1f\n", (b - a) / 1000 - d}')")
+      before_views+=("$(awk -v r="$(phase refresh <<<"$line")" -v l="$(phase list <<<"$line")" \
+        -v o="$(phase output <<<"$line")" 'BEGIN {printf "%.1f", r + l + o}')")
+    fi
     t0=$(now)
     line=$(GARUDA_STAGER_TIMINGS=1 "$STAGER" run --mode staged --backend "$backend" \
       --session bench -- true 2>&1 >/dev/null | grep timings)
@@ -124,6 +149,11 @@ for backend in overlay copy; do
   fmt "staged, garuda-stager run --session -- true" "$(printf '%s\n' "${stageds[@]}" | median)"
   fmt "per-command overhead of true (staged minus direct)" "$(printf '%s\n' "${diffs[@]}" | median)"
   fmt "  of which refresh + list + output (stager timings)" "$(printf '%s\n' "${views[@]}" | median)"
+  if [[ $compare == 1 ]]; then
+    fmt "  the same, STAGER_BEFORE (interleaved)" "$(printf '%s\n' "${befores[@]}" | median)"
+    fmt "    of which refresh + list + output" "$(printf '%s\n' "${before_views[@]}" | median)"
+    "$STAGER_BEFORE" end --session bench-before >/dev/null 2>&1
+  fi
   for k in 1 100 10000; do
     lists=()
     totals=()
@@ -140,6 +170,12 @@ for backend in overlay copy; do
   "$STAGER" end --session bench >/dev/null 2>&1
 done
 
+echo
+echo "The floor: one walk of the project with public tools (no copy, no list)"
+fmt "find -printf of size, times and inode of every path" \
+  "$(median_ms find "$P" -printf '%s %T@ %C@ %i\n')"
+fmt "git status --porcelain in the project, no change" \
+  "$(median_ms git -C "$P" status --porcelain)"
 echo
 echo "The spec's method with public tools, same machine, same run"
 C="$W/copy"

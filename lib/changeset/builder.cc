@@ -404,6 +404,12 @@ class Walker {
                      (gone && old.type == FILE_TYPE_DIRECTORY);
     bool ignored = IsIgnored(relative, parent_ignored, is_folder);
     if (!ignored && !Count()) return;
+    if (!overlay_ && !ignored && options_.unchanged_folder &&
+        now.type == FILE_TYPE_DIRECTORY && old.type == FILE_TYPE_DIRECTORY &&
+        (now.st.st_mode & 07777) == (old.st.st_mode & 07777) &&
+        options_.unchanged_folder(relative, now.st)) {
+      return;
+    }
 
     // The staging side is a folder.
     if (!gone && now.type == FILE_TYPE_DIRECTORY) {

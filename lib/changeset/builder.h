@@ -31,6 +31,12 @@ struct BuildOptions {
   // side is not looked at (the copy backend's snapshot).
   std::function<bool(const std::string& relative, const struct stat& staged)>
       unchanged;
+  // The copy walk: when set and true for a folder of the staging copy that
+  // git does not ignore and that the project has with the same mode,
+  // nothing beneath it was written by the command: it is not walked (nor
+  // counted against file_limit).
+  std::function<bool(const std::string& relative, const struct stat& staged)>
+      unchanged_folder;
   // Test seam: called before each file of the staging side is read; an error
   // counts as that file being unreadable.
   std::function<absl::Status(absl::string_view relative)> before_read;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -186,7 +187,8 @@ class CopyBackend : public StagingBackend {
       : project_(std::move(project)),
         copy_(JoinPath(folder, "copy")),
         method_file_(JoinPath(folder, "copy-method")),
-        snapshot_file_(JoinPath(folder, "copy-snapshot")) {}
+        snapshot_file_(JoinPath(folder, "copy-snapshot")),
+        known_file_(JoinPath(folder, "copy-known")) {}
 
   std::string name() const override { return "copy"; }
   std::string Describe() const override {
@@ -197,6 +199,7 @@ class CopyBackend : public StagingBackend {
 
   absl::Status Create() override {
     RETURN_IF_ERROR(RemoveTree(copy_));  // left by a start that failed
+    ::unlink(known_file_.c_str());
     ::unlink(snapshot_file_.c_str());
     ASSIGN_OR_RETURN(TreeSize size,
                      MeasureTree(project_, kCopyFileLimit, kCopyByteLimit));
@@ -233,16 +236,40 @@ class CopyBackend : public StagingBackend {
   }
 
   // Only paths whose lstat results differ from the snapshot are looked at:
-  // the cost follows what changed, plus one lstat per path on each side.
+  // the cost follows what changed, plus one lstat per project path. The
+  // copy's side comes from the snapshot when the marker file says that the
+  // walk after the last command recorded it and nothing wrote it since
+  // (only the stager and its commands write the copy, one call at a time
+  // under the session lock). The marker is removed before anything else
+  // here, so a call that dies after this point leaves the copy unknown.
   absl::Status Refresh() override {
-    absl::StatusOr<CopySnapshot> previous = CopySnapshot::Load(snapshot_file_);
+    absl::StatusOr<std::string> mark = ReadFileToString(known_file_);
+    if (::unlink(known_file_.c_str()) != 0 && errno != ENOENT) {
+      return LastErrnoStatus(absl::StrCat("unlink(", known_file_, ")"));
+    }
+    bool known = mark.ok() && !mark->empty() && *mark == SnapshotIdentity();
+    // A process that serves several commands (garuda-stager serve) still
+    // holds the snapshot it saved after the last one: the same file, as
+    // the mark says.
+    absl::StatusOr<CopySnapshot> previous =
+        known && *mark == saved_identity_ ? std::move(snapshot_)
+                                          : CopySnapshot::Load(snapshot_file_);
+    saved_identity_.clear();
     // A damaged snapshot costs a full comparison, never a wrong one.
-    if (!previous.ok()) previous = CopySnapshot();
-    ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(project_));
+    if (!previous.ok()) {
+      previous = CopySnapshot();
+      known = false;
+    }
+    SyncOptions sync;
+    sync.copy_known = known;
+    sync.rules_project = project_;  // opened only if a path needs them
     SyncStats counts;
-    ASSIGN_OR_RETURN(snapshot_, SyncCopy(project_, copy_, *previous,
-                                         rules_.get(), SyncOptions(), &counts));
-    return snapshot_.Save(snapshot_file_);
+    ASSIGN_OR_RETURN(snapshot_, SyncCopy(project_, copy_, *previous, nullptr,
+                                         sync, &counts));
+    // Not saved here: the list saves the state after the command. Should
+    // this call die first, the older file on disk is still sound (its
+    // pairs name lstat results that have changed since).
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::string> Mount() override {
@@ -263,14 +290,62 @@ class CopyBackend : public StagingBackend {
                                      const struct stat& staged) {
       return snapshot_.CopyUnchanged(relative, staged);
     };
-    return BuildFromCopy(copy_, with_snapshot);
+    // One walk of the copy finds what the command wrote and records the
+    // copy's state for the next refresh; the list then skips the folders
+    // in which nothing changed. (Not while a lowered file limit, a test
+    // seam, wants every path counted.)
+    std::unordered_set<std::string> unchanged;
+    absl::StatusOr<CopySnapshot> observed =
+        ObserveCopy(copy_, snapshot_, &unchanged);
+    if (observed.ok() && options.file_limit >= kDefaultFileLimit) {
+      with_snapshot.unchanged_folder = [&unchanged](const std::string& relative,
+                                                    const struct stat&) {
+        return unchanged.count(relative) != 0;
+      };
+    }
+    ChangeSet list;
+    if (with_snapshot.unchanged_folder && unchanged.count("") != 0) {
+      // Nothing in the copy changed: no change, and nothing written in an
+      // ignored folder to count (the repository is not even opened).
+      list.header.set_project_root(options.project);
+      list.header.set_source("copy");
+      list.header.set_command(options.command);
+    } else {
+      ASSIGN_OR_RETURN(list, BuildFromCopy(copy_, with_snapshot));
+    }
+    if (observed.ok()) {
+      RETURN_IF_ERROR(observed->Save(snapshot_file_));
+      // The mark names the snapshot file it vouches for (inode, size), so
+      // that after a crash it can only match the file written here. Not
+      // synced: lost, the next refresh walks the copy.
+      ASSIGN_OR_RETURN(
+          UniqueFd mark,
+          OpenFile(known_file_, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+      saved_identity_ = SnapshotIdentity();
+      RETURN_IF_ERROR(WriteAll(mark.get(), saved_identity_));
+      snapshot_ = *std::move(observed);
+    } else {
+      // The next refresh walks the copy (the marker is absent).
+      RETURN_IF_ERROR(snapshot_.Save(snapshot_file_));
+    }
+    return list;
   }
   std::string ListedRoot() const override { return copy_; }
 
  private:
-  std::string project_, copy_, method_file_, snapshot_file_;
+  // The snapshot file's inode and size; empty when it cannot be read.
+  std::string SnapshotIdentity() const {
+    struct stat st;
+    if (::stat(snapshot_file_.c_str(), &st) != 0) return "";
+    return absl::StrCat(st.st_ino, " ", st.st_size, " ", st.st_mtim.tv_sec, ".",
+                        st.st_mtim.tv_nsec);
+  }
+
+  std::string project_, copy_, method_file_, snapshot_file_, known_file_;
   std::unique_ptr<IgnoreRules> rules_;
-  CopySnapshot snapshot_;  // of the copy as the command found it
+  // Of the copy as the command found it; after the list, as it left it.
+  CopySnapshot snapshot_;
+  std::string saved_identity_;  // of the file that list saved
 };
 
 }  // namespace

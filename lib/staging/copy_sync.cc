@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,7 @@
 namespace garuda {
 namespace {
 
-constexpr char kMagic[] = "garuda-copy-snapshot-v1\n";
+constexpr char kMagic[] = "garuda-copy-snapshot-v2\n";
 
 int64_t Nanoseconds(const struct timespec& t) {
   return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
@@ -75,6 +76,44 @@ struct Side {
   bool folder() const { return present && S_ISDIR(st.st_mode); }
 };
 
+struct timespec Timespec(int64_t ns) {
+  struct timespec t;
+  t.tv_sec = static_cast<time_t>(ns / 1000000000);
+  t.tv_nsec = static_cast<long>(ns % 1000000000);  // NOLINT(runtime/int)
+  return t;
+}
+
+// The recorded lstat result as a Side (StatKey::Of gives the key back).
+Side FromKey(const StatKey& key) {
+  Side side;
+  if (key.mode == 0) return side;
+  side.present = true;
+  side.st.st_mode = key.mode;
+  side.st.st_ino = key.inode;
+  side.st.st_size = static_cast<off_t>(key.size);
+  side.st.st_mtim = Timespec(key.mtime_ns);
+  side.st.st_ctim = Timespec(key.ctime_ns);
+  return side;
+}
+
+std::string Parent(const std::string& relative, std::string* name) {
+  size_t slash = relative.rfind('/');
+  if (slash == std::string::npos) {
+    *name = relative;
+    return "";
+  }
+  *name = relative.substr(slash + 1);
+  return relative.substr(0, slash);
+}
+
+// Whether a folder is ignored, asked only when a path beneath it needs it.
+struct FolderIgnore {
+  const FolderIgnore* parent = nullptr;
+  std::string relative;
+  bool git = false;
+  mutable int state = -1;  // -1 not asked yet, 0 no, 1 yes
+};
+
 class Syncer {
  public:
   Syncer(const std::string& project, const std::string& copy,
@@ -90,15 +129,31 @@ class Syncer {
   absl::StatusOr<CopySnapshot> Run() {
     ::clock_gettime(CLOCK_REALTIME_COARSE, &started_);
     if (options_.fresh_copy) started_ = options_.copy_started;
+    next_.Reserve(previous_.size());
+    if (options_.copy_known) {
+      // The copy's names per folder, from the snapshot of its full state.
+      for (const auto& [path, entry] : previous_.entries()) {
+        if (path.empty()) continue;
+        std::string name;
+        std::string parent = Parent(path, &name);
+        copy_names_[parent].push_back(std::move(name));
+      }
+    }
     UniqueFd project(
         ::open(project_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!project) return LastErrnoStatus(absl::StrCat("open(", project_, ")"));
     UniqueFd copy(
         ::open(copy_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!copy) return LastErrnoStatus(absl::StrCat("open(", copy_, ")"));
-    RETURN_IF_ERROR(Walk("", project.get(), copy.get(), /*ignored=*/false,
-                         /*git=*/false, options_.fresh_copy));
-    // Any later write to a recorded copy file must get a newer ctime than
+    uint64_t before = Changes();
+    FolderIgnore root;
+    root.state = 0;
+    RETURN_IF_ERROR(Walk("", project.get(), copy.get(), root,
+                         /*git=*/false, options_.fresh_copy,
+                         options_.copy_known));
+    RETURN_IF_ERROR(RecordFolder("", copy.get(), "", Side(), before,
+                                 /*known=*/false));
+    // Any later write to a recorded copy path must get a newer ctime than
     // the one recorded: wait for the clock to pass it (one tick at most).
     for (;;) {
       struct timespec now;
@@ -111,31 +166,84 @@ class Syncer {
   }
 
  private:
-  Side Stat(int dir_fd, const std::string& name, const std::string& shown,
-            absl::Status* error) {
+  uint64_t Changes() const {
+    return stats_->copied + stats_->removed + chmods_;
+  }
+
+  // `root` and `relative` name the path in an error (joined only then).
+  Side Stat(int dir_fd, const std::string& name, const std::string& root,
+            const std::string& relative, absl::Status* error) {
     Side side;
-    if (dir_fd < 0) return side;
+    if (dir_fd < 0 && dir_fd != AT_FDCWD) return side;
     if (::fstatat(dir_fd, name.c_str(), &side.st, AT_SYMLINK_NOFOLLOW) == 0) {
       side.present = true;
     } else if (errno != ENOENT) {
-      *error = LastErrnoStatus(absl::StrCat("stat(", VisiblePath(shown), ")"));
+      *error = LastErrnoStatus(
+          absl::StrCat("stat(", VisiblePath(JoinPath(root, relative)), ")"));
     }
     return side;
   }
 
+  // The copy's side of `child`: from the snapshot when the copy is known
+  // (nothing wrote it since it was recorded), else an lstat.
+  Side CopySide(int copy_fd, const std::string& name, const std::string& child,
+                bool known, absl::Status* error) {
+    if (!known) return Stat(copy_fd, name, copy_, child, error);
+    const CopySnapshot::Entry* entry = previous_.Find(child);
+    return entry == nullptr ? Side() : FromKey(entry->copy);
+  }
+
+  // The copy's side again after this walk changed it: always an lstat.
+  Side CopySideNow(int copy_fd, const std::string& name,
+                   const std::string& child, absl::Status* error) {
+    if (copy_fd >= 0) return Stat(copy_fd, name, copy_, child, error);
+    return Stat(AT_FDCWD, JoinPath(copy_, child), copy_, child, error);
+  }
+
+  absl::StatusOr<std::vector<std::string>> CopyNames(
+      const std::string& relative, int copy_fd, bool known) {
+    if (!known) return FolderNames(copy_fd, JoinPath(copy_, relative));
+    auto it = copy_names_.find(relative);
+    if (it == copy_names_.end()) return std::vector<std::string>();
+    return it->second;
+  }
+
+  absl::StatusOr<IgnoreRules*> Rules() {
+    if (rules_ == nullptr && !options_.rules_project.empty()) {
+      ASSIGN_OR_RETURN(own_rules_,
+                       IgnoreRules::ForProject(options_.rules_project));
+      rules_ = own_rules_.get();
+    }
+    return rules_;
+  }
+
+  absl::StatusOr<bool> FolderIgnored(const FolderIgnore& folder) {
+    if (folder.state < 0) {
+      ASSIGN_OR_RETURN(bool ignored, Ignored(folder.relative, true,
+                                             *folder.parent, folder.git));
+      folder.state = ignored ? 1 : 0;
+    }
+    return folder.state == 1;
+  }
+
   absl::StatusOr<bool> Ignored(const std::string& relative, bool folder,
-                               bool parent_ignored, bool git) {
+                               const FolderIgnore& parent, bool git) {
     if (git) return false;
+    ASSIGN_OR_RETURN(bool parent_ignored, FolderIgnored(parent));
     if (parent_ignored) return true;
-    if (rules_ == nullptr) return false;
-    return rules_->IsIgnored(relative, folder);
+    ASSIGN_OR_RETURN(IgnoreRules * rules, Rules());
+    if (rules == nullptr) return false;
+    return rules->IsIgnored(relative, folder);
   }
 
   // Records a pair of files or links as equal, unless the project side is
-  // racy (see copy_sync.h).
+  // racy (see copy_sync.h): then only the copy's state.
   void RecordEqual(const std::string& relative, const Side& project,
                    const Side& copy) {
-    if (Nanoseconds(project.st.st_ctim) >= Nanoseconds(started_)) return;
+    if (Nanoseconds(project.st.st_ctim) >= Nanoseconds(started_)) {
+      RecordCopyOnly(relative, copy);
+      return;
+    }
     RecordCopy(relative, project, copy);
   }
 
@@ -143,8 +251,34 @@ class Syncer {
                   const Side& copy) {
     struct stat absent = {};
     next_.Record(relative, project.present ? project.st : absent, copy.st);
+    NoteCtime(copy);
+  }
+
+  void RecordCopyOnly(const std::string& relative, const Side& copy) {
+    next_.RecordCopy(relative, copy.st);
+    NoteCtime(copy);
+  }
+
+  void NoteCtime(const Side& copy) {
     newest_copy_ctime_ =
         std::max(newest_copy_ctime_, Nanoseconds(copy.st.st_ctim));
+  }
+
+  // A copy folder's state once its subtree is done: as found when nothing
+  // in it changed since `before`, else an lstat now (its times changed).
+  absl::Status RecordFolder(const std::string& relative, int parent_fd,
+                            const std::string& name, const Side& found,
+                            uint64_t before, bool known) {
+    Side now = found;
+    if (relative.empty() || Changes() != before || !found.present) {
+      absl::Status error;
+      now = relative.empty()
+                ? Stat(AT_FDCWD, copy_, copy_, "", &error)
+                : CopySideNow(known ? -1 : parent_fd, name, relative, &error);
+      RETURN_IF_ERROR(error);
+    }
+    if (now.present) RecordCopyOnly(relative, now);
+    return absl::OkStatus();
   }
 
   UniqueFd OpenFolder(int parent, const std::string& name) {
@@ -153,9 +287,18 @@ class Syncer {
                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   }
 
+  UniqueFd OpenCopyFolder(int copy_fd, const std::string& name,
+                          const std::string& child) {
+    if (copy_fd >= 0) return OpenFolder(copy_fd, name);
+    return UniqueFd(::open(JoinPath(copy_, child).c_str(),
+                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  }
+
   // `fresh`: the copy of this subtree was just made from the project.
+  // `known`: the copy's side comes from the snapshot (copy_fd is -1).
   absl::Status Walk(const std::string& relative, int project_fd, int copy_fd,
-                    bool ignored, bool git, bool fresh) {
+                    const FolderIgnore& ignored, bool git, bool fresh,
+                    bool known) {
     std::vector<std::string> names;
     if (project_fd >= 0) {
       ASSIGN_OR_RETURN(names,
@@ -163,7 +306,7 @@ class Syncer {
     }
     {
       ASSIGN_OR_RETURN(std::vector<std::string> copy_names,
-                       FolderNames(copy_fd, JoinPath(copy_, relative)));
+                       CopyNames(relative, copy_fd, known));
       std::sort(names.begin(), names.end());
       std::sort(copy_names.begin(), copy_names.end());
       std::vector<std::string> all;
@@ -171,42 +314,69 @@ class Syncer {
                      copy_names.end(), std::back_inserter(all));
       names = std::move(all);
     }
+    // A known copy's folder is opened only when a path in it is copied.
+    UniqueFd opened;
+    auto copy_dir = [&]() -> int {
+      if (!known) return copy_fd;
+      if (!opened) {
+        opened = UniqueFd(
+            ::open(relative.empty() ? copy_.c_str()
+                                    : JoinPath(copy_, relative).c_str(),
+                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      }
+      return opened ? opened.get() : -1;
+    };
     for (const std::string& name : names) {
       std::string child = Child(relative, name);
       bool child_git = git || child == ".git";
       ++stats_->walked;
       absl::Status error;
-      Side p = Stat(project_fd, name, JoinPath(project_, child), &error);
-      Side c = Stat(copy_fd, name, JoinPath(copy_, child), &error);
+      Side p = Stat(project_fd, name, project_, child, &error);
+      Side c = CopySide(copy_fd, name, child, known, &error);
       RETURN_IF_ERROR(error);
       if (!c.present && !p.present) continue;  // gone during the walk
       // A file only in the copy is taken as known only beneath an ignored
       // folder; elsewhere the rules are asked again (.gitignore may have
       // changed).
-      if (c.present && !p.folder() && !c.folder() && (p.present || ignored) &&
+      if (c.present && !p.folder() && !c.folder() &&
           previous_.KnownSame(child, p.present ? &p.st : nullptr, c.st)) {
-        RecordCopy(child, p, c);
-        continue;
+        bool known_same = p.present;
+        if (!known_same) {
+          ASSIGN_OR_RETURN(known_same, FolderIgnored(ignored));
+        }
+        if (known_same) {
+          RecordCopy(child, p, c);
+          continue;
+        }
       }
       if (p.folder() && c.folder()) {
-        ASSIGN_OR_RETURN(bool child_ignored,
-                         Ignored(child, true, ignored, child_git));
-        if (!child_ignored &&
-            (p.st.st_mode & 07777) != (c.st.st_mode & 07777)) {
-          if (::fchmodat(copy_fd, name.c_str(), p.st.st_mode & 07777, 0) != 0) {
-            return LastErrnoStatus(absl::StrCat(
-                "chmod(", VisiblePath(JoinPath(copy_, child)), ")"));
-          }
-        }
+        uint64_t before = Changes();
+        FolderIgnore sub_ignored;
+        sub_ignored.parent = &ignored;
+        sub_ignored.relative = child;
+        sub_ignored.git = child_git;
         UniqueFd sub_project = OpenFolder(project_fd, name);
-        UniqueFd sub_copy = OpenFolder(copy_fd, name);
-        if (!sub_project || !sub_copy) {
+        UniqueFd sub_copy = known ? UniqueFd() : OpenFolder(copy_fd, name);
+        if (!sub_project || (!known && !sub_copy)) {
           return LastErrnoStatus(absl::StrCat("open(", VisiblePath(child),
                                               ") in the project "
                                               "or its copy"));
         }
+        if ((p.st.st_mode & 07777) != (c.st.st_mode & 07777)) {
+          ASSIGN_OR_RETURN(bool folder_ignored, FolderIgnored(sub_ignored));
+          if (!folder_ignored) {
+            UniqueFd target = known ? OpenCopyFolder(-1, name, child)
+                                    : OpenFolder(copy_fd, name);
+            if (!target || ::fchmod(target.get(), p.st.st_mode & 07777) != 0) {
+              return LastErrnoStatus(absl::StrCat(
+                  "chmod(", VisiblePath(JoinPath(copy_, child)), ")"));
+            }
+            ++chmods_;
+          }
+        }
         RETURN_IF_ERROR(Walk(child, sub_project.get(), sub_copy.get(),
-                             child_ignored, child_git, fresh));
+                             sub_ignored, child_git, fresh, known));
+        RETURN_IF_ERROR(RecordFolder(child, copy_fd, name, c, before, known));
         continue;
       }
       bool as_folder = p.present ? p.folder() : c.folder();
@@ -217,12 +387,18 @@ class Syncer {
         // recorded so that the next list can tell what a command wrote.
         ++stats_->ignored;
         if (c.folder()) {
-          UniqueFd sub_copy = OpenFolder(copy_fd, name);
-          if (!sub_copy) {
+          uint64_t before = Changes();
+          UniqueFd sub_copy =
+              known ? UniqueFd() : OpenCopyFolder(copy_fd, name, child);
+          if (!known && !sub_copy) {
             return LastErrnoStatus(absl::StrCat(
                 "open(", VisiblePath(JoinPath(copy_, child)), ")"));
           }
-          RETURN_IF_ERROR(Walk(child, -1, sub_copy.get(), true, false, false));
+          FolderIgnore yes;
+          yes.state = 1;
+          RETURN_IF_ERROR(
+              Walk(child, -1, sub_copy.get(), yes, false, false, known));
+          RETURN_IF_ERROR(RecordFolder(child, copy_fd, name, c, before, known));
         } else if (c.present) {
           RecordCopy(child, p, c);
         }
@@ -248,15 +424,18 @@ class Syncer {
       RETURN_IF_ERROR(
           CopyTree(JoinPath(project_, child), JoinPath(copy_, child), &copied));
       ++stats_->copied;
-      Side now = Stat(copy_fd, name, JoinPath(copy_, child), &error);
+      Side now = CopySideNow(copy_dir(), name, child, &error);
       RETURN_IF_ERROR(error);
       if (!now.present) continue;
       if (now.folder()) {
         UniqueFd sub_project = OpenFolder(project_fd, name);
-        UniqueFd sub_copy = OpenFolder(copy_fd, name);
+        UniqueFd sub_copy = OpenCopyFolder(copy_dir(), name, child);
         if (!sub_project || !sub_copy) continue;  // compared next time
-        RETURN_IF_ERROR(Walk(child, sub_project.get(), sub_copy.get(), false,
-                             child_git, /*fresh=*/true));
+        FolderIgnore no;
+        no.state = 0;
+        RETURN_IF_ERROR(Walk(child, sub_project.get(), sub_copy.get(), no,
+                             child_git, /*fresh=*/true, /*known=*/false));
+        RecordCopyOnly(child, now);
       } else {
         RecordEqual(child, p, now);
       }
@@ -268,10 +447,91 @@ class Syncer {
   const std::string& copy_;
   const CopySnapshot& previous_;
   IgnoreRules* rules_;
+  std::unique_ptr<IgnoreRules> own_rules_;
   const SyncOptions& options_;
   SyncStats* stats_;
   struct timespec started_ = {0, 0};
   int64_t newest_copy_ctime_ = 0;
+  uint64_t chmods_ = 0;
+  std::unordered_map<std::string, std::vector<std::string>> copy_names_;
+  CopySnapshot next_;
+};
+
+// The walk of the copy after a command (see ObserveCopy).
+class Observer {
+ public:
+  Observer(const std::string& copy, const CopySnapshot& before,
+           std::unordered_set<std::string>* unchanged)
+      : copy_(copy), before_(before), unchanged_(unchanged) {}
+
+  absl::StatusOr<CopySnapshot> Run() {
+    next_.Reserve(before_.size());
+    UniqueFd root(
+        ::open(copy_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!root) return LastErrnoStatus(absl::StrCat("open(", copy_, ")"));
+    struct stat st;
+    if (::fstat(root.get(), &st) != 0) {
+      return LastErrnoStatus(absl::StrCat("stat(", copy_, ")"));
+    }
+    ASSIGN_OR_RETURN(bool same, Walk("", root.get()));
+    if (Keep("", st) && same) unchanged_->insert("");
+    return std::move(next_);
+  }
+
+ private:
+  // Records `relative` as the copy has it; true when it is as `before` had
+  // it (its pair, if any, is kept).
+  bool Keep(const std::string& relative, const struct stat& st) {
+    const CopySnapshot::Entry* entry = before_.Find(relative);
+    if (entry != nullptr && entry->copy == StatKey::Of(st)) {
+      next_.RecordCopyKey(relative, *entry);
+      return true;
+    }
+    next_.RecordCopy(relative, st);
+    return false;
+  }
+
+  // Whether nothing beneath the folder `fd` changed. A name added, removed
+  // or renamed in it changes the folder's own times, which its parent
+  // compares.
+  absl::StatusOr<bool> Walk(const std::string& relative, int fd) {
+    ASSIGN_OR_RETURN(std::vector<std::string> names,
+                     FolderNames(fd, JoinPath(copy_, relative)));
+    bool same = true;
+    for (const std::string& name : names) {
+      std::string child = Child(relative, name);
+      struct stat st;
+      if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) {
+          same = false;
+          continue;
+        }
+        return LastErrnoStatus(
+            absl::StrCat("stat(", VisiblePath(JoinPath(copy_, child)), ")"));
+      }
+      bool kept = Keep(child, st);
+      if (S_ISDIR(st.st_mode)) {
+        UniqueFd sub(::openat(fd, name.c_str(),
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub) {
+          return LastErrnoStatus(
+              absl::StrCat("open(", VisiblePath(JoinPath(copy_, child)), ")"));
+        }
+        ASSIGN_OR_RETURN(bool sub_same, Walk(child, sub.get()));
+        if (kept && sub_same) {
+          unchanged_->insert(child);
+        } else {
+          kept = false;
+        }
+      }
+      same = same && kept;
+    }
+    return same;
+  }
+
+  const std::string& copy_;
+  const CopySnapshot& before_;
+  std::unordered_set<std::string>* unchanged_;
   CopySnapshot next_;
 };
 
@@ -299,15 +559,23 @@ absl::StatusOr<CopySnapshot> CopySnapshot::Load(const std::string& file) {
   }
   rest.remove_prefix(sizeof(kMagic) - 1);
   Reader reader(rest);
+  uint64_t count = 0;
+  if (!reader.Get(&count, sizeof(count))) {
+    return absl::DataLossError(absl::StrCat(file, " is truncated"));
+  }
+  snapshot.entries_.reserve(count);
   while (!reader.done()) {
     uint32_t length = 0;
+    uint8_t paired = 0;
     std::string path;
     Entry entry;
     if (!reader.Get(&length, sizeof(length)) ||
-        !reader.GetString(&path, length) || !reader.GetKey(&entry.project) ||
-        !reader.GetKey(&entry.copy)) {
+        !reader.GetString(&path, length) ||
+        !reader.Get(&paired, sizeof(paired)) || !reader.GetKey(&entry.copy) ||
+        (paired != 0 && !reader.GetKey(&entry.project))) {
       return absl::DataLossError(absl::StrCat(file, " is truncated"));
     }
+    entry.paired = paired != 0;
     snapshot.entries_[std::move(path)] = entry;
   }
   return snapshot;
@@ -315,17 +583,23 @@ absl::StatusOr<CopySnapshot> CopySnapshot::Load(const std::string& file) {
 
 absl::Status CopySnapshot::Save(const std::string& file) const {
   std::string data = kMagic;
-  data.reserve(entries_.size() * 120);
+  data.reserve(entries_.size() * 110);
+  uint64_t count = entries_.size();
+  Put(&data, &count, sizeof(count));
   for (const auto& [path, entry] : entries_) {
     uint32_t length = static_cast<uint32_t>(path.size());
+    uint8_t paired = entry.paired ? 1 : 0;
     Put(&data, &length, sizeof(length));
     data += path;
-    PutKey(&data, entry.project);
+    Put(&data, &paired, sizeof(paired));
     PutKey(&data, entry.copy);
+    if (entry.paired) PutKey(&data, entry.project);
   }
   // No fsync: after a crash a lost or older snapshot only means that more
   // paths get compared; it never makes a changed path look unchanged,
-  // because every path it names has changed ctimes since.
+  // because every path it names has changed ctimes since. (Whether the
+  // copy's side may be trusted without a walk is a separate marker, made
+  // only after this file is in place; see backend.cc.)
   std::string temporary = absl::StrCat(file, ".tmp");
   {
     ASSIGN_OR_RETURN(UniqueFd fd,
@@ -342,7 +616,8 @@ bool CopySnapshot::KnownSame(const std::string& relative,
                              const struct stat* project,
                              const struct stat& copy) const {
   auto it = entries_.find(relative);
-  if (it == entries_.end() || !(it->second.copy == StatKey::Of(copy))) {
+  if (it == entries_.end() || !it->second.paired ||
+      !(it->second.copy == StatKey::Of(copy))) {
     return false;
   }
   return project == nullptr ? it->second.project.mode == 0
@@ -357,9 +632,18 @@ bool CopySnapshot::CopyUnchanged(const std::string& relative,
 
 void CopySnapshot::Record(const std::string& relative,
                           const struct stat& project, const struct stat& copy) {
-  StatKey project_key;
-  if (project.st_mode != 0) project_key = StatKey::Of(project);
-  entries_[relative] = {project_key, StatKey::Of(copy)};
+  Entry entry;
+  if (project.st_mode != 0) entry.project = StatKey::Of(project);
+  entry.copy = StatKey::Of(copy);
+  entry.paired = true;
+  entries_[relative] = entry;
+}
+
+void CopySnapshot::RecordCopy(const std::string& relative,
+                              const struct stat& copy) {
+  Entry entry;
+  entry.copy = StatKey::Of(copy);
+  entries_[relative] = entry;
 }
 
 absl::StatusOr<CopySnapshot> SyncCopy(const std::string& project,
@@ -370,6 +654,13 @@ absl::StatusOr<CopySnapshot> SyncCopy(const std::string& project,
                                       SyncStats* stats) {
   Syncer syncer(project, copy, previous, rules, options, stats);
   return syncer.Run();
+}
+
+absl::StatusOr<CopySnapshot> ObserveCopy(
+    const std::string& copy, const CopySnapshot& before,
+    std::unordered_set<std::string>* unchanged_folders) {
+  Observer observer(copy, before, unchanged_folders);
+  return observer.Run();
 }
 
 }  // namespace garuda

@@ -6,6 +6,11 @@
 // chmod or a rename changes its ctime (or inode), and a process cannot set
 // ctime, so a command cannot make a changed file look unchanged.
 //
+// Per command the copy backend walks each tree once: the project before the
+// command (SyncCopy, with the copy's side taken from the snapshot) and the
+// copy after it (ObserveCopy, whose unchanged folders the change list then
+// skips).
+//
 // Racy entries, as git has them: a project file whose ctime is not older
 // than the start of the walk that recorded it could change again within
 // the same clock tick without its lstat result changing, so it is not
@@ -21,6 +26,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -42,15 +48,25 @@ struct StatKey {
   }
 };
 
+// Per path: the copy's lstat result as last seen (files, links, folders),
+// and, when the two sides were known equal, the project's lstat result of
+// that time (a pair). After a command the copy backend walks the copy once
+// and records its state in full; the next refresh takes the copy's side from
+// it instead of walking the copy again (only the project is walked).
 class CopySnapshot {
  public:
+  struct Entry {
+    StatKey copy;
+    StatKey project;      // of the pair; mode 0: the project had none
+    bool paired = false;  // the two sides were known equal
+  };
+
   // A missing file is an empty snapshot (every path gets compared); a
   // damaged one is an error naming the file.
   static absl::StatusOr<CopySnapshot> Load(const std::string& file);
-  // Written to a temporary file, synced, renamed over `file`.
+  // Written to a temporary file, renamed over `file` (not synced).
   absl::Status Save(const std::string& file) const;
 
-  // Both sides are as they were when they were recorded equal.
   // Both sides are as they were when they were recorded equal (for an
   // ignored file, as the copy had it). `project` null: the project has none.
   bool KnownSame(const std::string& relative, const struct stat* project,
@@ -58,15 +74,25 @@ class CopySnapshot {
   // The copy side alone is as recorded: no command wrote the path since.
   bool CopyUnchanged(const std::string& relative,
                      const struct stat& copy) const;
+  // A pair known equal (`project` with st_mode 0: the project has none).
   void Record(const std::string& relative, const struct stat& project,
               const struct stat& copy);
+  // The copy's state only (a folder, a racy pair).
+  void RecordCopy(const std::string& relative, const struct stat& copy);
+  void RecordCopyKey(const std::string& relative, const Entry& entry) {
+    entries_[relative] = entry;
+  }
+  const Entry* Find(const std::string& relative) const {
+    auto it = entries_.find(relative);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  const std::unordered_map<std::string, Entry>& entries() const {
+    return entries_;
+  }
   size_t size() const { return entries_.size(); }
+  void Reserve(size_t paths) { entries_.reserve(paths); }
 
  private:
-  struct Entry {
-    StatKey project;
-    StatKey copy;
-  };
   std::unordered_map<std::string, Entry> entries_;
 };
 
@@ -83,6 +109,15 @@ struct SyncOptions {
   // without being compared (the copy was made from it).
   bool fresh_copy = false;
   struct timespec copy_started = {0, 0};
+  // `previous` holds the copy's state in full, as the walk after the last
+  // command saw it, and nothing wrote the copy since (the copy backend's
+  // marker file says so): the copy is not walked, only the project and the
+  // paths that need copying or removing.
+  bool copy_known = false;
+  // When `rules` is null and this is set: the project whose ignore rules
+  // are loaded at the first path that needs them (a refresh in which
+  // nothing changed never opens the repository).
+  std::string rules_project;
 };
 
 // Brings `copy` to the project's state where git does not ignore a path,
@@ -97,6 +132,15 @@ absl::StatusOr<CopySnapshot> SyncCopy(const std::string& project,
                                       IgnoreRules* rules,
                                       const SyncOptions& options,
                                       SyncStats* stats);
+
+// After a command: walks `copy` once and returns its state, keeping the
+// pairs of `before` (the snapshot the command started from) where the copy
+// side did not change. `unchanged_folders` gets every folder (relative
+// path; "" is the root) whose own lstat result and whole subtree are as in
+// `before`: nothing in it was written, added, removed or renamed.
+absl::StatusOr<CopySnapshot> ObserveCopy(
+    const std::string& copy, const CopySnapshot& before,
+    std::unordered_set<std::string>* unchanged_folders);
 
 }  // namespace garuda
 

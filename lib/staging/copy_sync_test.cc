@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -59,6 +60,23 @@ struct Fixture {
     Sync(fresh);
   }
 
+  // The walk of the copy after a command; its result is the next refresh's
+  // snapshot, with the copy's side known.
+  std::unordered_set<std::string> Observe() {
+    std::unordered_set<std::string> unchanged;
+    absl::StatusOr<CopySnapshot> observed =
+        ObserveCopy(copy, snapshot, &unchanged);
+    EXPECT_TRUE(observed.ok()) << observed.status();
+    if (observed.ok()) snapshot = *std::move(observed);
+    return unchanged;
+  }
+
+  SyncStats SyncKnown() {
+    SyncOptions known;
+    known.copy_known = true;
+    return Sync(known);
+  }
+
   SyncStats Sync(const SyncOptions& options = SyncOptions()) {
     SyncStats stats;
     absl::StatusOr<CopySnapshot> next =
@@ -68,6 +86,25 @@ struct Fixture {
     return stats;
   }
 };
+
+// A command's writes: a changed file, an added one, a deletion, a build
+// output (ignored) and a write to git's own files.
+void WriteAsACommand(const Fixture& f, const std::string& added) {
+  Write(f.copy + "/src/a.c", "changed by a command\n");
+  Write(f.copy + "/" + added, "added by a command\n");
+  ASSERT_EQ(::unlink((f.copy + "/README").c_str()), 0);
+  Write(f.copy + "/build/out.o", "object\n");
+  Write(f.copy + "/.git/HEAD", "ref: refs/heads/evil\n");
+}
+
+// After a refresh: every write but the build output is gone.
+void ExpectUndone(const Fixture& f, const std::string& added) {
+  EXPECT_EQ(Read(f.copy + "/src/a.c"), "a\n");
+  EXPECT_FALSE(Exists(f.copy + "/" + added));
+  EXPECT_EQ(Read(f.copy + "/README"), "readme\n");
+  EXPECT_EQ(Read(f.copy + "/build/out.o"), "object\n");  // ignored: stays
+  EXPECT_EQ(Read(f.copy + "/.git/HEAD"), Read(f.project + "/.git/HEAD"));
+}
 
 TEST(CopySyncTest, AFreshCopyIsKnownWithoutReadingOrCopying) {
   Fixture f("fresh");
@@ -82,17 +119,9 @@ TEST(CopySyncTest, AFreshCopyIsKnownWithoutReadingOrCopying) {
 
 TEST(CopySyncTest, ACommandsChangesGoAndBuildOutputsStay) {
   Fixture f("refresh");
-  Write(f.copy + "/src/a.c", "changed by a command\n");
-  Write(f.copy + "/new.c", "added by a command\n");
-  ASSERT_EQ(::unlink((f.copy + "/README").c_str()), 0);
-  Write(f.copy + "/build/out.o", "object\n");
-  Write(f.copy + "/.git/HEAD", "ref: refs/heads/evil\n");
+  WriteAsACommand(f, "new.c");
   SyncStats stats = f.Sync();
-  EXPECT_EQ(Read(f.copy + "/src/a.c"), "a\n");
-  EXPECT_FALSE(Exists(f.copy + "/new.c"));
-  EXPECT_EQ(Read(f.copy + "/README"), "readme\n");
-  EXPECT_EQ(Read(f.copy + "/build/out.o"), "object\n");  // ignored: stays
-  EXPECT_EQ(Read(f.copy + "/.git/HEAD"), Read(f.project + "/.git/HEAD"));
+  ExpectUndone(f, "new.c");
   EXPECT_GE(stats.copied, 3u);
   // The kept build output is known; the next sync changes nothing.
   SyncStats next = f.Sync();
@@ -147,6 +176,74 @@ TEST(CopySyncTest, TheSnapshotSurvivesSaveAndLoad) {
   absl::StatusOr<CopySnapshot> none = CopySnapshot::Load(f.snapshot_file);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->size(), 0u);
+}
+
+TEST(CopySyncTest, TheWalkAfterACommandFindsWhatItWrote) {
+  Fixture f("observe");
+  std::unordered_set<std::string> none = f.Observe();
+  EXPECT_EQ(none.count(""), 1u);
+  EXPECT_EQ(none.count("src"), 1u);
+  EXPECT_EQ(none.count(".git"), 1u);
+  // Same size, old mtime put back: ctime still shows the write.
+  std::string path = f.copy + "/src/a.c";
+  struct stat before;
+  ASSERT_EQ(::lstat(path.c_str(), &before), 0);
+  Write(path, "X\n");
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
+  std::unordered_set<std::string> written = f.Observe();
+  EXPECT_EQ(written.count(""), 0u);
+  EXPECT_EQ(written.count("src"), 0u);
+  EXPECT_EQ(written.count(".git"), 1u);
+  // A deletion shows in its folder's times.
+  f.Sync();
+  ASSERT_EQ(f.Observe().count(""), 1u);
+  ASSERT_EQ(::unlink((f.copy + "/src/b.c").c_str()), 0);
+  std::unordered_set<std::string> deleted = f.Observe();
+  EXPECT_EQ(deleted.count("src"), 0u);
+  EXPECT_EQ(deleted.count(""), 0u);
+}
+
+// The backend's cycle: refresh with the copy's side taken from the walk
+// after the last command. It must end as a refresh that walks the copy.
+TEST(CopySyncTest, ARefreshFromTheObservedCopyUndoesTheCommand) {
+  Fixture f("known");
+  f.Observe();
+  f.SyncKnown();
+  WriteAsACommand(f, "new/deep.c");
+  ASSERT_EQ(::chmod((f.copy + "/src").c_str(), 0700), 0);
+  f.Observe();
+  Write(f.project + "/src/b.c", "edited by the person\n");
+  struct timespec pause = {0, 20000000};  // not racy: recorded as a pair
+  ::nanosleep(&pause, nullptr);
+  SyncStats stats = f.SyncKnown();
+  ExpectUndone(f, "new/deep.c");
+  EXPECT_FALSE(Exists(f.copy + "/new"));
+  EXPECT_EQ(Read(f.copy + "/src/b.c"), "edited by the person\n");
+  struct stat folder;
+  ASSERT_EQ(::lstat((f.copy + "/src").c_str(), &folder), 0);
+  EXPECT_EQ(folder.st_mode & 07777, 0755u);
+  EXPECT_GE(stats.copied, 4u);
+  // Nothing written since: nothing to do, and every folder is unchanged.
+  std::unordered_set<std::string> unchanged = f.Observe();
+  EXPECT_EQ(unchanged.count(""), 1u);
+  SyncStats next = f.SyncKnown();
+  EXPECT_EQ(next.copied, 0u);
+  EXPECT_EQ(next.removed, 0u);
+  EXPECT_EQ(Read(f.copy + "/build/out.o"), "object\n");
+}
+
+// The negative control: trusting a snapshot that did not see the command's
+// writes (what the backend's marker file prevents) would keep them.
+TEST(CopySyncTest, AKnownCopyWithoutTheWalkAfterTheCommandMissesItsWrites) {
+  Fixture f("stale");
+  f.Observe();
+  f.SyncKnown();
+  Write(f.copy + "/src/a.c", "changed by a command\n");
+  f.SyncKnown();  // no Observe: the snapshot is from before the command
+  EXPECT_EQ(Read(f.copy + "/src/a.c"), "changed by a command\n");
+  f.Sync();  // walking the copy finds it
+  EXPECT_EQ(Read(f.copy + "/src/a.c"), "a\n");
 }
 
 }  // namespace
