@@ -19,8 +19,8 @@
 namespace garuda::knowledge {
 
 const char kToolUsage[] =
-    "garuda-agent: the Garuda coding agent. So far only one subcommand "
-    "exists:\n"
+    "garuda-agent tool: code questions for the model's tools, also usable "
+    "from a shell (the session itself: garuda-agent --help):\n"
     "\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT\n"
     "      --path REL --line L --column C [--depth N] [--json] [--nolsp]\n"
