@@ -556,6 +556,13 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
     if (::chdir(directory.c_str()) != 0) {
       Fail(error_fd, LastErrnoStatus(absl::StrCat("chdir ", directory)));
     }
+    // With a wall time, the command leads a process group of its own, so
+    // that a timeout ends what it started in the background too. Without
+    // one it stays in the caller's group: an interactive command keeps the
+    // terminal.
+    if (options.wall_time_ms > 0 && ::setpgid(0, 0) != 0) {
+      Fail(error_fd, LastErrnoStatus("setpgid"));
+    }
     std::vector<char*> argv = CStrings(options.argv);
     ::execvp(argv[0], argv.data());
     Fail(error_fd, LastErrnoStatus(absl::StrCat("execvp ", argv[0])), 'C');
@@ -575,6 +582,9 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   if (error.empty() && supervised.timed_out) {
     outcome = RunResult();
     outcome.kind = RunResult::Kind::kTimedOut;
+    // The group's leader is dead and reaped, but its pid stays the group's
+    // id while any member lives, and cannot be reused for a new group.
+    ::kill(-child.pid, SIGKILL);
   }
   TakeOutput(std::move(result), &outcome);
   return outcome;

@@ -12,6 +12,7 @@
 
 #include <functional>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "sandbox/cgroup.h"
@@ -213,6 +214,44 @@ TEST_F(SandboxTest, LandlockRefusesWritesOutsideTheWritablePaths) {
   auto host = RunOnHost(options, project_);
   ASSERT_TRUE(host.ok());
   EXPECT_EQ(host->exit_code, 0) << host->stderr_data;
+}
+
+// A host command that runs past its wall time ends with what it started in
+// the background. The control: a command that ends in time leaves its
+// background process running (only a timeout ends the group), which shows
+// the test would see a survivor.
+TEST_F(SandboxTest, HostTimeoutEndsTheBackgroundProcessesToo) {
+  auto background_survives = [&](const std::string& tail, bool expect_dead) {
+    std::string pid_file = project_ + "/background.pid";
+    ::unlink(pid_file.c_str());
+    RunOptions options;
+    options.argv = {"/bin/sh", "-c",
+                    "sleep 60 </dev/null >/dev/null 2>&1 & echo $! > " +
+                        pid_file + "; " + tail};
+    options.wall_time_ms = 500;
+    auto host = RunOnHost(options, project_);
+    EXPECT_TRUE(host.ok()) << host.status();
+    std::string text = ReadFileToString(pid_file).value_or("");
+    pid_t pid = std::atoi(text.c_str());
+    EXPECT_GT(pid, 1) << text;
+    if (pid <= 1) return true;
+    // SIGKILL is delivered at once, but the process leaves the table only
+    // when reaped: alive means neither gone nor a zombie. A death is waited
+    // for (up to 5 s); a survivor is looked at once.
+    bool alive = true;
+    for (int i = 0; i < (expect_dead ? 500 : 1) && alive; ++i) {
+      std::string stat =
+          ReadFileToString(absl::StrCat("/proc/", pid, "/stat")).value_or("");
+      size_t paren = stat.rfind(')');
+      alive = paren != std::string::npos && paren + 2 < stat.size() &&
+              stat[paren + 2] != 'Z';
+      if (alive && expect_dead) ::usleep(10000);
+    }
+    if (alive) ::kill(pid, SIGKILL);
+    return alive;
+  };
+  EXPECT_FALSE(background_survives("sleep 30", true));
+  EXPECT_TRUE(background_survives("true", false));
 }
 
 TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {
