@@ -23,11 +23,8 @@ std::vector<std::string> CurrentEnvironment() {
 }
 
 void LowerWallTime(uint64_t wall_time_ms, SandboxPolicy* policy) {
-  if (wall_time_ms == 0) return;
-  uint64_t current = policy->limits().wall_time_ms();
-  if (current == 0 || wall_time_ms < current) {
-    policy->mutable_limits()->set_wall_time_ms(wall_time_ms);
-  }
+  policy->mutable_limits()->set_wall_time_ms(
+      StricterLimit(wall_time_ms, policy->limits().wall_time_ms()));
 }
 
 absl::StatusOr<SandboxPolicy> DirectCommandPolicy(

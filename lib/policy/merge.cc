@@ -65,15 +65,12 @@ absl::Status CheckProjectWritePath(const Source& source,
 
 // Each limit: the smallest non-zero value of any source.
 void LowerLimits(const SandboxLimits& in, SandboxLimits* out) {
-  auto lower = [](auto value, auto current) {
-    return value != 0 && (current == 0 || value < current) ? value : current;
-  };
-  out->set_memory_mb(lower(in.memory_mb(), out->memory_mb()));
-  out->set_processes(lower(in.processes(), out->processes()));
-  out->set_cpu_seconds(lower(in.cpu_seconds(), out->cpu_seconds()));
+  out->set_memory_mb(StricterLimit(in.memory_mb(), out->memory_mb()));
+  out->set_processes(StricterLimit(in.processes(), out->processes()));
+  out->set_cpu_seconds(StricterLimit(in.cpu_seconds(), out->cpu_seconds()));
   out->set_wall_time_seconds(
-      lower(in.wall_time_seconds(), out->wall_time_seconds()));
-  out->set_file_size_mb(lower(in.file_size_mb(), out->file_size_mb()));
+      StricterLimit(in.wall_time_seconds(), out->wall_time_seconds()));
+  out->set_file_size_mb(StricterLimit(in.file_size_mb(), out->file_size_mb()));
 }
 
 }  // namespace

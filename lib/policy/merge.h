@@ -22,6 +22,7 @@
 #ifndef GARUDA_LIB_POLICY_MERGE_H_
 #define GARUDA_LIB_POLICY_MERGE_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -46,6 +47,11 @@ struct MergedSettings {
 };
 
 absl::StatusOr<MergedSettings> MergeSettings(const SettingsSources& sources);
+
+// The stricter of two limits where 0 means "no limit": the smaller non-zero.
+inline uint64_t StricterLimit(uint64_t a, uint64_t b) {
+  return a != 0 && (b == 0 || a < b) ? a : b;
+}
 
 }  // namespace garuda
 

@@ -367,12 +367,10 @@ class StagerService {
     }
     // The settings' wall time bounds a host command too; the other limits
     // need the sandbox.
-    SandboxPolicy bounds;
-    bounds.mutable_limits()->set_wall_time_ms(
+    run.wall_time_ms = StricterLimit(
+        wall_time_ms,
         uint64_t{settings_.settings.sandbox().limits().wall_time_seconds()} *
-        1000);
-    LowerWallTime(wall_time_ms, &bounds);
-    run.wall_time_ms = bounds.limits().wall_time_ms();
+            1000);
     ASSIGN_OR_RETURN(RunResult ran, RunOnHostIntoFiles(run, directory));
     FillResult(ran, true, result);
     return absl::OkStatus();
