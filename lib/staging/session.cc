@@ -242,6 +242,7 @@ absl::StatusOr<std::unique_ptr<StagedView>> StagedView::Open(
     const MergedSettings& settings, const StagedViewOptions& options) {
   std::unique_ptr<StagedView> view(new StagedView(options));
   RETURN_IF_ERROR(view->Make(settings));
+  if (options.serves_several) view->backend_->ServeSeveralCommands();
   return view;
 }
 
