@@ -9,7 +9,12 @@
 // phases on stderr, which this program captures and sums (refresh + list).
 //
 //   serve_bench --stager PATH --project DIR [--backends "copy overlay"]
-//               [--iterations N] [--warmup N]
+//               [--iterations N] [--warmup N] [--before PATH]
+//
+// A backend "copy-walk" is the copy backend with GARUDA_STAGER_WALK=1 (it
+// walks both trees at every command instead of asking its watches);
+// --before PATH adds the copy backend of another garuda-stager binary (the
+// one before a change), each interleaved with the others.
 //
 // The first commands of a staged stager are not timed (--warmup, default
 // 3): the first has a fresh view, and the copy backend's watches of the two
@@ -45,11 +50,12 @@ struct Options {
   std::vector<std::string> backends = {"copy", "overlay"};
   int iterations = 30;
   int warmup = 3;
+  std::string before;  // another garuda-stager, its copy backend measured
 };
 
 constexpr char kUsage[] =
     "usage: serve_bench --stager PATH --project DIR [--backends \"copy "
-    "overlay\"] [--iterations N] [--warmup N]\n"
+    "overlay copy-walk\"] [--iterations N] [--warmup N] [--before PATH]\n"
     "Times RunCommand `true` on garuda-stager serve, staged (per backend) "
     "minus direct, interleaved.\n";
 
@@ -67,6 +73,8 @@ bool ParseOptions(int argc, char** argv, Options* options) {
       options->backends = absl::StrSplit(value, ' ', absl::SkipEmpty());
     } else if (flag == "--iterations") {
       if (!absl::SimpleAtoi(value, &options->iterations)) return false;
+    } else if (flag == "--before") {
+      options->before = value;
     } else if (flag == "--warmup") {
       if (!absl::SimpleAtoi(value, &options->warmup)) return false;
     } else {
@@ -92,18 +100,29 @@ struct Stager {
   std::vector<double> times_ms;
 };
 
+// `backend` "copy-walk": copy with GARUDA_STAGER_WALK=1; "copy-before":
+// copy of the --before binary.
 bool Start(const Options& options, const std::string& mode,
            const std::string& backend, Stager* stager) {
   stager->label = backend.empty() ? mode : absl::StrCat(mode, " ", backend);
   stager->stderr_file =
       UniqueFd(::memfd_create("serve-bench-stderr", MFD_CLOEXEC));
+  std::string program =
+      backend == "copy-before" ? options.before : options.stager;
+  std::string kind = backend;
+  if (backend == "copy-walk" || backend == "copy-before") kind = "copy";
   ipc::HelperOptions helper;
-  helper.argv = {options.stager, "serve",         "--channel-fd=3",
-                 "--project",    options.project, "--mode",
-                 mode,           "--quiet"};
-  if (!backend.empty()) {
+  helper.argv = {program,     "serve",         "--channel-fd=3",
+                 "--project", options.project, "--mode",
+                 mode,        "--quiet"};
+  if (!kind.empty()) {
     helper.argv.push_back("--backend");
-    helper.argv.push_back(backend);
+    helper.argv.push_back(kind);
+  }
+  if (backend == "copy-walk") {
+    ::setenv("GARUDA_STAGER_WALK", "1", 1);
+  } else {
+    ::unsetenv("GARUDA_STAGER_WALK");
   }
   std::fflush(stderr);
   UniqueFd saved(::fcntl(2, F_DUPFD_CLOEXEC, 3));
@@ -111,6 +130,7 @@ bool Start(const Options& options, const std::string& mode,
   absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> spawned =
       ipc::HelperProcess::Spawn(helper);
   ::dup2(saved.get(), 2);
+  ::unsetenv("GARUDA_STAGER_WALK");
   if (!spawned.ok()) {
     std::fprintf(stderr, "serve_bench: %s: %s\n", stager->label.c_str(),
                  std::string(spawned.status().message()).c_str());
@@ -176,6 +196,7 @@ int Main(int argc, char** argv) {
     std::fputs(kUsage, stderr);
     return 2;
   }
+  if (!options.before.empty()) options.backends.push_back("copy-before");
   Stager direct;
   if (!Start(options, "direct", "", &direct)) return 1;
   std::vector<Stager> staged(options.backends.size());

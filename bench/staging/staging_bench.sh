@@ -17,7 +17,7 @@
 #
 # STAGER_BEFORE=/path/to/an/older/garuda-stager: the copy backend's
 # per-command overhead of that binary too, interleaved with ours (before and
-# after a change, in the same conditions).
+# after a change, in the same conditions), through the CLI and through serve.
 #
 # Every figure is the median of N runs (default 5); the per-command overhead
 # is the median, over M iterations (default 30), of a staged call minus the
@@ -110,8 +110,13 @@ cd "$P"
 echo
 echo "Garuda staged commands through garuda-stager serve (one process per session, as garuda-agent runs it)"
 echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; median of $ITERATIONS interleaved"
+SERVE_BACKENDS="$BACKENDS"
+[[ " $BACKENDS " == *" copy "* ]] && SERVE_BACKENDS="$BACKENDS copy-walk"
 GARUDA_STAGER_TIMINGS=1 "$SERVE_BENCH" --stager "$STAGER" --project "$P" \
-  --backends "$BACKENDS" --iterations "$ITERATIONS"
+  --backends "$SERVE_BACKENDS" --iterations "$ITERATIONS" \
+  ${STAGER_BEFORE:+--before "$STAGER_BEFORE"}
+echo "  (copy: its watches say what changed; copy-walk: GARUDA_STAGER_WALK=1, both trees walked at each"
+echo "   command; copy-before: STAGER_BEFORE's copy backend, when given)"
 [[ $SERVE_ONLY == 1 ]] && exit 0
 
 echo
