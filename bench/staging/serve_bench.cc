@@ -248,6 +248,8 @@ int Main(int argc, char** argv) {
       Line("  of which refresh (stager timings)", Median(refresh));
       Line("  of which list (stager timings)", Median(list));
       Line("  of which refresh + list", Median(sum));
+      std::vector<double> command = Phases(staged[b], "command", skip);
+      Line("  the command in the sandbox (stager timings)", Median(command));
     }
   }
   for (Stager& stager : staged) {
