@@ -290,37 +290,9 @@ class CopyBackend : public StagingBackend {
 
   absl::StatusOr<ChangeSet> List(const BuildOptions& options) override {
     if (serving_) return ListServing(options);
-    BuildOptions with_snapshot = options;
-    // A path the command did not write is not its change, whatever the
-    // project holds now (a person's edit during the command is not listed
-    // as the command's).
-    with_snapshot.unchanged = [this](const std::string& relative,
-                                     const struct stat& staged) {
-      return snapshot_.CopyUnchanged(relative, staged);
-    };
-    // One walk of the copy finds what the command wrote and records the
-    // copy's state for the next refresh; the list then skips the folders
-    // in which nothing changed. (Not while a lowered file limit, a test
-    // seam, wants every path counted.)
-    std::unordered_set<std::string> unchanged;
-    absl::StatusOr<CopySnapshot> observed =
-        ObserveCopy(copy_, snapshot_, &unchanged);
-    if (observed.ok() && options.file_limit >= kDefaultFileLimit) {
-      with_snapshot.unchanged_folder = [&unchanged](const std::string& relative,
-                                                    const struct stat&) {
-        return unchanged.count(relative) != 0;
-      };
-    }
-    ChangeSet list;
-    if (with_snapshot.unchanged_folder && unchanged.count("") != 0) {
-      // Nothing in the copy changed: no change, and nothing written in an
-      // ignored folder to count (the repository is not even opened).
-      list.header.set_project_root(options.project);
-      list.header.set_source("copy");
-      list.header.set_command(options.command);
-    } else {
-      ASSIGN_OR_RETURN(list, BuildFromCopy(copy_, with_snapshot));
-    }
+    absl::StatusOr<CopySnapshot> observed;
+    ASSIGN_OR_RETURN(ChangeSet list,
+                     ListByWalk(options, nullptr, nullptr, &observed));
     if (observed.ok()) {
       RETURN_IF_ERROR(observed->Save(snapshot_file_));
       // The mark names the snapshot file it vouches for (inode, size), so
@@ -339,6 +311,45 @@ class CopyBackend : public StagingBackend {
     return list;
   }
   std::string ListedRoot() const override { return copy_; }
+
+  // No change, and nothing written in an ignored folder to count (the
+  // repository is not even opened).
+  static ChangeSet NoChange(const BuildOptions& options) {
+    ChangeSet list;
+    list.header.set_project_root(options.project);
+    list.header.set_source("copy");
+    list.header.set_command(options.command);
+    return list;
+  }
+
+  // One walk of the copy (ObserveCopy) finds what the command wrote and
+  // records the copy's state for the next refresh (`observed`; an error
+  // there only makes the list look at every folder); the list then skips
+  // the folders in which nothing changed. (Not while a lowered file limit,
+  // a test seam, wants every path counted.) A path the command did not
+  // write is not its change, whatever the project holds now (a person's
+  // edit during the command is not listed as the command's).
+  absl::StatusOr<ChangeSet> ListByWalk(
+      const BuildOptions& options,
+      const std::function<void(const std::string&, int)>& before_read,
+      std::set<std::string>* links, absl::StatusOr<CopySnapshot>* observed) {
+    BuildOptions with_snapshot = options;
+    with_snapshot.unchanged = [this](const std::string& relative,
+                                     const struct stat& staged) {
+      return snapshot_.CopyUnchanged(relative, staged);
+    };
+    std::unordered_set<std::string> unchanged;
+    *observed = ObserveCopy(copy_, snapshot_, &unchanged, before_read, links);
+    if (!observed->ok() || options.file_limit < kDefaultFileLimit) {
+      return BuildFromCopy(copy_, with_snapshot);
+    }
+    if (unchanged.count("") != 0) return NoChange(options);
+    with_snapshot.unchanged_folder = [&unchanged](const std::string& relative,
+                                                  const struct stat&) {
+      return unchanged.count(relative) != 0;
+    };
+    return BuildFromCopy(copy_, with_snapshot);
+  }
 
   // The snapshot made by Create() stays in memory from here on, and the
   // watches of both trees say which paths to look at (see RefreshServing
@@ -480,7 +491,12 @@ class CopyBackend : public StagingBackend {
     TreeWatch* watch = WatchUsable(&copy_watch_, copy_, "the copy")
                            ? copy_watch_.get()
                            : nullptr;
-    if (watch != nullptr && copy_known_) {
+    // Until this list has recorded the command's writes, the snapshot does
+    // not know the copy: should it fail, the next refresh walks both trees.
+    bool known = copy_known_;
+    copy_known_ = false;
+    walk_next_refresh_ = true;
+    if (watch != nullptr && known) {
       TreeWatch::Changes changes = watch->Drain();
       if (changes.lost && watch->watches() > 0) {
         Notice(
@@ -495,16 +511,12 @@ class CopyBackend : public StagingBackend {
         RETURN_IF_ERROR(
             ObserveCopyPaths(copy_, named, &copy_links_, &snapshot_, &seen));
         if (!seen.new_link) {
+          copy_known_ = true;
+          walk_next_refresh_ = false;
           copy_ctime_floor_ = seen.newest_ctime_ns;
           pending_.paths = seen.changed;
           pending_.subtrees = std::move(named.subtrees);
-          ChangeSet list;
-          if (skip_folders && seen.touched.empty()) {
-            list.header.set_project_root(options.project);
-            list.header.set_source("copy");
-            list.header.set_command(options.command);
-            return list;
-          }
+          if (skip_folders && seen.touched.empty()) return NoChange(options);
           // The snapshot now has the copy as the command left it: a path
           // is the command's change when it saw it change.
           with_snapshot.unchanged = [this, &seen](const std::string& relative,
@@ -531,29 +543,10 @@ class CopyBackend : public StagingBackend {
         watch->Watch(relative, fd);
       };
     }
-    with_snapshot.unchanged = [this](const std::string& relative,
-                                     const struct stat& staged) {
-      return snapshot_.CopyUnchanged(relative, staged);
-    };
-    std::unordered_set<std::string> unchanged;
-    absl::StatusOr<CopySnapshot> observed =
-        ObserveCopy(copy_, snapshot_, &unchanged, before_read, &copy_links_);
-    if (observed.ok() && skip_folders) {
-      with_snapshot.unchanged_folder = [&unchanged](const std::string& relative,
-                                                    const struct stat&) {
-        return unchanged.count(relative) != 0;
-      };
-    }
-    ChangeSet list;
-    if (with_snapshot.unchanged_folder && unchanged.count("") != 0) {
-      list.header.set_project_root(options.project);
-      list.header.set_source("copy");
-      list.header.set_command(options.command);
-    } else {
-      ASSIGN_OR_RETURN(list, BuildFromCopy(copy_, with_snapshot));
-    }
+    absl::StatusOr<CopySnapshot> observed;
+    ASSIGN_OR_RETURN(ChangeSet list,
+                     ListByWalk(options, before_read, &copy_links_, &observed));
     // What changed is not known path by path: the next refresh walks.
-    walk_next_refresh_ = true;
     copy_ctime_floor_ = 0;
     copy_known_ = observed.ok();
     if (observed.ok()) snapshot_ = *std::move(observed);

@@ -62,6 +62,15 @@ std::map<std::string, std::string> Tracked(const std::string& root) {
   return all;
 }
 
+// "a hard link" -> "a_hard_link".
+std::string TestName(const char* text) {
+  std::string name;
+  for (const char* c = text; *c; ++c) {
+    name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+  }
+  return name;
+}
+
 // Writes `text` at the start of `path` through a shared mapping, in a
 // process of its own that closes the file before writing and exits without
 // unmapping it.
@@ -186,11 +195,7 @@ INSTANTIATE_TEST_SUITE_P(
         Edit{"a hard link from outside", "echo through-the-link >> linked.c",
              true}),
     [](const ::testing::TestParamInfo<Edit>& info) {
-      std::string name;
-      for (const char* c = info.param.name; *c; ++c) {
-        name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
-      }
-      return name;
+      return TestName(info.param.name);
     });
 
 TEST_F(CopyWatchTest, AHardLinkMadeInTheProjectIsFollowedThroughBothNames) {
@@ -284,11 +289,7 @@ INSTANTIATE_TEST_SUITE_P(
                              "ln src/a.c src/a2.c && echo via-a2 >> src/a2.c",
                              {"src/a2.c", "src/a.c"}}),
     [](const ::testing::TestParamInfo<Write_>& info) {
-      std::string name;
-      for (const char* c = info.param.name; *c; ++c) {
-        name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
-      }
-      return name;
+      return TestName(info.param.name);
     });
 
 TEST_F(CopyWatchTest, AnOverflowOfTheCopysEventsFallsBackToTheWalk) {
