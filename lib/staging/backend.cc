@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -363,6 +364,12 @@ class CopyBackend : public StagingBackend {
     // serve view is removed at its end, or at the next start after a
     // crash; a reader of the older file would walk the copy and compare.)
     ::unlink(known_file_.c_str());
+    // The rules Create() opened (the repository and its index) are not
+    // used again (each refresh opens them when a path needs them): give
+    // the memory back, so that each command's sandbox forks a smaller
+    // process.
+    rules_.reset();
+    ::malloc_trim(0);
   }
 
  private:
