@@ -6,6 +6,7 @@
 // seam), the same scenario misses it, which proves that the scenario goes
 // through the watches and not through a walk.
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -322,6 +323,75 @@ TEST_F(CopyWatchTest, AnOverflowOfTheProjectsEventsFallsBackToTheWalk) {
     Shell(project_, "echo seen >> src/a.c");
     ASSERT_TRUE(backend_->Refresh().ok());
     EXPECT_EQ(Read(copy_ + "/src/a.c"), Read(project_ + "/src/a.c"));
+  }
+}
+
+// fs.inotify.max_user_watches reached (ENOSPC): the watches are given up,
+// said once on stderr, and every command walks. In a child with a user
+// namespace of its own whose watch limit is 2, a person's edit made with
+// the events dropped still reaches the view (the walk sees it); the
+// negative control is PersonEditTest.IsMissedWithTheEventsDropped (with
+// the watches, the same dropped events miss it).
+TEST(CopyWatchLimitTest, NoMoreWatchesMeansTheWalk) {
+  tree_watch_testing::DropEvents(false);
+  std::string base = NewTempDir("copy-watch-enospc");
+  std::string project = base + "/project";
+  Write(project + "/src/a.c", "a\n");
+  Write(project + "/docs/sub/y.md", "y\n");
+  testing::MakeDir(base + "/session", 0700);
+  std::string log = base + "/stderr";
+  uid_t uid = ::getuid();
+  gid_t gid = ::getgid();
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto put = [](const std::string& file, const std::string& text) {
+      int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+      bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
+                               static_cast<ssize_t>(text.size());
+      if (fd >= 0) ::close(fd);
+      return ok;
+    };
+    int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (err < 0 || ::dup2(err, 2) < 0) ::_exit(2);
+    if (::unshare(CLONE_NEWUSER) != 0) ::_exit(3);
+    if (!put("/proc/self/setgroups", "deny") ||
+        !put("/proc/self/uid_map", absl::StrCat("0 ", uid, " 1")) ||
+        !put("/proc/self/gid_map", absl::StrCat("0 ", gid, " 1")) ||
+        !put("/proc/sys/user/max_inotify_watches", "2")) {
+      ::_exit(4);
+    }
+    std::unique_ptr<StagingBackend> backend =
+        MakeStagingBackend("copy", project, base + "/session");
+    if (!backend->Create().ok()) ::_exit(5);
+    backend->ServeSeveralCommands();
+    BuildOptions options;
+    options.project = project;
+    for (int i = 0; i < 3; ++i) {
+      if (!backend->Refresh().ok() || !backend->List(options).ok()) {
+        ::_exit(6);
+      }
+    }
+    tree_watch_testing::DropEvents(true);
+    if (std::system(
+            absl::StrCat("echo edited >> '", project, "/src/a.c'").c_str()) !=
+            0 ||
+        !backend->Refresh().ok()) {
+      ::_exit(7);
+    }
+    std::string copy = backend->ListedRoot();
+    ::_exit(Read(copy + "/src/a.c") == "a\nedited\n" ? 0 : 8);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << Read(log);
+  std::string said = Read(log);
+  for (const char* tree : {"watches for the project", "watches for the copy"}) {
+    size_t first = said.find(tree);
+    EXPECT_NE(first, std::string::npos) << tree << ": " << said;
+    EXPECT_EQ(said.find(tree, first + 1), std::string::npos)
+        << tree << " said more than once: " << said;
   }
 }
 
