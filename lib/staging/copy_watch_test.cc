@@ -6,7 +6,6 @@
 // seam), the same scenario misses it, which proves that the scenario goes
 // through the watches and not through a walk.
 #include <fcntl.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,18 +29,15 @@
 #include "lib/changeset/test_tree.h"
 #include "lib/staging/backend.h"
 #include "lib/staging/tree_watch.h"
+#include "lib/staging/watch_test_util.h"
 
 namespace garuda {
 namespace {
 
 using testing::NewTempDir;
 using testing::Read;
+using testing::Shell;
 using testing::Write;
-
-void Shell(const std::string& dir, const std::string& command) {
-  ASSERT_EQ(std::system(absl::StrCat("cd '", dir, "' && ", command).c_str()), 0)
-      << command;
-}
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -345,22 +341,9 @@ TEST(CopyWatchLimitTest, NoMoreWatchesMeansTheWalk) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    auto put = [](const std::string& file, const std::string& text) {
-      int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-      bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
-                               static_cast<ssize_t>(text.size());
-      if (fd >= 0) ::close(fd);
-      return ok;
-    };
     int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (err < 0 || ::dup2(err, 2) < 0) ::_exit(2);
-    if (::unshare(CLONE_NEWUSER) != 0) ::_exit(3);
-    if (!put("/proc/self/setgroups", "deny") ||
-        !put("/proc/self/uid_map", absl::StrCat("0 ", uid, " 1")) ||
-        !put("/proc/self/gid_map", absl::StrCat("0 ", gid, " 1")) ||
-        !put("/proc/sys/user/max_inotify_watches", "2")) {
-      ::_exit(4);
-    }
+    if (!testing::EnterUserNamespaceWithWatchLimit(uid, gid, 2)) ::_exit(3);
     std::unique_ptr<StagingBackend> backend =
         MakeStagingBackend("copy", project, base + "/session");
     if (!backend->Create().ok()) ::_exit(5);

@@ -1,7 +1,6 @@
 #include "lib/staging/tree_watch.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,18 +15,15 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/test_tree.h"
 #include "lib/staging/folders.h"
+#include "lib/staging/watch_test_util.h"
 
 namespace garuda {
 namespace {
 
 using testing::MakeDir;
 using testing::NewTempDir;
+using testing::Shell;
 using testing::Write;
-
-void Shell(const std::string& dir, const std::string& command) {
-  ASSERT_EQ(std::system(absl::StrCat("cd '", dir, "' && ", command).c_str()), 0)
-      << command;
-}
 
 // Watches every folder of `root` (as a walk would).
 void WatchAll(TreeWatch* watch, const std::string& root,
@@ -210,20 +206,7 @@ TEST_F(TreeWatchTest, NoMoreWatchesBreaksTheWatch) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    auto put = [](const std::string& file, const std::string& text) {
-      int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-      bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) ==
-                               static_cast<ssize_t>(text.size());
-      if (fd >= 0) ::close(fd);
-      return ok;
-    };
-    if (::unshare(CLONE_NEWUSER) != 0) ::_exit(2);
-    if (!put("/proc/self/setgroups", "deny") ||
-        !put("/proc/self/uid_map", absl::StrCat("0 ", uid, " 1")) ||
-        !put("/proc/self/gid_map", absl::StrCat("0 ", gid, " 1")) ||
-        !put("/proc/sys/user/max_inotify_watches", "2")) {
-      ::_exit(3);
-    }
+    if (!testing::EnterUserNamespaceWithWatchLimit(uid, gid, 2)) ::_exit(2);
     absl::StatusOr<std::unique_ptr<TreeWatch>> watch =
         TreeWatch::Create(root_, "the test tree");
     if (!watch.ok()) ::_exit(4);
