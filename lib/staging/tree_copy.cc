@@ -2,12 +2,8 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +19,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
 #include "lib/staging/folders.h"
+#include "lib/staging/workers.h"
 
 namespace garuda {
 namespace {
@@ -267,40 +264,10 @@ std::vector<Chunk> MakeChunks(const Plan& plan) {
 }
 
 // Shared by the processes of one copy: which chunk comes next, and whether
-// one of them failed (the others then stop early).
+// one of them failed (the others then stop early). FileResults follow it.
 struct Shared {
   std::atomic<uint32_t> next_chunk;
   std::atomic<uint32_t> failed;
-};
-static_assert(std::atomic<uint32_t>::is_always_lock_free,
-              "atomics shared between processes must be lock-free");
-
-// An anonymous shared mapping: the chunk counter, then one FileResult per
-// file.
-class SharedResults {
- public:
-  explicit SharedResults(size_t files)
-      : size_(sizeof(Shared) + files * sizeof(FileResult)) {
-    void* memory = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    memory_ = memory == MAP_FAILED ? nullptr : memory;
-  }
-  ~SharedResults() {
-    if (memory_ != nullptr) ::munmap(memory_, size_);
-  }
-  SharedResults(const SharedResults&) = delete;
-  SharedResults& operator=(const SharedResults&) = delete;
-
-  bool ok() const { return memory_ != nullptr; }
-  Shared* shared() { return static_cast<Shared*>(memory_); }
-  FileResult* results() {
-    return reinterpret_cast<FileResult*>(static_cast<char*>(memory_) +
-                                         sizeof(Shared));
-  }
-
- private:
-  size_t size_;
-  void* memory_ = nullptr;
 };
 
 // Takes chunks until none is left (or another process failed) and copies
@@ -349,74 +316,28 @@ constexpr size_t kParallelFiles = 1000;
 // Processes in all, this one included.
 constexpr size_t kWorkers = 4;
 
-// The file pass, in kWorkers processes (not threads: the stager unshares
-// its user namespace later, which a process that ever had threads may race
-// with). A worker reports only an error, on its pipe.
+// The file pass, in kWorkers processes (see workers.h).
 absl::Status CopyFiles(int from_root, int to_root, const std::string& root,
                        const Plan& plan, FileResult* results_out) {
   std::vector<Chunk> chunks = MakeChunks(plan);
   mode_t umask_bits = ::umask(0);
   ::umask(umask_bits);
-  size_t workers = plan.files.size() < kParallelFiles ? 1 : kWorkers;
-  SharedResults memory(plan.files.size());
+  SharedMemory memory(sizeof(Shared) + plan.files.size() * sizeof(FileResult));
   if (!memory.ok()) return LastErrnoStatus("mmap for the copy workers");
-  Shared* shared = memory.shared();
-  FileResult* results = memory.results();
-  struct Worker {
-    pid_t pid = -1;
-    UniqueFd report;
-  };
-  std::vector<Worker> children;
-  absl::Status status;
-  pid_t parent = ::getpid();
-  for (size_t k = 1; k < workers; ++k) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-      status = LastErrnoStatus("pipe2 for a copy worker");
-      break;
-    }
-    UniqueFd read_end(fds[0]), write_end(fds[1]);
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      status = LastErrnoStatus("fork a copy worker");
-      break;
-    }
-    if (pid == 0) {
-      // A worker never outlives the stager (it would write into a copy
-      // that a later start removes).
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(1);
-      read_end.Reset();
-      absl::Status done = CopyChunks(from_root, to_root, root, plan, chunks,
-                                     umask_bits, shared, results);
-      if (!done.ok()) {
-        shared->failed.store(1);
-        (void)WriteAll(write_end.get(), done.message());
-      }
-      ::_exit(done.ok() ? 0 : 1);
-    }
-    children.push_back({pid, std::move(read_end)});
+  Shared* shared = static_cast<Shared*>(memory.data());
+  FileResult* results = reinterpret_cast<FileResult*>(
+      static_cast<char*>(memory.data()) + sizeof(Shared));
+  absl::Status copied = RunInProcesses(
+      plan.files.size() < kParallelFiles ? 1 : kWorkers,
+      [&] {
+        return CopyChunks(from_root, to_root, root, plan, chunks, umask_bits,
+                          shared, results);
+      },
+      &shared->failed);
+  if (!copied.ok()) {
+    return absl::Status(copied.code(),
+                        absl::StrCat("copy of ", root, ": ", copied.message()));
   }
-  if (status.ok()) {
-    status = CopyChunks(from_root, to_root, root, plan, chunks, umask_bits,
-                        shared, results);
-    if (!status.ok()) shared->failed.store(1);
-  } else {
-    shared->failed.store(1);
-  }
-  for (Worker& child : children) {
-    absl::StatusOr<std::string> report = ReadAll(child.report.get());
-    int wait_status = 0;
-    while (::waitpid(child.pid, &wait_status, 0) < 0 && errno == EINTR) {
-    }
-    if (!status.ok()) continue;
-    if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) continue;
-    status = report.ok() && !report->empty()
-                 ? absl::InternalError(*report)
-                 : absl::InternalError(absl::StrCat("a copy worker of ", root,
-                                                    " ended without a report"));
-  }
-  RETURN_IF_ERROR(status);
   std::memcpy(static_cast<void*>(results_out), results,
               plan.files.size() * sizeof(FileResult));
   return absl::OkStatus();
