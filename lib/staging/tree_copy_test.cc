@@ -16,33 +16,6 @@
 namespace garuda {
 namespace {
 
-TEST(TreeCopy, CopiesFilesModesLinksAndFolders) {
-  std::string base = JoinPath(std::getenv("TEST_TMPDIR"), "copy");
-  RemoveTree(base).IgnoreError();
-  std::string from = JoinPath(base, "from");
-  ASSERT_TRUE(MakeDirectories(JoinPath(from, "a/b"), 0755).ok());
-  ASSERT_TRUE(
-      WriteFileAtomically(JoinPath(from, "a/b/x.sh"), "echo", 0755).ok());
-  ASSERT_TRUE(WriteFileAtomically(JoinPath(from, "y"), "why", 0640).ok());
-  ASSERT_EQ(::symlink("a/b/x.sh", JoinPath(from, "l").c_str()), 0);
-  ASSERT_EQ(::mkfifo(JoinPath(from, "fifo").c_str(), 0600), 0);
-
-  CopyStats stats;
-  std::string to = JoinPath(base, "to");
-  ASSERT_TRUE(CopyTree(from, to, &stats).ok());
-  EXPECT_EQ(stats.reflinked + stats.copied, 2u);
-  EXPECT_EQ(stats.skipped_special, 1u);
-  EXPECT_EQ(*ReadFileToString(JoinPath(to, "a/b/x.sh")), "echo");
-  struct stat st;
-  ASSERT_EQ(::stat(JoinPath(to, "a/b/x.sh").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0755u);
-  ASSERT_EQ(::stat(JoinPath(to, "y").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0640u);
-  char link[64];
-  ssize_t n = ::readlink(JoinPath(to, "l").c_str(), link, sizeof link);
-  EXPECT_EQ(std::string(link, n > 0 ? n : 0), "a/b/x.sh");
-}
-
 // A tree of folders, files (one 0600, one 0755, one setgid), a link and a
 // fifo under TEST_TMPDIR/<name>/from.
 std::string MakeTree(const std::string& name) {
@@ -62,6 +35,30 @@ std::string MakeTree(const std::string& name) {
   EXPECT_EQ(::utimensat(AT_FDCWD, JoinPath(from, "y").c_str(), old, 0), 0);
   EXPECT_EQ(::utimensat(AT_FDCWD, JoinPath(from, "a/b").c_str(), old, 0), 0);
   return from;
+}
+
+TEST(TreeCopy, CopiesFilesModesLinksAndFolders) {
+  std::string from = MakeTree("copy");
+  CopyStats stats;
+  std::string to = JoinPath(Dirname(from), "to");
+  ASSERT_TRUE(CopyTree(from, to, &stats).ok());
+  EXPECT_EQ(stats.reflinked + stats.copied, 3u);
+  EXPECT_EQ(stats.skipped_special, 1u);
+  EXPECT_EQ(*ReadFileToString(JoinPath(to, "a/b/x.sh")), "echo");
+  struct stat st;
+  ASSERT_EQ(::stat(JoinPath(to, "a/b/x.sh").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  ASSERT_EQ(::stat(JoinPath(to, "y").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  char link[64];
+  ssize_t n = ::readlink(JoinPath(to, "l").c_str(), link, sizeof link);
+  EXPECT_EQ(std::string(link, n > 0 ? n : 0), "a/b/x.sh");
+  // A single file and a link keep their names.
+  ASSERT_TRUE(CopyTree(JoinPath(from, "y"), JoinPath(to, "a/y"), &stats).ok());
+  EXPECT_EQ(*ReadFileToString(JoinPath(to, "a/y")), "why");
+  ASSERT_TRUE(CopyTree(JoinPath(from, "l"), JoinPath(to, "a/l"), &stats).ok());
+  n = ::readlink(JoinPath(to, "a/l").c_str(), link, sizeof link);
+  EXPECT_EQ(std::string(link, n > 0 ? n : 0), "a/b/x.sh");
 }
 
 TEST(TreeCopy, ProjectCopyKeepsModesAndTimesAndListsEveryPath) {
