@@ -63,15 +63,20 @@ absl::Status RunInProcesses(size_t processes,
   for (Child& child : children) {
     absl::StatusOr<std::string> report = ReadAll(child.report.get());
     int wait_status = 0;
-    while (::waitpid(child.pid, &wait_status, 0) < 0 && errno == EINTR) {
-    }
+    pid_t waited;
+    do {
+      waited = ::waitpid(child.pid, &wait_status, 0);
+    } while (waited < 0 && errno == EINTR);
     if (!status.ok()) continue;
-    if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) continue;
-    status = report.ok() && !report->empty()
-                 ? absl::InternalError(*report)
-                 : absl::InternalError(
-                       "a worker process ended without a "
-                       "report");
+    // The report decides; the exit status only when there is none (a
+    // worker that died without writing one).
+    if (report.ok() && !report->empty()) {
+      status = absl::InternalError(*report);
+    } else if (!report.ok() ||
+               (waited == child.pid &&
+                !(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0))) {
+      status = absl::InternalError("a worker process ended without a report");
+    }
   }
   return status;
 }
