@@ -78,7 +78,9 @@ absl::Status CopyContent(int in, int out, const struct stat& st) {
       }
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return LastErrnoStatus("copy");
+    if (n < 0) {
+      return LastErrnoStatus(no_copy_range ? "read" : "copy_file_range");
+    }
     if (n == 0) break;  // the file shrank while being copied
     left -= n;
   }
@@ -129,8 +131,9 @@ absl::Status CopyOne(int from_dir, int to_dir, const std::string& name,
         result->state = kGone;
         return absl::OkStatus();
       }
-      return absl::Status(copied.code(), absl::StrCat(copied.message(), " ",
-                                                      JoinPath(shown, name)));
+      return absl::Status(
+          copied.code(),
+          absl::StrCat("copy ", JoinPath(shown, name), ": ", copied.message()));
     }
   }
   if ((mode & 0777 & ~umask_bits) != mode && ::fchmod(out.get(), mode) != 0) {
@@ -164,7 +167,7 @@ struct FileJob {
 
 struct Plan {
   std::vector<FolderJob> folders;  // parents before their children
-  std::vector<FileJob> files;      // grouped by folder
+  std::vector<FileJob> files;      // in walk order
   std::vector<CopiedPath> links;   // made by the folder pass
   std::string first_file;          // of `from`, for ReflinkWorks
 };
