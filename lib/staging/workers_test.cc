@@ -18,11 +18,15 @@ struct Items {
   std::atomic<uint32_t> child_took;
 };
 
-TEST(Workers, EveryItemIsTakenOnceAcrossTheProcesses) {
-  SharedMemory memory(sizeof(Items));
-  ASSERT_TRUE(memory.ok());
-  Items* items = static_cast<Items*>(memory.data());
+class Workers : public ::testing::Test {
+ protected:
+  SharedMemory memory_{sizeof(Items)};
+  Items* items = static_cast<Items*>(memory_.data());
   pid_t parent = ::getpid();
+};
+
+TEST_F(Workers, EveryItemIsTakenOnceAcrossTheProcesses) {
+  ASSERT_NE(items, nullptr);
   absl::Status status = RunInProcesses(
       3,
       [&]() -> absl::Status {
@@ -49,11 +53,8 @@ TEST(Workers, EveryItemIsTakenOnceAcrossTheProcesses) {
   EXPECT_LT(mine, 100);
 }
 
-TEST(Workers, AWorkersErrorIsReportedAndStopsTheOthers) {
-  SharedMemory memory(sizeof(Items));
-  ASSERT_TRUE(memory.ok());
-  Items* items = static_cast<Items*>(memory.data());
-  pid_t parent = ::getpid();
+TEST_F(Workers, AWorkersErrorIsReportedAndStopsTheOthers) {
+  ASSERT_NE(items, nullptr);
   absl::Status status = RunInProcesses(
       2,
       [&]() -> absl::Status {
