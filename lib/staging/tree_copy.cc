@@ -193,6 +193,12 @@ absl::Status MakeFolders(int from, int to, uint32_t index,
       return absl::FailedPreconditionError(
           absl::StrCat("more than ", limits.files, " files"));
     }
+    if (S_ISREG(st.st_mode)) {
+      stats->bytes += static_cast<uint64_t>(st.st_size);
+      if (plan->first_file.empty()) plan->first_file = JoinPath(shown, name);
+      plan->files.push_back({index, std::move(name), st});
+      continue;
+    }
     std::string child =
         relative.empty() ? name : absl::StrCat(relative, "/", name);
     if (S_ISDIR(st.st_mode)) {
@@ -211,10 +217,6 @@ absl::Status MakeFolders(int from, int to, uint32_t index,
       plan->folders.push_back({std::move(child), st});
       RETURN_IF_ERROR(MakeFolders(sub_from.get(), sub_to.get(), sub, root,
                                   limits, plan, stats, refused));
-    } else if (S_ISREG(st.st_mode)) {
-      stats->bytes += static_cast<uint64_t>(st.st_size);
-      if (plan->first_file.empty()) plan->first_file = JoinPath(root, child);
-      plan->files.push_back({index, std::move(name), st});
     } else if (S_ISLNK(st.st_mode)) {
       std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
       ssize_t n =
