@@ -313,8 +313,17 @@ pid_t SpawnCommand(CommandStart start) {
       if (!policy.keep_processes()) break;
     }
   }
+  // Every process still in the namespace ends before the end is reported,
+  // so that a caller may return as soon as it reads it (leaving PID 1 would
+  // end them too, but only after the report). Safe: kill(-1) reaches only
+  // the processes of this PID namespace and of namespaces below it, all of
+  // them the command's, and never PID 1 itself.
+  ::kill(-1, SIGKILL);
+  for (;;) {
+    if (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) continue;
+    break;  // ECHILD: nothing left
+  }
   (void)!::write(status_fd, &command_status, sizeof command_status);
-  // Leaving PID 1 ends every process still in the namespace.
   ::_exit(0);
 }
 
@@ -344,22 +353,39 @@ bool ReadSome(int fd, const Captured& into, size_t limit) {
 struct Supervised {
   int wait_status = 0;
   bool timed_out = false;
+  // What PID 1 wrote on the status pipe: the command's wait status (-1:
+  // PID 1 found none), once status_read.
+  bool status_read = false;
+  int command_status = -1;
+  // The child was not waited for (stop_at_status): it is still ending.
+  bool left_running = false;
 };
 
 // Waits for the child behind `pidfd`, reading captured output as it comes
-// and killing the child when the wall time is over.
+// and killing the child when the wall time is over. With a `status_fd`, it
+// also reads the command's wait status that PID 1 writes there; with
+// `stop_at_status` it returns once that status is in and the output is
+// read, without waiting for the child's own exit.
 absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
                                      UniqueFd stdout_read, UniqueFd stderr_read,
+                                     int status_fd, bool stop_at_status,
                                      uint64_t wall_ms, size_t limit,
                                      RunResult* result) {
   Supervised supervised;
   int64_t deadline = wall_ms ? NowMs() + static_cast<int64_t>(wall_ms) : -1;
   bool exited = false;
-  while (!exited || stdout_read || stderr_read) {
-    struct pollfd fds[3];
+  auto done_waiting = [&] {
+    return exited || (stop_at_status && supervised.status_read &&
+                      supervised.command_status != -1);
+  };
+  while (!done_waiting() || stdout_read || stderr_read) {
+    struct pollfd fds[4];
     int count = 0;
-    if (!exited) fds[count++] = {pidfd.get(), POLLIN, 0};
-    int out_index = -1, err_index = -1;
+    int pid_index = -1, out_index = -1, err_index = -1, status_index = -1;
+    if (!done_waiting()) {
+      pid_index = count;
+      fds[count++] = {pidfd.get(), POLLIN, 0};
+    }
     if (stdout_read) {
       out_index = count;
       fds[count++] = {stdout_read.get(), POLLIN, 0};
@@ -368,8 +394,12 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
       err_index = count;
       fds[count++] = {stderr_read.get(), POLLIN, 0};
     }
+    if (status_fd >= 0 && !supervised.status_read && !exited) {
+      status_index = count;
+      fds[count++] = {status_fd, POLLIN, 0};
+    }
     int timeout = -1;
-    if (deadline >= 0 && !exited && !supervised.timed_out) {
+    if (deadline >= 0 && !done_waiting() && !supervised.timed_out) {
       timeout = static_cast<int>(std::max<int64_t>(0, deadline - NowMs()));
     }
     int ready = ::poll(fds, count, timeout);
@@ -395,13 +425,25 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
                   {&result->stderr_data, &result->stderr_truncated}, limit)) {
       stderr_read.Reset();
     }
-    if (!exited && fds[0].revents) {
+    if (status_index >= 0 && fds[status_index].revents) {
+      // PID 1 writes the 4 bytes at once, and only just before it exits;
+      // end of file (PID 1 died first) leaves the status at -1.
+      ssize_t got = ::read(status_fd, &supervised.command_status,
+                           sizeof supervised.command_status);
+      if (got < 0 && errno == EINTR) continue;
+      if (got != sizeof supervised.command_status) {
+        supervised.command_status = -1;
+      }
+      supervised.status_read = true;
+    }
+    if (pid_index >= 0 && fds[pid_index].revents) {
       if (::waitpid(pid, &supervised.wait_status, 0) < 0) {
         return LastErrnoStatus("waitpid");
       }
       exited = true;
     }
   }
+  supervised.left_running = !exited;
   return supervised;
 }
 
@@ -559,15 +601,21 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
 
   RunResult result;
   IgnoreInterrupts ignore(!options.capture_output);
+  // Cgroups can be removed only once PID 1 has left them.
+  bool stop_at_status = options.return_before_teardown && cgroups.empty();
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child->pid, std::move(child->pidfd), std::move(out.read),
-                std::move(err.read), policy.limits().wall_time_ms(),
-                options.capture_limit, &result));
+                std::move(err.read), status_pipe.read.get(), stop_at_status,
+                policy.limits().wall_time_ms(), options.capture_limit,
+                &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
-  int command_status = -1;
-  ssize_t got =
-      ::read(status_pipe.read.get(), &command_status, sizeof command_status);
+  int command_status = supervised.command_status;
+  ssize_t got = sizeof command_status;
+  if (!supervised.status_read) {
+    got =
+        ::read(status_pipe.read.get(), &command_status, sizeof command_status);
+  }
 
   uint64_t oom_kills = cgroups.OomKills();
   bool command_reported = got == sizeof command_status && command_status != -1;
@@ -635,7 +683,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child.pid, std::move(child.pidfd), std::move(out.read),
-                std::move(err.read), options.wall_time_ms,
+                std::move(err.read), -1, false, options.wall_time_ms,
                 options.capture_limit, &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
