@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -216,10 +217,20 @@ int StartCommandOnItsStack(void* arg) {
 // Every signal is blocked across the clone, so that no handler PID 1 may
 // have inherited runs in the child on the shared memory; the child resets
 // every handler before it unblocks them. -1 with errno on failure.
-pid_t SpawnCommand(CommandStart start) {
+// clone(2) with `flags` (CLONE_VM | CLONE_VFORK and more), running fn(arg)
+// on a stack of its own; returns once the child has called execve or
+// exited (CLONE_VFORK), then frees that stack. The top `kPresentBytes` of
+// the stack are made present first: one call instead of a page fault for
+// each page the child's calls write. Every signal is blocked across the
+// clone, so that no handler of the caller runs in the child on the shared
+// memory; the child unblocks them (`*mask` is the caller's mask). -1 with
+// errno on failure.
+pid_t CloneOnOwnStack(int (*fn)(void*), void* arg, unsigned long flags,
+                      sigset_t* mask) {
   // StartCommand reads small files through a 64 KiB buffer on its stack.
   constexpr size_t kStackBytes = 512 * 1024;
   constexpr size_t kGuardBytes = 4096;
+  constexpr size_t kPresentBytes = 64 * 1024;
   void* memory =
       ::mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -232,18 +243,34 @@ pid_t SpawnCommand(CommandStart start) {
     errno = saved;
     return -1;
   }
-  sigset_t all, old;
-  sigfillset(&all);
-  ::sigprocmask(SIG_SETMASK, &all, &old);
   char* top = static_cast<char*>(memory) + kGuardBytes + kStackBytes;
-  pid_t pid = ::clone(StartCommandOnItsStack, top,
-                      CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
+  // MADV_POPULATE_WRITE (Linux 5.14); on older kernels the pages fault in.
+  (void)::madvise(top - kPresentBytes, kPresentBytes, 23);
+  sigset_t all;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, mask);
+  pid_t pid = ::clone(fn, top, flags, arg);
   int saved = errno;
-  ::sigprocmask(SIG_SETMASK, &old, nullptr);
-  // The child has called execve or exited: its stack is free.
+  ::sigprocmask(SIG_SETMASK, mask, nullptr);
   ::munmap(memory, kStackBytes + kGuardBytes);
   errno = saved;
   return pid;
+}
+
+// Starts the command's process the way posix_spawn does: it shares PID 1's
+// memory (CLONE_VM) on a stack of its own, and PID 1 waits (CLONE_VFORK)
+// until its execve gives it a memory of its own, or it exits. Unlike
+// fork(), nothing of PID 1's memory is copied or write-protected, so
+// neither process takes copy-on-write faults, which cost 15 to 40 us each
+// in a VM (docs/sandbox.md, "Start-up of garuda-stager"). Safe: until
+// execve the child runs only StartCommand (our code, the same as after a
+// fork), and PID 1 runs nothing meanwhile; what the child changes in the
+// shared memory (its allocations, `environ`) PID 1 never reads again. The
+// child resets every signal handler before it unblocks the signals.
+pid_t SpawnCommand(CommandStart start) {
+  sigset_t mask;
+  return CloneOnOwnStack(StartCommandOnItsStack, &start,
+                         CLONE_VM | CLONE_VFORK | SIGCHLD, &mask);
 }
 
 // PID 1 of the sandbox: builds the root, starts the command, reaps every
@@ -325,6 +352,33 @@ pid_t SpawnCommand(CommandStart start) {
   }
   (void)!::write(status_fd, &command_status, sizeof command_status);
   ::_exit(0);
+}
+
+struct Pid1Start {
+  const SandboxPolicy* policy;
+  const MountPlan* plan;
+  Confinement* confinement;
+  const RunOptions* options;
+  uid_t uid;
+  gid_t gid;
+  ChildIo io;
+  int status_fd;
+  int status_read_fd;  // the caller's end, closed in PID 1
+  sigset_t mask;       // the caller's signal mask, PID 1's too
+};
+
+// PID 1 in the caller's memory (RunInSandbox's shared-memory path). It must
+// not touch the caller's objects beyond reading them: a descriptor is
+// closed by number, never through the caller's UniqueFd.
+int Pid1SharingMemory(void* arg) {
+  Pid1Start* start = static_cast<Pid1Start*>(arg);
+  // Before the lifeline check in SandboxInit, which looks at whether the
+  // caller still holds the read end.
+  ::close(start->status_read_fd);
+  ::sigprocmask(SIG_SETMASK, &start->mask, nullptr);
+  SandboxInit(*start->policy, *start->plan, *start->confinement,
+              *start->options, start->uid, start->gid, start->io,
+              start->status_fd);
 }
 
 int64_t NowMs() {
@@ -461,6 +515,36 @@ RunResult FromWaitStatus(int status) {
   return RunResult::FailedToStart(absl::StrCat("unknown wait status ", status));
 }
 
+// The run's result from what the supervisor saw: the error pipe's text
+// ('S' or 'C', then the reason), the wall time, the OOM kills of the
+// command's cgroup, and the command's wait status as PID 1 reported it.
+// `pid1_wait_status` is asked for only when PID 1 reported none.
+RunResult Outcome(const std::string& error, bool timed_out, uint64_t oom_kills,
+                  bool command_reported, int command_status,
+                  const std::function<int()>& pid1_wait_status) {
+  RunResult outcome;
+  if (!error.empty()) {
+    outcome = RunResult::FailedToStart(error.substr(1));
+    outcome.sandbox_failed = error[0] == 'S';
+  } else if (timed_out) {
+    outcome.kind = RunResult::Kind::kTimedOut;
+  } else if (oom_kills > 0 &&
+             (!command_reported || (WIFSIGNALED(command_status) &&
+                                    WTERMSIG(command_status) == SIGKILL))) {
+    // The kernel counted an OOM kill in the command's own memory cgroup,
+    // and the command (or PID 1 under it) died of SIGKILL: that kill.
+    outcome.kind = RunResult::Kind::kOutOfMemory;
+    outcome.signal = SIGKILL;
+  } else if (command_reported) {
+    outcome = FromWaitStatus(command_status);
+  } else {
+    outcome = RunResult::FailedToStart(
+        absl::StrCat("the sandbox ended before the command: ",
+                     FromWaitStatus(pid1_wait_status()).Describe()));
+  }
+  return outcome;
+}
+
 // Creates the missing parts of project-relative denied paths, so that they
 // exist to be covered and the command cannot make them (.git/hooks). Under
 // a file (a worktree's .git is a file) nothing can be created: skipped.
@@ -565,14 +649,67 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (!policy.network()) flags |= CLONE_NEWNET;
 
-  absl::StatusOr<Child> child = CloneChild(flags);
-  if (!child.ok()) {
+  auto cannot_clone = [](absl::string_view why) {
     RunResult failed = RunResult::FailedToStart(
-        absl::StrCat("cannot create the sandbox's namespaces (",
-                     child.status().message(), ")"));
+        absl::StrCat("cannot create the sandbox's namespaces (", why, ")"));
     failed.sandbox_failed = true;
     return failed;
+  };
+
+  // A caller that exits right after the run and has nothing to do while it
+  // lasts (no output to capture, no wall time to keep, no cgroup to fill):
+  // PID 1 shares its memory (CLONE_VM, as SpawnCommand does for the
+  // command) and the caller sleeps until PID 1 has exited (CLONE_VFORK).
+  // Nothing of the caller's memory is copied or write-protected, so neither
+  // side takes the copy-on-write faults that a fork of this large program
+  // costs (docs/sandbox.md). Safe: PID 1 runs only SandboxInit (our code,
+  // the same as after a fork) while the caller runs nothing; the command
+  // gets a memory of its own at execve, as before.
+  if (options.return_before_teardown && cgroups.empty() &&
+      !options.capture_output && policy.limits().wall_time_ms() == 0 &&
+      !options.entry) {
+    IgnoreInterrupts ignore(true);
+    char** caller_environ = environ;
+    Pid1Start start{&policy,
+                    &plan,
+                    &confinement,
+                    &options,
+                    uid,
+                    gid,
+                    ChildIo{error_pipe.write.get(), -1, -1, false, -1},
+                    status_pipe.write.get(),
+                    status_pipe.read.get(),
+                    {}};
+    pid_t pid =
+        CloneOnOwnStack(Pid1SharingMemory, &start,
+                        flags | CLONE_VM | CLONE_VFORK | SIGCHLD, &start.mask);
+    // The command's process set `environ` to the command's environment in
+    // the shared memory before its execve.
+    environ = caller_environ;
+    if (pid < 0) return cannot_clone(LastErrnoStatus("clone").message());
+    // PID 1 has exited (its memory released); the kernel may still be
+    // tearing its namespaces down. It stays unreaped until this process
+    // exits (return_before_teardown), unless it reported nothing.
+    error_pipe.write.Reset();
+    status_pipe.write.Reset();
+    ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
+    int command_status = -1;
+    ssize_t got =
+        ::read(status_pipe.read.get(), &command_status, sizeof command_status);
+    bool command_reported =
+        got == sizeof command_status && command_status != -1;
+    RunResult outcome =
+        Outcome(error, false, 0, command_reported, command_status, [pid] {
+          int wait_status = 0;
+          ::waitpid(pid, &wait_status, 0);
+          return wait_status;
+        });
+    outcome.limits_note = cgroups.Note();
+    return outcome;
   }
+
+  absl::StatusOr<Child> child = CloneChild(flags);
+  if (!child.ok()) return cannot_clone(child.status().message());
   if (child->pid == 0) {
     error_pipe.read.Reset();
     status_pipe.read.Reset();
@@ -619,26 +756,9 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
 
   uint64_t oom_kills = cgroups.OomKills();
   bool command_reported = got == sizeof command_status && command_status != -1;
-  RunResult outcome;
-  if (!error.empty()) {
-    outcome = RunResult::FailedToStart(error.substr(1));
-    outcome.sandbox_failed = error[0] == 'S';
-  } else if (supervised.timed_out) {
-    outcome.kind = RunResult::Kind::kTimedOut;
-  } else if (oom_kills > 0 &&
-             (!command_reported || (WIFSIGNALED(command_status) &&
-                                    WTERMSIG(command_status) == SIGKILL))) {
-    // The kernel counted an OOM kill in the command's own memory cgroup,
-    // and the command (or PID 1 under it) died of SIGKILL: that kill.
-    outcome.kind = RunResult::Kind::kOutOfMemory;
-    outcome.signal = SIGKILL;
-  } else if (command_reported) {
-    outcome = FromWaitStatus(command_status);
-  } else {
-    outcome = RunResult::FailedToStart(
-        absl::StrCat("the sandbox ended before the command: ",
-                     FromWaitStatus(supervised.wait_status).Describe()));
-  }
+  RunResult outcome =
+      Outcome(error, supervised.timed_out, oom_kills, command_reported,
+              command_status, [&] { return supervised.wait_status; });
   outcome.oom_kills = oom_kills;
   outcome.limits_note = cgroups.Note();
   TakeOutput(std::move(result), &outcome);

@@ -1,6 +1,8 @@
 #include "sandbox/sandbox.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +285,60 @@ TEST_F(SandboxTest, KeepProcessesWaitsForTheBackground) {
   policy_.set_keep_processes(true);
   EXPECT_EQ(Run("(sleep 0.2; echo late) & echo now").stdout_data,
             "now\nlate\n");
+}
+
+// return_before_teardown, with nothing to supervise: PID 1 shares the
+// caller's memory and the run returns once PID 1 has reported and exited.
+// The command's exit code, its writes, a failure to start, and its
+// background processes: gone when the run returns, which the end of file
+// on a pipe that only they still hold shows without waiting. The control:
+// the same command on the host leaves its background process holding it.
+TEST_F(SandboxTest, ReturnBeforeTeardown) {
+  RunOptions options;
+  options.return_before_teardown = true;
+  options.argv = {"/bin/sh", "-c", "echo in > " + project_ + "/f; exit 3"};
+  auto result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->kind, RunResult::Kind::kExited) << result->Describe();
+  EXPECT_EQ(result->exit_code, 3);
+  EXPECT_TRUE(Exists(project_ + "/f"));
+
+  options.argv = {"/no/such/program"};
+  result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->kind, RunResult::Kind::kFailedToStart);
+  EXPECT_FALSE(result->sandbox_failed) << result->Describe();
+
+  // The command's stdout (passed through) is a pipe whose read end only
+  // this test holds.
+  auto background_holds_stdout = [&](bool in_sandbox) {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    ::fflush(stdout);
+    int saved_stdout = ::dup(1);
+    ::dup2(fds[1], 1);
+    ::close(fds[1]);
+    RunOptions run;
+    run.return_before_teardown = true;
+    run.argv = {"/bin/sh", "-c", "sleep 60 & echo $!"};
+    bool ok = in_sandbox ? RunInSandbox(policy_, run).ok()
+                         : RunOnHost(run, project_).ok();
+    ::dup2(saved_stdout, 1);
+    ::close(saved_stdout);
+    EXPECT_TRUE(ok);
+    struct pollfd hangup = {fds[0], POLLIN, 0};
+    // Drain what is there, then look for the end of file without waiting.
+    char buffer[64];
+    ssize_t got = ::read(fds[0], buffer, sizeof buffer);
+    std::string printed = got > 0 ? std::string(buffer, got) : "";
+    ::poll(&hangup, 1, 0);
+    bool held = !(hangup.revents & POLLHUP);
+    if (held && !in_sandbox) ::kill(std::atoi(printed.c_str()), SIGKILL);
+    ::close(fds[0]);
+    return held;
+  };
+  EXPECT_FALSE(background_holds_stdout(true));
+  EXPECT_TRUE(background_holds_stdout(false));
 }
 
 TEST_F(SandboxTest, WritableBindOverAPath) {
