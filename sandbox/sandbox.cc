@@ -31,6 +31,10 @@
 
 extern char** environ;
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
+
 namespace garuda {
 namespace {
 
@@ -205,18 +209,6 @@ int StartCommandOnItsStack(void* arg) {
                *start->options, *start->env, *start->io);
 }
 
-// Starts the command's process the way posix_spawn does: it shares PID 1's
-// memory (CLONE_VM) on a stack of its own, and PID 1 waits (CLONE_VFORK)
-// until its execve gives it a memory of its own, or it exits. Unlike
-// fork(), nothing of PID 1's memory is copied or write-protected, so
-// neither process takes copy-on-write faults, which cost 15 to 25 us each
-// in a VM (docs/sandbox.md, "Start-up of garuda-stager"). Safe: until
-// execve the child runs only StartCommand (our code, the same as after a
-// fork), and PID 1 runs nothing meanwhile; what the child changes in the
-// shared memory (its allocations, `environ`) PID 1 never reads again.
-// Every signal is blocked across the clone, so that no handler PID 1 may
-// have inherited runs in the child on the shared memory; the child resets
-// every handler before it unblocks them. -1 with errno on failure.
 // clone(2) with `flags` (CLONE_VM | CLONE_VFORK and more), running fn(arg)
 // on a stack of its own; returns once the child has called execve or
 // exited (CLONE_VFORK), then frees that stack. The top `kPresentBytes` of
@@ -244,8 +236,9 @@ pid_t CloneOnOwnStack(int (*fn)(void*), void* arg, unsigned long flags,
     return -1;
   }
   char* top = static_cast<char*>(memory) + kGuardBytes + kStackBytes;
-  // MADV_POPULATE_WRITE (Linux 5.14); on older kernels the pages fault in.
-  (void)::madvise(top - kPresentBytes, kPresentBytes, 23);
+  // On a kernel older than 5.14 (no MADV_POPULATE_WRITE) the pages fault
+  // in as the child writes them.
+  (void)::madvise(top - kPresentBytes, kPresentBytes, MADV_POPULATE_WRITE);
   sigset_t all;
   sigfillset(&all);
   ::sigprocmask(SIG_SETMASK, &all, mask);
@@ -411,8 +404,6 @@ struct Supervised {
   // PID 1 found none), once status_read.
   bool status_read = false;
   int command_status = -1;
-  // The child was not waited for (stop_at_status): it is still ending.
-  bool left_running = false;
 };
 
 // Waits for the child behind `pidfd`, reading captured output as it comes
@@ -497,7 +488,6 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
       exited = true;
     }
   }
-  supervised.left_running = !exited;
   return supervised;
 }
 
