@@ -655,6 +655,9 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   // costs (docs/sandbox.md). Safe: PID 1 runs only SandboxInit (our code,
   // the same as after a fork) while the caller runs nothing; the command
   // gets a memory of its own at execve, as before.
+  // A kernel that refuses CLONE_VM with these flags (EINVAL) gets the fork
+  // path below.
+  pid_t shared_pid = -1;
   if (options.return_before_teardown && cgroups.empty() &&
       !options.capture_output && policy.limits().wall_time_ms() == 0 &&
       !options.entry) {
@@ -670,13 +673,19 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
                     status_pipe.write.get(),
                     status_pipe.read.get(),
                     {}};
-    pid_t pid =
+    shared_pid =
         CloneOnOwnStack(Pid1SharingMemory, &start,
                         flags | CLONE_VM | CLONE_VFORK | SIGCHLD, &start.mask);
+    int clone_errno = errno;
     // The command's process set `environ` to the command's environment in
     // the shared memory before its execve.
     environ = caller_environ;
-    if (pid < 0) return cannot_clone(LastErrnoStatus("clone").message());
+    if (shared_pid < 0 && clone_errno != EINVAL) {
+      errno = clone_errno;
+      return cannot_clone(LastErrnoStatus("clone").message());
+    }
+  }
+  if (shared_pid > 0) {
     // PID 1 has exited (its memory released); the kernel may still be
     // tearing its namespaces down. It stays unreaped until this process
     // exits (return_before_teardown), unless it reported nothing.
@@ -688,12 +697,12 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
         ::read(status_pipe.read.get(), &command_status, sizeof command_status);
     bool command_reported =
         got == sizeof command_status && command_status != -1;
-    RunResult outcome =
-        Outcome(error, false, 0, command_reported, command_status, [pid] {
-          int wait_status = 0;
-          ::waitpid(pid, &wait_status, 0);
-          return wait_status;
-        });
+    RunResult outcome = Outcome(error, false, 0, command_reported,
+                                command_status, [shared_pid] {
+                                  int wait_status = 0;
+                                  ::waitpid(shared_pid, &wait_status, 0);
+                                  return wait_status;
+                                });
     outcome.limits_note = cgroups.Note();
     return outcome;
   }
