@@ -2,10 +2,10 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -290,9 +290,9 @@ TEST_F(SandboxTest, KeepProcessesWaitsForTheBackground) {
 // return_before_teardown, with nothing to supervise: PID 1 shares the
 // caller's memory and the run returns once PID 1 has reported and exited.
 // The command's exit code, its writes, a failure to start, and its
-// background processes: gone when the run returns, which the end of file
-// on a pipe that only they still hold shows without waiting. The control:
-// the same command on the host leaves its background process holding it.
+// background processes: gone when the run returns, which a lock that only
+// they held shows without waiting. The control: the same command on the
+// host leaves its background process holding the lock.
 TEST_F(SandboxTest, ReturnBeforeTeardown) {
   RunOptions options;
   options.return_before_teardown = true;
@@ -309,36 +309,41 @@ TEST_F(SandboxTest, ReturnBeforeTeardown) {
   EXPECT_EQ(result->kind, RunResult::Kind::kFailedToStart);
   EXPECT_FALSE(result->sandbox_failed) << result->Describe();
 
-  // The command's stdout (passed through) is a pipe whose read end only
-  // this test holds.
-  auto background_holds_stdout = [&](bool in_sandbox) {
-    int fds[2];
-    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    ::fflush(stdout);
-    int saved_stdout = ::dup(1);
-    ::dup2(fds[1], 1);
-    ::close(fds[1]);
+  // A background process of the command holds a lock (flock, taken by the
+  // shell on its descriptor 9, which the background process inherits):
+  // free again once the run has returned, and PID 1 never held it.
+  std::string lock = project_ + "/lock";
+  std::string pid_file = project_ + "/background.pid";
+  auto background_holds_lock = [&](bool in_sandbox) {
     RunOptions run;
     run.return_before_teardown = true;
-    run.argv = {"/bin/sh", "-c", "sleep 60 & echo $!"};
+    run.argv = {"/bin/sh", "-c",
+                "exec 9>" + lock + " && flock 9 && { sleep 60 & echo $! > " +
+                    pid_file + "; }"};
     bool ok = in_sandbox ? RunInSandbox(policy_, run).ok()
                          : RunOnHost(run, project_).ok();
-    ::dup2(saved_stdout, 1);
-    ::close(saved_stdout);
     EXPECT_TRUE(ok);
-    struct pollfd hangup = {fds[0], POLLIN, 0};
-    // Drain what is there, then look for the end of file without waiting.
-    char buffer[64];
-    ssize_t got = ::read(fds[0], buffer, sizeof buffer);
-    std::string printed = got > 0 ? std::string(buffer, got) : "";
-    ::poll(&hangup, 1, 0);
-    bool held = !(hangup.revents & POLLHUP);
-    if (held && !in_sandbox) ::kill(std::atoi(printed.c_str()), SIGKILL);
-    ::close(fds[0]);
+    int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+    ::close(fd);
+    if (held && !in_sandbox) {
+      auto pid = ReadFileToString(pid_file);
+      if (pid.ok()) ::kill(std::atoi(pid->c_str()), SIGKILL);
+    }
     return held;
   };
-  EXPECT_FALSE(background_holds_stdout(true));
-  EXPECT_TRUE(background_holds_stdout(false));
+  EXPECT_FALSE(background_holds_lock(true));
+  EXPECT_TRUE(background_holds_lock(false));
+
+  // With a wall time to keep, PID 1 is a fork of the caller, and the run
+  // still returns once PID 1 has reported.
+  policy_.mutable_limits()->set_wall_time_ms(60000);
+  EXPECT_FALSE(background_holds_lock(true));
+  options.argv = {"/bin/sh", "-c", "exit 5"};
+  result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 5) << result->Describe();
 }
 
 TEST_F(SandboxTest, WritableBindOverAPath) {
