@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -28,6 +30,10 @@
 #include "sandbox/mount_plan.h"
 
 extern char** environ;
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
 
 namespace garuda {
 namespace {
@@ -188,6 +194,78 @@ constexpr char kPidsByCgroup = 2;
        'C');
 }
 
+struct CommandStart {
+  const Limits* limits;
+  const MountPlan* plan;
+  Confinement* confinement;
+  const RunOptions* options;
+  std::vector<std::string>* env;
+  const ChildIo* io;
+};
+
+int StartCommandOnItsStack(void* arg) {
+  CommandStart* start = static_cast<CommandStart*>(arg);
+  StartCommand(*start->limits, *start->plan, *start->confinement,
+               *start->options, *start->env, *start->io);
+}
+
+// clone(2) with `flags` (CLONE_VM | CLONE_VFORK and more), running fn(arg)
+// on a stack of its own; returns once the child has called execve or
+// exited (CLONE_VFORK), then frees that stack. The top `kPresentBytes` of
+// the stack are made present first: one call instead of a page fault for
+// each page the child's calls write. Every signal is blocked across the
+// clone, so that no handler of the caller runs in the child on the shared
+// memory; the child unblocks them (`*mask` is the caller's mask). -1 with
+// errno on failure.
+pid_t CloneOnOwnStack(int (*fn)(void*), void* arg, unsigned long flags,
+                      sigset_t* mask) {
+  // StartCommand reads small files through a 64 KiB buffer on its stack.
+  constexpr size_t kStackBytes = 512 * 1024;
+  constexpr size_t kGuardBytes = 4096;
+  constexpr size_t kPresentBytes = 64 * 1024;
+  void* memory =
+      ::mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (memory == MAP_FAILED) return -1;
+  // The stack grows down: an overflow faults on the guard page instead of
+  // writing over whatever lies below.
+  if (::mprotect(memory, kGuardBytes, PROT_NONE) != 0) {
+    int saved = errno;
+    ::munmap(memory, kStackBytes + kGuardBytes);
+    errno = saved;
+    return -1;
+  }
+  char* top = static_cast<char*>(memory) + kGuardBytes + kStackBytes;
+  // On a kernel older than 5.14 (no MADV_POPULATE_WRITE) the pages fault
+  // in as the child writes them.
+  (void)::madvise(top - kPresentBytes, kPresentBytes, MADV_POPULATE_WRITE);
+  sigset_t all;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, mask);
+  pid_t pid = ::clone(fn, top, flags, arg);
+  int saved = errno;
+  ::sigprocmask(SIG_SETMASK, mask, nullptr);
+  ::munmap(memory, kStackBytes + kGuardBytes);
+  errno = saved;
+  return pid;
+}
+
+// Starts the command's process the way posix_spawn does: it shares PID 1's
+// memory (CLONE_VM) on a stack of its own, and PID 1 waits (CLONE_VFORK)
+// until its execve gives it a memory of its own, or it exits. Unlike
+// fork(), nothing of PID 1's memory is copied or write-protected, so
+// neither process takes copy-on-write faults, which cost 15 to 40 us each
+// in a VM (docs/sandbox.md, "Start-up of garuda-stager"). Safe: until
+// execve the child runs only StartCommand (our code, the same as after a
+// fork), and PID 1 runs nothing meanwhile; what the child changes in the
+// shared memory (its allocations, `environ`) PID 1 never reads again. The
+// child resets every signal handler before it unblocks the signals.
+pid_t SpawnCommand(CommandStart start) {
+  sigset_t mask;
+  return CloneOnOwnStack(StartCommandOnItsStack, &start,
+                         CLONE_VM | CLONE_VFORK | SIGCHLD, &mask);
+}
+
 // PID 1 of the sandbox: builds the root, starts the command, reaps every
 // process, and writes the command's wait status on `status_fd`.
 [[noreturn]] void SandboxInit(const SandboxPolicy& policy,
@@ -230,8 +308,11 @@ constexpr char kPidsByCgroup = 2;
   if (status.ok() && !policy.network()) status = BringUpLoopback();
   if (!status.ok()) Fail(io.error_fd, status);
 
-  pid_t command = ::fork();
-  if (command < 0) Fail(io.error_fd, LastErrnoStatus("fork the command"));
+  pid_t command =
+      options.entry
+          ? ::fork()
+          : SpawnCommand({&limits, &plan, &confinement, &options, &env, &io});
+  if (command < 0) Fail(io.error_fd, LastErrnoStatus("start the command"));
   if (command == 0) {
     StartCommand(limits, plan, confinement, options, env, io);
   }
@@ -252,9 +333,45 @@ constexpr char kPidsByCgroup = 2;
       if (!policy.keep_processes()) break;
     }
   }
+  // Every process still in the namespace ends before the end is reported,
+  // so that a caller may return as soon as it reads it (leaving PID 1 would
+  // end them too, but only after the report). Safe: kill(-1) reaches only
+  // the processes of this PID namespace and of namespaces below it, all of
+  // them the command's, and never PID 1 itself.
+  ::kill(-1, SIGKILL);
+  for (;;) {
+    if (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) continue;
+    break;  // ECHILD: nothing left
+  }
   (void)!::write(status_fd, &command_status, sizeof command_status);
-  // Leaving PID 1 ends every process still in the namespace.
   ::_exit(0);
+}
+
+struct Pid1Start {
+  const SandboxPolicy* policy;
+  const MountPlan* plan;
+  Confinement* confinement;
+  const RunOptions* options;
+  uid_t uid;
+  gid_t gid;
+  ChildIo io;
+  int status_fd;
+  int status_read_fd;  // the caller's end, closed in PID 1
+  sigset_t mask;       // the caller's signal mask, PID 1's too
+};
+
+// PID 1 in the caller's memory (RunInSandbox's shared-memory path). It must
+// not touch the caller's objects beyond reading them: a descriptor is
+// closed by number, never through the caller's UniqueFd.
+int Pid1SharingMemory(void* arg) {
+  Pid1Start* start = static_cast<Pid1Start*>(arg);
+  // Before the lifeline check in SandboxInit, which looks at whether the
+  // caller still holds the read end.
+  ::close(start->status_read_fd);
+  ::sigprocmask(SIG_SETMASK, &start->mask, nullptr);
+  SandboxInit(*start->policy, *start->plan, *start->confinement,
+              *start->options, start->uid, start->gid, start->io,
+              start->status_fd);
 }
 
 int64_t NowMs() {
@@ -283,22 +400,37 @@ bool ReadSome(int fd, const Captured& into, size_t limit) {
 struct Supervised {
   int wait_status = 0;
   bool timed_out = false;
+  // What PID 1 wrote on the status pipe: the command's wait status (-1:
+  // PID 1 found none), once status_read.
+  bool status_read = false;
+  int command_status = -1;
 };
 
 // Waits for the child behind `pidfd`, reading captured output as it comes
-// and killing the child when the wall time is over.
+// and killing the child when the wall time is over. With a `status_fd`, it
+// also reads the command's wait status that PID 1 writes there; with
+// `stop_at_status` it returns once that status is in and the output is
+// read, without waiting for the child's own exit.
 absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
                                      UniqueFd stdout_read, UniqueFd stderr_read,
+                                     int status_fd, bool stop_at_status,
                                      uint64_t wall_ms, size_t limit,
                                      RunResult* result) {
   Supervised supervised;
   int64_t deadline = wall_ms ? NowMs() + static_cast<int64_t>(wall_ms) : -1;
   bool exited = false;
-  while (!exited || stdout_read || stderr_read) {
-    struct pollfd fds[3];
+  auto done_waiting = [&] {
+    return exited || (stop_at_status && supervised.status_read &&
+                      supervised.command_status != -1);
+  };
+  while (!done_waiting() || stdout_read || stderr_read) {
+    struct pollfd fds[4];
     int count = 0;
-    if (!exited) fds[count++] = {pidfd.get(), POLLIN, 0};
-    int out_index = -1, err_index = -1;
+    int pid_index = -1, out_index = -1, err_index = -1, status_index = -1;
+    if (!done_waiting()) {
+      pid_index = count;
+      fds[count++] = {pidfd.get(), POLLIN, 0};
+    }
     if (stdout_read) {
       out_index = count;
       fds[count++] = {stdout_read.get(), POLLIN, 0};
@@ -307,8 +439,12 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
       err_index = count;
       fds[count++] = {stderr_read.get(), POLLIN, 0};
     }
+    if (status_fd >= 0 && !supervised.status_read && !exited) {
+      status_index = count;
+      fds[count++] = {status_fd, POLLIN, 0};
+    }
     int timeout = -1;
-    if (deadline >= 0 && !exited && !supervised.timed_out) {
+    if (deadline >= 0 && !done_waiting() && !supervised.timed_out) {
       timeout = static_cast<int>(std::max<int64_t>(0, deadline - NowMs()));
     }
     int ready = ::poll(fds, count, timeout);
@@ -334,7 +470,18 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
                   {&result->stderr_data, &result->stderr_truncated}, limit)) {
       stderr_read.Reset();
     }
-    if (!exited && fds[0].revents) {
+    if (status_index >= 0 && fds[status_index].revents) {
+      // PID 1 writes the 4 bytes at once, and only just before it exits;
+      // end of file (PID 1 died first) leaves the status at -1.
+      ssize_t got = ::read(status_fd, &supervised.command_status,
+                           sizeof supervised.command_status);
+      if (got < 0 && errno == EINTR) continue;
+      if (got != sizeof supervised.command_status) {
+        supervised.command_status = -1;
+      }
+      supervised.status_read = true;
+    }
+    if (pid_index >= 0 && fds[pid_index].revents) {
       if (::waitpid(pid, &supervised.wait_status, 0) < 0) {
         return LastErrnoStatus("waitpid");
       }
@@ -356,6 +503,36 @@ RunResult FromWaitStatus(int status) {
   if (WIFEXITED(status)) return RunResult::Exited(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return RunResult::Signaled(WTERMSIG(status));
   return RunResult::FailedToStart(absl::StrCat("unknown wait status ", status));
+}
+
+// The run's result from what the supervisor saw: the error pipe's text
+// ('S' or 'C', then the reason), the wall time, the OOM kills of the
+// command's cgroup, and the command's wait status as PID 1 reported it.
+// `pid1_wait_status` is asked for only when PID 1 reported none.
+RunResult Outcome(const std::string& error, bool timed_out, uint64_t oom_kills,
+                  bool command_reported, int command_status,
+                  const std::function<int()>& pid1_wait_status) {
+  RunResult outcome;
+  if (!error.empty()) {
+    outcome = RunResult::FailedToStart(error.substr(1));
+    outcome.sandbox_failed = error[0] == 'S';
+  } else if (timed_out) {
+    outcome.kind = RunResult::Kind::kTimedOut;
+  } else if (oom_kills > 0 &&
+             (!command_reported || (WIFSIGNALED(command_status) &&
+                                    WTERMSIG(command_status) == SIGKILL))) {
+    // The kernel counted an OOM kill in the command's own memory cgroup,
+    // and the command (or PID 1 under it) died of SIGKILL: that kill.
+    outcome.kind = RunResult::Kind::kOutOfMemory;
+    outcome.signal = SIGKILL;
+  } else if (command_reported) {
+    outcome = FromWaitStatus(command_status);
+  } else {
+    outcome = RunResult::FailedToStart(
+        absl::StrCat("the sandbox ended before the command: ",
+                     FromWaitStatus(pid1_wait_status()).Describe()));
+  }
+  return outcome;
 }
 
 // Creates the missing parts of project-relative denied paths, so that they
@@ -462,14 +639,76 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (!policy.network()) flags |= CLONE_NEWNET;
 
-  absl::StatusOr<Child> child = CloneChild(flags);
-  if (!child.ok()) {
+  auto cannot_clone = [](absl::string_view why) {
     RunResult failed = RunResult::FailedToStart(
-        absl::StrCat("cannot create the sandbox's namespaces (",
-                     child.status().message(), ")"));
+        absl::StrCat("cannot create the sandbox's namespaces (", why, ")"));
     failed.sandbox_failed = true;
     return failed;
+  };
+
+  // A caller that exits right after the run and has nothing to do while it
+  // lasts (no output to capture, no wall time to keep, no cgroup to fill):
+  // PID 1 shares its memory (CLONE_VM, as SpawnCommand does for the
+  // command) and the caller sleeps until PID 1 has exited (CLONE_VFORK).
+  // Nothing of the caller's memory is copied or write-protected, so neither
+  // side takes the copy-on-write faults that a fork of this large program
+  // costs (docs/sandbox.md). Safe: PID 1 runs only SandboxInit (our code,
+  // the same as after a fork) while the caller runs nothing; the command
+  // gets a memory of its own at execve, as before.
+  // A kernel that refuses CLONE_VM with these flags (EINVAL) gets the fork
+  // path below.
+  pid_t shared_pid = -1;
+  if (options.return_before_teardown && cgroups.empty() &&
+      !options.capture_output && policy.limits().wall_time_ms() == 0 &&
+      !options.entry) {
+    IgnoreInterrupts ignore(true);
+    char** caller_environ = environ;
+    Pid1Start start{&policy,
+                    &plan,
+                    &confinement,
+                    &options,
+                    uid,
+                    gid,
+                    ChildIo{error_pipe.write.get(), -1, -1, false, -1},
+                    status_pipe.write.get(),
+                    status_pipe.read.get(),
+                    {}};
+    shared_pid =
+        CloneOnOwnStack(Pid1SharingMemory, &start,
+                        flags | CLONE_VM | CLONE_VFORK | SIGCHLD, &start.mask);
+    int clone_errno = errno;
+    // The command's process set `environ` to the command's environment in
+    // the shared memory before its execve.
+    environ = caller_environ;
+    if (shared_pid < 0 && clone_errno != EINVAL) {
+      errno = clone_errno;
+      return cannot_clone(LastErrnoStatus("clone").message());
+    }
   }
+  if (shared_pid > 0) {
+    // PID 1 has exited (its memory released); the kernel may still be
+    // tearing its namespaces down. It stays unreaped until this process
+    // exits (return_before_teardown), unless it reported nothing.
+    error_pipe.write.Reset();
+    status_pipe.write.Reset();
+    ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
+    int command_status = -1;
+    ssize_t got =
+        ::read(status_pipe.read.get(), &command_status, sizeof command_status);
+    bool command_reported =
+        got == sizeof command_status && command_status != -1;
+    RunResult outcome = Outcome(error, false, 0, command_reported,
+                                command_status, [shared_pid] {
+                                  int wait_status = 0;
+                                  ::waitpid(shared_pid, &wait_status, 0);
+                                  return wait_status;
+                                });
+    outcome.limits_note = cgroups.Note();
+    return outcome;
+  }
+
+  absl::StatusOr<Child> child = CloneChild(flags);
+  if (!child.ok()) return cannot_clone(child.status().message());
   if (child->pid == 0) {
     error_pipe.read.Reset();
     status_pipe.read.Reset();
@@ -498,38 +737,27 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
 
   RunResult result;
   IgnoreInterrupts ignore(!options.capture_output);
+  // Cgroups can be removed only once PID 1 has left them.
+  bool stop_at_status = options.return_before_teardown && cgroups.empty();
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child->pid, std::move(child->pidfd), std::move(out.read),
-                std::move(err.read), policy.limits().wall_time_ms(),
-                options.capture_limit, &result));
+                std::move(err.read), status_pipe.read.get(), stop_at_status,
+                policy.limits().wall_time_ms(), options.capture_limit,
+                &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
-  int command_status = -1;
-  ssize_t got =
-      ::read(status_pipe.read.get(), &command_status, sizeof command_status);
+  int command_status = supervised.command_status;
+  ssize_t got = sizeof command_status;
+  if (!supervised.status_read) {
+    got =
+        ::read(status_pipe.read.get(), &command_status, sizeof command_status);
+  }
 
   uint64_t oom_kills = cgroups.OomKills();
   bool command_reported = got == sizeof command_status && command_status != -1;
-  RunResult outcome;
-  if (!error.empty()) {
-    outcome = RunResult::FailedToStart(error.substr(1));
-    outcome.sandbox_failed = error[0] == 'S';
-  } else if (supervised.timed_out) {
-    outcome.kind = RunResult::Kind::kTimedOut;
-  } else if (oom_kills > 0 &&
-             (!command_reported || (WIFSIGNALED(command_status) &&
-                                    WTERMSIG(command_status) == SIGKILL))) {
-    // The kernel counted an OOM kill in the command's own memory cgroup,
-    // and the command (or PID 1 under it) died of SIGKILL: that kill.
-    outcome.kind = RunResult::Kind::kOutOfMemory;
-    outcome.signal = SIGKILL;
-  } else if (command_reported) {
-    outcome = FromWaitStatus(command_status);
-  } else {
-    outcome = RunResult::FailedToStart(
-        absl::StrCat("the sandbox ended before the command: ",
-                     FromWaitStatus(supervised.wait_status).Describe()));
-  }
+  RunResult outcome =
+      Outcome(error, supervised.timed_out, oom_kills, command_reported,
+              command_status, [&] { return supervised.wait_status; });
   outcome.oom_kills = oom_kills;
   outcome.limits_note = cgroups.Note();
   TakeOutput(std::move(result), &outcome);
@@ -574,7 +802,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child.pid, std::move(child.pidfd), std::move(out.read),
-                std::move(err.read), options.wall_time_ms,
+                std::move(err.read), -1, false, options.wall_time_ms,
                 options.capture_limit, &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)

@@ -46,6 +46,17 @@ struct RunOptions {
   // one can be made (sandbox/cgroup.h). Off: rlimits only (for tests that
   // show what the rlimits alone do).
   bool use_cgroups = true;
+  // For a single-threaded caller that exits right after the run
+  // (garuda-stager run): return as soon as PID 1 reports the command's end,
+  // by which time PID 1 has killed and reaped every other process of the
+  // sandbox, without waiting for the kernel's teardown of the namespaces.
+  // PID 1 stays a child of the caller, unreaped, until the caller exits.
+  // When there is nothing to supervise while the command runs (no output
+  // to capture, no wall time, no cgroups), PID 1 also shares the caller's
+  // memory until it exits (CLONE_VM | CLONE_VFORK: the caller sleeps
+  // meanwhile), so that nothing of it is copied. With cgroups, the run
+  // waits for PID 1 as usual (they can be removed only once it has left).
+  bool return_before_teardown = false;
 };
 
 // A run whose command did not start is a RunResult of kind kFailedToStart

@@ -1,9 +1,11 @@
 #include "sandbox/sandbox.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -283,6 +285,65 @@ TEST_F(SandboxTest, KeepProcessesWaitsForTheBackground) {
   policy_.set_keep_processes(true);
   EXPECT_EQ(Run("(sleep 0.2; echo late) & echo now").stdout_data,
             "now\nlate\n");
+}
+
+// return_before_teardown, with nothing to supervise: PID 1 shares the
+// caller's memory and the run returns once PID 1 has reported and exited.
+// The command's exit code, its writes, a failure to start, and its
+// background processes: gone when the run returns, which a lock that only
+// they held shows without waiting. The control: the same command on the
+// host leaves its background process holding the lock.
+TEST_F(SandboxTest, ReturnBeforeTeardown) {
+  RunOptions options;
+  options.return_before_teardown = true;
+  options.argv = {"/bin/sh", "-c", "echo in > " + project_ + "/f; exit 3"};
+  auto result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->kind, RunResult::Kind::kExited) << result->Describe();
+  EXPECT_EQ(result->exit_code, 3);
+  EXPECT_TRUE(Exists(project_ + "/f"));
+
+  options.argv = {"/no/such/program"};
+  result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->kind, RunResult::Kind::kFailedToStart);
+  EXPECT_FALSE(result->sandbox_failed) << result->Describe();
+
+  // A background process of the command holds a lock (flock, taken by the
+  // shell on its descriptor 9, which the background process inherits):
+  // free again once the run has returned, and PID 1 never held it.
+  std::string lock = project_ + "/lock";
+  std::string pid_file = project_ + "/background.pid";
+  auto background_holds_lock = [&](bool in_sandbox) {
+    RunOptions run;
+    run.return_before_teardown = true;
+    run.argv = {"/bin/sh", "-c",
+                "exec 9>" + lock + " && flock 9 && { sleep 60 & echo $! > " +
+                    pid_file + "; }"};
+    bool ok = in_sandbox ? RunInSandbox(policy_, run).ok()
+                         : RunOnHost(run, project_).ok();
+    EXPECT_TRUE(ok);
+    int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+    ::close(fd);
+    if (held && !in_sandbox) {
+      auto pid = ReadFileToString(pid_file);
+      if (pid.ok()) ::kill(std::atoi(pid->c_str()), SIGKILL);
+    }
+    return held;
+  };
+  EXPECT_FALSE(background_holds_lock(true));
+  EXPECT_TRUE(background_holds_lock(false));
+
+  // With a wall time to keep, PID 1 is a fork of the caller, and the run
+  // still returns once PID 1 has reported.
+  policy_.mutable_limits()->set_wall_time_ms(60000);
+  EXPECT_FALSE(background_holds_lock(true));
+  options.argv = {"/bin/sh", "-c", "exit 5"};
+  result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 5) << result->Describe();
 }
 
 TEST_F(SandboxTest, WritableBindOverAPath) {

@@ -193,6 +193,13 @@ int Main(int argc, char** argv) {
     std::printf("load average at the end: %.2f %.2f %.2f\n", load[0], load[1],
                 load[2]);
   }
+  std::printf(
+      "CPU ms and faults: of the process started and the processes it "
+      "waited for;\n  bwrap's PID 1 and garuda-stager run's are not waited "
+      "for (both return once\n  the command's status is in), the library "
+      "call's is. garuda-stager's faults\n  include the pages it makes "
+      "present with MADV_POPULATE_WRITE (perf's\n  page-faults event counts "
+      "only real faults).\n");
   if (bwrap.empty()) std::printf("bwrap is not installed: no reference row\n");
   return 0;
 }

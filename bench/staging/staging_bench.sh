@@ -125,12 +125,31 @@ echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) co
 for backend in $BACKENDS; do
   echo " backend $backend:"
   starts=()
+  ends=()
+  cps=()
+  rms=()
   for ((i = 0; i < RUNS; i++)); do
-    "$STAGER" end --session bench >/dev/null 2>&1
+    # The previous session's end (none before the first run), then the
+    # start; for the copy, cp -a of the same tree right after, in the same
+    # conditions (its previous copy removed just before, as ours was).
+    e=$(time_ms "$STAGER" end --session bench)
+    ((i > 0)) && ends+=("$e")
     starts+=("$(GARUDA_STAGER_TIMINGS=1 "$STAGER" run --mode staged --backend "$backend" \
       --session bench -- true 2>&1 >/dev/null | grep timings | phase start)")
+    if [[ $backend == copy ]]; then
+      rms+=("$(time_ms rm -rf "$W/start-copy")")
+      cps+=("$(time_ms cp -a "$P" "$W/start-copy")")
+    fi
   done
+  rm -rf "$W/start-copy"
   fmt "session start (view made: the start phase)" "$(printf '%s\n' "${starts[@]}" | median)"
+  if [[ $backend == copy ]]; then
+    fmt "  cp -a of the project, interleaved with those starts" "$(printf '%s\n' "${cps[@]}" | median)"
+  fi
+  fmt "the previous session's end (garuda-stager end)" "$(printf '%s\n' "${ends[@]}" | median)"
+  if [[ $backend == copy ]]; then
+    fmt "  rm -rf of the cp -a copy, interleaved" "$(printf '%s\n' "${rms[@]}" | median)"
+  fi
   directs=()
   stageds=()
   diffs=()

@@ -134,6 +134,8 @@ int StagerRun(const StagerRunOptions& options) {
   policy->set_keep_processes(options.keep_processes);
   RunOptions run;
   run.argv = options.argv;
+  // The program ends right after the run (main's Exit).
+  run.return_before_teardown = true;
   auto result = RunInSandbox(*policy, run);
   if (!result.ok()) {
     Say(std::string(result.status().message()));

@@ -188,6 +188,39 @@ class OverlayBackend : public StagingBackend {
   bool mounted_ = false;
 };
 
+// The copy backend's first snapshot, from what the copy saw: no file is
+// read again. A pair is recorded only where the source did not change while
+// it was copied and is not racy (its ctime is older than the start of the
+// copy, as copy_sync.h has it); the others are compared at the next
+// refresh. Returns once the clock has passed the newest ctime recorded on
+// the copy's side, so that any later write there shows.
+CopySnapshot FirstSnapshot(const std::vector<CopiedPath>& paths,
+                           const struct timespec& started) {
+  auto nanoseconds = [](const struct timespec& t) {
+    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
+  CopySnapshot snapshot;
+  snapshot.Reserve(paths.size());
+  int64_t newest = 0;
+  for (const CopiedPath& path : paths) {
+    newest = std::max(newest, nanoseconds(path.copy.st_ctim));
+    if (S_ISDIR(path.copy.st_mode) || !path.source_steady ||
+        nanoseconds(path.source.st_ctim) >= nanoseconds(started)) {
+      snapshot.RecordCopy(path.relative, path.copy);
+    } else {
+      snapshot.Record(path.relative, path.source, path.copy);
+    }
+  }
+  for (;;) {
+    struct timespec now;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (nanoseconds(now) > newest) break;
+    struct timespec pause = {0, 1000000};
+    ::nanosleep(&pause, nullptr);
+  }
+  return snapshot;
+}
+
 class CopyBackend : public StagingBackend {
  public:
   CopyBackend(std::string project, std::string folder)
@@ -208,37 +241,38 @@ class CopyBackend : public StagingBackend {
     RETURN_IF_ERROR(RemoveTree(copy_));  // left by a start that failed
     ::unlink(known_file_.c_str());
     ::unlink(snapshot_file_.c_str());
-    ASSIGN_OR_RETURN(TreeSize size,
-                     MeasureTree(project_, kCopyFileLimit, kCopyByteLimit));
-    if (size.files > kCopyFileLimit) {
+    struct timespec started;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &started);
+    // One walk: the copy lists, counts (refusing past a limit before any
+    // file is copied), copies, and gives the lstat pairs of the first
+    // snapshot.
+    CopyLimits limits;
+    limits.files = kCopyFileLimit;
+    limits.bytes = kCopyByteLimit;
+    CopyStats stats;
+    std::vector<CopiedPath> paths;
+    CopyRefusal refused = CopyRefusal::kNone;
+    absl::Status copied =
+        CopyProjectTree(project_, copy_, limits, &stats, &paths, &refused);
+    if (refused == CopyRefusal::kFiles) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the project has more than ", kCopyFileLimit,
           " files, the copy backend's limit; use the overlay backend "
           "(\"backend\": \"overlay\") or direct mode"));
     }
-    if (size.bytes > kCopyByteLimit &&
-        !ReflinkWorks(size.first_file, Dirname(copy_))) {
+    if (refused == CopyRefusal::kBytes) {
       return absl::FailedPreconditionError(
           "the project holds more than 2 GB and this file system cannot "
           "share blocks (no reflink), so a plain copy is refused; use the "
           "overlay backend (\"backend\": \"overlay\") or direct mode");
     }
-    SyncOptions sync;
-    sync.fresh_copy = true;
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &sync.copy_started);
-    CopyStats stats;
-    RETURN_IF_ERROR(CopyTree(project_, copy_, &stats));
+    RETURN_IF_ERROR(copied);
     std::string method = stats.copied == 0 && stats.reflinked > 0
                              ? "a reflink copy"
                              : (stats.reflinked > 0 ? "a partly reflinked copy"
                                                     : "a plain copy");
     RETURN_IF_ERROR(WriteFileAtomically(method_file_, method, 0600));
-    // The first snapshot: no file is read; a file the person changed
-    // while it was copied is left out of it, so it is compared later.
-    ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(project_));
-    SyncStats counts;
-    ASSIGN_OR_RETURN(snapshot_, SyncCopy(project_, copy_, CopySnapshot(),
-                                         rules_.get(), sync, &counts));
+    snapshot_ = FirstSnapshot(paths, started);
     return snapshot_.Save(snapshot_file_);
   }
 
@@ -364,11 +398,8 @@ class CopyBackend : public StagingBackend {
     // serve view is removed at its end, or at the next start after a
     // crash; a reader of the older file would walk the copy and compare.)
     ::unlink(known_file_.c_str());
-    // The rules Create() opened (the repository and its index) are not
-    // used again (each refresh opens them when a path needs them): give
-    // the memory back, so that each command's sandbox forks a smaller
-    // process.
-    rules_.reset();
+    // What the copy's start freed goes back to the system: the process
+    // that serves the commands stays small.
     ::malloc_trim(0);
   }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -16,6 +17,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
+#include "lib/staging/workers.h"
 
 namespace garuda {
 namespace {
@@ -43,8 +45,31 @@ std::string RandomHex() {
       absl::string_view(reinterpret_cast<char*>(bytes), sizeof bytes));
 }
 
-// Removes everything in the open folder `fd`.
-absl::Status RemoveContent(int fd, const std::string& shown) {
+// A folder with at least this many subfolders has them removed by
+// kRemovers processes (unlinking is CPU work in the kernel, and a copy of
+// a project has thousands of files).
+constexpr size_t kParallelFolders = 16;
+constexpr size_t kRemovers = 3;
+
+absl::Status RemoveContent(int fd, const std::string& shown, bool parallel);
+
+// Removes the subfolder `name` of `fd` and everything in it.
+absl::Status RemoveFolderAt(int fd, const std::string& name,
+                            const std::string& shown, bool parallel) {
+  std::string child = JoinPath(shown, name);
+  UniqueFd sub(::openat(fd, name.c_str(),
+                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!sub) return LastErrnoStatus(absl::StrCat("open(", child, ")"));
+  RETURN_IF_ERROR(RemoveContent(sub.get(), child, parallel));
+  if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) {
+    return LastErrnoStatus(absl::StrCat("rmdir(", child, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// Removes everything in the open folder `fd`; `parallel`: its subfolders
+// may be shared out to worker processes (not again within a worker).
+absl::Status RemoveContent(int fd, const std::string& shown, bool parallel) {
   // Overlay's work folder can be mode 000; we own it, so opening it up is
   // only giving ourselves back access to our own files.
   ::fchmod(fd, 0700);
@@ -62,21 +87,39 @@ absl::Status RemoveContent(int fd, const std::string& shown) {
     names.push_back({name, entry->d_type == DT_DIR});
   }
   ::closedir(dir);
+  std::vector<std::string> folders;
   for (const auto& [name, is_dir] : names) {
-    std::string child = JoinPath(shown, name);
-    if (::unlinkat(fd, name.c_str(), 0) == 0) continue;
-    if (errno != EISDIR && errno != EPERM && !is_dir) {
-      return LastErrnoStatus(absl::StrCat("unlink(", child, ")"));
+    if (!is_dir && ::unlinkat(fd, name.c_str(), 0) == 0) continue;
+    if (!is_dir && errno != EISDIR && errno != EPERM) {
+      return LastErrnoStatus(
+          absl::StrCat("unlink(", JoinPath(shown, name), ")"));
     }
-    UniqueFd sub(::openat(fd, name.c_str(),
-                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub) return LastErrnoStatus(absl::StrCat("open(", child, ")"));
-    RETURN_IF_ERROR(RemoveContent(sub.get(), child));
-    if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) {
-      return LastErrnoStatus(absl::StrCat("rmdir(", child, ")"));
-    }
+    folders.push_back(name);
   }
-  return absl::OkStatus();
+  if (!parallel || folders.size() < kParallelFolders) {
+    for (const std::string& name : folders) {
+      RETURN_IF_ERROR(RemoveFolderAt(fd, name, shown, parallel));
+    }
+    return absl::OkStatus();
+  }
+  struct Shared {
+    std::atomic<uint32_t> next;
+    std::atomic<uint32_t> failed;
+  };
+  SharedMemory memory(sizeof(Shared));
+  if (!memory.ok()) return LastErrnoStatus("mmap for the removers");
+  Shared* shared = static_cast<Shared*>(memory.data());
+  return RunInProcesses(
+      kRemovers,
+      [&]() -> absl::Status {
+        while (shared->failed.load() == 0) {
+          uint32_t next = shared->next.fetch_add(1);
+          if (next >= folders.size()) break;
+          RETURN_IF_ERROR(RemoveFolderAt(fd, folders[next], shown, false));
+        }
+        return absl::OkStatus();
+      },
+      &shared->failed);
 }
 
 }  // namespace
@@ -200,7 +243,7 @@ absl::Status RemoveTree(const std::string& path) {
     }
     return LastErrnoStatus(absl::StrCat("open(", path, ")"));
   }
-  RETURN_IF_ERROR(RemoveContent(fd.get(), path));
+  RETURN_IF_ERROR(RemoveContent(fd.get(), path, /*parallel=*/true));
   if (::rmdir(path.c_str()) != 0 && errno != ENOENT) {
     return LastErrnoStatus(absl::StrCat("rmdir(", path, ")"));
   }

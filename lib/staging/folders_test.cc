@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 
@@ -99,6 +100,31 @@ TEST(Folders, RemoveTreeOpensUpModeZeroFolders) {
   ASSERT_TRUE(RemoveTree(root).ok());
   EXPECT_FALSE(Exists(root));
   EXPECT_TRUE(Exists("/etc/passwd"));
+}
+
+TEST(Folders, RemoveTreeOfManyFoldersSharedByWorkers) {
+  std::string root = TempFolder("root4");
+  std::string copy = JoinPath(root, "copy");
+  // Enough folders for the worker processes, some mode 000, and a link to
+  // a folder outside that must not be followed.
+  std::string outside = TempFolder("outside4");
+  ASSERT_TRUE(WriteFileAtomically(JoinPath(outside, "keep"), "k", 0600).ok());
+  for (int d = 0; d < 40; ++d) {
+    std::string folder = JoinPath(copy, absl::StrCat("d", d, "/sub"));
+    ASSERT_TRUE(MakeDirectories(folder, 0755).ok());
+    for (int f = 0; f < 20; ++f) {
+      ASSERT_TRUE(
+          WriteFileAtomically(JoinPath(folder, absl::StrCat(f)), "x", 0600)
+              .ok());
+    }
+    if (d % 7 == 0) ASSERT_EQ(::chmod(folder.c_str(), 0), 0);
+    ASSERT_EQ(::symlink(outside.c_str(),
+                        JoinPath(copy, absl::StrCat("d", d, "/out")).c_str()),
+              0);
+  }
+  ASSERT_TRUE(RemoveTree(root).ok());
+  EXPECT_FALSE(Exists(root));
+  EXPECT_TRUE(Exists(JoinPath(outside, "keep")));
 }
 
 }  // namespace

@@ -49,6 +49,16 @@ int HardLink(const char* from, const char* to) {
   return Write(to);
 }
 
+// Opening a process's memory for writing is the ptrace check (mode ATTACH)
+// without a ptrace call.
+int WriteMemory(const char* pid_text) {
+  std::string path = std::string("/proc/") + pid_text + "/mem";
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return Refused("open /proc/PID/mem");
+  ::close(fd);
+  return 0;
+}
+
 int Ptrace(const char* pid_text) {
   pid_t pid = std::atoi(pid_text);
   if (::ptrace(PTRACE_SEIZE, pid, nullptr, nullptr) != 0) {
@@ -114,12 +124,14 @@ int main(int argc, char** argv) {
   if (verb == "read" && argc == 3) return Read(argv[2]);
   if (verb == "hardlink" && argc == 4) return HardLink(argv[2], argv[3]);
   if (verb == "ptrace" && argc == 3) return Ptrace(argv[2]);
+  if (verb == "memory" && argc == 3) return WriteMemory(argv[2]);
   if (verb == "mount" && argc == 3) return Mount(argv[2]);
   if (verb == "userns" && argc == 2) return UserNamespace();
   if (verb == "tiocsti" && argc == 2) return Tiocsti();
   if (verb == "connect" && argc == 3) return Connect(argv[2]);
   std::fprintf(stderr,
                "usage: escape_helper write|read PATH | hardlink FROM TO | "
-               "ptrace PID | mount DIR | userns | tiocsti | connect PORT\n");
+               "ptrace PID | memory PID | mount DIR | userns | tiocsti | "
+               "connect PORT\n");
   return 2;
 }

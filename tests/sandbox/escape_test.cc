@@ -292,6 +292,35 @@ TEST_F(EscapeTest, PtraceOfAProcessOutside) {
   ::waitpid(sleeper, nullptr, 0);
 }
 
+// In `garuda-stager run` the sandbox's PID 1 may share the stager's memory
+// (CLONE_VM: docs/sandbox.md, start-up): the command must not be able to
+// write PID 1's memory. PID 1 keeps its capabilities in the sandbox's user
+// namespace and the command has none, so the kernel's ptrace check refuses.
+// (Without that, e.g. with PID 1's capabilities dropped, the open works, as
+// it does under bubblewrap, whose PID 1 has none.)
+TEST_F(EscapeTest, WriteMemoryOfPid1) {
+  pid_t sleeper = ::fork();
+  if (sleeper == 0) {
+    ::execl("/bin/sleep", "sleep", "1000", nullptr);
+    ::_exit(127);
+  }
+  Attempt host;
+  host.args = {"memory", absl::StrCat(sleeper)};
+  EXPECT_TRUE(host.escaped(Run(Where::kHost, host)))
+      << "negative control: a process of ours could not open the memory of "
+         "its sibling";
+  ::kill(sleeper, SIGKILL);
+  ::waitpid(sleeper, nullptr, 0);
+  // Only our sandbox: bwrap's PID 1 drops its capabilities and has memory
+  // of its own, so a command there may open it (nothing to gain).
+  Attempt inside;
+  inside.args = {"memory", "1"};
+  RunResult result = Run(Where::kOurs, inside);
+  EXPECT_FALSE(inside.escaped(result));
+  EXPECT_EQ(result.exit_code, 1)
+      << result.Describe() << " " << result.stderr_data;
+}
+
 TEST_F(EscapeTest, Mount) {
   if (::geteuid() != 0) GTEST_SKIP() << "the negative control needs root";
   Attempt attempt;

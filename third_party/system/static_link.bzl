@@ -129,3 +129,23 @@ def static_system_linkopts(libraries):
         "-Wl,--end-group",
         "-Wl,-Bdynamic",
     ]
+
+def static_pie_linkopts(libraries):
+    """Link flags for a static PIE: `libraries` and the C library from .a files.
+
+    A static PIE has no dynamic loader: the program relocates itself (the
+    same DT_RELR bitmap) and loads no shared object, so the loader's work
+    (mapping libc and libm, looking up their symbols, the page faults on
+    their data) is gone from every start; it stays position independent,
+    loaded at a random address like any PIE. Use with STARTUP_LINKOPTS and
+    STARTUP_FEATURES. The trailing -Bstatic makes the -l flags that follow
+    (those of the dependencies, then -lm and -lc from the compiler driver)
+    resolve to archives too. glibc warns that getpwuid_r (HomeDirectory,
+    when $HOME is unset) and getaddrinfo (libgit2's, never called by the
+    stager) load the NSS modules of the installed glibc at run time, as a
+    dynamic program does.
+    """
+    return ["-static-pie"] + static_system_linkopts(libraries) + [
+        "-Wl,-Bstatic",
+    ]
+

@@ -1,0 +1,72 @@
+#include "lib/staging/workers.h"
+
+#include <unistd.h>
+
+#include <atomic>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace garuda {
+namespace {
+
+struct Items {
+  std::atomic<uint32_t> next;
+  std::atomic<uint32_t> stop;
+  std::atomic<uint32_t> done[100];
+  std::atomic<int32_t> pid[100];
+  std::atomic<uint32_t> child_took;
+};
+
+class Workers : public ::testing::Test {
+ protected:
+  SharedMemory memory_{sizeof(Items)};
+  Items* items = static_cast<Items*>(memory_.data());
+  pid_t parent = ::getpid();
+};
+
+TEST_F(Workers, EveryItemIsTakenOnceAcrossTheProcesses) {
+  ASSERT_NE(items, nullptr);
+  absl::Status status = RunInProcesses(
+      3,
+      [&]() -> absl::Status {
+        // This process waits for a worker's first item, so that the test
+        // shows that workers took part.
+        while (::getpid() == parent && items->child_took.load() == 0) {
+          ::usleep(100);
+        }
+        for (;;) {
+          uint32_t next = items->next.fetch_add(1);
+          if (next >= 100) return absl::OkStatus();
+          items->done[next].fetch_add(1);
+          items->pid[next].store(::getpid());
+          if (::getpid() != parent) items->child_took.store(1);
+        }
+      },
+      &items->stop);
+  ASSERT_TRUE(status.ok()) << status;
+  int mine = 0;
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(items->done[i].load(), 1u) << i;
+    if (items->pid[i].load() == ::getpid()) ++mine;
+  }
+  EXPECT_LT(mine, 100);
+}
+
+TEST_F(Workers, AWorkersErrorIsReportedAndStopsTheOthers) {
+  ASSERT_NE(items, nullptr);
+  absl::Status status = RunInProcesses(
+      2,
+      [&]() -> absl::Status {
+        if (::getpid() != parent) {
+          return absl::InternalError("item 7 could not be copied");
+        }
+        while (items->stop.load() == 0) ::usleep(100);
+        return absl::OkStatus();
+      },
+      &items->stop);
+  EXPECT_EQ(status.message(), "item 7 could not be copied");
+}
+
+}  // namespace
+}  // namespace garuda
