@@ -8,11 +8,16 @@
 # and the spec's recorded figures for reference.
 #
 #   bazel run -c opt //bench/staging:staging_bench [-- --runs N --iterations M
-#       --backends "overlay copy" --keep]
+#       --backends "overlay copy" --keep --serve-only]
+#
+# The per-command overhead is measured twice: through the CLI (one
+# `garuda-stager run --session` process per command) and through
+# `garuda-stager serve` (one process for the session, as garuda-agent runs
+# it; bench/staging/serve_bench.cc). --serve-only skips everything else.
 #
 # STAGER_BEFORE=/path/to/an/older/garuda-stager: the copy backend's
 # per-command overhead of that binary too, interleaved with ours (before and
-# after a change, in the same conditions).
+# after a change, in the same conditions), through the CLI and through serve.
 #
 # Every figure is the median of N runs (default 5); the per-command overhead
 # is the median, over M iterations (default 30), of a staged call minus the
@@ -23,6 +28,7 @@ set -u
 RUNS=5
 ITERATIONS=30
 KEEP=0
+SERVE_ONLY=0
 BACKENDS="overlay copy"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -30,7 +36,8 @@ while [[ $# -gt 0 ]]; do
     --iterations) ITERATIONS="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --backends) BACKENDS="$2"; shift 2 ;;
-    *) echo "usage: staging_bench [--runs N] [--iterations M] [--backends \"overlay copy\"] [--keep]" >&2; exit 2 ;;
+    --serve-only) SERVE_ONLY=1; shift ;;
+    *) echo "usage: staging_bench [--runs N] [--iterations M] [--backends \"overlay copy\"] [--keep] [--serve-only]" >&2; exit 2 ;;
   esac
 done
 
@@ -40,6 +47,7 @@ else R="$(cd "$(dirname "$0")/../.." && pwd)/bazel-bin"; fi
 STAGER="${STAGER:-$R/cmd/garuda-stager/garuda-stager}"
 [[ -x "$STAGER" ]] || { echo "no garuda-stager at $STAGER" >&2; exit 1; }
 APPLIER="${APPLIER:-$R/cmd/garuda-applier/garuda-applier}"
+SERVE_BENCH="${SERVE_BENCH:-$R/bench/staging/serve_bench}"
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/garuda-staging-bench-XXXXXX")
 [[ $KEEP == 1 ]] || trap 'chmod -R u+rwx "$W" 2>/dev/null; rm -rf "$W"' EXIT
@@ -99,6 +107,18 @@ change_cmd() {
 }
 
 cd "$P"
+echo
+echo "Garuda staged commands through garuda-stager serve (one process per session, as garuda-agent runs it)"
+echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; median of $ITERATIONS interleaved"
+SERVE_BACKENDS="$BACKENDS"
+[[ " $BACKENDS " == *" copy "* ]] && SERVE_BACKENDS="$BACKENDS copy-walk"
+GARUDA_STAGER_TIMINGS=1 "$SERVE_BENCH" --stager "$STAGER" --project "$P" \
+  --backends "$SERVE_BACKENDS" --iterations "$ITERATIONS" \
+  ${STAGER_BEFORE:+--before "$STAGER_BEFORE"}
+echo "  (copy: its watches say what changed; copy-walk: GARUDA_STAGER_WALK=1, both trees walked at each"
+echo "   command; copy-before: STAGER_BEFORE's copy backend, when given)"
+[[ $SERVE_ONLY == 1 ]] && exit 0
+
 echo
 echo "Garuda staged commands (median of $RUNS runs; wall time of whole CLI calls unless said)"
 echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"

@@ -44,6 +44,11 @@ class StagingBackend {
   virtual absl::StatusOr<ChangeSet> List(const BuildOptions& options) = 0;
   // The view's root for the paths of the list (upper layer or copy).
   virtual std::string ListedRoot() const = 0;
+  // garuda-stager serve: this process runs several commands on the view,
+  // one at a time, and every process of a command ends with it. The backend
+  // may then keep its state in memory and learn what changed from watches
+  // instead of walking (the copy backend does).
+  virtual void ServeSeveralCommands() {}
 };
 
 // `kind` is "overlay" or "copy"; `folder` the session folder.

@@ -116,21 +116,48 @@ struct FolderIgnore {
 
 class Syncer {
  public:
+  // `only` and `in_place` (SyncCopyPaths): look at those paths alone and
+  // update `in_place` (which is also `previous`).
   Syncer(const std::string& project, const std::string& copy,
          const CopySnapshot& previous, IgnoreRules* rules,
-         const SyncOptions& options, SyncStats* stats)
+         const SyncOptions& options, SyncStats* stats,
+         const PathSet* only = nullptr, CopySnapshot* in_place = nullptr)
       : project_(project),
         copy_(copy),
         previous_(previous),
         rules_(rules),
         options_(options),
-        stats_(stats) {}
+        stats_(stats),
+        only_(only),
+        in_place_(in_place != nullptr),
+        next_(in_place != nullptr ? in_place : &own_next_) {}
 
-  absl::StatusOr<CopySnapshot> Run() {
+  CopySnapshot Take() { return std::move(own_next_); }
+
+  absl::Status Run() {
     ::clock_gettime(CLOCK_REALTIME_COARSE, &started_);
     if (options_.fresh_copy) started_ = options_.copy_started;
-    next_.Reserve(previous_.size());
-    if (options_.copy_known) {
+    newest_copy_ctime_ = options_.newest_copy_ctime_ns;
+    if (!in_place_) next_->Reserve(previous_.size());
+    bool full = only_ == nullptr || only_->subtrees.count("") != 0;
+    bool known = options_.copy_known && (only_ == nullptr || !full);
+    if (only_ != nullptr) {
+      // The names to look at per folder: the paths and every folder above.
+      for (const auto* set : {&only_->paths, &only_->subtrees}) {
+        for (const std::string& path : *set) {
+          std::string rest = path;
+          while (!rest.empty()) {
+            std::string name;
+            std::string parent = Parent(rest, &name);
+            if (!children_[parent].insert(name).second) break;
+            rest = parent;
+          }
+        }
+      }
+    } else if (options_.links != nullptr) {
+      options_.links->clear();  // a whole walk finds them all again
+    }
+    if (known && only_ == nullptr) {
       // The copy's names per folder, from the snapshot of its full state.
       for (const auto& [path, entry] : previous_.entries()) {
         if (path.empty()) continue;
@@ -149,8 +176,7 @@ class Syncer {
     FolderIgnore root;
     root.state = 0;
     RETURN_IF_ERROR(Walk("", project.get(), copy.get(), root,
-                         /*git=*/false, options_.fresh_copy,
-                         options_.copy_known));
+                         /*git=*/false, options_.fresh_copy, known, full));
     RETURN_IF_ERROR(RecordFolder("", copy.get(), "", Side(), before,
                                  /*known=*/false));
     // Any later write to a recorded copy path must get a newer ctime than
@@ -162,7 +188,7 @@ class Syncer {
       struct timespec pause = {0, 1000000};
       ::nanosleep(&pause, nullptr);
     }
-    return std::move(next_);
+    return absl::OkStatus();
   }
 
  private:
@@ -250,13 +276,27 @@ class Syncer {
   void RecordCopy(const std::string& relative, const Side& project,
                   const Side& copy) {
     struct stat absent = {};
-    next_.Record(relative, project.present ? project.st : absent, copy.st);
+    next_->Record(relative, project.present ? project.st : absent, copy.st);
     NoteCtime(copy);
   }
 
   void RecordCopyOnly(const std::string& relative, const Side& copy) {
-    next_.RecordCopy(relative, copy.st);
+    next_->RecordCopy(relative, copy.st);
     NoteCtime(copy);
+  }
+
+  // The project's files with more than one link, for the watch (see
+  // SyncOptions::links).
+  void NoteLinks(const std::string& relative, const Side& project) {
+    if (options_.links == nullptr) return;
+    if (project.present && !S_ISDIR(project.st.st_mode) &&
+        project.st.st_nlink > 1) {
+      if (options_.links->insert(relative).second && only_ != nullptr) {
+        stats_->new_link = true;
+      }
+    } else if (only_ != nullptr) {
+      options_.links->erase(relative);
+    }
   }
 
   void NoteCtime(const Side& copy) {
@@ -296,15 +336,23 @@ class Syncer {
 
   // `fresh`: the copy of this subtree was just made from the project.
   // `known`: the copy's side comes from the snapshot (copy_fd is -1).
+  // `full`: every name of the folder; else only those of `only_`.
   absl::Status Walk(const std::string& relative, int project_fd, int copy_fd,
                     const FolderIgnore& ignored, bool git, bool fresh,
-                    bool known) {
+                    bool known, bool full) {
     std::vector<std::string> names;
-    if (project_fd >= 0) {
+    if (!full) {
+      auto it = children_.find(relative);
+      if (it != children_.end()) {
+        names.assign(it->second.begin(), it->second.end());
+      }
+    }
+    if (full && project_fd >= 0) {
+      if (options_.before_read) options_.before_read(relative, project_fd);
       ASSIGN_OR_RETURN(names,
                        FolderNames(project_fd, JoinPath(project_, relative)));
     }
-    {
+    if (full) {
       ASSIGN_OR_RETURN(std::vector<std::string> copy_names,
                        CopyNames(relative, copy_fd, known));
       std::sort(names.begin(), names.end());
@@ -334,7 +382,15 @@ class Syncer {
       Side p = Stat(project_fd, name, project_, child, &error);
       Side c = CopySide(copy_fd, name, child, known, &error);
       RETURN_IF_ERROR(error);
-      if (!c.present && !p.present) continue;  // gone during the walk
+      NoteLinks(child, p);
+      if (!c.present && !p.present) {  // gone (during the walk)
+        if (in_place_) next_->Erase(child);
+        continue;
+      }
+      // Not `full` (SyncCopyPaths): a folder created or moved in is walked
+      // whole, its copy side read from the copy itself.
+      bool child_full = full || only_->subtrees.count(child) != 0;
+      bool sub_known = known && (full || !child_full);
       // A file only in the copy is taken as known only beneath an ignored
       // folder; elsewhere the rules are asked again (.gitignore may have
       // changed).
@@ -356,8 +412,10 @@ class Syncer {
         sub_ignored.relative = child;
         sub_ignored.git = child_git;
         UniqueFd sub_project = OpenFolder(project_fd, name);
-        UniqueFd sub_copy = known ? UniqueFd() : OpenFolder(copy_fd, name);
-        if (!sub_project || (!known && !sub_copy)) {
+        UniqueFd sub_copy = sub_known ? UniqueFd()
+                                      : (known ? OpenCopyFolder(-1, name, child)
+                                               : OpenFolder(copy_fd, name));
+        if (!sub_project || (!sub_known && !sub_copy)) {
           return LastErrnoStatus(absl::StrCat("open(", VisiblePath(child),
                                               ") in the project "
                                               "or its copy"));
@@ -375,7 +433,8 @@ class Syncer {
           }
         }
         RETURN_IF_ERROR(Walk(child, sub_project.get(), sub_copy.get(),
-                             sub_ignored, child_git, fresh, known));
+                             sub_ignored, child_git, fresh, sub_known,
+                             child_full));
         RETURN_IF_ERROR(RecordFolder(child, copy_fd, name, c, before, known));
         continue;
       }
@@ -389,15 +448,16 @@ class Syncer {
         if (c.folder()) {
           uint64_t before = Changes();
           UniqueFd sub_copy =
-              known ? UniqueFd() : OpenCopyFolder(copy_fd, name, child);
-          if (!known && !sub_copy) {
+              sub_known ? UniqueFd()
+                        : OpenCopyFolder(known ? -1 : copy_fd, name, child);
+          if (!sub_known && !sub_copy) {
             return LastErrnoStatus(absl::StrCat(
                 "open(", VisiblePath(JoinPath(copy_, child)), ")"));
           }
           FolderIgnore yes;
           yes.state = 1;
-          RETURN_IF_ERROR(
-              Walk(child, -1, sub_copy.get(), yes, false, false, known));
+          RETURN_IF_ERROR(Walk(child, -1, sub_copy.get(), yes, false, false,
+                               sub_known, child_full));
           RETURN_IF_ERROR(RecordFolder(child, copy_fd, name, c, before, known));
         } else if (c.present) {
           RecordCopy(child, p, c);
@@ -413,6 +473,7 @@ class Syncer {
       if (c.present) {
         RETURN_IF_ERROR(RemoveTree(JoinPath(copy_, child)));
         ++stats_->removed;
+        if (in_place_) next_->Erase(child);
       }
       if (!p.present || !(S_ISREG(p.st.st_mode) || S_ISLNK(p.st.st_mode) ||
                           S_ISDIR(p.st.st_mode))) {
@@ -434,7 +495,8 @@ class Syncer {
         FolderIgnore no;
         no.state = 0;
         RETURN_IF_ERROR(Walk(child, sub_project.get(), sub_copy.get(), no,
-                             child_git, /*fresh=*/true, /*known=*/false));
+                             child_git, /*fresh=*/true, /*known=*/false,
+                             /*full=*/true));
         RecordCopyOnly(child, now);
       } else {
         RecordEqual(child, p, now);
@@ -450,19 +512,30 @@ class Syncer {
   std::unique_ptr<IgnoreRules> own_rules_;
   const SyncOptions& options_;
   SyncStats* stats_;
+  const PathSet* only_;
+  bool in_place_;
+  CopySnapshot own_next_;
+  CopySnapshot* next_;
   struct timespec started_ = {0, 0};
   int64_t newest_copy_ctime_ = 0;
   uint64_t chmods_ = 0;
   std::unordered_map<std::string, std::vector<std::string>> copy_names_;
-  CopySnapshot next_;
+  // SyncCopyPaths: per folder, the names to look at.
+  std::unordered_map<std::string, std::set<std::string>> children_;
 };
 
 // The walk of the copy after a command (see ObserveCopy).
 class Observer {
  public:
   Observer(const std::string& copy, const CopySnapshot& before,
-           std::unordered_set<std::string>* unchanged)
-      : copy_(copy), before_(before), unchanged_(unchanged) {}
+           std::unordered_set<std::string>* unchanged,
+           const std::function<void(const std::string&, int)>& before_read,
+           std::set<std::string>* links)
+      : copy_(copy),
+        before_(before),
+        unchanged_(unchanged),
+        before_read_(before_read),
+        links_(links) {}
 
   absl::StatusOr<CopySnapshot> Run() {
     next_.Reserve(before_.size());
@@ -473,6 +546,7 @@ class Observer {
     if (::fstat(root.get(), &st) != 0) {
       return LastErrnoStatus(absl::StrCat("stat(", copy_, ")"));
     }
+    if (links_ != nullptr) links_->clear();
     ASSIGN_OR_RETURN(bool same, Walk("", root.get()));
     if (Keep("", st) && same) unchanged_->insert("");
     return std::move(next_);
@@ -495,6 +569,7 @@ class Observer {
   // or renamed in it changes the folder's own times, which its parent
   // compares.
   absl::StatusOr<bool> Walk(const std::string& relative, int fd) {
+    if (before_read_) before_read_(relative, fd);
     ASSIGN_OR_RETURN(std::vector<std::string> names,
                      FolderNames(fd, JoinPath(copy_, relative)));
     bool same = true;
@@ -510,6 +585,9 @@ class Observer {
             absl::StrCat("stat(", VisiblePath(JoinPath(copy_, child)), ")"));
       }
       bool kept = Keep(child, st);
+      if (links_ != nullptr && !S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+        links_->insert(child);
+      }
       if (S_ISDIR(st.st_mode)) {
         UniqueFd sub(::openat(fd, name.c_str(),
                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -532,8 +610,49 @@ class Observer {
   const std::string& copy_;
   const CopySnapshot& before_;
   std::unordered_set<std::string>* unchanged_;
+  const std::function<void(const std::string&, int)>& before_read_;
+  std::set<std::string>* links_;
   CopySnapshot next_;
 };
+
+// What ObserveCopyPaths found of one path.
+struct Seen {
+  std::string path;
+  bool present = false;
+  struct stat st = {};
+  bool named = false;  // an event named it (or it is in a named subtree)
+};
+
+// Every path beneath the open folder `fd` (`relative`), lstat'ed.
+absl::Status SeeSubtree(const std::string& copy, const std::string& relative,
+                        int fd, std::vector<Seen>* seen) {
+  ASSIGN_OR_RETURN(std::vector<std::string> names,
+                   FolderNames(fd, JoinPath(copy, relative)));
+  for (const std::string& name : names) {
+    Seen one;
+    one.path = Child(relative, name);
+    one.named = true;
+    if (::fstatat(fd, name.c_str(), &one.st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      return LastErrnoStatus(
+          absl::StrCat("stat(", VisiblePath(JoinPath(copy, one.path)), ")"));
+    }
+    one.present = true;
+    bool folder = S_ISDIR(one.st.st_mode);
+    std::string path = one.path;
+    seen->push_back(std::move(one));
+    if (folder) {
+      UniqueFd sub(::openat(fd, name.c_str(),
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub) {
+        return LastErrnoStatus(
+            absl::StrCat("open(", VisiblePath(JoinPath(copy, path)), ")"));
+      }
+      RETURN_IF_ERROR(SeeSubtree(copy, path, sub.get(), seen));
+    }
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -639,6 +758,22 @@ void CopySnapshot::Record(const std::string& relative,
   entries_[relative] = entry;
 }
 
+void CopySnapshot::Erase(const std::string& relative) {
+  auto it = entries_.find(relative);
+  if (it == entries_.end()) return;
+  bool folder = S_ISDIR(it->second.copy.mode);
+  entries_.erase(it);
+  if (!folder) return;
+  std::string prefix = relative.empty() ? "" : relative + "/";
+  for (auto next = entries_.begin(); next != entries_.end();) {
+    if (next->first.compare(0, prefix.size(), prefix) == 0) {
+      next = entries_.erase(next);
+    } else {
+      ++next;
+    }
+  }
+}
+
 void CopySnapshot::RecordCopy(const std::string& relative,
                               const struct stat& copy) {
   Entry entry;
@@ -653,14 +788,119 @@ absl::StatusOr<CopySnapshot> SyncCopy(const std::string& project,
                                       const SyncOptions& options,
                                       SyncStats* stats) {
   Syncer syncer(project, copy, previous, rules, options, stats);
+  RETURN_IF_ERROR(syncer.Run());
+  return syncer.Take();
+}
+
+absl::Status SyncCopyPaths(const std::string& project, const std::string& copy,
+                           const PathSet& only, CopySnapshot* snapshot,
+                           const SyncOptions& options, SyncStats* stats) {
+  Syncer syncer(project, copy, *snapshot, nullptr, options, stats, &only,
+                snapshot);
   return syncer.Run();
 }
 
 absl::StatusOr<CopySnapshot> ObserveCopy(
     const std::string& copy, const CopySnapshot& before,
-    std::unordered_set<std::string>* unchanged_folders) {
-  Observer observer(copy, before, unchanged_folders);
+    std::unordered_set<std::string>* unchanged_folders,
+    const std::function<void(const std::string&, int)>& before_read,
+    std::set<std::string>* links) {
+  Observer observer(copy, before, unchanged_folders, before_read, links);
   return observer.Run();
+}
+
+absl::Status ObserveCopyPaths(const std::string& copy, const PathSet& named,
+                              std::set<std::string>* links,
+                              CopySnapshot* snapshot, ObservedPaths* observed) {
+  UniqueFd root(
+      ::open(copy.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root) return LastErrnoStatus(absl::StrCat("open(", copy, ")"));
+  // The paths to look at: those named, the files with several links, and
+  // the folder of each (its own times change with a name added or gone).
+  std::set<std::string> look;
+  for (const auto* set : {&named.paths, &named.subtrees}) {
+    for (const std::string& path : *set) {
+      look.insert(path);
+      std::string name;
+      look.insert(Parent(path, &name));
+    }
+  }
+  for (const std::string& path : *links) look.insert(path);
+  // First everything is seen, then the snapshot changes: a new link leaves
+  // it as the command found it, for the walk.
+  std::vector<Seen> seen;
+  for (const std::string& path : look) {
+    Seen one;
+    one.path = path;
+    one.named = named.paths.count(path) != 0 || named.subtrees.count(path) != 0;
+    int at = ::fstatat(root.get(), path.empty() ? "." : path.c_str(), &one.st,
+                       AT_SYMLINK_NOFOLLOW);
+    if (at != 0 && errno != ENOENT && errno != ENOTDIR) {
+      return LastErrnoStatus(
+          absl::StrCat("stat(", VisiblePath(JoinPath(copy, path)), ")"));
+    }
+    one.present = at == 0;
+    bool walk = one.present && S_ISDIR(one.st.st_mode) &&
+                named.subtrees.count(path) != 0;
+    seen.push_back(std::move(one));
+    if (walk) {
+      UniqueFd sub(::openat(root.get(), path.c_str(),
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub) {
+        return LastErrnoStatus(
+            absl::StrCat("open(", VisiblePath(JoinPath(copy, path)), ")"));
+      }
+      RETURN_IF_ERROR(SeeSubtree(copy, path, sub.get(), &seen));
+    }
+  }
+  for (const Seen& one : seen) {
+    if (one.present && !S_ISDIR(one.st.st_mode) && one.st.st_nlink > 1 &&
+        links->count(one.path) == 0) {
+      observed->new_link = true;
+      return absl::OkStatus();
+    }
+  }
+  // A folder created or moved in holds only what the walk saw.
+  for (const std::string& path : named.subtrees) snapshot->Erase(path);
+  for (const Seen& one : seen) {
+    const CopySnapshot::Entry* entry = snapshot->Find(one.path);
+    bool changed = false;
+    if (!one.present) {
+      if (entry != nullptr) {
+        snapshot->Erase(one.path);
+        changed = true;
+      }
+      changed = changed || one.named;
+      links->erase(one.path);
+    } else {
+      // An event names what the command wrote, even when a write within
+      // the clock tick of the last record left the lstat result as it was.
+      if (one.named || entry == nullptr ||
+          !(entry->copy == StatKey::Of(one.st))) {
+        snapshot->RecordCopy(one.path, one.st);
+        observed->newest_ctime_ns =
+            std::max(observed->newest_ctime_ns, Nanoseconds(one.st.st_ctim));
+        changed = true;
+      }
+      if (!S_ISDIR(one.st.st_mode) && one.st.st_nlink > 1) {
+        links->insert(one.path);
+      } else {
+        links->erase(one.path);
+      }
+    }
+    if (!changed) continue;
+    observed->changed.insert(one.path);
+    if (one.present && S_ISDIR(one.st.st_mode)) {
+      observed->touched.insert(one.path);
+    }
+    std::string rest = one.path;
+    while (!rest.empty()) {
+      std::string name;
+      rest = Parent(rest, &name);
+      if (!observed->touched.insert(rest).second) break;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace garuda

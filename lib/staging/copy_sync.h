@@ -24,6 +24,8 @@
 #include <time.h>
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -82,6 +84,8 @@ class CopySnapshot {
   void RecordCopyKey(const std::string& relative, const Entry& entry) {
     entries_[relative] = entry;
   }
+  // Forgets `relative` and, when it was a folder, every path beneath it.
+  void Erase(const std::string& relative);
   const Entry* Find(const std::string& relative) const {
     auto it = entries_.find(relative);
     return it == entries_.end() ? nullptr : &it->second;
@@ -101,6 +105,18 @@ struct SyncStats {
   uint64_t copied = 0;   // paths copied from the project (subtrees once)
   uint64_t removed = 0;  // paths removed from the copy
   uint64_t ignored = 0;  // ignored paths left as the copy has them
+  // A partial sync (SyncCopyPaths) met a project file with more than one
+  // hard link that SyncOptions::links did not hold: a write through its
+  // other names raises no event where the watch looks, so walk.
+  bool new_link = false;
+};
+
+// Serve mode: the paths to look at instead of whole trees (from the
+// watches, lib/staging/tree_watch.h): compare `paths`, and walk the folders
+// `subtrees` whole (created or moved in).
+struct PathSet {
+  std::set<std::string> paths;
+  std::set<std::string> subtrees;
 };
 
 struct SyncOptions {
@@ -118,6 +134,15 @@ struct SyncOptions {
   // are loaded at the first path that needs them (a refresh in which
   // nothing changed never opens the repository).
   std::string rules_project;
+  // Called with each project folder (relative path, open descriptor) before
+  // a walk reads its names: the watch is in place before the folder is read.
+  std::function<void(const std::string&, int)> before_read;
+  // The project's files with more than one hard link: rebuilt by a whole
+  // walk, updated for the paths a partial one looks at.
+  std::set<std::string>* links = nullptr;
+  // The newest copy ctime recorded elsewhere since (ObserveCopyPaths): the
+  // walk waits past it too, so that a later write there shows.
+  int64_t newest_copy_ctime_ns = 0;
 };
 
 // Brings `copy` to the project's state where git does not ignore a path,
@@ -133,14 +158,49 @@ absl::StatusOr<CopySnapshot> SyncCopy(const std::string& project,
                                       const SyncOptions& options,
                                       SyncStats* stats);
 
+// SyncCopy for the paths of `only` alone (and the folders above them),
+// updating `snapshot` in place. `snapshot` must hold the copy's full state
+// (as ObserveCopy or ObserveCopyPaths left it, nothing written since but by
+// the stager): the copy side of the paths not looked at is taken from it.
+// Serve mode, where watches say which project paths changed.
+absl::Status SyncCopyPaths(const std::string& project, const std::string& copy,
+                           const PathSet& only, CopySnapshot* snapshot,
+                           const SyncOptions& options, SyncStats* stats);
+
 // After a command: walks `copy` once and returns its state, keeping the
 // pairs of `before` (the snapshot the command started from) where the copy
 // side did not change. `unchanged_folders` gets every folder (relative
 // path; "" is the root) whose own lstat result and whole subtree are as in
 // `before`: nothing in it was written, added, removed or renamed.
+// `before_read` (may be empty) is called with each folder before it is
+// read; `links` (may be null) gets the files with more than one link.
 absl::StatusOr<CopySnapshot> ObserveCopy(
     const std::string& copy, const CopySnapshot& before,
-    std::unordered_set<std::string>* unchanged_folders);
+    std::unordered_set<std::string>* unchanged_folders,
+    const std::function<void(const std::string&, int)>& before_read = {},
+    std::set<std::string>* links = nullptr);
+
+struct ObservedPaths {
+  // Written, created, removed or renamed by the command (every path an
+  // event named that exists now or did before, and every path whose lstat
+  // result changed); the change list looks only at these.
+  std::set<std::string> changed;
+  // The folders with a changed path in or beneath them, and changed
+  // folders; "" is the root. The change list skips every other folder.
+  std::set<std::string> touched;
+  // A file with more than one hard link that `links` did not hold (the
+  // command made a link): nothing was updated; walk the copy instead.
+  bool new_link = false;
+  int64_t newest_ctime_ns = 0;  // of what was recorded
+};
+
+// Serve mode, after a command: looks at the copy paths `named` (the
+// command's events, and every file with more than one link) and the
+// folders above them, walks `named.subtrees` whole, and updates `snapshot`
+// (the copy as the command found it) in place to the copy's state.
+absl::Status ObserveCopyPaths(const std::string& copy, const PathSet& named,
+                              std::set<std::string>* links,
+                              CopySnapshot* snapshot, ObservedPaths* observed);
 
 }  // namespace garuda
 

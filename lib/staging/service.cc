@@ -184,6 +184,7 @@ class StagerService {
     view.project = project_;
     view.backend = options_.backend;
     view.probe = &probe_;
+    view.serves_several = true;
     absl::StatusOr<std::unique_ptr<StagedView>> opened =
         StagedView::Open(settings_, view);
     absl::Status entered =

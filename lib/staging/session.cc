@@ -242,6 +242,7 @@ absl::StatusOr<std::unique_ptr<StagedView>> StagedView::Open(
     const MergedSettings& settings, const StagedViewOptions& options) {
   std::unique_ptr<StagedView> view(new StagedView(options));
   RETURN_IF_ERROR(view->Make(settings));
+  if (options.serves_several) view->backend_->ServeSeveralCommands();
   return view;
 }
 
@@ -461,6 +462,8 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
                      backend_->ListedRoot(), backend_->name() == "copy", t0,
                      &outcome.conflicts);
   timings->Mark("list");
+  // garuda-stager serve: one line per command (GARUDA_STAGER_TIMINGS=1).
+  if (timings == &unused) unused.Print();
   return outcome;
 }
 

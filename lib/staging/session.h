@@ -65,6 +65,9 @@ struct StagedViewOptions {
   // a quick probe checks the sandbox, and "auto" runs the full one.
   const ProbeReport* probe = nullptr;
   StagingTimings* timings = nullptr;  // may be nullptr
+  // garuda-stager serve: this process runs several commands on the view
+  // (StagingBackend::ServeSeveralCommands).
+  bool serves_several = false;
 };
 
 // What a staged command did.

@@ -322,6 +322,42 @@ TEST_P(ServeBackendTest, IgnoredOutputsStayForTheNextCommandNotTheProject) {
   End(*stager);
 }
 
+// Many commands on one view: from the third on, the copy backend knows
+// what changed from its watches instead of walking (lib/staging:
+// staging_test has each rule with its negative control).
+TEST_P(ServeBackendTest, EveryCommandSeesThePersonsEditsAndListsItsOwnWrites) {
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged", GetParam());
+  ASSERT_NE(stager, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(Run(*stager, "true").result().has_change_set());
+  }
+  Host("echo edited >> a.txt && mkdir -p n/m && echo z > n/m/z.txt");
+  StagerReply seen = Run(*stager, "cat a.txt n/m/z.txt");
+  EXPECT_EQ(seen.result().stdout_data(), "old\nedited\nz\n");
+  UniqueFd fd;
+  StagerReply wrote = Run(*stager,
+                          "echo w >> a.txt && mkdir -p q && echo q > q/q.txt "
+                          "&& mv n n2",
+                          &fd);
+  ASSERT_TRUE(wrote.has_result()) << wrote.DebugString();
+  // a.txt, q/q.txt, n/m/z.txt, n2/m/z.txt and the folders q, n, n/m, n2,
+  // n2/m: the same for both backends.
+  EXPECT_EQ(wrote.result().changed_files(), 9u);
+  absl::StatusOr<ChangeSet> list = ReadChangeSet(fd.get(), "memfd");
+  ASSERT_TRUE(list.ok()) << list.status();
+  for (const char* path : {"a.txt", "q/q.txt", "n/m/z.txt", "n2/m/z.txt"}) {
+    EXPECT_NE(testing::FindEntry(*list, path), nullptr) << path;
+  }
+  // Not applied: the next command sees the project again.
+  UniqueFd none;
+  EXPECT_FALSE(Run(*stager, "true", &none).result().has_change_set());
+  Host("rm -rf n");
+  StagerReply after = Run(*stager, "test ! -e n && test ! -e q && cat a.txt");
+  EXPECT_EQ(after.result().exit_code(), 0) << after.DebugString();
+  EXPECT_EQ(after.result().stdout_data(), "old\nedited\n");
+  End(*stager);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ServeBackendTest,
                          ::testing::Values("overlay", "copy"));
 
