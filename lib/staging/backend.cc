@@ -196,9 +196,7 @@ class OverlayBackend : public StagingBackend {
 // the copy's side, so that any later write there shows.
 CopySnapshot FirstSnapshot(const std::vector<CopiedPath>& paths,
                            const struct timespec& started) {
-  auto nanoseconds = [](const struct timespec& t) {
-    return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-  };
+  auto nanoseconds = TimespecNanoseconds;
   CopySnapshot snapshot;
   snapshot.Reserve(paths.size());
   int64_t newest = 0;
@@ -211,13 +209,7 @@ CopySnapshot FirstSnapshot(const std::vector<CopiedPath>& paths,
       snapshot.Record(path.relative, path.source, path.copy);
     }
   }
-  for (;;) {
-    struct timespec now;
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (nanoseconds(now) > newest) break;
-    struct timespec pause = {0, 1000000};
-    ::nanosleep(&pause, nullptr);
-  }
+  WaitForClockPast(newest);
   return snapshot;
 }
 

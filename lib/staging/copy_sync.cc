@@ -22,9 +22,7 @@ namespace {
 
 constexpr char kMagic[] = "garuda-copy-snapshot-v2\n";
 
-int64_t Nanoseconds(const struct timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
+int64_t Nanoseconds(const struct timespec& t) { return TimespecNanoseconds(t); }
 
 void Put(std::string* out, const void* data, size_t size) {
   out->append(static_cast<const char*>(data), size);
@@ -180,14 +178,8 @@ class Syncer {
     RETURN_IF_ERROR(RecordFolder("", copy.get(), "", Side(), before,
                                  /*known=*/false));
     // Any later write to a recorded copy path must get a newer ctime than
-    // the one recorded: wait for the clock to pass it (one tick at most).
-    for (;;) {
-      struct timespec now;
-      ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-      if (Nanoseconds(now) > newest_copy_ctime_) break;
-      struct timespec pause = {0, 1000000};
-      ::nanosleep(&pause, nullptr);
-    }
+    // the one recorded.
+    WaitForClockPast(newest_copy_ctime_);
     return absl::OkStatus();
   }
 
@@ -655,6 +647,20 @@ absl::Status SeeSubtree(const std::string& copy, const std::string& relative,
 }
 
 }  // namespace
+
+int64_t TimespecNanoseconds(const struct timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+void WaitForClockPast(int64_t newest_ctime_ns) {
+  for (;;) {
+    struct timespec now;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    if (TimespecNanoseconds(now) > newest_ctime_ns) return;
+    struct timespec pause = {0, 1000000};
+    ::nanosleep(&pause, nullptr);
+  }
+}
 
 StatKey StatKey::Of(const struct stat& st) {
   StatKey key;

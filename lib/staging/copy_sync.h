@@ -36,6 +36,14 @@
 
 namespace garuda {
 
+// Nanoseconds since the epoch.
+int64_t TimespecNanoseconds(const struct timespec& t);
+
+// Returns once the coarse real-time clock has passed `newest_ctime_ns` (one
+// clock tick at most), so that any later write to a path recorded with that
+// ctime gives it a newer one.
+void WaitForClockPast(int64_t newest_ctime_ns);
+
 struct StatKey {
   uint32_t mode = 0;  // type and permission bits; 0: absent
   uint64_t inode = 0;
