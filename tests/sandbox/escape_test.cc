@@ -61,6 +61,30 @@ bool HelperRan(const RunResult& result) {
   return result.kind == RunResult::Kind::kExited && result.exit_code <= 1;
 }
 
+// A host process that sleeps until Stop(), in the folder `folder`.
+class Sleeper {
+ public:
+  explicit Sleeper(const char* folder = nullptr) {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      if (folder != nullptr && ::chdir(folder) != 0) ::_exit(127);
+      ::execl("/bin/sleep", "sleep", "1000", nullptr);
+      ::_exit(127);
+    }
+  }
+  ~Sleeper() { Stop(); }
+  pid_t pid() const { return pid_; }
+  void Stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  pid_t pid_;
+};
+
 struct Attempt {
   std::vector<std::string> args;  // for the helper, or a whole command
   bool helper = true;             // args go to escape_helper
@@ -236,19 +260,13 @@ TEST_F(EscapeTest, WriteThroughProc1Cwd) {
   // belong to a container's runtime that we cannot inspect, so the negative
   // control goes through the working folder of a process of ours whose
   // working folder is "/", which is what /proc/1/cwd is on a plain host.
-  pid_t sleeper = ::fork();
-  if (sleeper == 0) {
-    if (::chdir("/") != 0) ::_exit(127);
-    ::execl("/bin/sleep", "sleep", "1000", nullptr);
-    ::_exit(127);
-  }
+  Sleeper sleeper("/");
   std::string checked = outside_ + "/c";
   Attempt host = WriteAttempt(
-      absl::StrCat("/proc/", sleeper, "/cwd", outside_, "/c"), checked);
+      absl::StrCat("/proc/", sleeper.pid(), "/cwd", outside_, "/c"), checked);
   host.reset();
   EXPECT_TRUE(host.escaped(Run(Where::kHost, host))) << "negative control";
-  ::kill(sleeper, SIGKILL);
-  ::waitpid(sleeper, nullptr, 0);
+  sleeper.Stop();
   Attempt inside = WriteAttempt("/proc/1/cwd" + outside_ + "/c", checked);
   for (Where where : {Where::kOurs, Where::kBwrap}) {
     if (where == Where::kBwrap && bwrap_.empty()) continue;
@@ -280,16 +298,11 @@ TEST_F(EscapeTest, WriteThroughDotDot) {
 }
 
 TEST_F(EscapeTest, PtraceOfAProcessOutside) {
-  pid_t sleeper = ::fork();
-  if (sleeper == 0) {
-    ::execl("/bin/sleep", "sleep", "1000", nullptr);
-    ::_exit(127);
-  }
+  Sleeper sleeper;
   Attempt attempt;
-  attempt.args = {"ptrace", absl::StrCat(sleeper)};
+  attempt.args = {"ptrace", absl::StrCat(sleeper.pid())};
   ExpectContained("ptrace", attempt);
-  ::kill(sleeper, SIGKILL);
-  ::waitpid(sleeper, nullptr, 0);
+  sleeper.Stop();
 }
 
 // In `garuda-stager run` the sandbox's PID 1 may share the stager's memory
@@ -299,18 +312,13 @@ TEST_F(EscapeTest, PtraceOfAProcessOutside) {
 // (Without that, e.g. with PID 1's capabilities dropped, the open works, as
 // it does under bubblewrap, whose PID 1 has none.)
 TEST_F(EscapeTest, WriteMemoryOfPid1) {
-  pid_t sleeper = ::fork();
-  if (sleeper == 0) {
-    ::execl("/bin/sleep", "sleep", "1000", nullptr);
-    ::_exit(127);
-  }
+  Sleeper sleeper;
   Attempt host;
-  host.args = {"memory", absl::StrCat(sleeper)};
+  host.args = {"memory", absl::StrCat(sleeper.pid())};
   EXPECT_TRUE(host.escaped(Run(Where::kHost, host)))
       << "negative control: a process of ours could not open the memory of "
          "its sibling";
-  ::kill(sleeper, SIGKILL);
-  ::waitpid(sleeper, nullptr, 0);
+  sleeper.Stop();
   // Only our sandbox: bwrap's PID 1 drops its capabilities and has memory
   // of its own, so a command there may open it (nothing to gain).
   Attempt inside;
