@@ -131,7 +131,10 @@ int Apply(const ApplierCommand& command) {
   // An incomplete list is never applied: the question offers Discard only,
   // and --yes discards.
   bool incomplete = change_set->summary.incomplete();
-  if (!incomplete) {
+  // A dry run, and the check before a question (no question for a list
+  // that could not be applied). --yes needs no such check: the apply
+  // itself checks first and writes nothing on a conflict or a refusal.
+  if (!incomplete && command.mode != ApplyMode::kYes) {
     options.dry_run = true;
     absl::StatusOr<ApplyResult> check = ApplyChangeSet(*change_set, options);
     if (!check.ok()) return Fail(command, check.status());
