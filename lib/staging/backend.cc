@@ -159,8 +159,7 @@ class OverlayBackend : public StagingBackend {
         }
         continue;
       }
-      UniqueFd sub(::openat(fd, name.c_str(),
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd sub = OpenSubfolder(fd, name);
       if (!sub)
         return LastErrnoStatus(absl::StrCat("open upper ", VisiblePath(child)));
       // A replaced folder merges with the project's again.
@@ -196,14 +195,14 @@ class OverlayBackend : public StagingBackend {
 // the copy's side, so that any later write there shows.
 CopySnapshot FirstSnapshot(const std::vector<CopiedPath>& paths,
                            const struct timespec& started) {
-  auto nanoseconds = TimespecNanoseconds;
   CopySnapshot snapshot;
   snapshot.Reserve(paths.size());
   int64_t newest = 0;
   for (const CopiedPath& path : paths) {
-    newest = std::max(newest, nanoseconds(path.copy.st_ctim));
+    newest = std::max(newest, TimespecNanoseconds(path.copy.st_ctim));
     if (S_ISDIR(path.copy.st_mode) || !path.source_steady ||
-        nanoseconds(path.source.st_ctim) >= nanoseconds(started)) {
+        TimespecNanoseconds(path.source.st_ctim) >=
+            TimespecNanoseconds(started)) {
       snapshot.RecordCopy(path.relative, path.copy);
     } else {
       snapshot.Record(path.relative, path.source, path.copy);
@@ -592,7 +591,6 @@ class CopyBackend : public StagingBackend {
   }
 
   std::string project_, copy_, method_file_, snapshot_file_, known_file_;
-  std::unique_ptr<IgnoreRules> rules_;
   // Of the copy as the command found it; after the list, as it left it.
   CopySnapshot snapshot_;
   std::string saved_identity_;  // of the file that list saved

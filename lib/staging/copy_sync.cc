@@ -22,8 +22,6 @@ namespace {
 
 constexpr char kMagic[] = "garuda-copy-snapshot-v2\n";
 
-int64_t Nanoseconds(const struct timespec& t) { return TimespecNanoseconds(t); }
-
 void Put(std::string* out, const void* data, size_t size) {
   out->append(static_cast<const char*>(data), size);
 }
@@ -258,7 +256,8 @@ class Syncer {
   // racy (see copy_sync.h): then only the copy's state.
   void RecordEqual(const std::string& relative, const Side& project,
                    const Side& copy) {
-    if (Nanoseconds(project.st.st_ctim) >= Nanoseconds(started_)) {
+    if (TimespecNanoseconds(project.st.st_ctim) >=
+        TimespecNanoseconds(started_)) {
       RecordCopyOnly(relative, copy);
       return;
     }
@@ -293,7 +292,7 @@ class Syncer {
 
   void NoteCtime(const Side& copy) {
     newest_copy_ctime_ =
-        std::max(newest_copy_ctime_, Nanoseconds(copy.st.st_ctim));
+        std::max(newest_copy_ctime_, TimespecNanoseconds(copy.st.st_ctim));
   }
 
   // A copy folder's state once its subtree is done: as found when nothing
@@ -315,8 +314,7 @@ class Syncer {
 
   UniqueFd OpenFolder(int parent, const std::string& name) {
     if (parent < 0) return UniqueFd();
-    return UniqueFd(::openat(parent, name.c_str(),
-                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    return OpenSubfolder(parent, name);
   }
 
   UniqueFd OpenCopyFolder(int copy_fd, const std::string& name,
@@ -581,8 +579,7 @@ class Observer {
         links_->insert(child);
       }
       if (S_ISDIR(st.st_mode)) {
-        UniqueFd sub(::openat(fd, name.c_str(),
-                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        UniqueFd sub = OpenSubfolder(fd, name);
         if (!sub) {
           return LastErrnoStatus(
               absl::StrCat("open(", VisiblePath(JoinPath(copy_, child)), ")"));
@@ -634,8 +631,7 @@ absl::Status SeeSubtree(const std::string& copy, const std::string& relative,
     std::string path = one.path;
     seen->push_back(std::move(one));
     if (folder) {
-      UniqueFd sub(::openat(fd, name.c_str(),
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd sub = OpenSubfolder(fd, name);
       if (!sub) {
         return LastErrnoStatus(
             absl::StrCat("open(", VisiblePath(JoinPath(copy, path)), ")"));
@@ -667,8 +663,8 @@ StatKey StatKey::Of(const struct stat& st) {
   key.mode = st.st_mode;
   key.inode = st.st_ino;
   key.size = static_cast<uint64_t>(st.st_size);
-  key.mtime_ns = Nanoseconds(st.st_mtim);
-  key.ctime_ns = Nanoseconds(st.st_ctim);
+  key.mtime_ns = TimespecNanoseconds(st.st_mtim);
+  key.ctime_ns = TimespecNanoseconds(st.st_ctim);
   return key;
 }
 
@@ -850,8 +846,7 @@ absl::Status ObserveCopyPaths(const std::string& copy, const PathSet& named,
                 named.subtrees.count(path) != 0;
     seen.push_back(std::move(one));
     if (walk) {
-      UniqueFd sub(::openat(root.get(), path.c_str(),
-                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      UniqueFd sub = OpenSubfolder(root.get(), path);
       if (!sub) {
         return LastErrnoStatus(
             absl::StrCat("open(", VisiblePath(JoinPath(copy, path)), ")"));
@@ -884,8 +879,8 @@ absl::Status ObserveCopyPaths(const std::string& copy, const PathSet& named,
       if (one.named || entry == nullptr ||
           !(entry->copy == StatKey::Of(one.st))) {
         snapshot->RecordCopy(one.path, one.st);
-        observed->newest_ctime_ns =
-            std::max(observed->newest_ctime_ns, Nanoseconds(one.st.st_ctim));
+        observed->newest_ctime_ns = std::max(
+            observed->newest_ctime_ns, TimespecNanoseconds(one.st.st_ctim));
         changed = true;
       }
       if (!S_ISDIR(one.st.st_mode) && one.st.st_nlink > 1) {

@@ -57,8 +57,7 @@ absl::Status RemoveContent(int fd, const std::string& shown, bool parallel);
 absl::Status RemoveFolderAt(int fd, const std::string& name,
                             const std::string& shown, bool parallel) {
   std::string child = JoinPath(shown, name);
-  UniqueFd sub(::openat(fd, name.c_str(),
-                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd sub = OpenSubfolder(fd, name);
   if (!sub) return LastErrnoStatus(absl::StrCat("open(", child, ")"));
   RETURN_IF_ERROR(RemoveContent(sub.get(), child, parallel));
   if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0) {
@@ -209,6 +208,11 @@ absl::Status RemoveEndedFolders(const std::string& root,
     RETURN_IF_ERROR(RemoveTree(path));
   }
   return absl::OkStatus();
+}
+
+UniqueFd OpenSubfolder(int parent, const std::string& name) {
+  return UniqueFd(::openat(parent, name.c_str(),
+                           O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
 }
 
 absl::StatusOr<std::vector<std::string>> FolderNames(int fd,

@@ -45,6 +45,11 @@ absl::StatusOr<StagingFolder> OpenStagingFolder(const std::string& root,
 absl::Status RemoveEndedFolders(const std::string& root,
                                 const std::string& project);
 
+// The folder `name` (relative to the open folder `parent`), opened for
+// reading; a link as its last component is refused (O_NOFOLLOW). Invalid on
+// failure, with errno saying why.
+UniqueFd OpenSubfolder(int parent, const std::string& name);
+
 // The names in the open folder `fd`, without "." and ".."; `shown` names it
 // in errors.
 absl::StatusOr<std::vector<std::string>> FolderNames(int fd,

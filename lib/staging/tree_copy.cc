@@ -24,11 +24,6 @@
 namespace garuda {
 namespace {
 
-UniqueFd OpenFolderAt(int parent, const char* name) {
-  return UniqueFd(
-      ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-}
-
 // Once a clone or copy_file_range fails for a reason of the file system,
 // the next files go the plain way without asking again (per process).
 bool no_reflink = false;
@@ -202,13 +197,13 @@ absl::Status MakeFolders(int from, int to, uint32_t index,
     std::string child =
         relative.empty() ? name : absl::StrCat(relative, "/", name);
     if (S_ISDIR(st.st_mode)) {
-      UniqueFd sub_from = OpenFolderAt(from, name.c_str());
+      UniqueFd sub_from = OpenSubfolder(from, name);
       if (!sub_from && errno == ENOENT) continue;  // gone, as above
       if (::mkdirat(to, name.c_str(), 0700) != 0) {
         return LastErrnoStatus(
             absl::StrCat("mkdir copy of ", JoinPath(root, child)));
       }
-      UniqueFd sub_to = OpenFolderAt(to, name.c_str());
+      UniqueFd sub_to = OpenSubfolder(to, name);
       if (!sub_from || !sub_to) {
         return LastErrnoStatus(
             absl::StrCat("open(", JoinPath(root, child), ")"));

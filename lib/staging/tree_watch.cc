@@ -128,8 +128,7 @@ void TreeWatch::WatchSubtree(const std::string& relative, int fd) {
     return;
   }
   for (const std::string& name : *names) {
-    UniqueFd sub(::openat(fd, name.c_str(),
-                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd sub = OpenSubfolder(fd, name);
     if (sub) {
       WatchSubtree(Child(relative, name), sub.get());
     } else if (errno != ENOTDIR && errno != ELOOP && errno != ENOENT) {
