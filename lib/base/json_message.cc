@@ -8,6 +8,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {
@@ -152,8 +153,11 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
 
 }  // namespace
 
-absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
-                              google::protobuf::Message* message) {
+namespace {
+
+absl::Status ParseJsonMessageRaw(absl::string_view json,
+                                 absl::string_view source,
+                                 google::protobuf::Message* message) {
   message->Clear();
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
@@ -179,9 +183,20 @@ absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
+                              google::protobuf::Message* message) {
+  absl::Status status = ParseJsonMessageRaw(json, source, message);
+  if (status.ok()) return status;
+  // The message can quote the file (a key, the text near a syntax error).
+  return absl::Status(status.code(), MakeVisible(status.message()));
+}
+
 absl::Status ReadJsonMessageFile(const std::string& path,
-                                 google::protobuf::Message* message) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+                                 google::protobuf::Message* message,
+                                 RegularFileOptions options) {
+  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, options));
   return ParseJsonMessage(text, path, message);
 }
 

@@ -81,5 +81,21 @@ TEST(JsonMessageTest, SixtyFourBitIntegersMayBeStrings) {
                    .ok());
 }
 
+TEST(JsonMessageTest, ErrorsShowTheFileBytesVisibly) {
+  Settings settings;
+  // A key that would set the terminal's title and clear the screen.
+  absl::Status status = ParseJsonMessage(
+      "{\"\x1b]0;owned\x07\x1b[2J\":1}", "settings.json", &settings);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().find('\x1b'), absl::string_view::npos) << status;
+  EXPECT_EQ(status.message().find('\x07'), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("\\e]0;owned"), absl::string_view::npos)
+      << status;
+  // A syntax error quotes the text near it.
+  status = ParseJsonMessage("{\"a\" \x1b[2J", "settings.json", &settings);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().find('\x1b'), absl::string_view::npos) << status;
+}
+
 }  // namespace
 }  // namespace garuda
