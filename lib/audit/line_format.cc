@@ -21,37 +21,46 @@ constexpr absl::string_view kHashMember = ",\"hash\":\"";
 constexpr size_t kSuffixSize = 9 + 64 + 2;
 constexpr int kMaxDepth = 64;
 
+// The length of the well-formed UTF-8 sequence of a character that starts at
+// p[0] (0x80 or above), or 0 when it is not one (overlong forms, surrogates
+// and values past U+10FFFF included).
+int Utf8SequenceLength(const unsigned char* p, const unsigned char* end) {
+  unsigned char c = *p;
+  int extra;
+  uint32_t min;
+  uint32_t code;
+  if ((c & 0xe0) == 0xc0) {
+    extra = 1, min = 0x80, code = c & 0x1f;
+  } else if ((c & 0xf0) == 0xe0) {
+    extra = 2, min = 0x800, code = c & 0x0f;
+  } else if ((c & 0xf8) == 0xf0) {
+    extra = 3, min = 0x10000, code = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (end - p <= extra) return 0;
+  for (int i = 1; i <= extra; ++i) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    code = (code << 6) | (p[i] & 0x3f);
+  }
+  if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
+    return 0;
+  }
+  return extra + 1;
+}
+
 // Well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
 bool IsUtf8(absl::string_view text) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(text.data());
   const unsigned char* end = p + text.size();
   while (p < end) {
-    unsigned char c = *p;
-    if (c < 0x80) {
+    if (*p < 0x80) {
       ++p;
       continue;
     }
-    int extra;
-    uint32_t min;
-    uint32_t code;
-    if ((c & 0xe0) == 0xc0) {
-      extra = 1, min = 0x80, code = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      extra = 2, min = 0x800, code = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      extra = 3, min = 0x10000, code = c & 0x07;
-    } else {
-      return false;
-    }
-    if (end - p <= extra) return false;
-    for (int i = 1; i <= extra; ++i) {
-      if ((p[i] & 0xc0) != 0x80) return false;
-      code = (code << 6) | (p[i] & 0x3f);
-    }
-    if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
-      return false;
-    }
-    p += extra + 1;
+    int length = Utf8SequenceLength(p, end);
+    if (length == 0) return false;
+    p += length;
   }
   return true;
 }
@@ -227,6 +236,14 @@ class JsonChecker {
     return i_ == text_.size();
   }
 
+  // After WholeValue(): a string held bytes that are not UTF-8 (RFC 8259
+  // text is UTF-8; the canonical form copies strings as they are, so such a
+  // line was never written by the auditor).
+  bool bad_utf8() const { return bad_utf8_; }
+  // A string used an escape the canonical form never writes (\/, \u0041,
+  // \ud800, \u000a for \n, upper-case hex digits).
+  bool non_canonical_escape() const { return non_canonical_escape_; }
+
  private:
   void SkipSpace() {
     while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t' ||
@@ -276,6 +293,19 @@ class JsonChecker {
         return true;
       }
       if (c < 0x20) return false;
+      if (c >= 0x80) {
+        const unsigned char* p =
+            reinterpret_cast<const unsigned char*>(text_.data()) + i_;
+        int length = Utf8SequenceLength(
+            p, reinterpret_cast<const unsigned char*>(text_.data()) +
+                   text_.size());
+        if (length == 0) {
+          bad_utf8_ = true;
+          length = 1;
+        }
+        i_ += length;
+        continue;
+      }
       if (c == '\\') {
         if (++i_ >= text_.size()) return false;
         char e = text_[i_];
@@ -284,8 +314,19 @@ class JsonChecker {
           for (int k = 1; k <= 4; ++k) {
             if (!IsHex(text_[i_ + k])) return false;
           }
+          // The canonical form escapes only U+0000..U+001F this way, in
+          // lower-case hex, and those with a short escape by it.
+          absl::string_view hex = text_.substr(i_ + 1, 4);
+          if (hex.substr(0, 2) != "00" || (hex[2] != '0' && hex[2] != '1') ||
+              (hex[3] >= 'A' && hex[3] <= 'F') || hex == "0008" ||
+              hex == "0009" || hex == "000a" || hex == "000c" ||
+              hex == "000d") {
+            non_canonical_escape_ = true;
+          }
           i_ += 4;
-        } else if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' &&
+        } else if (e == '/') {
+          non_canonical_escape_ = true;
+        } else if (e != '"' && e != '\\' && e != 'b' && e != 'f' &&
                    e != 'n' && e != 'r' && e != 't') {
           return false;
         }
@@ -357,6 +398,8 @@ class JsonChecker {
 
   absl::string_view text_;
   size_t i_ = 0;
+  bool bad_utf8_ = false;
+  bool non_canonical_escape_ = false;
 };
 
 // Reads a decimal number without sign or leading zeros at `*i`.
@@ -508,8 +551,11 @@ ParsedLine ParseAuditLine(absl::string_view line) {
       !Expect(line, &i, ",\"time\":\"")) {
     return not_canonical(ParsedLine::Kind::kBadLayout);
   }
-  while (i < line.size() && line[i] != '"' && line[i] != '\\' &&
-         static_cast<unsigned char>(line[i]) >= 0x20) {
+  // Only what FormatAuditTime writes: digits, '-', ':', 'T', '.', 'Z'.
+  while (i < line.size() && ((line[i] >= '0' && line[i] <= '9') ||
+                             line[i] == '-' || line[i] == ':' ||
+                             line[i] == 'T' || line[i] == '.' ||
+                             line[i] == 'Z')) {
     ++i;
   }
   if (!Expect(line, &i, "\",\"prev\":\"")) {
@@ -529,8 +575,19 @@ ParsedLine ParseAuditLine(absl::string_view line) {
   parsed.hash = line.substr(line.size() - kSuffixSize + kHashMember.size(), 64);
   absl::string_view event = line.substr(i, line.size() - kSuffixSize - i);
   parsed.event = event;
-  if (!IsJsonValue(event)) {
+  JsonChecker checker(event);
+  if (!checker.WholeValue()) {
     parsed.kind = ParsedLine::Kind::kNotJson;
+    return parsed;
+  }
+  // Before the hash: a recomputed chain over bytes the writer never emits
+  // must not verify.
+  if (checker.bad_utf8()) {
+    parsed.kind = ParsedLine::Kind::kBadUtf8;
+    return parsed;
+  }
+  if (checker.non_canonical_escape()) {
+    parsed.kind = ParsedLine::Kind::kBadLayout;
     return parsed;
   }
   if (!IsHexDigest(parsed.hash) || event.substr(0, 9) != "{\"kind\":\"") {

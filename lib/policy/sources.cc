@@ -10,10 +10,13 @@ namespace garuda {
 namespace {
 
 // Reads `path` into `settings`; a missing file leaves it empty and `found`
-// empty.
-absl::Status ReadOptionalSource(const std::string& path, Settings* settings,
-                                std::string* found) {
-  absl::Status status = ReadJsonMessageFile(path, settings);
+// empty. Links are followed only in the person's and the system's own files
+// (dotfile managers link them); a project's settings come with the
+// repository, which can commit a link to /dev/zero or to a secret.
+absl::Status ReadOptionalSource(const std::string& path, bool follow_links,
+                                Settings* settings, std::string* found) {
+  absl::Status status =
+      ReadJsonMessageFile(path, settings, JsonFileOptions(follow_links));
   if (absl::IsNotFound(status)) {
     settings->Clear();
     return absl::OkStatus();
@@ -41,18 +44,18 @@ absl::StatusOr<SettingsSources> LoadSettingsSources(
     ASSIGN_OR_RETURN(home, HomeDirectory());
   }
   RETURN_IF_ERROR(
-      ReadOptionalSource(JoinPath(locations.managed_dir, "policy.json"),
+      ReadOptionalSource(JoinPath(locations.managed_dir, "policy.json"), true,
                          &sources.managed_policy,
                          &sources.managed_policy_path));
   RETURN_IF_ERROR(ReadOptionalSource(JoinPath(home, ".garuda/policy.json"),
-                                     &sources.user_policy,
+                                     true, &sources.user_policy,
                                      &sources.user_policy_path));
   RETURN_IF_ERROR(ReadOptionalSource(JoinPath(home, ".garuda/settings.json"),
-                                     &sources.user_settings,
+                                     true, &sources.user_settings,
                                      &sources.user_settings_path));
   if (!locations.project.empty()) {
     RETURN_IF_ERROR(ReadOptionalSource(
-        JoinPath(locations.project, ".garuda/settings.json"),
+        JoinPath(locations.project, ".garuda/settings.json"), false,
         &sources.project_settings, &sources.project_settings_path));
   }
   return sources;
