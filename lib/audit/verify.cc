@@ -378,7 +378,7 @@ LogReport VerifyOneLog(const std::string& folder, const std::string& dir_name,
       report.set_message(absl::StrCat(checkpoint_path,
                                       " is not a checkpoint of this log (it "
                                       "names log \"",
-                                      MakeVisible(checkpoint.log()), "\")"));
+                                      checkpoint.log(), "\")"));
     } else {
       have_checkpoint = true;
     }
