@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
       "  garuda-audit witness --store FILE\n"
       "      reads heads (JSON lines) on standard input, answers one line "
       "each; run it as another user or over ssh");
+  garuda::RequireFolderFlag("garuda-audit", "project",
+                            absl::GetFlag(FLAGS_project));
   std::string mode = positional.size() == 2 ? positional[1] : "";
   const std::string weaker = absl::GetFlag(FLAGS_accept_weaker_lockdown);
   if (mode == "verify") {

@@ -25,13 +25,17 @@
 #include "lib/question/visible.h"
 
 namespace garuda {
+
+using audit::AuditCheckpoint;
+using audit::LogReport;
+
 namespace {
 
 std::string Lines(uint64_t n) {
   return absl::StrCat(n, n == 1 ? " line" : " lines");
 }
 
-void Fail(LogReport* report, const char* status, std::string message,
+void Fail(audit::LogReport* report, const char* status, std::string message,
           uint64_t line_number, uint64_t seq) {
   report->set_status(status);
   report->set_message(std::move(message));
@@ -364,7 +368,7 @@ LogReport VerifyOneLog(const std::string& folder, const std::string& dir_name,
   std::string log_path = JoinPath(folder, absl::StrCat(log, kLogSuffix));
   std::string checkpoint_path = JoinPath(JoinPath(folder, kCheckpointFolder),
                                          absl::StrCat(log, kCheckpointSuffix));
-  AuditCheckpoint checkpoint;
+  audit::AuditCheckpoint checkpoint;
   bool have_checkpoint = false;
   if (has_checkpoint_file) {
     absl::Status read = ReadJsonMessageFile(checkpoint_path, &checkpoint,
@@ -429,7 +433,7 @@ LogReport VerifyLogContent(absl::string_view content,
   return check.Finish(content.size() - pos);
 }
 
-absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
+absl::StatusOr<std::vector<audit::LogReport>> VerifyAuditLogs(
     const VerifyOptions& options) {
   WitnessedHeads witness;
   if (!options.witness_file.empty()) {
@@ -458,7 +462,7 @@ absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
     dirs.insert(dir);
   }
 
-  std::vector<LogReport> reports;
+  std::vector<audit::LogReport> reports;
   for (const std::string& dir : dirs) {
     std::string folder = JoinPath(options.audit_root, dir);
     ASSIGN_OR_RETURN(std::set<std::string> logs, ListNames(folder, kLogSuffix));
@@ -486,12 +490,12 @@ absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
   return reports;
 }
 
-bool IsFailure(const LogReport& report) {
+bool IsFailure(const audit::LogReport& report) {
   return report.status() != kStatusOk && report.status() != kStatusTornTail &&
          report.status() != kStatusUnreadable;
 }
 
-std::string FormatLogReport(const LogReport& report) {
+std::string FormatLogReport(const audit::LogReport& report) {
   return absl::StrCat(report.dir(), "/", report.log(), ": ", report.status(),
                       ": ", report.message());
 }

@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "lib/audit/witness.h"
 #include "lib/base/files.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 
 namespace garuda {
 
@@ -36,10 +36,10 @@ inline constexpr char kStatusUnreadable[] = "unreadable";
 // the same checks, in bounded memory). `checkpoint` and `witnessed` (seq -> hash)
 // are compared when given. Fills status, message and the counters; the
 // caller sets dir.
-LogReport VerifyLogContent(absl::string_view content,
-                           absl::string_view log_name,
-                           const AuditCheckpoint* checkpoint,
-                           const std::map<uint64_t, std::string>* witnessed);
+audit::LogReport VerifyLogContent(
+    absl::string_view content, absl::string_view log_name,
+    const audit::AuditCheckpoint* checkpoint,
+    const std::map<uint64_t, std::string>* witnessed);
 
 struct VerifyOptions {
   std::string audit_root;    // ~/.garuda/audit
@@ -64,13 +64,13 @@ inline RegularFileOptions CheckpointFileOptions() {
 // including logs known only from a checkpoint or the witness (deleted).
 // Errors: a witness file that cannot be read, an audit folder that cannot be
 // listed.
-absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
+absl::StatusOr<std::vector<audit::LogReport>> VerifyAuditLogs(
     const VerifyOptions& options);
 
 // ok and torn_tail are not failures; unreadable is its own kind (exit 2).
-bool IsFailure(const LogReport& report);
+bool IsFailure(const audit::LogReport& report);
 // "<dir>/<log>: <status>: <message>"
-std::string FormatLogReport(const LogReport& report);
+std::string FormatLogReport(const audit::LogReport& report);
 
 }  // namespace garuda
 

@@ -35,14 +35,15 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
       ReadExact(fd, &go, 1).IgnoreError();
     };
   }
-  absl::StatusOr<std::vector<LogReport>> reports = VerifyAuditLogs(verify);
+  absl::StatusOr<std::vector<audit::LogReport>> reports =
+      VerifyAuditLogs(verify);
   if (!reports.ok()) {
     std::fprintf(err, "garuda-audit verify: %s\n",
                  MakeVisible(reports.status().message()).c_str());
     return 2;
   }
   int status = 0;
-  for (const LogReport& report : *reports) {
+  for (const audit::LogReport& report : *reports) {
     // Names and messages can hold bytes of the files (a folder's name, a
     // checkpoint's log field): shown visibly, never raw.
     std::string line = options.json ? LogReportJson(report)

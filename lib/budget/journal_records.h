@@ -13,7 +13,8 @@
 #include "absl/strings/string_view.h"
 #include "lib/base/files.h"
 #include "lib/budget/ledger.h"
-#include "proto/budget.pb.h"
+#include "proto/budget_journal.pb.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {

@@ -15,7 +15,7 @@
 #include "lib/budget/journal.h"
 #include "lib/ipc/channel.h"
 #include "lib/ipc/dispatcher.h"
-#include "proto/budget.pb.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {

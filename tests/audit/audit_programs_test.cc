@@ -164,7 +164,8 @@ TEST_F(AuditProgramsTest, RollbackNeedsTheWitness) {
                    "\"", Audit(), " witness --store ", store, "\"}"));
   std::unique_ptr<ipc::HelperProcess> auditor = Serve();
   ASSERT_NE(auditor, nullptr);
-  absl::StatusOr<AuditReply> reply = AppendOverChannel(*auditor, 1, 3, true);
+  absl::StatusOr<audit::AuditReply> reply =
+      AppendOverChannel(*auditor, 1, 3, true);
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_EQ(reply->appended().warnings_size(), 0);
   std::string log_path = Logs()[0];
@@ -199,7 +200,8 @@ TEST_F(AuditProgramsTest, KilledAuditorIsNoticedByItsClient) {
   Policy("{\"checkpoint\": true, \"fsyncMaxMs\": 600000}");
   std::unique_ptr<ipc::HelperProcess> auditor = Serve();
   ASSERT_NE(auditor, nullptr);
-  absl::StatusOr<AuditReply> reply = AppendOverChannel(*auditor, 1, 2, true);
+  absl::StatusOr<audit::AuditReply> reply =
+      AppendOverChannel(*auditor, 1, 2, true);
   ASSERT_TRUE(reply.ok()) << "negative control: " << reply.status();
   EXPECT_EQ(reply->appended().last_seq(), 2u);
   // Written but not yet in an fsynced group, so past the checkpoint.

@@ -26,7 +26,7 @@
 #include "lib/budget/meter.h"
 #include "lib/ipc/frame_header.h"
 #include "lib/ipc/helper_process.h"
-#include "proto/budget.pb.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {
