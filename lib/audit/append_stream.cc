@@ -108,7 +108,7 @@ absl::StatusOr<AppendStreamResult> AppendEventsFromStream(
               : ParseEventJson(line, &event);
       if (status.ok()) status = ValidateEvent(event);
       if (!status.ok()) {
-        RETURN_IF_ERROR(refuse(line_number, MakeVisible(status.message())));
+        RETURN_IF_ERROR(refuse(line_number, MakeMessageVisible(status.message())));
         continue;
       }
       batch.push_back(std::move(event));

@@ -39,7 +39,7 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
       VerifyAuditLogs(verify);
   if (!reports.ok()) {
     std::fprintf(err, "garuda-audit verify: %s\n",
-                 MakeVisible(reports.status().message()).c_str());
+                 MakeMessageVisible(reports.status().message()).c_str());
     return 2;
   }
   int status = 0;
@@ -47,7 +47,7 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
     // Names and messages can hold bytes of the files (a folder's name, a
     // checkpoint's log field): shown visibly, never raw.
     std::string line = options.json ? LogReportJson(report)
-                                    : MakeVisible(FormatLogReport(report));
+                                    : MakeMessageVisible(FormatLogReport(report));
     std::fprintf(out, "%s\n", line.c_str());
     if (report.status() == "unreadable") {
       status = status == 1 ? 1 : 2;
@@ -86,7 +86,7 @@ std::optional<WitnessStore> OpenWitnessStoreOrSay(const std::string& path,
   absl::StatusOr<WitnessStore> store = WitnessStore::Open(path);
   if (!store.ok()) {
     std::fprintf(err, "garuda-audit witness: %s\n",
-                 MakeVisible(store.status().message()).c_str());
+                 MakeMessageVisible(store.status().message()).c_str());
     return std::nullopt;
   }
   return std::move(store).value();
@@ -96,7 +96,7 @@ int RunWitness(WitnessStore& store, FILE* err) {
   absl::Status served = ServeWitness(STDIN_FILENO, STDOUT_FILENO, store);
   if (!served.ok()) {
     std::fprintf(err, "garuda-audit witness: %s\n",
-                 MakeVisible(served.message()).c_str());
+                 MakeMessageVisible(served.message()).c_str());
     return 1;
   }
   return 0;

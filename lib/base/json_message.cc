@@ -282,7 +282,7 @@ absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
   absl::Status status = ParseJsonMessageRaw(json, source, message);
   if (status.ok()) return status;
   // The message can quote the file (a key, the text near a syntax error).
-  return absl::Status(status.code(), MakeVisible(status.message()));
+  return absl::Status(status.code(), MakeMessageVisible(status.message()));
 }
 
 absl::Status ReadJsonMessageFile(const std::string& path,

@@ -158,7 +158,7 @@ absl::StatusOr<JournalRecord> ParseRecord(absl::string_view line) {
     // protobuf's message can quote the line.
     return absl::InvalidArgumentError(absl::StrCat(
         "not a budget record: ",
-        MakeVisible(absl::string_view(status.message().data(),
+        MakeMessageVisible(absl::string_view(status.message().data(),
                                       status.message().size()))));
   }
   if (record.record_case() == JournalRecord::RECORD_NOT_SET) {

@@ -165,13 +165,18 @@ TEST_F(HostileInputTest, ControlBytesOfAFileReachTheTerminalOnlyAsMarks) {
   std::string checkpoint = CheckpointOf(Logs()[0]);
   // A checkpoint whose parse error would quote an escape sequence (set the
   // title, clear the screen), and one that names another log with one.
-  WriteFile(checkpoint, "{\"\x1b]0;owned\x07\x1b[2J\": 1}");
+  WriteFile(checkpoint, "{\"\\u001b]0;owned\\u0007\\u001b[2J\": 1}");
   RunResult run = Verify();
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.out, HasSubstr("checkpoint_mismatch"));
   EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
   EXPECT_EQ(run.out.find('\x07'), std::string::npos) << run.out;
   EXPECT_THAT(run.out, HasSubstr("\\e]0;owned"));
+  // Raw bytes are named; the message's "\n" hint is not doubled on the way.
+  WriteFile(checkpoint, "{\"\x1b[2J\": 1}");
+  run = Verify();
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("write a line break as \\n,"));
   WriteFile(checkpoint,
             "{\"log\": \"x\\u001b[2J\", \"seq\": \"1\", \"hash\": \"" +
                 std::string(64, 'a') + "\"}");
