@@ -317,8 +317,8 @@ LogReport VerifyLogFile(const std::string& path, absl::string_view log_name,
     ssize_t n = ::read(fd->get(), buffer.get() + have, want);
     if (n < 0) {
       if (errno == EINTR) continue;
-      unreadable.set_message(
-          LastErrnoStatus(absl::StrCat("read(", path, ")")).ToString());
+      unreadable.set_message(std::string(
+          LastErrnoStatus(absl::StrCat("read(", path, ")")).message()));
       return unreadable;
     }
     if (n == 0) break;  // shorter than at the open: see below
@@ -346,7 +346,9 @@ LogReport VerifyLogFile(const std::string& path, absl::string_view log_name,
     // Cut while we read: fewer bytes came than the open saw, or the file is
     // shorter now than what was read.
     uint64_t size_now = size_at_open;
-    if (::fstat(fd->get(), &st) == 0) size_now = static_cast<uint64_t>(st.st_size);
+    if (::fstat(fd->get(), &st) == 0) {
+      size_now = static_cast<uint64_t>(st.st_size);
+    }
     if (read_total < size_at_open || size_now < read_total) {
       check.Stop(kStatusCut,
                  absl::StrCat("the log shrank while it was read: ",
