@@ -187,6 +187,11 @@ int RunAgent(const AgentOptions& options) {
   helper_options.session_id = session_id;
   helper_options.token_limit = settings->token_limit;
   helper_options.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  // A person at the terminal answers the applier's and the stager's own
+  // questions there; with nobody (one-shot, input from a pipe) they go by
+  // the rules they read themselves.
+  const bool terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
+  helper_options.consent = terminal ? "terminal" : "rules";
   absl::StatusOr<std::unique_ptr<Helpers>> helpers =
       Helpers::Start(helper_options);
   if (!helpers.ok()) {
@@ -214,7 +219,6 @@ int RunAgent(const AgentOptions& options) {
   // The person: the terminal, or plain lines without one.
   provider::CancelFlag cancel;
   g_cancel = &cancel;
-  const bool terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
   const std::string history_path =
       terminal ? JoinPath(JoinPath(*home, ".garuda"), "history") : "";
 

@@ -1,6 +1,5 @@
 #include "lib/agent/helpers.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <utility>
@@ -9,6 +8,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/ipc/sealed_memfd.h"
 
 namespace garuda {
 namespace agent {
@@ -86,10 +86,13 @@ class StagerChannel : public CommandService {
             absl::StrCat("garuda-stager: a change list came with ", fds.size(),
                          " descriptors instead of 1"));
       }
+      // Read to be shown only; the memfd itself goes on to the applier,
+      // which reads it again from its start.
       ASSIGN_OR_RETURN(
           ChangeSet change_set,
           ReadChangeSet(fds[0].get(), "garuda-stager's change list"));
       ran.change_set = std::move(change_set);
+      ran.sealed_change_set = std::move(fds[0]);
     }
     return ran;
   }
@@ -114,29 +117,31 @@ class StagerChannel : public CommandService {
   uint64_t seq_ = 0;
 };
 
-// A change list as the frame stream the applier reads, in a memfd at 0.
-absl::StatusOr<UniqueFd> ChangeSetMemfd(const ChangeSet& change_set) {
-  UniqueFd memory(::memfd_create("changeset", MFD_CLOEXEC));
-  if (!memory) return LastErrnoStatus("memfd_create(changeset)");
-  RETURN_IF_ERROR(WriteChangeSet(change_set, memory.get(), "change list"));
-  if (::lseek(memory.get(), 0, SEEK_SET) != 0) {
-    return LastErrnoStatus("lseek(changeset memfd)");
-  }
-  return memory;
-}
-
 class ApplierChannel : public ApplyService {
  public:
   explicit ApplierChannel(ipc::HelperProcess* process) : process_(process) {}
 
-  absl::StatusOr<ApplyOutcome> Apply(const ChangeSet& change_set,
-                                     const std::string& reason,
-                                     const std::string& session_id) override {
-    ASSIGN_OR_RETURN(UniqueFd memory, ChangeSetMemfd(change_set));
+  absl::StatusOr<ApplyOutcome> Apply(const ProposedChange& change) override {
+    UniqueFd own;
+    int fd = change.sealed_fd;
+    if (fd < 0) {
+      // An edit: the agent's own list, sealed like the stager's, so that
+      // the applier takes one kind of descriptor only.
+      ASSIGN_OR_RETURN(own, ipc::SealedMemfd("garuda-edit", [&](int memfd) {
+                         return WriteChangeSet(*change.change_set, memfd,
+                                               "the edit's change list");
+                       }));
+      fd = own.get();
+    }
     ApplierRequest request;
-    request.mutable_apply()->set_reason(reason);
-    request.mutable_apply()->set_session_id(session_id);
-    const int fds[] = {memory.get()};
+    ApplyChangeSet* apply = request.mutable_apply();
+    apply->set_reason(change.reason);
+    apply->set_session_id(change.session_id);
+    apply->set_origin(change.origin == ProposedChange::Origin::kEdit
+                          ? ApplyChangeSet::EDIT
+                          : ApplyChangeSet::COMMAND);
+    apply->set_tool(change.tool);
+    const int fds[] = {fd};
     ASSIGN_OR_RETURN(ApplierReply reply, Call(request, fds));
     if (!reply.has_applied()) {
       return absl::DataLossError("garuda-applier: no ApplyOutcome reply");
@@ -258,9 +263,19 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
   helpers->budget_ =
       std::make_unique<budget::BudgetClient>(helpers->budgeter_.get());
 
-  std::vector<std::string> stager = {
-      options.paths.stager, "serve",        "--channel-fd=3",  "--project",
-      options.project,      "--session-id", options.session_id, "--quiet"};
+  std::vector<std::string> consent = {"--consent=" + options.consent};
+  if (!options.consent_terminal.empty()) {
+    consent.push_back("--terminal=" + options.consent_terminal);
+  }
+  std::vector<std::string> stager = {options.paths.stager,
+                                     "serve",
+                                     "--channel-fd=3",
+                                     "--project",
+                                     options.project,
+                                     "--session-id",
+                                     options.session_id,
+                                     "--quiet"};
+  stager.insert(stager.end(), consent.begin(), consent.end());
   if (!options.command_mode.empty()) {
     stager.push_back("--mode=" + options.command_mode);
   }
@@ -269,10 +284,11 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
   ASSIGN_OR_RETURN(helpers->stager_process_, SpawnHelper(stager));
   helpers->stager_ = StagerChannelClient(helpers->stager_process_.get());
 
-  ASSIGN_OR_RETURN(
-      helpers->applier_process_,
-      SpawnHelper({options.paths.applier, "serve", "--channel-fd=3",
-                   "--project", options.project, "--quiet"}));
+  std::vector<std::string> applier = {options.paths.applier, "serve",
+                                      "--channel-fd=3",      "--project",
+                                      options.project,       "--quiet"};
+  applier.insert(applier.end(), consent.begin(), consent.end());
+  ASSIGN_OR_RETURN(helpers->applier_process_, SpawnHelper(applier));
   helpers->applier_ = ApplierChannelClient(helpers->applier_process_.get());
   return helpers;
 }

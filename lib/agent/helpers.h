@@ -46,6 +46,14 @@ struct HelpersOptions {
   // Passed to garuda-stager serve when not empty.
   std::string command_mode;  // "direct" or "staged"
   std::string backend;
+  // Who agrees to what the stager and the applier do (their --consent):
+  // "terminal" when a person is at the terminal (they ask on /dev/tty
+  // themselves), "rules" when nobody is (only allow rules of the settings
+  // they read themselves), "relayed" for an editor's answers (ACP).
+  std::string consent = "rules";
+  // The terminal they ask on with "terminal"; empty: /dev/tty (tests give a
+  // pseudo-terminal).
+  std::string consent_terminal;
   // Passed to the auditor and the budgeter as --accept-weaker-lockdown when
   // not empty (a kernel without Landlock or seccomp).
   std::string accept_weaker_lockdown;

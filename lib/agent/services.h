@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/base/unique_fd.h"
 #include "lib/changeset/changeset.h"
 #include "proto/applier_service.pb.h"
 #include "proto/audit.pb.h"
@@ -34,20 +35,39 @@ class CommandService {
   virtual absl::StatusOr<SessionDescription> Describe() = 0;
   struct Ran {
     CommandResult result;
-    // Staged mode, when the command changed something.
+    // Staged mode, when the command changed something: the list as the
+    // agent read it (to show it), and the stager's sealed memfd, which
+    // goes on to the applier unchanged.
     std::optional<ChangeSet> change_set;
+    UniqueFd sealed_change_set;
   };
   virtual absl::StatusOr<Ran> Run(const RunCommand& command) = 0;
   virtual absl::Status End() = 0;
+};
+
+// A change the agent proposes to the applier, which decides itself (it
+// asks the person, or re-checks the rules) before it writes anything.
+struct ProposedChange {
+  // kCommand: a staged command's changes (the T5 question); kEdit: an
+  // edit_file or write_file call (the permission question).
+  enum class Origin { kCommand, kEdit };
+  Origin origin = Origin::kCommand;
+  std::string tool;  // kEdit: "edit_file" or "write_file"
+  std::string reason;
+  std::string session_id;
+  // The list (not owned), as the agent read or made it.
+  const ChangeSet* change_set = nullptr;
+  // kCommand: the stager's sealed memfd (not owned), passed on unchanged;
+  // -1 for an edit, whose list the client seals in a memfd of its own.
+  int sealed_fd = -1;
 };
 
 // garuda-applier: the only writer of the project.
 class ApplyService {
  public:
   virtual ~ApplyService() = default;
-  virtual absl::StatusOr<ApplyOutcome> Apply(const ChangeSet& change_set,
-                                             const std::string& reason,
-                                             const std::string& session_id) = 0;
+  // DECLINED when the applier's own question or rules said no.
+  virtual absl::StatusOr<ApplyOutcome> Apply(const ProposedChange& change) = 0;
   // The session's last apply when `undo_id` is empty.
   virtual absl::StatusOr<UndoOutcome> Undo(const std::string& undo_id,
                                            const std::string& session_id) = 0;

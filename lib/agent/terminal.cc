@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "lib/consent/terminal_turn.h"
 #include "lib/question/visible.h"
 
 namespace garuda {
@@ -353,48 +354,18 @@ class TerminalInteraction : public Interaction {
 
   PermissionAnswer AskPermission(const PermissionQuestion& question) override {
     EndText();
-    std::string text =
-        absl::StrCat("\n", Style("1"), "Permission needed (",
-                     terminal_internal::TerminalSafe(question.tool),
-                     "): ", terminal_internal::TerminalSafe(question.summary),
-                     Style("0"), "\n");
-    if (!question.detail.empty()) {
-      absl::StrAppend(&text, terminal_internal::TerminalSafe(question.detail));
-      if (question.detail.back() != '\n') text += "\n";
-    }
-    absl::StrAppend(&text, "  y  yes\n");
-    if (question.session_rule) {
-      absl::StrAppend(&text, "  a  yes, and don't ask again this session for ",
-                      terminal_internal::TerminalSafe(*question.session_rule),
-                      "\n");
-    }
-    absl::StrAppend(&text, "  n  no\n");
-    WriteText(text);
-    const std::string choices = question.session_rule ? "[y/a/n]" : "[y/n]";
-    SigintCatcher catcher(nullptr);
-    PermissionAnswer answer = PermissionAnswer::kNo;
-    for (int tries = 0; tries < 20; ++tries) {
-      WriteText(absl::StrCat("Allow? ", choices, " "));
-      std::string line;
-      if (!ReadAnswer(in_, &catcher, &line)) {
-        WriteText("\n");
-        break;
-      }
-      std::string word =
-          absl::AsciiStrToLower(absl::StripAsciiWhitespace(line));
-      if (word == "y" || word == "yes") {
-        answer = PermissionAnswer::kYes;
-        break;
-      }
-      if (question.session_rule && (word == "a" || word == "always")) {
-        answer = PermissionAnswer::kYesForSession;
-        break;
-      }
-      if (word == "n" || word == "no") break;
-    }
-    WriteText(answer == PermissionAnswer::kNo ? "Not allowed.\n"
-                                              : "Allowed.\n");
+    PermissionAnswer answer = garuda::AskPermission(question, in_, out_, color_);
+    at_line_start_ = true;
     return answer;
+  }
+
+  void HandOverTerminal() override { EndText(); }
+
+  // A helper that died during its question may have left its own group in
+  // the foreground; a read would then stop the agent.
+  void TakeBackTerminal() override {
+    ReclaimTerminal(in_);
+    at_line_start_ = true;
   }
 
   Answer AskChangeSet(const ChangeSet& change_set,
@@ -745,19 +716,7 @@ std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
 }
 
 std::string TerminalSafe(absl::string_view text) {
-  // MakeLineVisible doubles a backslash (so its marks cannot be forged in a
-  // diff); here text that is already visible must pass unchanged, so the
-  // backslashes and newlines are kept between the pieces it marks.
-  std::string out;
-  out.reserve(text.size());
-  size_t start = 0;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    if (i < text.size() && text[i] != '\\' && text[i] != '\n') continue;
-    out += MakeLineVisible(text.substr(start, i - start));
-    if (i < text.size()) out += text[i];
-    start = i + 1;
-  }
-  return out;
+  return MakeTextVisible(text);
 }
 
 }  // namespace terminal_internal

@@ -1,6 +1,6 @@
 #include "lib/apply/service_actions.h"
 
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -8,6 +8,7 @@
 #include "lib/apply/outcome.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/status_macros.h"
+#include "lib/ipc/sealed_memfd.h"
 #include "lib/question/question.h"
 
 namespace garuda {
@@ -51,23 +52,24 @@ absl::Status CheckServedSessionId(const std::string& session_id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<ServedOutcome> ApplyServedList(int fd, const std::string& name,
+absl::StatusOr<ChangeSet> ReadServedList(int fd, const std::string& name,
+                                         const std::string& project) {
+  // Sealed, so complete (a pipe whose writer never closes would hold the
+  // applier forever) and unchangeable by the agent or anyone else who
+  // holds it while the question shows it.
+  RETURN_IF_ERROR(ipc::CheckSealed(fd, name));
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    return LastErrnoStatus(absl::StrCat("lseek ", name));
+  }
+  return ReadChangeSetForProject(fd, name, project);
+}
+
+absl::StatusOr<ServedOutcome> ApplyServedList(ChangeSet change_set,
                                               const std::string& project,
                                               const std::string& undo_root,
                                               const std::string& reason,
                                               const std::string& session_id) {
   RETURN_IF_ERROR(CheckServedSessionId(session_id));
-  // A pipe whose writer never closes would hold the applier forever: the
-  // list must be complete before it is sent.
-  struct stat st;
-  if (::fstat(fd, &st) != 0)
-    return LastErrnoStatus(absl::StrCat("fstat ", name));
-  if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " must be a memfd or a file, not a pipe or a socket"));
-  }
-  ASSIGN_OR_RETURN(ChangeSet change_set,
-                   ReadChangeSetForProject(fd, name, project));
   if (change_set.NoChanges()) {
     ServedOutcome none;
     none.kind = ServedOutcome::Kind::kNoChanges;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/changeset/changeset.h"
 
 namespace garuda {
 
@@ -26,11 +27,17 @@ struct ServedOutcome {
 // undo record).
 absl::Status CheckServedSessionId(const std::string& session_id);
 
-// Reads the whole list from `fd` (a memfd or a file, from its offset; a
-// pipe or a socket is refused) and applies it to `project` (a real path),
-// recording its undo in `undo_root`, tagged with `session_id`. `reason`
-// replaces the list's command in the record when not empty.
-absl::StatusOr<ServedOutcome> ApplyServedList(int fd, const std::string& name,
+// Reads the whole list from `fd`, from offset 0: a sealed memfd
+// (ipc::CheckSealed; anything else is refused, since a list that can still
+// change after the question is not the list the person saw), checked
+// against `project` (a real path). `name` starts errors.
+absl::StatusOr<ChangeSet> ReadServedList(int fd, const std::string& name,
+                                         const std::string& project);
+
+// Applies `change_set` (read by ReadServedList, and agreed to) to
+// `project`, recording its undo in `undo_root`, tagged with `session_id`.
+// `reason` replaces the list's command in the record when not empty.
+absl::StatusOr<ServedOutcome> ApplyServedList(ChangeSet change_set,
                                               const std::string& project,
                                               const std::string& undo_root,
                                               const std::string& reason,

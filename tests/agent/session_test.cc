@@ -118,10 +118,14 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
                     bool strict = false, int64_t limit = 200000,
                     uint32_t max_tokens = 1000) {
     StartHelpers(limit);
-    stager_ = std::make_unique<FakeStager>(project_.project.get(),
-                                           Described(mode, sandboxed));
-    applier_ =
-        std::make_unique<LocalApplier>(project_.root, JoinPath(home_, "undo"));
+    // The fake helpers' own copy of the rules, as the real ones read
+    // theirs; the person answers their questions.
+    consent_ = std::make_unique<garuda::testing::FakeConsent>(&person_,
+                                                              &permissions_);
+    stager_ = std::make_unique<FakeStager>(
+        project_.project.get(), Described(mode, sandboxed), consent_.get());
+    applier_ = std::make_unique<LocalApplier>(
+        project_.root, JoinPath(home_, "undo"), consent_.get());
     provider::ClientOptions options;
     options.provider = provider::testing::KindName(GetParam());
     options.model = "scripted-model";
@@ -224,6 +228,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
   std::unique_ptr<AuditSink> audit_;
   std::unique_ptr<budget::BudgetClient> budget_;
   std::unique_ptr<ScriptedServer> server_;
+  std::unique_ptr<garuda::testing::FakeConsent> consent_;
   std::unique_ptr<FakeStager> stager_;
   std::unique_ptr<LocalApplier> applier_;
   std::unique_ptr<provider::ModelClient> client_;
@@ -586,6 +591,9 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   ls.result.set_description("exited with code 0");
   ls.result.set_stdout_data("notes.txt\n");
   stager_->Script("ls", ls);
+  // The stager asks before "!ls" runs on the host (the agent's word that
+  // the person typed it is not enough); the person says yes.
+  person_.permission_answers.push_back(PermissionAnswer::kYes);
   person_.change_answers.push_back(Answer::kApply);
   garuda::testing::ScriptedLines lines({"/help", "!ls", "change it", "/undo",
                                         "/budget", "/mode", "/clear", "/exit",
@@ -593,6 +601,8 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   ASSERT_TRUE(RunLines(*session_, lines, &cancel_).ok());
   std::string notices = person_.AllNotices();
   EXPECT_TRUE(absl::StrContains(notices, "/audit verify"));
+  ASSERT_EQ(person_.permission_questions.size(), 1u);
+  EXPECT_EQ(person_.permission_questions[0].summary, "Run on the host: ls");
   // !ls ran on the host (default profile: the person's own command).
   ASSERT_GE(stager_->runs.size(), 1u);
   EXPECT_EQ(stager_->runs[0].command(), "ls");
