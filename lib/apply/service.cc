@@ -128,7 +128,19 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
         ASSIGN_OR_RETURN(ChangeSet change_set,
                          ReadServedList(fd.get(), name, places.project));
         ServedOutcome served;
-        if (change_set.NoChanges()) {
+        const bool complete = !change_set.summary.incomplete() &&
+                              change_set.summary.refused().empty();
+        if (!complete && apply.origin() == ApplyChangeSet::COMMAND) {
+          // Never applied, whatever the answer; the person still sees the
+          // question (Discard only) and why.
+          reply->mutable_applied()->set_decision(
+              consent
+                  ->ForCommandChanges(change_set, project_fd.get(), relayed)
+                  .how);
+        }
+        if (change_set.NoChanges() || !complete) {
+          // Refused by the apply itself (incomplete, refused entries)
+          // before it writes anything.
           ASSIGN_OR_RETURN(served,
                            ApplyServedList(std::move(change_set),
                                            places.project, places.undo_root,
