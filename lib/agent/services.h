@@ -12,7 +12,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/changeset.h"
 #include "proto/applier_service.pb.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 #include "proto/stager_service.pb.h"
 
 namespace garuda {
@@ -23,7 +23,7 @@ namespace agent {
 class AuditSink {
  public:
   virtual ~AuditSink() = default;
-  virtual absl::Status Record(const AuditEvent& event) = 0;
+  virtual absl::Status Record(const audit::AuditEvent& event) = 0;
   // fsync and the last head (at the end of a session).
   virtual absl::Status Close() = 0;
 };
@@ -32,16 +32,16 @@ class AuditSink {
 class CommandService {
  public:
   virtual ~CommandService() = default;
-  virtual absl::StatusOr<SessionDescription> Describe() = 0;
+  virtual absl::StatusOr<stager::SessionDescription> Describe() = 0;
   struct Ran {
-    CommandResult result;
+    stager::CommandResult result;
     // Staged mode, when the command changed something: the list as the
     // agent read it (to show it), and the stager's sealed memfd, which
     // goes on to the applier unchanged.
     std::optional<ChangeSet> change_set;
     UniqueFd sealed_change_set;
   };
-  virtual absl::StatusOr<Ran> Run(const RunCommand& command) = 0;
+  virtual absl::StatusOr<Ran> Run(const stager::RunCommand& command) = 0;
   virtual absl::Status End() = 0;
 };
 
@@ -67,10 +67,11 @@ class ApplyService {
  public:
   virtual ~ApplyService() = default;
   // DECLINED when the applier's own question or rules said no.
-  virtual absl::StatusOr<ApplyOutcome> Apply(const ProposedChange& change) = 0;
+  virtual absl::StatusOr<applier::ApplyOutcome> Apply(
+      const ProposedChange& change) = 0;
   // The session's last apply when `undo_id` is empty.
-  virtual absl::StatusOr<UndoOutcome> Undo(const std::string& undo_id,
-                                           const std::string& session_id) = 0;
+  virtual absl::StatusOr<applier::UndoOutcome> Undo(
+      const std::string& undo_id, const std::string& session_id) = 0;
 };
 
 }  // namespace agent

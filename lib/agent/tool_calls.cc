@@ -79,7 +79,7 @@ class Call {
     absl::string_view target = request_.argument.empty()
                                    ? absl::string_view(call_.arguments_json())
                                    : absl::string_view(request_.argument);
-    AuditEvent event =
+    audit::AuditEvent event =
         MakeEvent(kind, call_.name(), target.substr(0, kAuditTargetChars),
                   decision, reason);
     (*event.mutable_fields()->mutable_fields())["call_id"].set_string_value(
@@ -224,7 +224,7 @@ class Call {
       RETURN_IF_ERROR(Audit("host_fallback", "allow",
                             "no OS sandbox: the command runs on the host"));
     }
-    RunCommand command;
+    stager::RunCommand command;
     command.set_command(input->command);
     if (input->timeout_seconds) {
       command.set_timeout_seconds(
@@ -278,14 +278,14 @@ class Call {
     change.reason = summary_;
     change.session_id = c_.session_id;
     change.change_set = &proposed_.change_set;
-    absl::StatusOr<ApplyOutcome> applied = ApplyThroughApplier(change);
+    absl::StatusOr<applier::ApplyOutcome> applied = ApplyThroughApplier(change);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
       RETURN_IF_ERROR(
           Audit("apply", "failed", std::string(applied.status().message())));
       return Finish(*decision, ErrorOutput(applied.status()), "not applied");
     }
-    if (applied->kind() == ApplyOutcome::DECLINED) {
+    if (applied->kind() == applier::ApplyOutcome::DECLINED) {
       RETURN_IF_ERROR(Audit("consent", "deny", applied->decision()));
       return Refused(applied->decision(), applied->line());
     }
@@ -295,15 +295,15 @@ class Call {
     }
     RETURN_IF_ERROR(AuditApply(*applied));
     ToolOutput output;
-    output.is_error = applied->kind() != ApplyOutcome::APPLIED &&
-                      applied->kind() != ApplyOutcome::NO_CHANGES;
+    output.is_error = applied->kind() != applier::ApplyOutcome::APPLIED &&
+                      applied->kind() != applier::ApplyOutcome::NO_CHANGES;
     std::string line = applied->line();
     if (line.empty()) {
-      line = applied->kind() == ApplyOutcome::APPLIED
+      line = applied->kind() == applier::ApplyOutcome::APPLIED
                  ? absl::StrCat("Edited ", proposed_.relative)
                  : "Not applied";
     }
-    if (applied->kind() == ApplyOutcome::CONFLICT &&
+    if (applied->kind() == applier::ApplyOutcome::CONFLICT &&
         line.find("Conflict") == std::string::npos) {
       line = absl::StrCat("Conflict: ", line);
     }
@@ -344,7 +344,7 @@ class Call {
   // The helper may ask the person on the terminal during the call: the
   // terminal is handed over for its time.
   absl::StatusOr<CommandService::Ran> RunThroughStager(
-      const RunCommand& command) {
+      const stager::RunCommand& command) {
     if (!command.on_host()) return c_.stager->Run(command);
     c_.interaction->HandOverTerminal();
     absl::StatusOr<CommandService::Ran> ran = c_.stager->Run(command);
@@ -352,15 +352,15 @@ class Call {
     return ran;
   }
 
-  absl::StatusOr<ApplyOutcome> ApplyThroughApplier(
+  absl::StatusOr<applier::ApplyOutcome> ApplyThroughApplier(
       const ProposedChange& change) {
     c_.interaction->HandOverTerminal();
-    absl::StatusOr<ApplyOutcome> applied = c_.applier->Apply(change);
+    absl::StatusOr<applier::ApplyOutcome> applied = c_.applier->Apply(change);
     c_.interaction->TakeBackTerminal();
     return applied;
   }
 
-  absl::Status AuditApply(const ApplyOutcome& outcome) {
+  absl::Status AuditApply(const applier::ApplyOutcome& outcome) {
     std::string reason = outcome.line();
     if (!outcome.conflicts().empty()) {
       absl::StrAppend(&reason, " [", absl::StrJoin(outcome.conflicts(), ", "),
@@ -389,7 +389,7 @@ class Call {
     change.session_id = c_.session_id;
     change.change_set = &change_set;
     change.sealed_fd = ran.sealed_change_set.get();
-    absl::StatusOr<ApplyOutcome> applied = ApplyThroughApplier(change);
+    absl::StatusOr<applier::ApplyOutcome> applied = ApplyThroughApplier(change);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
       RETURN_IF_ERROR(
@@ -398,7 +398,7 @@ class Call {
                                         applied.status().message()),
                            true};
     }
-    if (applied->kind() == ApplyOutcome::DECLINED) {
+    if (applied->kind() == applier::ApplyOutcome::DECLINED) {
       RETURN_IF_ERROR(Audit("question", "discard", applied->decision()));
       Rendered rendered = RenderChangeSet(change_set, c_.project->fd());
       RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
@@ -421,26 +421,26 @@ class Call {
     ChangeOutcome outcome;
     outcome.line = applied->line();
     if (outcome.line.empty()) {
-      outcome.line = applied->kind() == ApplyOutcome::APPLIED
+      outcome.line = applied->kind() == applier::ApplyOutcome::APPLIED
                          ? kAppliedLine
                          : "The changes were not applied";
     }
-    outcome.is_error = applied->kind() == ApplyOutcome::CONFLICT ||
-                       applied->kind() == ApplyOutcome::REFUSED;
+    outcome.is_error = applied->kind() == applier::ApplyOutcome::CONFLICT ||
+                       applied->kind() == applier::ApplyOutcome::REFUSED;
     return outcome;
   }
 
-  static const char* ApplyKindName(ApplyOutcome::Kind kind) {
+  static const char* ApplyKindName(applier::ApplyOutcome::Kind kind) {
     switch (kind) {
-      case ApplyOutcome::APPLIED:
+      case applier::ApplyOutcome::APPLIED:
         return "applied";
-      case ApplyOutcome::NO_CHANGES:
+      case applier::ApplyOutcome::NO_CHANGES:
         return "no_changes";
-      case ApplyOutcome::CONFLICT:
+      case applier::ApplyOutcome::CONFLICT:
         return "conflict";
-      case ApplyOutcome::REFUSED:
+      case applier::ApplyOutcome::REFUSED:
         return "refused";
-      case ApplyOutcome::DECLINED:
+      case applier::ApplyOutcome::DECLINED:
         return "declined";
       default:
         return "apply_unknown";
@@ -458,10 +458,11 @@ class Call {
 
 }  // namespace
 
-AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
-                     absl::string_view target, absl::string_view decision,
-                     absl::string_view reason) {
-  AuditEvent event;
+audit::AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
+                            absl::string_view target,
+                            absl::string_view decision,
+                            absl::string_view reason) {
+  audit::AuditEvent event;
   event.set_kind(std::string(kind));
   event.set_tool(std::string(tool));
   event.set_target(std::string(target));
@@ -470,7 +471,7 @@ AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
   return event;
 }
 
-std::string FormatCommandResult(const CommandResult& result) {
+std::string FormatCommandResult(const stager::CommandResult& result) {
   std::string text = result.description();
   if (text.empty()) text = absl::StrCat("exit code ", result.exit_code());
   if (result.on_host()) absl::StrAppend(&text, " (ran on the host)");
@@ -509,7 +510,7 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
   RETURN_IF_ERROR(context.audit->Record(
       MakeEvent("person_command", "bash", command, on_host ? "host" : "sandbox",
                 "typed by the person (!command)")));
-  RunCommand run;
+  stager::RunCommand run;
   run.set_command(command);
   run.set_on_host(on_host);
   // The stager asks the person itself before it runs anything on the

@@ -1,48 +1,125 @@
 #include "lib/apply/service.h"
 
+#include <unistd.h>
+
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "lib/apply/apply.h"
 #include "lib/apply/outcome.h"
-#include "lib/apply/service_actions.h"
+#include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/changeset.h"
 #include "lib/consent/consent.h"
-#include "lib/question/question.h"
 #include "lib/ipc/channel.h"
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
+#include "lib/ipc/sealed_memfd.h"
+#include "lib/question/question.h"
 #include "proto/applier_service.pb.h"
 
 namespace garuda {
 namespace {
 
 constexpr int kServing = 0;
+constexpr size_t kMaxSessionIdBytes = 128;
 
-// ServedOutcome::Kind has the proto's numbers.
-ApplyOutcome::Kind KindOf(ServedOutcome::Kind kind) {
-  return static_cast<ApplyOutcome::Kind>(kind);
+// `session_id` goes into the undo record.
+absl::Status CheckServedSessionId(const std::string& session_id) {
+  if (session_id.size() > kMaxSessionIdBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("session_id of ", session_id.size(), " bytes is over ",
+                     kMaxSessionIdBytes));
+  }
+  for (char c : session_id) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') {
+      return absl::InvalidArgumentError(
+          "session_id may hold only letters, digits, '.', '_' and '-'");
+    }
+  }
+  return absl::OkStatus();
 }
-static_assert(static_cast<int>(ServedOutcome::Kind::kApplied) ==
-                  ApplyOutcome::APPLIED &&
-              static_cast<int>(ServedOutcome::Kind::kNoChanges) ==
-                  ApplyOutcome::NO_CHANGES &&
-              static_cast<int>(ServedOutcome::Kind::kConflict) ==
-                  ApplyOutcome::CONFLICT &&
-              static_cast<int>(ServedOutcome::Kind::kRefused) ==
-                  ApplyOutcome::REFUSED);
+
+applier::ApplyOutcome::Kind KindOf(ApplyOutcome outcome) {
+  switch (outcome) {
+    case ApplyOutcome::kApplied:
+      return applier::ApplyOutcome::APPLIED;
+    case ApplyOutcome::kConflict:
+      return applier::ApplyOutcome::CONFLICT;
+    case ApplyOutcome::kRefused:
+      return applier::ApplyOutcome::REFUSED;
+  }
+  return applier::ApplyOutcome::KIND_UNSPECIFIED;
+}
+
+// `Reply` is applier::ApplyOutcome or applier::UndoOutcome (the same fields).
+template <typename Reply>
+void FillFromResult(const ApplyResult& result, bool undo, Reply* reply) {
+  reply->set_kind(KindOf(result.outcome));
+  if (result.outcome == ApplyOutcome::kApplied) {
+    reply->set_files(result.paths);
+    return;
+  }
+  reply->set_line(NotDoneLine(result, undo));
+  for (const std::string& path : result.conflicts) reply->add_conflicts(path);
+}
+
+// Reads the whole list from `fd`, from offset 0: a sealed memfd
+// (ipc::CheckSealed; anything else is refused, since a list that can still
+// change after the question is not the list the person saw), checked
+// against `project` (a real path). `name` starts errors.
+absl::StatusOr<ChangeSet> ReadServedList(int fd, const std::string& name,
+                                         const std::string& project) {
+  // Sealed, so complete (a pipe whose writer never closes would hold the
+  // applier forever) and unchangeable by the agent or anyone else who
+  // holds it while the question shows it.
+  RETURN_IF_ERROR(ipc::CheckSealed(fd, name));
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    return LastErrnoStatus(absl::StrCat("lseek ", name));
+  }
+  return ReadChangeSetForProject(fd, name, project);
+}
+
+// Applies `change_set` (read by ReadServedList, and agreed to, or one that
+// the apply refuses by itself) to `project`, recording its undo in
+// `undo_root`, tagged with `session_id`. `reason` replaces the list's
+// command in the record when not empty.
+absl::Status ApplyServedList(ChangeSet change_set, const std::string& project,
+                             const std::string& undo_root,
+                             const std::string& reason,
+                             const std::string& session_id,
+                             applier::ApplyOutcome* reply) {
+  if (change_set.NoChanges()) {
+    reply->set_kind(applier::ApplyOutcome::NO_CHANGES);
+    reply->set_line(kNoChangesLine);
+    return absl::OkStatus();
+  }
+  if (!reason.empty()) change_set.header.set_command(reason);
+  ApplyOptions options;
+  options.project = project;
+  options.undo_root = undo_root;
+  options.session_id = session_id;
+  ASSIGN_OR_RETURN(ApplyResult result, ApplyChangeSet(change_set, options));
+  FillFromResult(result, /*undo=*/false, reply);
+  if (result.outcome == ApplyOutcome::kApplied) {
+    reply->set_line(kAppliedLine);
+    reply->set_undo_id(result.undo_id);
+  }
+  return absl::OkStatus();
+}
 
 // The relayed answer of `apply`, taken only where the applier was started
 // to take one; anywhere else it is refused, so that it can never stand in
 // for a question the applier can ask itself.
 absl::StatusOr<std::optional<RelayedConsent>> RelayedAnswerOf(
-    const ApplyChangeSet& apply, ConsentMode mode) {
+    const applier::ApplyChangeSet& apply, ConsentMode mode) {
   if (!apply.has_relayed_answer()) return std::optional<RelayedConsent>();
   if (mode != ConsentMode::kRelayed) {
     return absl::PermissionDeniedError(absl::StrCat(
@@ -50,17 +127,18 @@ absl::StatusOr<std::optional<RelayedConsent>> RelayedAnswerOf(
         "itself (--consent=",
         ConsentModeName(mode), "); nothing was written"));
   }
-  return std::optional<RelayedConsent>(
-      RelayedConsent{apply.relayed_answer().from(), apply.relayed_answer().yes()});
+  return std::optional<RelayedConsent>(RelayedConsent{
+      apply.relayed_answer().from(), apply.relayed_answer().yes()});
 }
 
 absl::StatusOr<ConsentDecision> Decide(
-    Consent& consent, const ApplyChangeSet& apply, const ChangeSet& change_set,
-    int project_fd, const std::optional<RelayedConsent>& relayed) {
+    Consent& consent, const applier::ApplyChangeSet& apply,
+    const ChangeSet& change_set, int project_fd,
+    const std::optional<RelayedConsent>& relayed) {
   switch (apply.origin()) {
-    case ApplyChangeSet::COMMAND:
+    case applier::ApplyChangeSet::COMMAND:
       return consent.ForCommandChanges(change_set, project_fd, relayed);
-    case ApplyChangeSet::EDIT:
+    case applier::ApplyChangeSet::EDIT:
       return consent.ForEdit(change_set, apply.tool(), project_fd, relayed);
     default:
       return absl::InvalidArgumentError(
@@ -69,9 +147,9 @@ absl::StatusOr<ConsentDecision> Decide(
   }
 }
 
-std::string DeclinedLine(const ApplyChangeSet& apply,
+std::string DeclinedLine(const applier::ApplyChangeSet& apply,
                          const ConsentDecision& decision) {
-  if (apply.origin() == ApplyChangeSet::COMMAND) {
+  if (apply.origin() == applier::ApplyChangeSet::COMMAND) {
     if (decision.how == "asked: discard") return kDiscardedLine;
     return absl::StrCat(kDiscardedLine, " (", decision.how, ")");
   }
@@ -79,6 +157,78 @@ std::string DeclinedLine(const ApplyChangeSet& apply,
   return absl::StrCat("Not applied: ", decision.how,
                       ". An allow rule in the settings (permissions.allow) "
                       "can permit such calls.");
+}
+
+// One ApplyChangeSet: read the sealed list, decide (lib/consent), then
+// apply. A list the apply must refuse (incomplete, refused entries) is
+// still shown to a person at the terminal, and then refused.
+absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
+                        const std::string& name, const ApplierPlaces& places,
+                        int project_fd, Consent& consent,
+                        applier::ApplyOutcome* reply) {
+  RETURN_IF_ERROR(CheckServedSessionId(apply.session_id()));
+  ASSIGN_OR_RETURN(std::optional<RelayedConsent> relayed,
+                   RelayedAnswerOf(apply, consent.mode()));
+  ASSIGN_OR_RETURN(ChangeSet change_set,
+                   ReadServedList(fd, name, places.project));
+  const bool complete = !change_set.summary.incomplete() &&
+                        change_set.summary.refused().empty();
+  if (!change_set.NoChanges() && complete) {
+    ASSIGN_OR_RETURN(ConsentDecision decision,
+                     Decide(consent, apply, change_set, project_fd, relayed));
+    reply->set_decision(decision.how);
+    if (!decision.yes) {
+      reply->set_kind(applier::ApplyOutcome::DECLINED);
+      reply->set_line(DeclinedLine(apply, decision));
+      return absl::OkStatus();
+    }
+  } else if (!complete && apply.origin() == applier::ApplyChangeSet::COMMAND) {
+    // Never applied, whatever the answer; the person still sees the
+    // question (Discard only) and why.
+    reply->set_decision(
+        consent.ForCommandChanges(change_set, project_fd, relayed).how);
+  }
+  return ApplyServedList(std::move(change_set), places.project,
+                         places.undo_root, apply.reason(), apply.session_id(),
+                         reply);
+}
+
+// Undoes apply `undo_id`, or when it is empty the newest apply of
+// `session_id` that is not undone yet. The undo's own record has no
+// session, so a second call goes one apply further back.
+absl::Status UndoServedApply(const std::string& project,
+                             const std::string& undo_root,
+                             const std::string& undo_id,
+                             const std::string& session_id,
+                             applier::UndoOutcome* reply) {
+  std::string id = undo_id;
+  if (id.empty()) {
+    if (session_id.empty()) {
+      return absl::InvalidArgumentError(
+          "UndoApply needs an undo_id or a session_id");
+    }
+    RETURN_IF_ERROR(CheckServedSessionId(session_id));
+    ASSIGN_OR_RETURN(std::vector<UndoRecordInfo> records,
+                     ListUndoRecords(undo_root, project));
+    for (const UndoRecordInfo& record : records) {  // newest first
+      if (record.session_id == session_id && record.undone_by.empty()) {
+        id = record.id;
+        break;
+      }
+    }
+    if (id.empty()) {
+      return absl::NotFoundError(absl::StrCat(
+          "session ", session_id, " has no apply left to undo in ", project));
+    }
+  }
+  ApplyOptions options;
+  options.project = project;
+  options.undo_root = undo_root;
+  ASSIGN_OR_RETURN(ApplyResult result, UndoApply(id, options));
+  FillFromResult(result, /*undo=*/true, reply);
+  reply->set_undo_id(id);
+  if (result.outcome == ApplyOutcome::kApplied) reply->set_line(UndoneLine(id));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -105,13 +255,14 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
     options.log(absl::StrCat("serving ", places.project, " (undo records in ",
                              places.undo_root, ")"));
   }
-  using Dispatcher = ipc::Dispatcher<ApplierRequest, ApplierReply>;
+  using Dispatcher =
+      ipc::Dispatcher<applier::ApplierRequest, applier::ApplierReply>;
   Dispatcher dispatcher(kServing);
   dispatcher.NameState(kServing, "serving");
   dispatcher.On(
-      ApplierRequest::kApply, {kServing},
-      [&](const ApplierRequest& request, std::vector<UniqueFd>& fds,
-          ApplierReply* reply) -> absl::Status {
+      applier::ApplierRequest::kApply, {kServing},
+      [&](const applier::ApplierRequest& request, std::vector<UniqueFd>& fds,
+          applier::ApplierReply* reply) -> absl::Status {
         if (fds.size() != 1) {
           return absl::InvalidArgumentError(
               absl::StrCat("ApplyChangeSet needs the change list's "
@@ -119,76 +270,20 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
                            fds.size(), " came"));
         }
         UniqueFd fd = std::move(fds[0]);
-        const ApplyChangeSet& apply = request.apply();
-        const std::string name = absl::StrCat(
-            "the change list of ApplyChangeSet seq ", request.seq());
-        RETURN_IF_ERROR(CheckServedSessionId(apply.session_id()));
-        ASSIGN_OR_RETURN(std::optional<RelayedConsent> relayed,
-                         RelayedAnswerOf(apply, consent->mode()));
-        ASSIGN_OR_RETURN(ChangeSet change_set,
-                         ReadServedList(fd.get(), name, places.project));
-        ServedOutcome served;
-        const bool complete = !change_set.summary.incomplete() &&
-                              change_set.summary.refused().empty();
-        if (!complete && apply.origin() == ApplyChangeSet::COMMAND) {
-          // Never applied, whatever the answer; the person still sees the
-          // question (Discard only) and why.
-          reply->mutable_applied()->set_decision(
-              consent
-                  ->ForCommandChanges(change_set, project_fd.get(), relayed)
-                  .how);
-        }
-        if (change_set.NoChanges() || !complete) {
-          // Refused by the apply itself (incomplete, refused entries)
-          // before it writes anything.
-          ASSIGN_OR_RETURN(served,
-                           ApplyServedList(std::move(change_set),
-                                           places.project, places.undo_root,
-                                           apply.reason(), apply.session_id()));
-        } else {
-          ASSIGN_OR_RETURN(ConsentDecision decision,
-                           Decide(*consent, apply, change_set, project_fd.get(),
-                                  relayed));
-          reply->mutable_applied()->set_decision(decision.how);
-          if (!decision.yes) {
-            ApplyOutcome* declined = reply->mutable_applied();
-            declined->set_kind(ApplyOutcome::DECLINED);
-            declined->set_line(DeclinedLine(apply, decision));
-            return absl::OkStatus();
-          }
-          ASSIGN_OR_RETURN(served,
-                           ApplyServedList(std::move(change_set),
-                                           places.project, places.undo_root,
-                                           apply.reason(), apply.session_id()));
-        }
-        ApplyOutcome* outcome = reply->mutable_applied();
-        outcome->set_kind(KindOf(served.kind));
-        outcome->set_line(served.line);
-        for (const std::string& path : served.conflicts) {
-          outcome->add_conflicts(path);
-        }
-        outcome->set_undo_id(served.undo_id);
-        outcome->set_files(served.files);
-        return absl::OkStatus();
+        return ServeApply(request.apply(), fd.get(),
+                          absl::StrCat("the change list of ApplyChangeSet seq ",
+                                       request.seq()),
+                          places, project_fd.get(), *consent,
+                          reply->mutable_applied());
       });
-  dispatcher.On(ApplierRequest::kUndo, {kServing},
-                [&](const ApplierRequest& request, std::vector<UniqueFd>&,
-                    ApplierReply* reply) -> absl::Status {
-                  ASSIGN_OR_RETURN(
-                      ServedOutcome served,
-                      UndoServedApply(places.project, places.undo_root,
-                                      request.undo().undo_id(),
-                                      request.undo().session_id()));
-                  UndoOutcome* outcome = reply->mutable_undone();
-                  outcome->set_kind(KindOf(served.kind));
-                  outcome->set_undo_id(served.undo_id);
-                  outcome->set_line(served.line);
-                  outcome->set_files(served.files);
-                  for (const std::string& path : served.conflicts) {
-                    outcome->add_conflicts(path);
-                  }
-                  return absl::OkStatus();
-                });
+  dispatcher.On(
+      applier::ApplierRequest::kUndo, {kServing},
+      [&](const applier::ApplierRequest& request, std::vector<UniqueFd>&,
+          applier::ApplierReply* reply) -> absl::Status {
+        return UndoServedApply(
+            places.project, places.undo_root, request.undo().undo_id(),
+            request.undo().session_id(), reply->mutable_undone());
+      });
   return dispatcher.Serve(channel);
 }
 

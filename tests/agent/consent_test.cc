@@ -102,18 +102,18 @@ class ConsentTest : public ::testing::Test {
     return fd.ok() ? *std::move(fd) : UniqueFd();
   }
 
-  ApplierReply Apply(ipc::HelperProcess* applier, int fd,
-                     ApplyChangeSet::Origin origin,
+  applier::ApplierReply Apply(ipc::HelperProcess* applier, int fd,
+                     applier::ApplyChangeSet::Origin origin,
                      const RelayedAnswer* relayed = nullptr) {
-    ApplierRequest request;
+    applier::ApplierRequest request;
     request.set_seq(++seq_[applier]);
-    ApplyChangeSet* apply = request.mutable_apply();
+    applier::ApplyChangeSet* apply = request.mutable_apply();
     apply->set_reason("test");
     apply->set_session_id("consent-test");
     apply->set_origin(origin);
-    if (origin == ApplyChangeSet::EDIT) apply->set_tool("write_file");
+    if (origin == applier::ApplyChangeSet::EDIT) apply->set_tool("write_file");
     if (relayed != nullptr) *apply->mutable_relayed_answer() = *relayed;
-    ApplierReply reply;
+    applier::ApplierReply reply;
     const int fds[] = {fd};
     absl::Status called = applier->Call(request, &reply, nullptr, fds);
     EXPECT_TRUE(called.ok()) << called;
@@ -121,16 +121,16 @@ class ConsentTest : public ::testing::Test {
     return reply;
   }
 
-  StagerReply RunOnHost(ipc::HelperProcess* stager, const std::string& command,
+  stager::StagerReply RunOnHost(ipc::HelperProcess* stager, const std::string& command,
                         const RelayedAnswer* relayed = nullptr) {
-    StagerRequest request;
+    stager::StagerRequest request;
     request.set_seq(++seq_[stager]);
     request.mutable_run()->set_command(command);
     request.mutable_run()->set_on_host(true);
     if (relayed != nullptr) {
       *request.mutable_run()->mutable_relayed_answer() = *relayed;
     }
-    StagerReply reply;
+    stager::StagerReply reply;
     absl::Status called = stager->Call(request, &reply);
     EXPECT_TRUE(called.ok()) << called;
     EXPECT_EQ(reply.seq(), request.seq());
@@ -154,11 +154,11 @@ TEST_F(ConsentTest, AChangeNobodyAgreedToIsNotWritten) {
   ipc::HelperProcess* applier = Start("garuda-applier", "rules");
   ASSERT_NE(applier, nullptr);
   ChangeSet change_set = Proposed();
-  for (auto origin : {ApplyChangeSet::COMMAND, ApplyChangeSet::EDIT}) {
+  for (auto origin : {applier::ApplyChangeSet::COMMAND, applier::ApplyChangeSet::EDIT}) {
     UniqueFd fd = Sealed(change_set);
-    ApplierReply reply = Apply(applier, fd.get(), origin);
+    applier::ApplierReply reply = Apply(applier, fd.get(), origin);
     ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
-    EXPECT_EQ(reply.applied().kind(), ApplyOutcome::DECLINED);
+    EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::DECLINED);
     EXPECT_TRUE(absl::StrContains(reply.applied().decision(), "no person"))
         << reply.applied().decision();
     EXPECT_EQ(Notes(), "old line\n");
@@ -173,9 +173,9 @@ TEST_F(ConsentTest, TheSameChangeIsWrittenWhenThePersonSaysYes) {
   ASSERT_NE(applier, nullptr);
   person_->Queue("a");
   UniqueFd fd = Sealed(Proposed());
-  ApplierReply reply = Apply(applier, fd.get(), ApplyChangeSet::COMMAND);
+  applier::ApplierReply reply = Apply(applier, fd.get(), applier::ApplyChangeSet::COMMAND);
   ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED)
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED)
       << reply.applied().line();
   EXPECT_EQ(reply.applied().decision(), "asked: apply");
   EXPECT_EQ(Notes(), "model line\n");
@@ -186,15 +186,15 @@ TEST_F(ConsentTest, TheSameChangeIsWrittenWhenThePersonSaysYes) {
   ChangeSet back = Proposed("old line\n");
   person_->Queue("n");
   fd = Sealed(back);
-  reply = Apply(applier, fd.get(), ApplyChangeSet::EDIT);
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::DECLINED);
+  reply = Apply(applier, fd.get(), applier::ApplyChangeSet::EDIT);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::DECLINED);
   EXPECT_EQ(reply.applied().decision(), "asked: no");
   EXPECT_EQ(Notes(), "model line\n");
   EXPECT_TRUE(absl::StrContains(person_->Shown(), "Write notes.txt"));
   person_->Queue("y");
   fd = Sealed(back);
-  reply = Apply(applier, fd.get(), ApplyChangeSet::EDIT);
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED)
+  reply = Apply(applier, fd.get(), applier::ApplyChangeSet::EDIT);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED)
       << reply.applied().line();
   EXPECT_EQ(Notes(), "old line\n");
 }
@@ -209,16 +209,16 @@ TEST_F(ConsentTest, WithoutAPersonTheAppliersOwnRulesDecide) {
   ipc::HelperProcess* project_only = Start("garuda-applier", "rules");
   ASSERT_NE(project_only, nullptr);
   UniqueFd fd = Sealed(Proposed());
-  ApplierReply reply = Apply(project_only, fd.get(), ApplyChangeSet::COMMAND);
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::DECLINED);
+  applier::ApplierReply reply = Apply(project_only, fd.get(), applier::ApplyChangeSet::COMMAND);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::DECLINED);
   EXPECT_EQ(Notes(), "old line\n");
 
   Settings(R"json({"permissions": {"allow": ["write_file(notes.txt)"]}})json");
   ipc::HelperProcess* applier = Start("garuda-applier", "rules");
   ASSERT_NE(applier, nullptr);
   fd = Sealed(Proposed());
-  reply = Apply(applier, fd.get(), ApplyChangeSet::COMMAND);
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED)
+  reply = Apply(applier, fd.get(), applier::ApplyChangeSet::COMMAND);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED)
       << reply.applied().line();
   EXPECT_TRUE(absl::StrContains(reply.applied().decision(),
                                 "write_file(notes.txt)"))
@@ -237,15 +237,15 @@ TEST_F(ConsentTest, AnUnsealedListIsRefused) {
   UniqueFd open(::memfd_create("unsealed", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   ASSERT_TRUE(open);
   ASSERT_TRUE(WriteChangeSet(change_set, open.get(), "unsealed").ok());
-  ApplierReply reply = Apply(applier, open.get(), ApplyChangeSet::COMMAND);
+  applier::ApplierReply reply = Apply(applier, open.get(), applier::ApplyChangeSet::COMMAND);
   ASSERT_TRUE(reply.has_error()) << reply.DebugString();
   EXPECT_TRUE(absl::StrContains(reply.error().message(), "F_SEAL_WRITE"))
       << reply.error().message();
   EXPECT_EQ(Notes(), "old line\n");
 
   UniqueFd fd = Sealed(change_set);
-  reply = Apply(applier, fd.get(), ApplyChangeSet::COMMAND);
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED)
+  reply = Apply(applier, fd.get(), applier::ApplyChangeSet::COMMAND);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED)
       << reply.DebugString();
   EXPECT_EQ(Notes(), "model line\n");
 }
@@ -261,7 +261,7 @@ TEST_F(ConsentTest, ARelayedYesIsTakenOnlyWhereTheAnswerCanComeOnlyThrough) {
     ipc::HelperProcess* applier = Start("garuda-applier", mode);
     ASSERT_NE(applier, nullptr);
     UniqueFd fd = Sealed(Proposed());
-    ApplierReply reply = Apply(applier, fd.get(), ApplyChangeSet::EDIT, &yes);
+    applier::ApplierReply reply = Apply(applier, fd.get(), applier::ApplyChangeSet::EDIT, &yes);
     ASSERT_TRUE(reply.has_error()) << mode << ": " << reply.DebugString();
     EXPECT_EQ(reply.error().code(),
               static_cast<int>(absl::StatusCode::kPermissionDenied));
@@ -274,12 +274,12 @@ TEST_F(ConsentTest, ARelayedYesIsTakenOnlyWhereTheAnswerCanComeOnlyThrough) {
   UniqueFd fd = Sealed(Proposed());
   RelayedAnswer no = yes;
   no.set_yes(false);
-  ApplierReply reply = Apply(relayed, fd.get(), ApplyChangeSet::EDIT, &no);
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::DECLINED);
+  applier::ApplierReply reply = Apply(relayed, fd.get(), applier::ApplyChangeSet::EDIT, &no);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::DECLINED);
   EXPECT_EQ(Notes(), "old line\n");
   fd = Sealed(Proposed());
-  reply = Apply(relayed, fd.get(), ApplyChangeSet::EDIT, &yes);
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED)
+  reply = Apply(relayed, fd.get(), applier::ApplyChangeSet::EDIT, &yes);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED)
       << reply.DebugString();
   EXPECT_EQ(reply.applied().decision(),
             "answer relayed by garuda-agent from acp: yes");
@@ -289,7 +289,7 @@ TEST_F(ConsentTest, ARelayedYesIsTakenOnlyWhereTheAnswerCanComeOnlyThrough) {
 TEST_F(ConsentTest, AnOnHostCommandNobodyAgreedToDoesNotRun) {
   ipc::HelperProcess* stager = Start("garuda-stager", "rules");
   ASSERT_NE(stager, nullptr);
-  StagerReply reply = RunOnHost(stager, "touch host-made");
+  stager::StagerReply reply = RunOnHost(stager, "touch host-made");
   ASSERT_TRUE(reply.has_error()) << reply.DebugString();
   EXPECT_EQ(reply.error().code(),
             static_cast<int>(absl::StatusCode::kPermissionDenied));
@@ -312,7 +312,7 @@ TEST_F(ConsentTest, AnOnHostCommandRunsWhenThePersonOrARuleAgrees) {
   ipc::HelperProcess* stager = Start("garuda-stager", "terminal");
   ASSERT_NE(stager, nullptr);
   person_->Queue("n");
-  StagerReply reply = RunOnHost(stager, "touch host-made");
+  stager::StagerReply reply = RunOnHost(stager, "touch host-made");
   ASSERT_TRUE(reply.has_error()) << reply.DebugString();
   EXPECT_FALSE(HostMade());
   EXPECT_TRUE(

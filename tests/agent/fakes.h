@@ -21,7 +21,7 @@
 #include "lib/consent/consent.h"
 #include "lib/permissions/permissions.h"
 #include "lib/tools/project.h"
-#include "proto/provider_script.pb.h"
+#include "tests/providers/provider_script.pb.h"
 
 namespace garuda {
 namespace testing {
@@ -97,14 +97,14 @@ class ScriptedLines : public agent::LineSource {
 
 // What a command "does" in the fake stager.
 struct FakeCommand {
-  CommandResult result;
+  stager::CommandResult result;
   // Staged mode: the command wrote these files (path -> new content).
   std::map<std::string, std::string> writes;
 };
 
 class FakeStager : public agent::CommandService {
  public:
-  FakeStager(Project* project, SessionDescription description,
+  FakeStager(Project* project, stager::SessionDescription description,
              FakeConsent* consent)
       : project_(project),
         description_(std::move(description)),
@@ -115,24 +115,24 @@ class FakeStager : public agent::CommandService {
     script_[command] = std::move(fake);
   }
 
-  std::vector<RunCommand> runs;
+  std::vector<stager::RunCommand> runs;
   bool ended = false;
 
-  absl::StatusOr<SessionDescription> Describe() override {
+  absl::StatusOr<stager::SessionDescription> Describe() override {
     return description_;
   }
   // An on_host command runs only when the fake's consent agrees.
-  absl::StatusOr<Ran> Run(const RunCommand& command) override;
+  absl::StatusOr<Ran> Run(const stager::RunCommand& command) override;
   absl::Status End() override {
     ended = true;
     return absl::OkStatus();
   }
 
  private:
-  Ran RunScripted(const RunCommand& command);
+  Ran RunScripted(const stager::RunCommand& command);
 
   Project* project_;
-  SessionDescription description_;
+  stager::SessionDescription description_;
   FakeConsent* consent_;
   std::map<std::string, FakeCommand> script_;
 };
@@ -146,10 +146,10 @@ class LocalApplier : public agent::ApplyService {
         consent_(consent) {}
   std::vector<std::string> reasons;
 
-  absl::StatusOr<ApplyOutcome> Apply(
+  absl::StatusOr<applier::ApplyOutcome> Apply(
       const agent::ProposedChange& change) override;
-  absl::StatusOr<UndoOutcome> Undo(const std::string& undo_id,
-                                   const std::string& session_id) override;
+  absl::StatusOr<applier::UndoOutcome> Undo(
+      const std::string& undo_id, const std::string& session_id) override;
 
  private:
   std::string project_, undo_root_;
@@ -159,8 +159,8 @@ class LocalApplier : public agent::ApplyService {
 // An audit sink that keeps the events (for sessions without an auditor).
 class RecordingAudit : public agent::AuditSink {
  public:
-  std::vector<AuditEvent> events;
-  absl::Status Record(const AuditEvent& event) override {
+  std::vector<audit::AuditEvent> events;
+  absl::Status Record(const audit::AuditEvent& event) override {
     events.push_back(event);
     return absl::OkStatus();
   }
