@@ -8,173 +8,10 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
-#include "lib/ipc/sealed_memfd.h"
-#include "proto/auditor_service.pb.h"
 
 namespace garuda {
 namespace agent {
 namespace {
-
-template <typename Reply>
-absl::Status CheckReplySeq(const Reply& reply, uint64_t seq,
-                           absl::string_view helper) {
-  if (reply.seq() != seq) {
-    return absl::DataLossError(absl::StrCat(helper, " answered request ",
-                                            reply.seq(), " instead of ", seq));
-  }
-  if (reply.has_error()) return ErrorReplyStatus(reply.error(), helper);
-  return absl::OkStatus();
-}
-
-class AuditChannel : public AuditSink {
- public:
-  explicit AuditChannel(ipc::HelperProcess* process) : process_(process) {}
-
-  absl::Status Record(const audit::AuditEvent& event) override {
-    audit::AuditRequest request;
-    request.set_seq(++seq_);
-    *request.mutable_append()->add_events() = event;
-    audit::AuditReply reply;
-    RETURN_IF_ERROR(process_->Call(request, &reply));
-    RETURN_IF_ERROR(CheckReplySeq(reply, seq_, kAuditorProgram));
-    if (!reply.has_appended()) {
-      return absl::DataLossError("garuda-auditor: no Appended reply");
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Close() override {
-    audit::AuditRequest request;
-    request.set_seq(++seq_);
-    request.mutable_close();
-    audit::AuditReply reply;
-    RETURN_IF_ERROR(process_->Call(request, &reply));
-    return CheckReplySeq(reply, seq_, kAuditorProgram);
-  }
-
- private:
-  ipc::HelperProcess* process_;
-  uint64_t seq_ = 0;
-};
-
-class StagerChannel : public CommandService {
- public:
-  explicit StagerChannel(ipc::HelperProcess* process) : process_(process) {}
-
-  absl::StatusOr<stager::SessionDescription> Describe() override {
-    stager::StagerRequest request;
-    request.mutable_describe();
-    ASSIGN_OR_RETURN(stager::StagerReply reply, Call(request, nullptr));
-    if (!reply.has_description()) {
-      return absl::DataLossError("garuda-stager: no SessionDescription reply");
-    }
-    return reply.description();
-  }
-
-  absl::StatusOr<Ran> Run(const stager::RunCommand& command) override {
-    stager::StagerRequest request;
-    *request.mutable_run() = command;
-    std::vector<UniqueFd> fds;
-    ASSIGN_OR_RETURN(stager::StagerReply reply, Call(request, &fds));
-    if (!reply.has_result()) {
-      return absl::DataLossError("garuda-stager: no CommandResult reply");
-    }
-    Ran ran;
-    ran.result = reply.result();
-    if (ran.result.has_change_set()) {
-      if (fds.size() != 1) {
-        return absl::DataLossError(
-            absl::StrCat("garuda-stager: a change list came with ", fds.size(),
-                         " descriptors instead of 1"));
-      }
-      // Read to be shown only; the memfd itself goes on to the applier,
-      // which reads it again from its start.
-      ASSIGN_OR_RETURN(
-          ChangeSet change_set,
-          ReadChangeSet(fds[0].get(), "garuda-stager's change list"));
-      ran.change_set = std::move(change_set);
-      ran.sealed_change_set = std::move(fds[0]);
-    }
-    return ran;
-  }
-
-  absl::Status End() override {
-    stager::StagerRequest request;
-    request.mutable_end();
-    return Call(request, nullptr).status();
-  }
-
- private:
-  absl::StatusOr<stager::StagerReply> Call(stager::StagerRequest& request,
-                                           std::vector<UniqueFd>* fds) {
-    request.set_seq(++seq_);
-    stager::StagerReply reply;
-    RETURN_IF_ERROR(process_->Call(request, &reply, fds));
-    RETURN_IF_ERROR(CheckReplySeq(reply, seq_, kStagerProgram));
-    return reply;
-  }
-
-  ipc::HelperProcess* process_;
-  uint64_t seq_ = 0;
-};
-
-class ApplierChannel : public ApplyService {
- public:
-  explicit ApplierChannel(ipc::HelperProcess* process) : process_(process) {}
-
-  absl::StatusOr<applier::ApplyOutcome> Apply(const ProposedChange& change) override {
-    UniqueFd own;
-    int fd = change.sealed_fd;
-    if (fd < 0) {
-      // An edit: the agent's own list, sealed like the stager's, so that
-      // the applier takes one kind of descriptor only.
-      ASSIGN_OR_RETURN(own, ipc::SealedMemfd("garuda-edit", [&](int memfd) {
-                         return WriteChangeSet(*change.change_set, memfd,
-                                               "the edit's change list");
-                       }));
-      fd = own.get();
-    }
-    applier::ApplierRequest request;
-    applier::ApplyChangeSet* apply = request.mutable_apply();
-    apply->set_reason(change.reason);
-    apply->set_session_id(change.session_id);
-    apply->set_origin(change.origin == ProposedChange::Origin::kEdit
-                          ? applier::ApplyChangeSet::EDIT
-                          : applier::ApplyChangeSet::COMMAND);
-    apply->set_tool(change.tool);
-    const int fds[] = {fd};
-    ASSIGN_OR_RETURN(applier::ApplierReply reply, Call(request, fds));
-    if (!reply.has_applied()) {
-      return absl::DataLossError("garuda-applier: no ApplyOutcome reply");
-    }
-    return reply.applied();
-  }
-
-  absl::StatusOr<applier::UndoOutcome> Undo(
-      const std::string& undo_id, const std::string& session_id) override {
-    applier::ApplierRequest request;
-    request.mutable_undo()->set_undo_id(undo_id);
-    request.mutable_undo()->set_session_id(session_id);
-    ASSIGN_OR_RETURN(applier::ApplierReply reply, Call(request, {}));
-    if (!reply.has_undone()) {
-      return absl::DataLossError("garuda-applier: no UndoOutcome reply");
-    }
-    return reply.undone();
-  }
-
- private:
-  absl::StatusOr<applier::ApplierReply> Call(applier::ApplierRequest& request,
-                                             absl::Span<const int> fds) {
-    request.set_seq(++seq_);
-    applier::ApplierReply reply;
-    RETURN_IF_ERROR(process_->Call(request, &reply, nullptr, fds));
-    RETURN_IF_ERROR(CheckReplySeq(reply, seq_, kApplierProgram));
-    return reply;
-  }
-
-  ipc::HelperProcess* process_;
-  uint64_t seq_ = 0;
-};
 
 absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> SpawnHelper(
     std::vector<std::string> argv,
@@ -200,12 +37,6 @@ absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> SpawnHelper(
 
 }  // namespace
 
-absl::Status ErrorReplyStatus(const Error& error, absl::string_view helper) {
-  absl::StatusCode code = static_cast<absl::StatusCode>(error.code());
-  if (code == absl::StatusCode::kOk) code = absl::StatusCode::kUnknown;
-  return absl::Status(code, absl::StrCat(helper, ": ", error.message()));
-}
-
 HelperPaths HelperPathsIn(const std::string& dir) {
   auto find = [&](const char* name) {
     std::string beside = JoinPath(dir, name);
@@ -225,18 +56,6 @@ absl::StatusOr<std::string> OwnProgramFolder() {
   ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
   if (n < 0) return LastErrnoStatus("readlink(/proc/self/exe)");
   return Dirname(std::string(buffer, n));
-}
-
-std::unique_ptr<AuditSink> AuditChannelClient(ipc::HelperProcess* auditor) {
-  return std::make_unique<AuditChannel>(auditor);
-}
-std::unique_ptr<CommandService> StagerChannelClient(
-    ipc::HelperProcess* stager) {
-  return std::make_unique<StagerChannel>(stager);
-}
-std::unique_ptr<ApplyService> ApplierChannelClient(
-    ipc::HelperProcess* applier) {
-  return std::make_unique<ApplierChannel>(applier);
 }
 
 absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(

@@ -1,6 +1,8 @@
 // The helper programs of a session: garuda-auditor, garuda-budgeter,
-// garuda-stager and garuda-applier, each started on its own channel, and
-// the clients the session talks to them through. A helper that dies is
+// garuda-stager and garuda-applier, each started on its own channel, with
+// the client of its channel (which lives beside the channel's server:
+// lib/audit/client.h, lib/budget/meter.h, lib/staging/client.h,
+// lib/apply/client.h). A helper that dies is
 // noticed at the next call (its pidfd), and CheckAlive() names it: the
 // session then stops with that reason.
 #ifndef GARUDA_LIB_AGENT_HELPERS_H_
@@ -96,14 +98,6 @@ class Helpers {
   std::unique_ptr<ApplyService> applier_;
   bool stopped_ = false;
 };
-
-// The channel clients, for helpers started elsewhere (tests).
-std::unique_ptr<AuditSink> AuditChannelClient(ipc::HelperProcess* auditor);
-std::unique_ptr<CommandService> StagerChannelClient(ipc::HelperProcess* stager);
-std::unique_ptr<ApplyService> ApplierChannelClient(ipc::HelperProcess* applier);
-
-// An Error reply as a status.
-absl::Status ErrorReplyStatus(const Error& error, absl::string_view helper);
 
 }  // namespace agent
 }  // namespace garuda

@@ -20,6 +20,7 @@
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/changeset.h"
 #include "lib/ipc/channel.h"
+#include "lib/ipc/client.h"
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/ipc/sealed_memfd.h"
@@ -170,6 +171,8 @@ class StagerService {
           ipc::HelperProcess::Spawn(helper);
       if (host.ok()) {
         host_ = *std::move(host);
+        host_client_ = std::make_unique<HostClient>(
+            host_.get(), "garuda-stager (on_host runner)");
       } else {
         notices_.push_back(absl::StrCat("on_host commands cannot run: ",
                                         host.status().message()));
@@ -239,6 +242,7 @@ class StagerService {
   // The view goes (unmounted, its folder removed); the runner ends.
   void End() {
     view_.reset();
+    host_client_.reset();
     if (host_) {
       host_->Stop().IgnoreError();
       host_.reset();
@@ -356,14 +360,8 @@ class StagerService {
             "on_host commands cannot run: the on_host runner did not start");
       }
       stager::StagerRequest forwarded;
-      forwarded.set_seq(++host_seq_);
       *forwarded.mutable_run() = request;
-      stager::StagerReply reply;
-      RETURN_IF_ERROR(host_->Call(forwarded, &reply));
-      if (reply.has_error()) {
-        return absl::Status(static_cast<absl::StatusCode>(reply.error().code()),
-                            reply.error().message());
-      }
+      ASSIGN_OR_RETURN(stager::StagerReply reply, host_client_->Call(forwarded));
       std::string consent = result->consent();
       *result = reply.result();
       result->set_consent(consent);
@@ -416,7 +414,8 @@ class StagerService {
   std::unique_ptr<StagedView> view_;
   std::string staging_error_;
   std::unique_ptr<ipc::HelperProcess> host_;
-  uint64_t host_seq_ = 0;
+  using HostClient = ipc::Client<stager::StagerRequest, stager::StagerReply>;
+  std::unique_ptr<HostClient> host_client_;
 };
 
 }  // namespace
