@@ -87,14 +87,9 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
   if (!options.consent_terminal.empty()) {
     consent.push_back("--terminal=" + options.consent_terminal);
   }
-  std::vector<std::string> stager = {options.paths.stager,
-                                     "serve",
-                                     "--channel-fd=3",
-                                     "--project",
-                                     options.project,
-                                     "--session-id",
-                                     options.session_id,
-                                     "--quiet"};
+  std::vector<std::string> stager = {
+      options.paths.stager, "serve",        "--channel-fd=3",   "--project",
+      options.project,      "--session-id", options.session_id, "--quiet"};
   stager.insert(stager.end(), consent.begin(), consent.end());
   if (!options.command_mode.empty()) {
     stager.push_back("--mode=" + options.command_mode);

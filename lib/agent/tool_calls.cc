@@ -256,9 +256,9 @@ class Call {
     std::string outcome = ran->result.description();
     bool is_error = false;
     if (ran->change_set) {
-      ASSIGN_OR_RETURN(ChangeOutcome settled,
-                       SettleChangeSet(*ran, absl::StrCat("bash: ",
-                                                          input->command)));
+      ASSIGN_OR_RETURN(
+          ChangeOutcome settled,
+          SettleChangeSet(*ran, absl::StrCat("bash: ", input->command)));
       absl::StrAppend(&text, "\n", settled.line);
       outcome = settled.line;
       is_error = settled.is_error;
@@ -412,9 +412,8 @@ class Call {
                          "answer was no)"),
             false};
       }
-      return ChangeOutcome{applied->line().empty() ? kDiscardedLine
-                                                   : applied->line(),
-                           false};
+      return ChangeOutcome{
+          applied->line().empty() ? kDiscardedLine : applied->line(), false};
     }
     RETURN_IF_ERROR(Audit("question", "apply", applied->decision()));
     RETURN_IF_ERROR(AuditApply(*applied));

@@ -80,14 +80,14 @@ absl::StatusOr<std::unique_ptr<Asker>> OpenTerminalAsker(
   absl::StatusOr<UniqueFd> terminal =
       OpenFile(path, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (!terminal.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--consent=terminal: cannot open the terminal ", path, ": ",
-        terminal.status().message(),
-        " (without a terminal, start with --consent=rules)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--consent=terminal: cannot open the terminal ", path,
+                     ": ", terminal.status().message(),
+                     " (without a terminal, start with --consent=rules)"));
   }
   if (!::isatty(terminal->get())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--consent=terminal: ", path, " is not a terminal"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--consent=terminal: ", path, " is not a terminal"));
   }
   return std::unique_ptr<Asker>(new TerminalAsker(*std::move(terminal)));
 }
@@ -103,14 +103,14 @@ absl::StatusOr<std::unique_ptr<Consent>> Consent::Open(
   if (options.mode == ConsentMode::kTerminal) {
     ASSIGN_OR_RETURN(asker, OpenTerminalAsker(options.terminal));
   }
-  return std::make_unique<Consent>(options.mode,
-                                   std::move(loaded.permissions),
+  return std::make_unique<Consent>(options.mode, std::move(loaded.permissions),
                                    std::move(asker));
 }
 
 Consent::Consent(ConsentMode mode, Permissions permissions,
                  std::unique_ptr<Asker> asker)
-    : mode_(mode), permissions_(std::move(permissions)),
+    : mode_(mode),
+      permissions_(std::move(permissions)),
       asker_(std::move(asker)) {
   if (mode_ == ConsentMode::kTerminal && asker_ == nullptr) {
     mode_ = ConsentMode::kRules;  // nobody to ask: the rules alone
@@ -149,10 +149,10 @@ ConsentDecision Consent::Decide(const PermissionRequest& request,
     case ConsentMode::kRules:
       break;
   }
-  return {false, decision.verdict == Verdict::kAsk
-                     ? absl::StrCat("no person to ask (", decision.reason,
-                                    "): no")
-                     : "no person to ask and no allow rule: no"};
+  return {false,
+          decision.verdict == Verdict::kAsk
+              ? absl::StrCat("no person to ask (", decision.reason, "): no")
+              : "no person to ask and no allow rule: no"};
 }
 
 ConsentDecision Consent::ForHostCommand(
@@ -183,8 +183,8 @@ ConsentDecision Consent::ForEdit(const ChangeSet& change_set,
   Rendered rendered = RenderChangeSet(change_set, project_fd);
   PermissionQuestion question;
   question.tool = tool;
-  question.summary = absl::StrCat(tool == "edit_file" ? "Edit " : "Write ",
-                                  VisiblePath(path));
+  question.summary =
+      absl::StrCat(tool == "edit_file" ? "Edit " : "Write ", VisiblePath(path));
   question.detail = rendered.diff;
   return Decide({tool, path}, question, relayed);
 }
@@ -192,8 +192,8 @@ ConsentDecision Consent::ForEdit(const ChangeSet& change_set,
 ConsentDecision Consent::ForCommandChanges(
     const ChangeSet& change_set, int project_fd,
     const std::optional<RelayedConsent>& relayed) {
-  const bool complete = !change_set.summary.incomplete() &&
-                        change_set.summary.refused().empty();
+  const bool complete =
+      !change_set.summary.incomplete() && change_set.summary.refused().empty();
   if (mode_ == ConsentMode::kTerminal) {
     Rendered rendered = RenderChangeSet(change_set, project_fd);
     Answer answer = asker_->AskChangeSet(change_set, rendered);
@@ -210,13 +210,12 @@ ConsentDecision Consent::ForCommandChanges(
     Decision decision =
         permissions_.Decide({"write_file", change.entry.path()});
     if (decision.verdict != Verdict::kAllow) {
-      return {false,
-              absl::StrCat("no person to ask, and ",
-                           VisiblePath(change.entry.path()),
-                           decision.verdict == Verdict::kDeny
-                               ? absl::StrCat(" is ", decision.reason)
-                               : " has no write_file allow rule",
-                           ": discard")};
+      return {false, absl::StrCat("no person to ask, and ",
+                                  VisiblePath(change.entry.path()),
+                                  decision.verdict == Verdict::kDeny
+                                      ? absl::StrCat(" is ", decision.reason)
+                                      : " has no write_file allow rule",
+                                  ": discard")};
     }
     for (std::string& rule : decision.allowed_by) {
       if (std::find(allowed_by.begin(), allowed_by.end(), rule) ==

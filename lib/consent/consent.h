@@ -47,7 +47,8 @@ const char* ConsentModeName(ConsentMode mode);
 class Asker {
  public:
   virtual ~Asker() = default;
-  virtual PermissionAnswer AskPermission(const PermissionQuestion& question) = 0;
+  virtual PermissionAnswer AskPermission(
+      const PermissionQuestion& question) = 0;
   virtual Answer AskChangeSet(const ChangeSet& change_set,
                               const Rendered& rendered) = 0;
 };
@@ -100,9 +101,9 @@ class Consent {
                           int project_fd,
                           const std::optional<RelayedConsent>& relayed);
   // A staged command's changes (the T5 question).
-  ConsentDecision ForCommandChanges(const ChangeSet& change_set,
-                                    int project_fd,
-                                    const std::optional<RelayedConsent>& relayed);
+  ConsentDecision ForCommandChanges(
+      const ChangeSet& change_set, int project_fd,
+      const std::optional<RelayedConsent>& relayed);
 
  private:
   // Rules first; then the person (terminal), the relayed answer (relayed)

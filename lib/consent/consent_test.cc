@@ -63,9 +63,9 @@ struct Made {
 Made Make(ConsentMode mode, Permissions permissions) {
   auto asker = std::make_unique<ScriptedAsker>();
   ScriptedAsker* raw = asker.get();
-  return {std::make_unique<Consent>(mode, std::move(permissions),
-                                    std::move(asker)),
-          raw};
+  return {
+      std::make_unique<Consent>(mode, std::move(permissions), std::move(asker)),
+      raw};
 }
 
 TEST(ConsentTest, ParsesItsModes) {
@@ -79,8 +79,7 @@ TEST(ConsentTest, ParsesItsModes) {
 
 TEST(ConsentTest, RulesModeRefusesWhatNoRuleAllows) {
   Made made = Make(ConsentMode::kRules, Rules({}));
-  ConsentDecision host =
-      made.consent->ForHostCommand("make", "", std::nullopt);
+  ConsentDecision host = made.consent->ForHostCommand("make", "", std::nullopt);
   EXPECT_FALSE(host.yes);
   EXPECT_EQ(host.how, "no person to ask and no allow rule: no");
   EXPECT_FALSE(
@@ -166,8 +165,9 @@ TEST(ConsentTest, TheChangeQuestionIsAskedAndAnIncompleteListIsNeverApplied) {
 }
 
 TEST(ConsentTest, AnEditIsOneFileOfAnEditTool) {
-  Made made = Make(ConsentMode::kRules, Rules({{Verdict::kAllow, "edit_file"},
-                                               {Verdict::kAllow, "bash"}}));
+  Made made =
+      Make(ConsentMode::kRules,
+           Rules({{Verdict::kAllow, "edit_file"}, {Verdict::kAllow, "bash"}}));
   ChangeSet two = OneFile("a");
   two.changes.push_back(OneFile("b").changes[0]);
   EXPECT_FALSE(made.consent->ForEdit(two, "edit_file", -1, std::nullopt).yes);
@@ -179,7 +179,8 @@ TEST(ConsentTest, AnEditIsOneFileOfAnEditTool) {
 }
 
 TEST(ConsentTest, ASensitiveFileAsksDespiteAnAllowRule) {
-  Made made = Make(ConsentMode::kRules, Rules({{Verdict::kAllow, "write_file"}}));
+  Made made =
+      Make(ConsentMode::kRules, Rules({{Verdict::kAllow, "write_file"}}));
   ConsentDecision decision =
       made.consent->ForEdit(OneFile(".env"), "write_file", -1, std::nullopt);
   EXPECT_FALSE(decision.yes);
@@ -189,8 +190,8 @@ TEST(ConsentTest, ASensitiveFileAsksDespiteAnAllowRule) {
 
 TEST(ConsentTest, OnlyTheRelayedModeTakesARelayedAnswerAndSaysSo) {
   Made relayed = Make(ConsentMode::kRelayed, Rules({}));
-  ConsentDecision yes = relayed.consent->ForEdit(
-      OneFile("a"), "edit_file", -1, RelayedConsent{"acp", true});
+  ConsentDecision yes = relayed.consent->ForEdit(OneFile("a"), "edit_file", -1,
+                                                 RelayedConsent{"acp", true});
   EXPECT_TRUE(yes.yes);
   EXPECT_EQ(yes.how, "answer relayed by garuda-agent from acp: yes");
   EXPECT_FALSE(
@@ -198,10 +199,10 @@ TEST(ConsentTest, OnlyTheRelayedModeTakesARelayedAnswerAndSaysSo) {
           .yes);
   // The rules mode ignores it: nobody's yes.
   Made rules = Make(ConsentMode::kRules, Rules({}));
-  EXPECT_FALSE(rules.consent
-                   ->ForEdit(OneFile("a"), "edit_file", -1,
-                             RelayedConsent{"acp", true})
-                   .yes);
+  EXPECT_FALSE(
+      rules.consent
+          ->ForEdit(OneFile("a"), "edit_file", -1, RelayedConsent{"acp", true})
+          .yes);
 }
 
 }  // namespace

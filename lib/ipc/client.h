@@ -50,9 +50,8 @@ class Client {
         process_->Call(request, &reply, reply_fds, request_fds);
     if (!called.ok()) return called;
     if (reply.seq() != seq_) {
-      return absl::DataLossError(absl::StrCat(peer_, " answered request ",
-                                              reply.seq(), " instead of ",
-                                              seq_));
+      return absl::DataLossError(absl::StrCat(
+          peer_, " answered request ", reply.seq(), " instead of ", seq_));
     }
     if (reply.has_error()) return ErrorReplyStatus(reply.error(), peer_);
     return reply;

@@ -21,10 +21,10 @@ using EchoClient = Client<EchoRequest, EchoReply>;
 
 std::unique_ptr<HelperProcess> StartEcho(bool wrong_seq = false) {
   HelperOptions options;
-  options.argv = {JoinPath(JoinPath(getenv("TEST_SRCDIR"),
-                                    getenv("TEST_WORKSPACE")),
-                           "lib/ipc/echo_helper"),
-                  "--channel-fd=3"};
+  options.argv = {
+      JoinPath(JoinPath(getenv("TEST_SRCDIR"), getenv("TEST_WORKSPACE")),
+               "lib/ipc/echo_helper"),
+      "--channel-fd=3"};
   if (wrong_seq) options.argv.push_back("--wrong-seq");
   auto helper = HelperProcess::Spawn(options);
   EXPECT_TRUE(helper.ok()) << helper.status();

@@ -47,9 +47,9 @@ absl::Status CheckSealed(int fd, absl::string_view what) {
   if (!(seals & F_SEAL_SHRINK)) missing.push_back("F_SEAL_SHRINK");
   if (!(seals & F_SEAL_SEAL)) missing.push_back("F_SEAL_SEAL");
   if (!missing.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " is a memfd without ", absl::StrJoin(missing, ", "),
-        ": it could still change, so it is refused"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " is a memfd without ", absl::StrJoin(missing, ", "),
+                     ": it could still change, so it is refused"));
   }
   return absl::OkStatus();
 }

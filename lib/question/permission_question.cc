@@ -48,8 +48,8 @@ PermissionAnswer AskPermission(const PermissionQuestion& question, int in,
     }
     if (word == "n" || word == "no") break;
   }
-  (void)WriteAll(out,
-                 answer == PermissionAnswer::kNo ? "Not allowed.\n" : "Allowed.\n");
+  (void)WriteAll(
+      out, answer == PermissionAnswer::kNo ? "Not allowed.\n" : "Allowed.\n");
   return answer;
 }
 

@@ -55,7 +55,8 @@ class ConsentTest : public ::testing::Test {
 
   void TearDown() override {
     for (auto& helper : helpers_) {
-      if (helper) EXPECT_TRUE(helper->Stop().ok()) << helper->exit_description();
+      if (helper)
+        EXPECT_TRUE(helper->Stop().ok()) << helper->exit_description();
     }
   }
 
@@ -103,8 +104,8 @@ class ConsentTest : public ::testing::Test {
   }
 
   applier::ApplierReply Apply(ipc::HelperProcess* applier, int fd,
-                     applier::ApplyChangeSet::Origin origin,
-                     const RelayedAnswer* relayed = nullptr) {
+                              applier::ApplyChangeSet::Origin origin,
+                              const RelayedAnswer* relayed = nullptr) {
     applier::ApplierRequest request;
     request.set_seq(++seq_[applier]);
     applier::ApplyChangeSet* apply = request.mutable_apply();
@@ -121,8 +122,9 @@ class ConsentTest : public ::testing::Test {
     return reply;
   }
 
-  stager::StagerReply RunOnHost(ipc::HelperProcess* stager, const std::string& command,
-                        const RelayedAnswer* relayed = nullptr) {
+  stager::StagerReply RunOnHost(ipc::HelperProcess* stager,
+                                const std::string& command,
+                                const RelayedAnswer* relayed = nullptr) {
     stager::StagerRequest request;
     request.set_seq(++seq_[stager]);
     request.mutable_run()->set_command(command);
@@ -138,7 +140,9 @@ class ConsentTest : public ::testing::Test {
   }
 
   std::string Notes() { return garuda::testing::Read(root_ + "/notes.txt"); }
-  bool HostMade() { return ::access((root_ + "/host-made").c_str(), F_OK) == 0; }
+  bool HostMade() {
+    return ::access((root_ + "/host-made").c_str(), F_OK) == 0;
+  }
   void Settings(const std::string& json) {
     garuda::testing::Write(home_ + "/.garuda/settings.json", json);
   }
@@ -154,7 +158,8 @@ TEST_F(ConsentTest, AChangeNobodyAgreedToIsNotWritten) {
   ipc::HelperProcess* applier = Start("garuda-applier", "rules");
   ASSERT_NE(applier, nullptr);
   ChangeSet change_set = Proposed();
-  for (auto origin : {applier::ApplyChangeSet::COMMAND, applier::ApplyChangeSet::EDIT}) {
+  for (auto origin :
+       {applier::ApplyChangeSet::COMMAND, applier::ApplyChangeSet::EDIT}) {
     UniqueFd fd = Sealed(change_set);
     applier::ApplierReply reply = Apply(applier, fd.get(), origin);
     ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
@@ -173,7 +178,8 @@ TEST_F(ConsentTest, TheSameChangeIsWrittenWhenThePersonSaysYes) {
   ASSERT_NE(applier, nullptr);
   person_->Queue("a");
   UniqueFd fd = Sealed(Proposed());
-  applier::ApplierReply reply = Apply(applier, fd.get(), applier::ApplyChangeSet::COMMAND);
+  applier::ApplierReply reply =
+      Apply(applier, fd.get(), applier::ApplyChangeSet::COMMAND);
   ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
   EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED)
       << reply.applied().line();
@@ -209,7 +215,8 @@ TEST_F(ConsentTest, WithoutAPersonTheAppliersOwnRulesDecide) {
   ipc::HelperProcess* project_only = Start("garuda-applier", "rules");
   ASSERT_NE(project_only, nullptr);
   UniqueFd fd = Sealed(Proposed());
-  applier::ApplierReply reply = Apply(project_only, fd.get(), applier::ApplyChangeSet::COMMAND);
+  applier::ApplierReply reply =
+      Apply(project_only, fd.get(), applier::ApplyChangeSet::COMMAND);
   EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::DECLINED);
   EXPECT_EQ(Notes(), "old line\n");
 
@@ -220,8 +227,8 @@ TEST_F(ConsentTest, WithoutAPersonTheAppliersOwnRulesDecide) {
   reply = Apply(applier, fd.get(), applier::ApplyChangeSet::COMMAND);
   EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED)
       << reply.applied().line();
-  EXPECT_TRUE(absl::StrContains(reply.applied().decision(),
-                                "write_file(notes.txt)"))
+  EXPECT_TRUE(
+      absl::StrContains(reply.applied().decision(), "write_file(notes.txt)"))
       << reply.applied().decision();
   EXPECT_EQ(Notes(), "model line\n");
 }
@@ -237,7 +244,8 @@ TEST_F(ConsentTest, AnUnsealedListIsRefused) {
   UniqueFd open(::memfd_create("unsealed", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   ASSERT_TRUE(open);
   ASSERT_TRUE(WriteChangeSet(change_set, open.get(), "unsealed").ok());
-  applier::ApplierReply reply = Apply(applier, open.get(), applier::ApplyChangeSet::COMMAND);
+  applier::ApplierReply reply =
+      Apply(applier, open.get(), applier::ApplyChangeSet::COMMAND);
   ASSERT_TRUE(reply.has_error()) << reply.DebugString();
   EXPECT_TRUE(absl::StrContains(reply.error().message(), "F_SEAL_WRITE"))
       << reply.error().message();
@@ -261,7 +269,8 @@ TEST_F(ConsentTest, ARelayedYesIsTakenOnlyWhereTheAnswerCanComeOnlyThrough) {
     ipc::HelperProcess* applier = Start("garuda-applier", mode);
     ASSERT_NE(applier, nullptr);
     UniqueFd fd = Sealed(Proposed());
-    applier::ApplierReply reply = Apply(applier, fd.get(), applier::ApplyChangeSet::EDIT, &yes);
+    applier::ApplierReply reply =
+        Apply(applier, fd.get(), applier::ApplyChangeSet::EDIT, &yes);
     ASSERT_TRUE(reply.has_error()) << mode << ": " << reply.DebugString();
     EXPECT_EQ(reply.error().code(),
               static_cast<int>(absl::StatusCode::kPermissionDenied));
@@ -274,7 +283,8 @@ TEST_F(ConsentTest, ARelayedYesIsTakenOnlyWhereTheAnswerCanComeOnlyThrough) {
   UniqueFd fd = Sealed(Proposed());
   RelayedAnswer no = yes;
   no.set_yes(false);
-  applier::ApplierReply reply = Apply(relayed, fd.get(), applier::ApplyChangeSet::EDIT, &no);
+  applier::ApplierReply reply =
+      Apply(relayed, fd.get(), applier::ApplyChangeSet::EDIT, &no);
   EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::DECLINED);
   EXPECT_EQ(Notes(), "old line\n");
   fd = Sealed(Proposed());
