@@ -616,6 +616,21 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   EXPECT_TRUE(session_->messages().empty());
 }
 
+// The negative control of the !ls above: the person says no at the
+// stager's own question, and nothing runs on the host.
+TEST_P(SessionTest, APersonCommandTheStagerIsRefusedDoesNotRun) {
+  ASSERT_NO_FATAL_FAILURE(Begin(ProviderScript()));
+  person_.permission_answers.push_back(PermissionAnswer::kNo);
+  auto shown = session_->HandleLine("!rm -rf build", &cancel_);
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  ASSERT_EQ(person_.permission_questions.size(), 1u);
+  EXPECT_EQ(person_.permission_questions[0].summary,
+            "Run on the host: rm -rf build");
+  EXPECT_TRUE(stager_->runs.empty());
+  EXPECT_TRUE(absl::StrContains(person_.AllNotices(), "asked: no"))
+      << person_.AllNotices();
+}
+
 TEST_P(SessionTest, AnEditOfASensitiveFileAsksDespiteAnAllowRule) {
   ProviderScript script;
   *script.add_replies() = ToolCall("call_1", "write_file",
