@@ -211,6 +211,28 @@ int RunAgent(const AgentOptions& options) {
     return stop(1);
   }
 
+  // The model's code tools parse the project's sources in a process of
+  // their own (garuda-agent tool serve, locked down before it reads one),
+  // started now: after the lockdown the agent can start nothing. Without
+  // it the session goes on without code tools.
+  std::unique_ptr<knowledge::CodeToolsHelper> code_tools;
+  char self[4096];
+  ssize_t self_length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (self_length > 0) {
+    knowledge::CodeToolsHelperOptions code_options;
+    code_options.program = std::string(self, self_length);
+    code_options.project = root;
+    code_options.accept_weaker_lockdown = options.accept_weaker_lockdown;
+    absl::StatusOr<std::unique_ptr<knowledge::CodeToolsHelper>> started =
+        knowledge::CodeToolsHelper::Start(code_options);
+    if (started.ok()) {
+      code_tools = *std::move(started);
+    } else {
+      settings->notices.push_back(
+          absl::StrCat("no code tools: ", started.status().message()));
+    }
+  }
+
   // The person: the terminal, or plain lines without one.
   provider::CancelFlag cancel;
   g_cancel = &cancel;
@@ -276,6 +298,7 @@ int RunAgent(const AgentOptions& options) {
   parts.applier = &(*helpers)->applier();
   parts.audit = &(*helpers)->audit();
   parts.budget = &(*helpers)->budget();
+  parts.code = code_tools.get();
   parts.model = model.get();
   parts.journal = journal->get();
   Helpers* helpers_ptr = helpers->get();

@@ -317,3 +317,52 @@ TEST(ToolCommandTest, BatchAnswersEachLineFromOneIndex) {
 
 }  // namespace
 }  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PositionOfSymbolTest, NamesQualifiedAsFarAsNeeded) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"geo/Shape.java", kShapes},
+       {"geo/Square.java", kSquare},
+       {"pkg/a.py", "def size():\n    pass\n"},
+       {"pkg/b.py", "from pkg.a import size\nsize()\n"}});
+  // `size` is a Java field, a Java method and a Python function (the
+  // import in b.py is not a declaration).
+  absl::StatusOr<QueryPosition> ambiguous = PositionOfSymbol(*index, "size");
+  EXPECT_TRUE(absl::IsInvalidArgument(ambiguous.status()));
+  EXPECT_NE(ambiguous.status().message().find("geo/Shape.java:4"),
+            std::string::npos)
+      << ambiguous.status();
+  absl::StatusOr<QueryPosition> function = PositionOfSymbol(*index, "a.size");
+  ASSERT_TRUE(function.ok()) << function.status();
+  EXPECT_EQ(function->path, "pkg/a.py");
+  EXPECT_EQ(function->line, 1);
+  EXPECT_EQ(PositionOfSymbol(*index, "pkg.a.size")->path, "pkg/a.py");
+  // A class and its constructors are one candidate: the class.
+  absl::StatusOr<QueryPosition> square = PositionOfSymbol(*index, "Square");
+  ASSERT_TRUE(square.ok()) << square.status();
+  EXPECT_EQ(square->line, 3);
+  EXPECT_EQ(PositionOfSymbol(*index, "geo.Square.unit")->line, 18);
+  // A suffix must end at a dot: "ize" names nothing.
+  EXPECT_TRUE(absl::IsNotFound(PositionOfSymbol(*index, "ize").status()));
+  EXPECT_TRUE(absl::IsNotFound(PositionOfSymbol(*index, "Nothing").status()));
+}
+
+TEST(AddContextTest, TheTrimmedLineOfEachHit) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"pkg/a.py", "def f():\n    pass\n"},
+                             {"pkg/b.py", "from pkg.a import f\n\n   f()   \n"}});
+  QueryResult result =
+      FindReferences(*index, *PositionOfSymbol(*index, "f"));
+  AddContext(*index, result);
+  ASSERT_EQ(result.results.size(), 2u);
+  EXPECT_EQ(result.results[0].context, "from pkg.a import f");
+  EXPECT_EQ(result.results[1].context, "f()");
+  EXPECT_NE(ModelText(result).find("pkg/b.py:3:4 [syntactic]: f()"),
+            std::string::npos)
+      << ModelText(result);
+}
+
+}  // namespace
+}  // namespace garuda::knowledge

@@ -378,6 +378,7 @@ class PythonBinder {
       for (TSNode name : NamedChildren(node)) {
         if (Is(name, "aliased_import")) {
           int symbol = Bind(scope, Field(name, "alias"), SymbolKind::kLocal);
+          index_.symbols[symbol].is_import = true;
           aliases_[symbol] = {std::string(Text(Field(name, "name"))), "",
                               module_};
           renamed_.insert(symbol);
@@ -385,6 +386,7 @@ class PythonBinder {
           std::vector<TSNode> parts = NamedChildren(name);
           if (parts.empty()) continue;
           int symbol = Bind(scope, parts[0], SymbolKind::kLocal);
+          index_.symbols[symbol].is_import = true;
           aliases_[symbol] = {std::string(Text(parts[0])), "", module_};
         }
       }
@@ -399,11 +401,13 @@ class PythonBinder {
           modules_[module_].star_modules.push_back(from);
         } else if (Is(child, "aliased_import")) {
           int symbol = Bind(scope, Field(child, "alias"), SymbolKind::kLocal);
+          index_.symbols[symbol].is_import = true;
           aliases_[symbol] = {from, std::string(Text(Field(child, "name"))),
                               module_};
           renamed_.insert(symbol);
         } else if (Is(child, "dotted_name")) {
           int symbol = Bind(scope, child, SymbolKind::kLocal);
+          index_.symbols[symbol].is_import = true;
           aliases_[symbol] = {from, std::string(Text(child)), module_};
         }
       }
