@@ -188,6 +188,12 @@ class JavaBinder {
 
   // The methods a call means. *unknown is set when the receiver's type is
   // unknown (then the result is empty).
+  // The type of a call that resolves to no project method, where the
+  // library's rules tell it: Object's toString/hashCode/equals, and the
+  // methods of java.lang's final classes (String, StringBuilder, the boxes,
+  // Math), which never return a project type. Else unknown.
+  TypeRef LibraryCallType(TSNode node);
+
   std::vector<int> MethodsOfCall(TSNode node, bool* unknown);
 
   std::vector<int> MethodsOfCallByArity(TSNode node, bool* unknown);

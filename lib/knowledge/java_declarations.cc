@@ -159,9 +159,9 @@ bool JavaBinder::Compatible(const TypeRef& arg, const DeclaredType& param) {
   }
   int param_cls = ResolveType(text, param.info, param.cls);
   if (arg.kind == TypeRef::kInstance) {
-    if (param_cls < 0) {
-      return index_.symbols[arg.cls].has_external_super || !kExact.count(text);
-    }
+    // String, the boxes and the primitives are final: no project class is
+    // one of them; any other library type may be a supertype we cannot see.
+    if (param_cls < 0) return !kExact.count(text);
     std::vector<int> queue = {arg.cls};
     std::unordered_set<int> seen;
     for (size_t i = 0; i < queue.size(); ++i) {

@@ -155,6 +155,11 @@ TypeRef JavaBinder::TypeOf(TSNode node) {
   if (strcmp(type, "null_literal") == 0) return TypeRef::External("null");
   if (strcmp(type, "field_access") == 0) {
     TypeRef object = TypeOf(Field(node, "object"));
+    // `Outer.this`: the enclosing instance of class Outer.
+    if (Is(Field(node, "field"), "this")) {
+      return object.kind == TypeRef::kClassRef ? TypeRef::Instance(object.cls)
+                                               : TypeRef::Unknown();
+    }
     std::string name(Text(Field(node, "field")));
     if (object.kind == TypeRef::kInstance ||
         object.kind == TypeRef::kClassRef) {
@@ -175,10 +180,55 @@ TypeRef JavaBinder::TypeOf(TSNode node) {
   }
   if (strcmp(type, "method_invocation") == 0) {
     std::vector<int> methods = MethodsOfCall(node, nullptr);
-    if (methods.empty()) return TypeRef::Unknown();
+    if (methods.empty()) return LibraryCallType(node);
     return TypeOfMember(methods[0]);
   }
   return TypeRef::Unknown();
+}
+
+TypeRef JavaBinder::LibraryCallType(TSNode node) {
+  // java.lang's final, non-generic classes: their methods never return a
+  // project type.
+  static const std::unordered_set<std::string> kFinalLibrary = {
+      "String",  "StringBuilder", "StringBuffer", "Integer", "Long",
+      "Boolean", "Character",     "Double",       "Float",   "Short",
+      "Byte",    "Math",          "StrictMath"};
+  static const std::unordered_set<std::string> kSelf = {
+      "append", "insert", "reverse", "delete", "deleteCharAt", "replace"};
+  static const std::unordered_set<std::string> kStringResults = {
+      "substring",   "trim",        "strip",   "stripLeading", "stripTrailing",
+      "toLowerCase", "toUpperCase", "replace", "replaceAll",   "replaceFirst",
+      "concat",      "repeat",      "intern",  "formatted",    "valueOf",
+      "format",      "join"};
+  std::string name(Text(Field(node, "name")));
+  int argc = CountArguments(Field(node, "arguments"));
+  // Object's own methods, whatever the receiver (they are final in
+  // meaning: every override keeps the type).
+  if (name == "toString" && argc == 0) return TypeRef::External("String");
+  if (name == "hashCode" && argc == 0) return TypeRef::External("int");
+  if (name == "equals" && argc == 1) return TypeRef::External("boolean");
+  TSNode object = Field(node, "object");
+  if (ts_node_is_null(object)) return TypeRef::Unknown();
+  TypeRef receiver = TypeOf(object);
+  std::string library;
+  if (receiver.kind == TypeRef::kExternal &&
+      kFinalLibrary.count(receiver.name)) {
+    library = receiver.name;
+  } else if (receiver.kind == TypeRef::kExternal && receiver.name.empty() &&
+             Is(object, "identifier") &&
+             kFinalLibrary.count(std::string(Text(object))) &&
+             ResolveName(std::string(Text(object))).symbol < 0) {
+    library = std::string(Text(object));  // a static call: String.format(...)
+  }
+  if (library.empty()) return TypeRef::Unknown();
+  if ((library == "StringBuilder" || library == "StringBuffer") &&
+      kSelf.count(name)) {
+    return TypeRef::External(library);
+  }
+  if (library == "String" && kStringResults.count(name)) {
+    return TypeRef::External("String");
+  }
+  return TypeRef::External();
 }
 
 std::vector<int> JavaBinder::MethodsOfCall(TSNode node, bool* unknown) {

@@ -180,6 +180,7 @@ void JavaBinder::Visit(TSNode node) {
     TSNode object = Field(node, "object");
     TSNode field = Field(node, "field");
     Visit(object);
+    if (Is(field, "this")) return;  // Outer.this names no member
     TypeRef receiver = TypeOf(object);
     int id = Occur(field);
     Occurrence& o = index_.occurrences[id];
@@ -233,8 +234,14 @@ void JavaBinder::Visit(TSNode node) {
       int id = Occur(name_node);
       if (cls >= 0) {
         index_.occurrences[id].symbols.push_back(cls);
-        for (int c : ByArguments(Constructors(cls, argc), arguments)) {
-          index_.occurrences[id].symbols.push_back(c);
+        // `new Foo() { ... }` runs the anonymous class's own constructor,
+        // whose super(...) the compiler writes: as with any implicit
+        // super() call, not a use of Foo's constructor (javac's element for
+        // the creation is the anonymous constructor). Foo the type is used.
+        if (ts_node_is_null(FindChild(node, "class_body"))) {
+          for (int c : ByArguments(Constructors(cls, argc), arguments)) {
+            index_.occurrences[id].symbols.push_back(c);
+          }
         }
       }
       index_.occurrences[id].argc = argc;

@@ -73,6 +73,11 @@ class PythonBinder {
  public:
   PythonBinder(Index& index, const std::vector<ParsedFile>& files)
       : index_(index), files_(files) {}
+  ~PythonBinder() {
+    for (TSTree* tree : string_trees_) ts_tree_delete(tree);
+  }
+  PythonBinder(const PythonBinder&) = delete;
+  PythonBinder& operator=(const PythonBinder&) = delete;
 
  private:
   absl::string_view Text(TSNode node) const { return NodeText(node, *source_); }
@@ -144,6 +149,12 @@ class PythonBinder {
 
   TypeRef TypeOfAnnotation(TSNode node, int scope);
 
+  // A string in an annotation ("Environment", "t.Optional[Foo]") is a
+  // forward reference, an expression as pyright reads it: the string's
+  // text parsed on its own (a tree over the same file text, kept while the
+  // binder lives), or a null node when it is not one plain string.
+  TSNode ParseAnnotationString(TSNode string);
+
   // Evaluates a binding in its own file (bindings of other modules are
   // typed lazily, from anywhere).
   TypeRef Evaluate(const Binding& binding);
@@ -209,6 +220,10 @@ class PythonBinder {
   int file_ = -1;
   const std::string* source_ = nullptr;
   int enclosing_ = -1;
+  // Visiting an annotation: its strings are forward references.
+  bool in_annotation_ = false;
+  std::vector<TSTree*> string_trees_;
+  std::unordered_map<uint64_t, TSNode> parsed_strings_;
 };
 
 }  // namespace garuda::knowledge::python

@@ -155,7 +155,10 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
   if (Is(node, "type") && ts_node_named_child_count(node) > 0) {
     node = ts_node_named_child(node, 0);
   }
-  if (Is(node, "string")) return {};  // forward reference: not parsed
+  if (Is(node, "string")) {
+    TSNode inner = ParseAnnotationString(node);
+    return ts_node_is_null(inner) ? TypeRef{} : TypeOfAnnotation(inner, scope);
+  }
   if (Is(node, "binary_operator")) {  // Foo | None
     TypeRef left = TypeOfAnnotation(Field(node, "left"), scope);
     if (Text(Field(node, "right")) == "None") return left;
@@ -195,6 +198,48 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
     return {TypeRef::kExternal, -1};  // a library or builtin type
   }
   return {};
+}
+
+TSNode PythonBinder::ParseAnnotationString(TSNode string) {
+  uint64_t key = Key(file_, ts_node_start_byte(string));
+  auto cached = parsed_strings_.find(key);
+  if (cached != parsed_strings_.end()) return cached->second;
+  TSNode found{};
+  std::vector<TSNode> parts = NamedChildren(string);
+  TSNode content{};
+  int contents = 0;
+  for (TSNode part : parts) {
+    if (Is(part, "string_content")) {
+      content = part;
+      ++contents;
+    } else if (!Is(part, "string_start") && !Is(part, "string_end")) {
+      contents = 2;  // an f-string or an escape: not a plain name
+    }
+  }
+  if (contents == 1) {
+    TSParser* parser = ts_parser_new();
+    ts_parser_set_language(parser, PythonLanguage());
+    TSRange range = {ts_node_start_point(content), ts_node_end_point(content),
+                     ts_node_start_byte(content), ts_node_end_byte(content)};
+    ts_parser_set_included_ranges(parser, &range, 1);
+    TSTree* tree =
+        ts_parser_parse_string(parser, nullptr, source_->data(),
+                               static_cast<uint32_t>(source_->size()));
+    ts_parser_delete(parser);
+    if (tree != nullptr) {
+      string_trees_.push_back(tree);
+      TSNode root = ts_tree_root_node(tree);
+      if (!ts_node_has_error(root) && ts_node_named_child_count(root) == 1) {
+        TSNode statement = ts_node_named_child(root, 0);
+        if (Is(statement, "expression_statement") &&
+            ts_node_named_child_count(statement) == 1) {
+          found = ts_node_named_child(statement, 0);
+        }
+      }
+    }
+  }
+  parsed_strings_[key] = found;
+  return found;
 }
 
 TypeRef PythonBinder::Evaluate(const Binding& binding) {
@@ -293,7 +338,13 @@ TypeRef PythonBinder::TypeOf(TSNode node, int scope) {
     if (symbol >= 0) return ReturnType(symbol);
     return {};
   }
-  if (is("await")) return {};
+  // `await f()`: what the coroutine returns, which is what the async
+  // def's return annotation names.
+  if (is("await")) {
+    return ts_node_named_child_count(node) > 0
+               ? TypeOf(ts_node_named_child(node, 0), scope)
+               : TypeRef{};
+  }
   return {};
 }
 

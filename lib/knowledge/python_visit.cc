@@ -53,8 +53,40 @@ void PythonBinder::Visit(TSNode node, int scope) {
   auto is = [&](const char* t) { return strcmp(type, t) == 0; };
   if (is("comment")) return;
   if (is("string")) {
+    if (in_annotation_) {
+      TSNode inner = ParseAnnotationString(node);
+      if (!ts_node_is_null(inner)) Visit(inner, scope);
+      return;
+    }
     for (TSNode child : NamedChildren(node)) {
       if (Is(child, "interpolation")) VisitBlock(child, scope);
+    }
+    return;
+  }
+  if (is("type")) {
+    bool saved = in_annotation_;
+    in_annotation_ = true;
+    VisitBlock(node, scope);
+    in_annotation_ = saved;
+    return;
+  }
+  if ((is("assignment") || is("augmented_assignment")) &&
+      scope == modules_[module_].scope &&
+      Text(Field(node, "left")) == "__all__") {
+    // `__all__ = ["Name", ...]`: each string names what the module
+    // exports, and pyright counts it as a use of that name.
+    Visit(Field(node, "left"), scope);
+    TSNode right = Field(node, "right");
+    if (Is(right, "list") || Is(right, "tuple")) {
+      for (TSNode element : NamedChildren(right)) {
+        if (!Is(element, "string")) continue;
+        std::vector<TSNode> parts = NamedChildren(element);
+        if (parts.size() == 3 && Is(parts[1], "string_content")) {
+          OccurName(parts[1], scope);
+        }
+      }
+    } else {
+      Visit(right, scope);
     }
     return;
   }
