@@ -322,11 +322,11 @@ namespace garuda::knowledge {
 namespace {
 
 TEST(PositionOfSymbolTest, NamesQualifiedAsFarAsNeeded) {
-  std::unique_ptr<Index> index = BuildIndexFromSources(
-      {{"geo/Shape.java", kShapes},
-       {"geo/Square.java", kSquare},
-       {"pkg/a.py", "def size():\n    pass\n"},
-       {"pkg/b.py", "from pkg.a import size\nsize()\n"}});
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"geo/Shape.java", kShapes},
+                             {"geo/Square.java", kSquare},
+                             {"pkg/a.py", "def size():\n    pass\n"},
+                             {"pkg/b.py", "from pkg.a import size\nsize()\n"}});
   // `size` is a Java field, a Java method and a Python function (the
   // import in b.py is not a declaration).
   absl::StatusOr<QueryPosition> ambiguous = PositionOfSymbol(*index, "size");
@@ -350,11 +350,10 @@ TEST(PositionOfSymbolTest, NamesQualifiedAsFarAsNeeded) {
 }
 
 TEST(AddContextTest, TheTrimmedLineOfEachHit) {
-  std::unique_ptr<Index> index =
-      BuildIndexFromSources({{"pkg/a.py", "def f():\n    pass\n"},
-                             {"pkg/b.py", "from pkg.a import f\n\n   f()   \n"}});
-  QueryResult result =
-      FindReferences(*index, *PositionOfSymbol(*index, "f"));
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"pkg/a.py", "def f():\n    pass\n"},
+       {"pkg/b.py", "from pkg.a import f\n\n   f()   \n"}});
+  QueryResult result = FindReferences(*index, *PositionOfSymbol(*index, "f"));
   AddContext(*index, result);
   ASSERT_EQ(result.results.size(), 2u);
   EXPECT_EQ(result.results[0].context, "from pkg.a import f");
@@ -362,6 +361,151 @@ TEST(AddContextTest, TheTrimmedLineOfEachHit) {
   EXPECT_NE(ModelText(result).find("pkg/b.py:3:4 [syntactic]: f()"),
             std::string::npos)
       << ModelText(result);
+}
+
+}  // namespace
+}  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+std::set<std::string> SitesOf(const Index& index, const std::string& symbol) {
+  absl::StatusOr<QueryPosition> position = PositionOfSymbol(index, symbol);
+  EXPECT_TRUE(position.ok()) << position.status();
+  if (!position.ok()) return {};
+  return Sites(FindReferences(index, *position));
+}
+
+TEST(PythonRulesTest, AnnotationStringsAreForwardReferences) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"pkg/env.py",
+        "class Environment:\n"
+        "    def render(self):\n"
+        "        pass\n"},
+       {"pkg/use.py",
+        "import typing as t\n"
+        "if t.TYPE_CHECKING:\n"
+        "    from pkg.env import Environment\n"
+        "\n"
+        "def make(env: \"Environment\") -> \"t.Optional[Environment]\":\n"
+        "    print(\"Environment\")\n"
+        "    return env\n"
+        "\n"
+        "def draw(env: \"Environment\"):\n"
+        "    env.render()\n"}});
+  std::set<std::string> sites = SitesOf(*index, "Environment");
+  // The import, both annotations of make, draw's annotation; the string
+  // printed on line 6 is not an annotation (the control).
+  EXPECT_EQ(sites, (std::set<std::string>{"pkg/use.py:3", "pkg/use.py:5",
+                                          "pkg/use.py:9"}));
+  // A parameter typed by a string annotation has the type it names.
+  EXPECT_EQ(SitesOf(*index, "Environment.render"),
+            std::set<std::string>{"pkg/use.py:10"});
+}
+
+TEST(PythonRulesTest, DunderAllNamesAreUsesAndOtherListsAreNot) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"pkg/__init__.py",
+                              "from pkg.cart import Cart\n"
+                              "__all__ = [\"Cart\"]\n"
+                              "names = [\"Cart\"]\n"},
+                             {"pkg/cart.py", "class Cart:\n    pass\n"}});
+  EXPECT_EQ(SitesOf(*index, "pkg.cart.Cart"),
+            (std::set<std::string>{"pkg/__init__.py:1", "pkg/__init__.py:2"}));
+}
+
+TEST(PythonRulesTest, AwaitHasTheReturnAnnotationsType) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"net.py",
+                              "class Response:\n"
+                              "    async def aclose(self):\n"
+                              "        pass\n"
+                              "\n"
+                              "async def fetch() -> Response:\n"
+                              "    return Response()\n"
+                              "\n"
+                              "async def main():\n"
+                              "    response = await fetch()\n"
+                              "    await response.aclose()\n"}});
+  QueryResult result =
+      FindReferences(*index, *PositionOfSymbol(*index, "aclose"));
+  ASSERT_EQ(result.results.size(), 1u);
+  EXPECT_EQ(result.results[0].line, 10);
+  EXPECT_EQ(result.results[0].provenance, Provenance::kSyntactic);
+}
+
+TEST(JavaRulesTest, AnAnonymousClassIsNoUseOfTheSuperConstructor) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"p/Base.java",
+        "package p;\n"
+        "public class Base {\n"
+        "  public Base() {}\n"
+        "  static Base plain() { return new Base(); }\n"
+        "  static Base anonymous() { return new Base() {}; }\n"
+        "}\n"}});
+  QueryResult constructor =
+      FindReferences(*index, QueryPosition{"p/Base.java", 3, 10});
+  EXPECT_EQ(Sites(constructor), std::set<std::string>{"p/Base.java:4"});
+  QueryResult cls = FindReferences(*index, QueryPosition{"p/Base.java", 2, 14});
+  EXPECT_EQ(Sites(cls),
+            (std::set<std::string>{"p/Base.java:4", "p/Base.java:5"}));
+}
+
+TEST(JavaRulesTest, QualifiedThisAndFinalLibraryTypes) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"p/Outer.java",
+        "package p;\n"
+        "public class Outer {\n"
+        "  void write() {}\n"
+        "  class Inner {\n"
+        "    void go() { Outer.this.write(); }\n"
+        "  }\n"
+        "}\n"},
+       {"p/Num.java", "package p;\npublic class Num extends Number {}\n"},
+       {"p/Box.java",
+        "package p;\n"
+        "public class Box {\n"
+        "  Box(String s) {}\n"
+        "  Box(Number n) {}\n"
+        "  static Box of() { return new Box(new Num()); }\n"
+        "}\n"},
+       {"p/Text.java",
+        "package p;\n"
+        "public class Text {\n"
+        "  Text append(String s) { return this; }\n"
+        "  String show(StringBuilder sb, Object unknown) {\n"
+        "    sb.append(\"a\").append(\"b\");\n"
+        "    String.valueOf(1).trim().append(\"c\");\n"
+        "    return unknown.toString().append(\"d\");\n"
+        "  }\n"
+        "}\n"}});
+  EXPECT_EQ(SitesOf(*index, "Outer.write"),
+            std::set<std::string>{"p/Outer.java:5"});
+  // No project class is a String: only the Number overload is called.
+  EXPECT_TRUE(
+      Sites(FindReferences(*index, QueryPosition{"p/Box.java", 3, 3})).empty());
+  EXPECT_EQ(Sites(FindReferences(*index, QueryPosition{"p/Box.java", 4, 3})),
+            std::set<std::string>{"p/Box.java:5"});
+  // Calls on StringBuilder and String results are the library's.
+  EXPECT_TRUE(SitesOf(*index, "Text.append").empty());
+}
+
+TEST(JavaRulesTest, AnUnknownReceiverStillMatchesAUniqueName) {
+  // The control of the test above: the same call on a receiver of unknown
+  // type is kept as a name match.
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"p/Text.java",
+                              "package p;\n"
+                              "public class Text {\n"
+                              "  Text append(String s) { return this; }\n"
+                              "  void show(java.util.List<Text> texts) {\n"
+                              "    texts.get(0).append(\"a\");\n"
+                              "  }\n"
+                              "}\n"}});
+  QueryResult result =
+      FindReferences(*index, *PositionOfSymbol(*index, "append"));
+  ASSERT_EQ(result.results.size(), 1u);
+  EXPECT_EQ(result.results[0].provenance, Provenance::kSearchBased);
 }
 
 }  // namespace
