@@ -510,3 +510,31 @@ TEST(JavaRulesTest, AnUnknownReceiverStillMatchesAUniqueName) {
 
 }  // namespace
 }  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PythonRulesTest, AStubBesideItsModuleIsWhatImportsSee) {
+  const char kErrors[] = "class Frozen(Exception):\n    pass\n";
+  std::unique_ptr<Index> with_stub = BuildIndexFromSources(
+      {{"pkg/errors.py", kErrors},
+       {"pkg/errors.pyi", kErrors},
+       {"pkg/use.py", "from pkg.errors import Frozen\nraise Frozen()\n"}});
+  // The import resolves to the stub's class, not the module's.
+  EXPECT_TRUE(
+      Sites(FindReferences(*with_stub, QueryPosition{"pkg/errors.py", 1, 7}))
+          .empty());
+  EXPECT_EQ(
+      Sites(FindReferences(*with_stub, QueryPosition{"pkg/errors.pyi", 1, 7})),
+      (std::set<std::string>{"pkg/use.py:1", "pkg/use.py:2"}));
+  // The control: without the stub the module's class is used.
+  std::unique_ptr<Index> without = BuildIndexFromSources(
+      {{"pkg/errors.py", kErrors},
+       {"pkg/use.py", "from pkg.errors import Frozen\nraise Frozen()\n"}});
+  EXPECT_EQ(
+      Sites(FindReferences(*without, QueryPosition{"pkg/errors.py", 1, 7})),
+      (std::set<std::string>{"pkg/use.py:1", "pkg/use.py:2"}));
+}
+
+}  // namespace
+}  // namespace garuda::knowledge

@@ -78,6 +78,17 @@ int PythonBinder::FindModule(const std::string& dotted, int from) const {
       best_depth = depth;
     }
   }
+  // A stub beside its module (m.pyi next to m.py) is what an import sees,
+  // as for every type checker (PEP 484): names imported from m are the
+  // stub's.
+  if (best >= 0) {
+    for (int candidate : it->second) {
+      if (modules_[candidate].name == modules_[best].name &&
+          absl::EndsWith(index_.files[modules_[candidate].file].path, ".pyi")) {
+        best = candidate;
+      }
+    }
+  }
   return best;
 }
 
