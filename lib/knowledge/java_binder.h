@@ -152,6 +152,23 @@ class JavaBinder {
 
   // ---- Members ------------------------------------------------------------
 
+  // Calls `visit(class, its symbol)` for `cls` and its project supertypes,
+  // breadth first, each once, until it returns true; sets *external when
+  // one of them has a library supertype (a member may live there).
+  template <typename Visit>
+  void WalkSupertypes(int cls, bool* external, Visit visit) {
+    std::unordered_set<int> seen;
+    std::vector<int> queue = {cls};
+    for (size_t i = 0; i < queue.size(); ++i) {
+      int c = queue[i];
+      if (c < 0 || !seen.insert(c).second) continue;
+      const Symbol& symbol = index_.symbols[c];
+      if (symbol.has_external_super) *external = true;
+      if (visit(c, symbol)) return;
+      for (int super : symbol.supers) queue.push_back(super);
+    }
+  }
+
   // Methods named `name` that a call with `argc` arguments on `cls` means:
   // the first class up the hierarchy that declares a compatible one.
   std::vector<int> FindMethods(int cls, const std::string& name, int argc,

@@ -143,55 +143,42 @@ TypeRef JavaBinder::TypeOfMember(int symbol) {
 std::vector<int> JavaBinder::FindMethods(int cls, const std::string& name,
                                          int argc, bool* external) {
   std::vector<int> result;
-  std::unordered_set<int> seen;
-  std::vector<int> queue = {cls};
   std::vector<int> named_only;
-  for (size_t i = 0; i < queue.size(); ++i) {
-    int c = queue[i];
-    if (c < 0 || !seen.insert(c).second) continue;
-    const Symbol& symbol = index_.symbols[c];
-    if (symbol.has_external_super) *external = true;
+  WalkSupertypes(cls, external, [&](int c, const Symbol& symbol) {
     auto it = symbol.members.find(name);
-    if (it != symbol.members.end()) {
-      for (int m : it->second) {
-        const Symbol& method = index_.symbols[m];
-        if (method.kind != SymbolKind::kMethod) continue;
-        bool fits =
-            argc < 0 || (argc >= method.min_args &&
-                         (method.max_args < 0 || argc <= method.max_args));
-        if (fits) result.push_back(m);
-        if (named_only.empty() ||
-            index_.symbols[named_only[0]].owner_class == c) {
-          named_only.push_back(m);
-        }
+    if (it == symbol.members.end()) return false;
+    for (int m : it->second) {
+      const Symbol& method = index_.symbols[m];
+      if (method.kind != SymbolKind::kMethod) continue;
+      bool fits =
+          argc < 0 || (argc >= method.min_args &&
+                       (method.max_args < 0 || argc <= method.max_args));
+      if (fits) result.push_back(m);
+      if (named_only.empty() ||
+          index_.symbols[named_only[0]].owner_class == c) {
+        named_only.push_back(m);
       }
-      if (!result.empty()) return result;
     }
-    for (int super : symbol.supers) queue.push_back(super);
-  }
-  return named_only;
+    return !result.empty();
+  });
+  return result.empty() ? named_only : result;
 }
 
 int JavaBinder::FindField(int cls, const std::string& name, bool* external) {
-  std::unordered_set<int> seen;
-  std::vector<int> queue = {cls};
-  for (size_t i = 0; i < queue.size(); ++i) {
-    int c = queue[i];
-    if (c < 0 || !seen.insert(c).second) continue;
-    const Symbol& symbol = index_.symbols[c];
-    if (symbol.has_external_super) *external = true;
+  int found = -1;
+  WalkSupertypes(cls, external, [&](int, const Symbol& symbol) {
     auto it = symbol.members.find(name);
-    if (it != symbol.members.end()) {
-      for (int m : it->second) {
-        SymbolKind kind = index_.symbols[m].kind;
-        if (kind == SymbolKind::kField || kind == SymbolKind::kEnumConstant) {
-          return m;
-        }
+    if (it == symbol.members.end()) return false;
+    for (int m : it->second) {
+      SymbolKind kind = index_.symbols[m].kind;
+      if (kind == SymbolKind::kField || kind == SymbolKind::kEnumConstant) {
+        found = m;
+        return true;
       }
     }
-    for (int super : symbol.supers) queue.push_back(super);
-  }
-  return -1;
+    return false;
+  });
+  return found;
 }
 
 std::vector<int> JavaBinder::Constructors(int cls, int argc) {
