@@ -243,6 +243,13 @@ int RunAgent(const AgentOptions& options) {
           absl::StrCat("no code tools: ", started.status().message()));
     }
   }
+  // At every return: close its channel and let it end its language servers.
+  struct StopCodeTools {
+    std::unique_ptr<knowledge::CodeToolsHelper>& helper;
+    ~StopCodeTools() {
+      if (helper != nullptr) helper->Stop().IgnoreError();
+    }
+  } stop_code_tools{code_tools};
 
   // The person: the terminal, or plain lines without one.
   provider::CancelFlag cancel;
