@@ -253,6 +253,9 @@ class JavaBinder {
   int cls_ = -1;
   int enclosing_ = -1;
   std::vector<std::unordered_map<std::string, Var>> scopes_;
+  // The type parameters of the methods being walked, innermost last: name
+  // -> its bound's type name ("" for none).
+  std::vector<std::unordered_map<std::string, std::string>> type_bounds_;
 };
 
 }  // namespace garuda::knowledge::java

@@ -126,6 +126,22 @@ bool JavaBinder::LooksLikeTypeParameter(const std::string& name) {
 
 TypeRef JavaBinder::TypeOfText(const std::string& text, int info, int cls) {
   if (text.empty() || text == "var") return TypeRef::Unknown();
+  // A type parameter of the method being walked (only in its own context:
+  // a member's type resolved later belongs to another one).
+  if (info == info_ && cls == cls_ && !type_bounds_.empty()) {
+    auto bound = type_bounds_.back().find(text);
+    if (bound != type_bounds_.back().end()) {
+      if (bound->second.empty() || bound->second == text) {
+        return TypeRef::External("Object");
+      }
+      std::string bound_text = bound->second;
+      std::vector<std::unordered_map<std::string, std::string>> saved;
+      saved.swap(type_bounds_);  // a bound names no type parameter here
+      TypeRef t = TypeOfText(bound_text, info, cls);
+      saved.swap(type_bounds_);
+      return t;
+    }
+  }
   int resolved = ResolveType(text, info, cls);
   if (resolved >= 0) return TypeRef::Instance(resolved);
   if (LooksLikeTypeParameter(text)) return TypeRef::Unknown();

@@ -56,6 +56,24 @@ void JavaBinder::Visit(TSNode node) {
     int saved = enclosing_;
     enclosing_ = it == declared_at_.end() ? -1 : it->second;
     PushScope();
+    // `<A extends Appendable> void f(A a)`: a value of type A has the
+    // members of its bound (Object's when it has none), never others.
+    std::unordered_map<std::string, std::string> bounds;
+    for (TSNode parameter : NamedChildren(Field(node, "type_parameters"))) {
+      if (!Is(parameter, "type_parameter")) continue;
+      std::string bound;
+      std::string parameter_name;
+      for (TSNode part : NamedChildren(parameter)) {
+        if (Is(part, "type_identifier") && parameter_name.empty()) {
+          parameter_name = std::string(Text(part));
+        } else if (Is(part, "type_bound")) {
+          std::vector<TSNode> types = NamedChildren(part);
+          if (!types.empty()) bound = BaseTypeName(Text(types[0]));
+        }
+      }
+      if (!parameter_name.empty()) bounds[parameter_name] = bound;
+    }
+    type_bounds_.push_back(std::move(bounds));
     for (TSNode child : NamedChildren(node)) {
       if (ts_node_eq(child, name)) continue;
       if (Is(child, "formal_parameters")) {
@@ -64,6 +82,7 @@ void JavaBinder::Visit(TSNode node) {
         Visit(child);
       }
     }
+    type_bounds_.pop_back();
     PopScope();
     enclosing_ = saved;
     return;

@@ -538,3 +538,29 @@ TEST(PythonRulesTest, AStubBesideItsModuleIsWhatImportsSee) {
 
 }  // namespace
 }  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(JavaRulesTest, AValueOfATypeParameterHasItsBoundsMembers) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"p/Text.java",
+        "package p;\n"
+        "public class Text {\n"
+        "  Text append(String s) { return this; }\n"
+        "  <A extends Appendable> A render(A out) { out.append(\"a\"); return "
+        "out; }\n"
+        "  <T> void any(T value) { value.append(\"b\"); }\n"
+        "  <B extends Text> void mine(B text) { text.append(\"c\"); }\n"
+        "}\n"}});
+  // Appendable's and Object's append are the library's; a bound in the
+  // project is that class (the control: the one site).
+  QueryResult result =
+      FindReferences(*index, *PositionOfSymbol(*index, "append"));
+  EXPECT_EQ(Sites(result), std::set<std::string>{"p/Text.java:6"});
+  ASSERT_EQ(result.results.size(), 1u);
+  EXPECT_EQ(result.results[0].provenance, Provenance::kSyntactic);
+}
+
+}  // namespace
+}  // namespace garuda::knowledge
