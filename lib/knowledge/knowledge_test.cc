@@ -564,3 +564,25 @@ TEST(JavaRulesTest, AValueOfATypeParameterHasItsBoundsMembers) {
 
 }  // namespace
 }  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PythonRulesTest, AModuleInsideAPackageIsNoTopLevelModule) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"src/pkg/__init__.py", ""},
+       {"src/pkg/json.py", "def dumps(value):\n    return value\n"},
+       {"src/pkg/app.py",
+        "import json\n"
+        "from pkg import json as ours\n"
+        "json.dumps(1)\n"
+        "ours.dumps(2)\n"}});
+  // `import json` is the standard library's, even beside pkg/json.py; the
+  // control is the import of pkg's own module (src/ is no package, so
+  // "pkg.json" still names it).
+  EXPECT_EQ(SitesOf(*index, "pkg.json.dumps"),
+            std::set<std::string>{"src/pkg/app.py:4"});
+}
+
+}  // namespace
+}  // namespace garuda::knowledge

@@ -46,9 +46,17 @@ void PythonBinder::AddModule(int i) {
   module.scope = static_cast<int>(scopes_.size()) - 1;
   module.symbol = AddSymbol(index_, SymbolKind::kModule, module.name,
                             module.file, files_[i].root());
-  // Every dotted suffix, so that src/pkg/mod.py answers to "pkg.mod".
+  // Every dotted suffix that starts below a folder that is not a package,
+  // so that src/pkg/mod.py answers to "pkg.mod" (src/ is a path root) but
+  // pkg/json.py never to a top-level "json" (pkg/ is a package: `import
+  // json` there is the standard library's).
   std::vector<std::string> parts = absl::StrSplit(module.name, '.');
+  std::string folder;
   for (size_t start = 0; start < parts.size(); ++start) {
+    if (start > 0) {
+      absl::StrAppend(&folder, folder.empty() ? "" : "/", parts[start - 1]);
+      if (package_folders_.count(folder)) continue;
+    }
     std::string suffix = absl::StrJoin(parts.begin() + start, parts.end(), ".");
     modules_by_suffix_[suffix].push_back(i);
   }

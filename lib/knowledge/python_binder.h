@@ -195,6 +195,8 @@ class PythonBinder {
   std::vector<Module> modules_;
   std::vector<Scope> scopes_;
   std::unordered_map<std::string, std::vector<int>> modules_by_suffix_;
+  // Folders with an __init__.py(i): no import path starts inside them.
+  std::unordered_set<std::string> package_folders_;
   std::unordered_map<uint64_t, int> bound_at_;
   std::unordered_map<uint64_t, int> scope_of_node_;
   std::unordered_map<int, Alias> aliases_;

@@ -304,6 +304,15 @@ void PythonBinder::Prepare() {
 }
 
 void PythonBinder::RunAll() {
+  for (const ParsedFile& file : files_) {
+    absl::string_view path = index_.files[file.file()].path;
+    for (absl::string_view init : {"/__init__.py", "/__init__.pyi"}) {
+      if (absl::EndsWith(path, init)) {
+        package_folders_.insert(
+            std::string(path.substr(0, path.size() - init.size())));
+      }
+    }
+  }
   for (size_t i = 0; i < files_.size(); ++i) AddModule(static_cast<int>(i));
   for (size_t i = 0; i < files_.size(); ++i) {
     Enter(static_cast<int>(i));
