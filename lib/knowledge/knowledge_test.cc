@@ -586,3 +586,33 @@ TEST(PythonRulesTest, AModuleInsideAPackageIsNoTopLevelModule) {
 
 }  // namespace
 }  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PythonRulesTest, TypingCastIsItsFirstArgument) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"m.py",
+        "import typing as t\n"
+        "from typing import cast\n"
+        "\n"
+        "class Group:\n"
+        "    def list_commands(self):\n"
+        "        return []\n"
+        "\n"
+        "def use(value, other):\n"
+        "    t.cast(Group, value).list_commands()\n"
+        "    cast(\"Group\", value).list_commands()\n"
+        "    other.cast(Group, value).list_commands()\n"}});
+  // The control: `other.cast` is not typing's, so its result is unknown
+  // (and Python's default keeps no unknown-receiver matches).
+  QueryOptions python;
+  python.unknown_receivers = DefaultUnknownReceivers("m.py");
+  EXPECT_EQ(
+      Sites(FindReferences(
+          *index, *PositionOfSymbol(*index, "Group.list_commands"), python)),
+      (std::set<std::string>{"m.py:10", "m.py:9"}));
+}
+
+}  // namespace
+}  // namespace garuda::knowledge

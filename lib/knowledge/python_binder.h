@@ -155,6 +155,10 @@ class PythonBinder {
   // binder lives), or a null node when it is not one plain string.
   TSNode ParseAnnotationString(TSNode string);
 
+  // `cast(...)` imported from typing, or `typing.cast` / `t.cast` through an
+  // import of the typing module.
+  bool IsTypingCast(TSNode function, int scope);
+
   // Evaluates a binding in its own file (bindings of other modules are
   // typed lazily, from anywhere).
   TypeRef Evaluate(const Binding& binding);

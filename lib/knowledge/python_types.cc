@@ -331,6 +331,15 @@ TypeRef PythonBinder::TypeOf(TSNode node, int scope) {
       }
       return {};
     }
+    // typing.cast(T, value) is a T.
+    if (IsTypingCast(function, scope)) {
+      TSNode arguments = Field(node, "arguments");
+      std::vector<TSNode> parts = NamedChildren(arguments);
+      if (!parts.empty() && !Is(parts[0], "keyword_argument")) {
+        return TypeOfAnnotation(parts[0], scope);
+      }
+      return {};
+    }
     TypeRef callee = TypeOf(function, scope);
     if (callee.kind == TypeRef::kClassRef)
       return {TypeRef::kInstance, callee.id};
@@ -346,6 +355,25 @@ TypeRef PythonBinder::TypeOf(TSNode node, int scope) {
                : TypeRef{};
   }
   return {};
+}
+
+bool PythonBinder::IsTypingCast(TSNode function, int scope) {
+  auto from_typing = [&](const std::string& name, const std::string& member) {
+    int symbol = ResolveName(name, scope);
+    auto alias = aliases_.find(symbol);
+    return symbol >= 0 && alias != aliases_.end() &&
+           alias->second.module == "typing" && alias->second.member == member;
+  };
+  if (Is(function, "identifier")) {
+    return Text(function) == "cast" && from_typing("cast", "cast");
+  }
+  if (Is(function, "attribute") &&
+      Text(Field(function, "attribute")) == "cast") {
+    TSNode object = Field(function, "object");
+    return Is(object, "identifier") &&
+           from_typing(std::string(Text(object)), "");
+  }
+  return false;
 }
 
 int PythonBinder::CalleeSymbol(TSNode function, int scope) {
