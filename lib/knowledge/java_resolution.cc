@@ -62,20 +62,15 @@ JavaBinder::NameMeaning JavaBinder::ResolveName(const std::string& name) {
       return meaning;
     }
   }
+  // A field that a static import (single, then wildcard) brings in.
   const FileInfo& info = infos_[info_];
+  std::vector<std::string> owners;
   auto statics = info.static_imports.find(name);
-  if (statics != info.static_imports.end()) {
-    int owner = ResolveTypeUncachedQualified(statics->second);
-    bool external = false;
-    int field = owner >= 0 ? FindField(owner, name, &external) : -1;
-    if (field >= 0) {
-      meaning.symbol = field;
-      meaning.type = TypeOfMember(field);
-      return meaning;
-    }
-  }
-  for (const std::string& wildcard : info.static_wildcards) {
-    int owner = ResolveTypeUncachedQualified(wildcard);
+  if (statics != info.static_imports.end()) owners.push_back(statics->second);
+  owners.insert(owners.end(), info.static_wildcards.begin(),
+                info.static_wildcards.end());
+  for (const std::string& qualified : owners) {
+    int owner = ResolveTypeUncachedQualified(qualified);
     bool external = false;
     int field = owner >= 0 ? FindField(owner, name, &external) : -1;
     if (field >= 0) {
