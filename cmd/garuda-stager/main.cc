@@ -4,12 +4,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "cmd/garuda-stager/stager.h"
 #include "lib/base/flags.h"
+#include "lib/lockdown/stager_lockdown.h"
 
 ABSL_FLAG(std::string, project, "",
           "run, serve, end: the project folder (default: the current folder)");
@@ -44,6 +46,10 @@ ABSL_FLAG(int, channel_fd, -1,
           "Unix stream socketpair)");
 ABSL_FLAG(std::string, session_id, "",
           "serve: the agent's session id, for the stager's messages");
+ABSL_FLAG(std::string, accept_weaker_lockdown, "",
+          "run, serve: run even where the kernel lacks seccomp filters (or "
+          "Landlock, for the staged run's guard); the reason given here is "
+          "reported");
 
 namespace {
 
@@ -116,6 +122,11 @@ int Dispatch(int argc, char** argv) {
   }
   const std::string& command = positional[1];
   if (command == "probe") return garuda::StagerProbe(absl::GetFlag(FLAGS_json));
+  std::optional<garuda::AcceptWeakerLockdown> accept_weaker;
+  if (!absl::GetFlag(FLAGS_accept_weaker_lockdown).empty()) {
+    accept_weaker = garuda::AcceptWeakerLockdown{
+        absl::GetFlag(FLAGS_accept_weaker_lockdown)};
+  }
   if (command == "run") {
     garuda::StagerRunOptions options;
     options.project = absl::GetFlag(FLAGS_project);
@@ -128,6 +139,10 @@ int Dispatch(int argc, char** argv) {
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session = absl::GetFlag(FLAGS_session);
     options.out = absl::GetFlag(FLAGS_out);
+    // Taken once the run has opened what it needs, before the command
+    // starts (not for a command the person sends to the host).
+    options.lock_down = garuda::LockDownStager;
+    options.accept_weaker = accept_weaker;
     return garuda::StagerRun(options);
   }
   if (command == "serve") {
@@ -138,6 +153,10 @@ int Dispatch(int argc, char** argv) {
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session_id = absl::GetFlag(FLAGS_session_id);
     options.quiet = absl::GetFlag(FLAGS_quiet);
+    // Taken after the start (settings, probe, staging view, on_host runner)
+    // and before the first request is read.
+    options.lock_down = garuda::LockDownStager;
+    options.accept_weaker = accept_weaker;
     if (options.channel_fd < 0) {
       std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
       return 2;

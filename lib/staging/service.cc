@@ -399,6 +399,12 @@ absl::Status RunStagerServe(const StagerServeOptions& options) {
                          ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
   StagerService service(options);
   RETURN_IF_ERROR(service.Start());
+  if (options.mode != kHostMode) {
+    StagerLockdownOptions lockdown;
+    lockdown.accept_weaker = options.accept_weaker;
+    RETURN_IF_ERROR(
+        TakeStagerLockdown(options.lock_down, lockdown, options.log));
+  }
   return service.Serve(channel);
 }
 

@@ -21,9 +21,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "lib/lockdown/stager_lockdown.h"
 
 namespace garuda {
 
@@ -48,6 +50,14 @@ struct StagerServeOptions {
   // No "serving" line: the agent's helpers share the person's terminal,
   // and the session's first line says what the stager serves.
   bool quiet = false;
+  // LockDownStager: taken once the start is done (settings, probe, the
+  // on_host runner, the staging view and its read-only bind), before the
+  // first request is read. Not by the on_host runner: what it runs is a
+  // command the person agreed to run on the host, as themselves, and a
+  // filter or no_new_privs would bind that command too (sudo, a debugger).
+  // Empty: no lockdown.
+  StagerLockDown lock_down;
+  std::optional<AcceptWeakerLockdown> accept_weaker;
 };
 
 // Serves until EndSession or until the agent closes the channel (OK), or

@@ -40,15 +40,23 @@ run_backend() {
     --out "$T/cs-$BACKEND" -- \
     sh -c "echo from-command > '$P/cmd.txt'; echo ready > '$S/ready'; cat '$S/go' >/dev/null" \
     2>"$T/err-$BACKEND" &
-  local stager=$!
+  local guard=$!
   # Blocks until the command opened the fifo (bounded: a stager that fails
   # early must not hang the test).
   if ! timeout 120 cat "$S/ready" >/dev/null; then
     fail "the staged command never became ready: $(cat "$T/err-$BACKEND")"
-    kill "$stager" 2>/dev/null
-    wait "$stager"
+    kill "$guard" 2>/dev/null
+    wait "$guard"
     return
   fi
+  # The process started is the staged run's guard (lib/staging/staged_guard.h),
+  # which stays in the host's namespaces and writes only beneath the staging
+  # root (Landlock, lib/lockdown/stager_lockdown_test); the view and the
+  # read-only bind are in its one child, the run.
+  local stager
+  stager=$(cat "/proc/$guard/task/$guard/children")
+  stager=${stager%% *}
+  check "the guard has one child, the run" test -n "$stager"
 
   check "the stager has its own mount namespace" \
     test "$(readlink /proc/$stager/ns/mnt)" != "$(readlink /proc/self/ns/mnt)"
@@ -73,7 +81,7 @@ run_backend() {
   rm -f "$P/outside.txt"
 
   echo go >"$S/go"
-  wait "$stager"
+  wait "$guard"
   check "the staged command succeeded" same "$?" 0
   check "the command's write did not reach the project" absent "$P/cmd.txt"
   check "the command's write is in the change list" \
