@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/staging/copy_observe.h"
 #include "lib/staging/copy_sync.h"
 #include "lib/staging/folders.h"
 

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/staging/copy_observe.h"
 #include "lib/staging/tree_copy.h"
 
 namespace garuda {
