@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace garuda {
@@ -17,6 +20,21 @@ struct Items {
   std::atomic<int32_t> pid[100];
   std::atomic<uint32_t> child_took;
 };
+
+// Polls `done` (another process sets what it reads) until it holds, or
+// fails with `what` once `timeout` has passed.
+absl::Status WaitFor(const std::function<bool()>& done, const std::string& what,
+                     absl::Duration timeout = absl::Seconds(30)) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (!done()) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, " within ", absl::FormatDuration(timeout)));
+    }
+    ::usleep(100);
+  }
+  return absl::OkStatus();
+}
 
 class Workers : public ::testing::Test {
  protected:
@@ -32,8 +50,11 @@ TEST_F(Workers, EveryItemIsTakenOnceAcrossTheProcesses) {
       [&]() -> absl::Status {
         // This process waits for a worker's first item, so that the test
         // shows that workers took part.
-        while (::getpid() == parent && items->child_took.load() == 0) {
-          ::usleep(100);
+        if (::getpid() == parent) {
+          absl::Status took =
+              WaitFor([&] { return items->child_took.load() != 0; },
+                      "no worker process took an item");
+          if (!took.ok()) return took;
         }
         for (;;) {
           uint32_t next = items->next.fetch_add(1);
@@ -61,8 +82,8 @@ TEST_F(Workers, AWorkersErrorIsReportedAndStopsTheOthers) {
         if (::getpid() != parent) {
           return absl::InternalError("item 7 could not be copied");
         }
-        while (items->stop.load() == 0) ::usleep(100);
-        return absl::OkStatus();
+        return WaitFor([&] { return items->stop.load() != 0; },
+                       "the worker's error did not set the stop flag");
       },
       &items->stop);
   EXPECT_EQ(status.message(), "item 7 could not be copied");

@@ -3,9 +3,12 @@
 // request at a time. Each refusal has its negative control.
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <map>
@@ -469,21 +472,53 @@ TEST_F(ServeTest, AKilledStagersViewIsRemovedAtTheNextStart) {
 
 TEST_F(ServeTest, AGarbageFrameEndsTheStagersChannel) {
   std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
-  Describe(*stager);
+  // A command changes a.txt in the view, so that the project's a.txt below
+  // says something: the broken channel applies nothing of it.
+  StagerReply ran = Run(*stager, "echo changed > a.txt");
+  ASSERT_TRUE(ran.has_result()) << ran.DebugString();
+  EXPECT_EQ(ran.result().changed_files(), 1u);
+  EXPECT_EQ(StagingFolders().size(), 1u);
   ASSERT_TRUE(ipc::SendRaw(stager->channel().fd(),
                            ipc::LengthPrefix(7) + "\xff\xff\xff garbage")
                   .ok());
+  // Bytes that do not parse get an error reply that says so, and end the
+  // channel.
   StagerReply reply;
   absl::Status status = stager->channel().Receive(&reply);
-  if (status.ok()) {
-    EXPECT_TRUE(reply.has_error()) << reply.DebugString();
-  }
-  // It exits by itself (status 1: a broken channel), with no crash.
+  ASSERT_TRUE(status.ok()) << status;
+  ASSERT_TRUE(reply.has_error()) << reply.DebugString();
+  EXPECT_EQ(reply.error().code(),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(reply.error().message().find("does not parse"), std::string::npos)
+      << reply.error().message();
+  // It exits by itself with status 1 (a broken channel), with no crash.
   absl::Status stopped = stager->Stop();
-  EXPECT_EQ(stager->exit_description().find("signal"), std::string::npos)
+  EXPECT_FALSE(stopped.ok());
+  EXPECT_NE(stager->exit_description().find("exited with status 1"),
+            std::string::npos)
       << stager->exit_description();
   EXPECT_TRUE(StagingFolders().empty());
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+}
+
+// A caught signal ends serve with its view removed (issue 14, point 14);
+// the test above it, where SIGKILL leaves the folder, is the control.
+TEST_F(ServeTest, ASignalToTheStagerRemovesItsView) {
+  for (int sig : {SIGTERM, SIGHUP, SIGINT}) {
+    std::unique_ptr<ipc::HelperProcess> stager = Stager("staged", "copy");
+    ASSERT_TRUE(Run(*stager, "echo x > a.txt").has_result());
+    ASSERT_EQ(StagingFolders().size(), 1u) << "signal " << sig;
+    ASSERT_EQ(::kill(stager->pid(), sig), 0);
+    // It ends by itself (the pidfd turns readable) within the deadline.
+    struct pollfd ended = {stager->pidfd(), POLLIN, 0};
+    ASSERT_EQ(::poll(&ended, 1, 60000), 1) << "signal " << sig;
+    EXPECT_FALSE(stager->Stop().ok());
+    EXPECT_TRUE(WIFSIGNALED(stager->wait_status()) &&
+                WTERMSIG(stager->wait_status()) == sig)
+        << stager->exit_description();
+    EXPECT_TRUE(StagingFolders().empty()) << "signal " << sig;
+    EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
+  }
 }
 
 TEST_F(ServeTest, ApplyThroughTheApplierWritesTheProjectAndUndoRestores) {
@@ -569,12 +604,18 @@ TEST_F(ServeTest, BadListsAndGarbageFramesWriteNothing) {
   ASSERT_TRUE(ipc::SendRaw(applier->channel().fd(),
                            ipc::LengthPrefix(7) + "\xff\xff\xff garbage")
                   .ok());
+  // Bytes that do not parse get an error reply that says so, and end the
+  // channel.
   ApplierReply last;
-  if (applier->channel().Receive(&last).ok()) {
-    EXPECT_TRUE(last.has_error()) << last.DebugString();
-  }
-  applier->Stop().IgnoreError();
-  EXPECT_EQ(applier->exit_description().find("signal"), std::string::npos)
+  absl::Status received = applier->channel().Receive(&last);
+  ASSERT_TRUE(received.ok()) << received;
+  ASSERT_TRUE(last.has_error()) << last.DebugString();
+  EXPECT_NE(last.error().message().find("does not parse"), std::string::npos)
+      << last.error().message();
+  // The applier exits by itself, not by a signal (no crash).
+  EXPECT_FALSE(applier->Stop().ok());
+  EXPECT_NE(applier->exit_description().find("exited with status"),
+            std::string::npos)
       << applier->exit_description();
   EXPECT_EQ(testing::Snapshot(project_), before);
 }
