@@ -160,11 +160,12 @@ class StagerService {
 
     probe_ = ProbeSandbox({});
     problem_ = FirstSandboxProblem(probe_);
-    if (mode_ == "direct") return absl::OkStatus();
 
-    // Staged. The on_host runner first, while this process still sees the
-    // project writable: it is the only way an agreed on_host command can
-    // change the project.
+    // The on_host runner first, before this process locks down (its filter
+    // and no_new_privs would bind an on_host command too: sudo, a
+    // debugger) and, in staged mode, while it still sees the project
+    // writable: it is the only way an agreed on_host command can change the
+    // project.
     if (!RequiredSandbox(settings_).has_value()) {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
@@ -180,6 +181,7 @@ class StagerService {
                                         host.status().message()));
       }
     }
+    if (mode_ == "direct") return absl::OkStatus();
     StagedViewOptions view;
     view.project = project_;
     view.backend = options_.backend;
@@ -349,7 +351,7 @@ class StagerService {
           "on_host is refused: ", required->why,
           "; nothing was run (to allow it: ", required->undo, ")"));
     }
-    if (mode_ == "staged") {
+    if (mode_ != kHostMode) {
       if (!host_) {
         return absl::FailedPreconditionError(
             "on_host commands cannot run: the on_host runner did not start");

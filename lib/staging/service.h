@@ -12,10 +12,11 @@
 //           stream in a sealed memfd passed with the reply.
 //
 // A RunCommand with on_host runs outside the OS sandbox (never staged), and
-// is refused when the strict profile or requireSandbox is on. In staged
-// mode this process cannot write the project (the view's read-only bind),
-// so on_host commands go to a second stager process started before the
-// binds, `garuda-stager serve --mode host`, which runs nothing else.
+// is refused when the strict profile or requireSandbox is on. This process
+// locks itself down before it serves (and, in staged mode, cannot write the
+// project: the view's read-only bind), so on_host commands go to a second
+// stager process started before both, `garuda-stager serve --mode host`,
+// which runs nothing else.
 #ifndef GARUDA_LIB_STAGING_SERVICE_H_
 #define GARUDA_LIB_STAGING_SERVICE_H_
 

@@ -501,6 +501,32 @@ TEST_F(ServeTest, AGarbageFrameEndsTheStagersChannel) {
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
 }
 
+// garuda-stager serve locks itself down before it serves (LockDownStager):
+// its seccomp role refuses userfaultfd, and a filter is inherited, so a
+// command it starts in the sandbox gets EPERM too, although the command's
+// own filter allows it. The negative control: the same call from an
+// on_host command (the on_host runner takes no lockdown) works.
+TEST_F(ServeTest, TheStagersLockdownHoldsForWhatItStarts) {
+  const std::string attempt =
+      "python3 -c 'import ctypes, os\n"
+      "number = {\"x86_64\": 323, \"aarch64\": 282}[os.uname().machine]\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "fd = libc.syscall(number, 1)  # UFFD_USER_MODE_ONLY\n"
+      "print(\"ok\" if fd >= 0 else os.strerror(ctypes.get_errno()))'";
+  for (const char* mode : {"direct", "staged"}) {
+    std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
+    StagerReply sandboxed = Run(*stager, attempt);
+    ASSERT_TRUE(sandboxed.has_result()) << sandboxed.DebugString();
+    EXPECT_EQ(sandboxed.result().stdout_data(), "Operation not permitted\n")
+        << mode << ": " << sandboxed.result().stderr_data();
+    StagerReply host = Run(*stager, attempt, nullptr, /*on_host=*/true);
+    ASSERT_TRUE(host.has_result()) << host.DebugString();
+    EXPECT_EQ(host.result().stdout_data(), "ok\n")
+        << mode << ": " << host.result().stderr_data();
+    End(*stager);
+  }
+}
+
 // A caught signal ends serve with its view removed (issue 14, point 14);
 // the test above it, where SIGKILL leaves the folder, is the control.
 TEST_F(ServeTest, ASignalToTheStagerRemovesItsView) {
