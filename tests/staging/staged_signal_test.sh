@@ -15,21 +15,6 @@ set -u
 
 source "$(dirname "$0")/test_env.sh" staged_signal
 
-failures=0
-checks=0
-fail() {
-  echo "FAIL $*" >&2
-  failures=$((failures + 1))
-}
-check() {  # check "what" command...
-  local what="$1"
-  shift
-  checks=$((checks + 1))
-  if ! "$@"; then fail "$what"; fi
-}
-same() { [[ "$1" == "$2" ]] || { echo "  got: $(printf %q "$1")  want: $(printf %q "$2")" >&2; return 1; }; }
-contains() { [[ "$1" == *"$2"* ]] || { echo "  $(printf %q "$2") not in: $1" >&2; return 1; }; }
-absent() { [[ ! -e "$1" && ! -L "$1" ]]; }
 
 P="$T/project"
 mkdir -p "$P/src"

@@ -13,20 +13,6 @@ set -u
 
 source "$(dirname "$0")/test_env.sh" stager_lockdown
 
-failures=0
-checks=0
-fail() {
-  echo "FAIL $*" >&2
-  failures=$((failures + 1))
-}
-check() {  # check "what" command...
-  local what="$1"
-  shift
-  checks=$((checks + 1))
-  if ! "$@"; then fail "$what"; fi
-}
-same() { [[ "$1" == "$2" ]] || { echo "  got: $(printf %q "$1")  want: $(printf %q "$2")" >&2; return 1; }; }
-
 P="$T/project"
 mkdir -p "$P"
 (cd "$P" && echo x >x.txt && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm init)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # In staged mode no Garuda process but the applier can write the project:
 # garuda-stager holds the project through a read-only bind in its own mount
-# namespace (it mounts, so it has no Landlock or seccomp of its own). While
+# namespace (it mounts, so it has no Landlock of its own). While
 # a staged command waits on a fifo, this test
 #   - writes to the project through the stager's mount namespace (nsenter
 #     -m, and /proc/PID/root): both fail, the project is unchanged;
@@ -13,12 +13,6 @@ set -u
 
 source "$(dirname "$0")/test_env.sh" stager-ns
 
-failures=0
-fail() { echo "FAIL [$BACKEND] $*" >&2; failures=$((failures + 1)); }
-check() { local what="$1"; shift; "$@" || fail "$what"; }
-absent() { [[ ! -e "$1" && ! -L "$1" ]]; }
-same() { [[ "$1" == "$2" ]] || { echo "  got: $(printf %q "$1")  want: $(printf %q "$2")" >&2; return 1; }; }
-contains() { [[ "$1" == *"$2"* ]] || { echo "  $(printf %q "$2") not in: $1" >&2; return 1; }; }
 
 if ! command -v nsenter >/dev/null; then
   echo "nsenter (util-linux) is missing" >&2
