@@ -1,11 +1,9 @@
 #include "lib/staging/staged_guard.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,9 +115,15 @@ int RunStagedGuarded(const StagedGuardOptions& options,
     ::sigaction(sig, nullptr, &current);
     if (current.sa_handler != SIG_IGN) sigaddset(&caught, sig);
   }
+  // SIGCHLD too, so that the guard learns of the run's end and reaps what
+  // it adopts (an on_host command's background process that ends) as it
+  // goes. At its default, so that children are not reaped behind our back.
+  ::signal(SIGCHLD, SIG_DFL);
+  sigset_t watched = caught;
+  sigaddset(&watched, SIGCHLD);
   sigset_t previous;
-  ::sigprocmask(SIG_BLOCK, &caught, &previous);
-  UniqueFd signals(::signalfd(-1, &caught, SFD_CLOEXEC));
+  ::sigprocmask(SIG_BLOCK, &watched, &previous);
+  UniqueFd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
   if (!signals) {
     absl::Status status = LastErrnoStatus("signalfd");
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
@@ -157,9 +161,7 @@ int RunStagedGuarded(const StagedGuardOptions& options,
     ::_exit(code);
   }
   if (options.run_only_fd >= 0) ::close(options.run_only_fd);
-  UniqueFd run_ended(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
-  absl::Status locked = run_ended ? LockDownGuard(options, root)
-                                  : LastErrnoStatus("pidfd_open(the run)");
+  absl::Status locked = LockDownGuard(options, root);
   if (!locked.ok()) {
     Log(options, absl::StrCat("the staged run stops: ", locked.message()));
     KillAndWaitForAll();
@@ -167,36 +169,40 @@ int RunStagedGuarded(const StagedGuardOptions& options,
     return kNotRun;
   }
 
-  for (;;) {
-    struct pollfd fds[2] = {{run_ended.get(), POLLIN, 0},
-                            {signals.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
+  int wait_status = 0;
+  for (bool run_ended = false; !run_ended;) {
+    struct signalfd_siginfo info = {};
+    ssize_t got = ::read(signals.get(), &info, sizeof info);
+    if (got < 0 && errno == EINTR) continue;
+    if (got != sizeof info) {
       Log(options, absl::StrCat("the staged run stops: ",
-                                LastErrnoStatus("poll").message()));
+                                LastErrnoStatus("read(signalfd)").message()));
       KillAndWaitForAll();
       RemoveLeftovers(options, root);
       return kNotRun;
     }
-    if (fds[1].revents & POLLIN) {
-      struct signalfd_siginfo info = {};
-      if (::read(signals.get(), &info, sizeof info) != sizeof info) continue;
-      int sig = static_cast<int>(info.ssi_signo);
-      // The run is killed, not asked: whatever it was doing (copying,
-      // running the command, listing) ends now, and the cleanup below is
-      // the one that counts.
-      ::kill(child, SIGKILL);
-      KillAndWaitForAll();
-      RemoveLeftovers(options, root);
-      Log(options, absl::StrCat("stopped by SIG", ::sigabbrev_np(sig),
-                                "; the staging view was removed, nothing "
-                                "was listed"));
-      EndBy(sig);
+    int sig = static_cast<int>(info.ssi_signo);
+    if (sig == SIGCHLD) {
+      // Signals of one kind merge: reap every child that has ended.
+      int status = 0;
+      for (pid_t ended; (ended = ::waitpid(-1, &status, WNOHANG)) > 0;) {
+        if (ended == child) {
+          wait_status = status;
+          run_ended = true;
+        }
+      }
+      continue;
     }
-    if (fds[0].revents & POLLIN) break;
-  }
-  int wait_status = 0;
-  while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+    // The run is killed, not asked: whatever it was doing (copying, running
+    // the command, listing) ends now, and the cleanup below is the one that
+    // counts.
+    ::kill(child, SIGKILL);
+    KillAndWaitForAll();
+    RemoveLeftovers(options, root);
+    Log(options, absl::StrCat("stopped by SIG", ::sigabbrev_np(sig),
+                              "; the staging view was removed, nothing was "
+                              "listed"));
+    EndBy(sig);
   }
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   int sig = WTERMSIG(wait_status);
