@@ -140,7 +140,7 @@ int Dispatch(int argc, char** argv) {
     options.session = absl::GetFlag(FLAGS_session);
     options.out = absl::GetFlag(FLAGS_out);
     // Taken once the run has opened what it needs, before the command
-    // starts (not for a command the person sends to the host).
+    // starts (not with --allow-host: the command may end up on the host).
     options.lock_down = garuda::LockDownStager;
     options.accept_weaker = accept_weaker;
     return garuda::StagerRun(options);

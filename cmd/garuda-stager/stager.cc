@@ -135,9 +135,15 @@ int StagerRun(const StagerRunOptions& options) {
     return kStagerRefused;
   }
   policy->set_keep_processes(options.keep_processes);
+  // With --allow-host the person lets the command run on the host as
+  // themselves should the sandbox fail to set up (known only once it is
+  // tried, after a lockdown would already bind this process): no lockdown
+  // then, as for every host command.
   StagerLockdownOptions lockdown;
   lockdown.accept_weaker = options.accept_weaker;
-  absl::Status locked = TakeStagerLockdown(options.lock_down, lockdown, Say);
+  absl::Status locked =
+      options.allow_host ? absl::OkStatus()
+                         : TakeStagerLockdown(options.lock_down, lockdown, Say);
   if (!locked.ok()) {
     Say(absl::StrCat(locked.message(), "; nothing was run"));
     return kStagerRefused;
