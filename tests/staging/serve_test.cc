@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -287,11 +290,11 @@ TEST_F(ServeTest, StagedRunReturnsTheChangeInASealedMemfd) {
   EXPECT_EQ(a->kind(), CHANGE_KIND_MODIFIED);
   const ChangeEntry* b = testing::FindEntry(*change_set, "b.txt");
   ASSERT_NE(b, nullptr);
-  for (const Change& change : change_set->changes) {
-    if (change.entry.path() == "a.txt") {
-      EXPECT_EQ(change.content, "new\n");
-    }
-  }
+  auto changed_a = std::find_if(
+      change_set->changes.begin(), change_set->changes.end(),
+      [](const Change& change) { return change.entry.path() == "a.txt"; });
+  ASSERT_NE(changed_a, change_set->changes.end());
+  EXPECT_EQ(changed_a->content, "new\n");
   // The project did not change.
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
   EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
@@ -460,12 +463,25 @@ TEST_F(ServeTest, AStagingFailureIsAnErrorReplyAndNothingRuns) {
 }
 
 TEST_F(ServeTest, AKilledStagersViewIsRemovedAtTheNextStart) {
+  UniqueFd run_ended;
   {
     std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
     ASSERT_TRUE(Run(*stager, "echo x > a.txt").has_result());
     EXPECT_EQ(StagingFolders().size(), 1u);
-    // The destructor kills it (SIGKILL): nothing cleans up.
+    // The process started is the guard; the view and its lock are its
+    // child's, the run, which dies of PR_SET_PDEATHSIG after the guard.
+    absl::StatusOr<std::string> children = ReadFileToString(absl::StrCat(
+        "/proc/", stager->pid(), "/task/", stager->pid(), "/children"));
+    ASSERT_TRUE(children.ok()) << children.status();
+    int run = std::atoi(children->c_str());
+    ASSERT_GT(run, 0) << *children;
+    run_ended = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, run, 0)));
+    ASSERT_TRUE(run_ended);
+    // The destructor kills the guard (SIGKILL): nothing cleans up.
   }
+  // The next start comes once the run is gone too (its lock released).
+  struct pollfd gone = {run_ended.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&gone, 1, 30000), 1);
   std::vector<std::string> left = StagingFolders();
   ASSERT_EQ(left.size(), 1u);  // the negative control
   std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
