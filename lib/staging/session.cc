@@ -154,6 +154,9 @@ absl::Status WriteOut(const ChangeSet& change_set, const std::string& out) {
     written = LastErrnoStatus(absl::StrCat("fsync(", temporary, ")"));
   }
   if (written.ok() && unnamed) {
+    // A name left by an earlier run of the same pid that was killed in the
+    // step below.
+    ::unlink(temporary.c_str());
     std::string self = absl::StrCat("/proc/self/fd/", fd.get());
     if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temporary.c_str(),
                  AT_SYMLINK_FOLLOW) != 0) {
