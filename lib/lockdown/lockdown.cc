@@ -45,10 +45,10 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
     return absl::InvalidArgumentError("LockDown: no role given");
   }
   if (options.without_landlock && !options.writable_paths.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "LockDown: role ", options.role,
-        " leaves Landlock out, so it cannot confine writes to ",
-        options.writable_paths.front()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("LockDown: role ", options.role,
+                     " leaves Landlock out, so it cannot confine writes to ",
+                     options.writable_paths.front()));
   }
   ASSIGN_OR_RETURN(int threads, CountThreads());
   if (threads != 1) {
