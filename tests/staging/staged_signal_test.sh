@@ -88,14 +88,14 @@ check "--out: no temporary beside it" same "$(ls "$T" | grep -c 'out.cs' || true
 # Negative control: SIGKILL cannot be caught, and the same run leaves its
 # folder (the check above would see one that stays).
 check "SIGKILL: the command runs" start_run copy
-# The run (the guard's child) holds the folder's lock; it dies of
-# PR_SET_PDEATHSIG just after its guard.
-run=$(cat "/proc/$PID/task/$PID/children")
-run=${run%% *}
 kill -KILL "$PID"
 wait "$PID"
 check "SIGKILL: the folder stays" contains "$(folders)" "-"
-check "SIGKILL: the run ends with its guard" timeout 30 tail --pid="$run" -f /dev/null
+# The folder's lock is held by the run (the guard's child) and what it
+# forked, which die of PR_SET_PDEATHSIG just after the guard: flock waits
+# for them (a real wait, with a deadline).
+left=$(folders)
+check "SIGKILL: the run ends with its guard" timeout 30 flock "$STAGING/$left/lock" true
 # The next start for the project, once the run is gone, removes it.
 "$STAGER" run --project "$P" --mode staged --backend copy -- true >/dev/null 2>&1
 check "SIGKILL: the next start removes it" same "$(folders)" ""
