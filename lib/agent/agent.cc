@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
+#include "lib/agent/instructions.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/plain_interaction.h"
 #include "lib/agent/session.h"
@@ -93,6 +94,7 @@ struct OpenedSession {
   bool terminal = false;
   std::string history_path;  // "" without a terminal
   std::string helpers_dir;   // where the helper programs are
+  ProjectInstructions instructions;  // AGENTS.md and the person's own
 };
 
 // Phase 1: open. Every error here is a usage or settings error (exit 2).
@@ -145,6 +147,8 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   if (opened.helpers_dir.empty()) {
     ASSIGN_OR_RETURN(opened.helpers_dir, OwnProgramFolder());
   }
+  opened.instructions =
+      LoadProjectInstructions(opened.project->root(), opened.home);
   opened.terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
   if (opened.terminal) {
     opened.history_path = JoinPath(JoinPath(opened.home, ".garuda"), "history");
@@ -238,6 +242,10 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   config.description = description;
   config.no_model_hint = kNoModelHint;
   config.notices = opened.settings.notices;
+  config.instructions_prompt = InstructionsPrompt(opened.instructions);
+  if (std::string line = InstructionsLine(opened.instructions); !line.empty()) {
+    config.notices.push_back(absl::StrCat("garuda-agent: ", line));
+  }
   if (!lockdown_summary.empty()) {
     config.notices.push_back(absl::StrCat("garuda-agent: ", lockdown_summary));
   }

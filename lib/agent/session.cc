@@ -70,7 +70,7 @@ Session::Session(SessionConfig config, SessionParts parts)
   facts.staged = staged();
   facts.sandboxed = config_.description.sandboxed();
   facts.strict = config_.strict;
-  system_prompt_ = SystemPrompt(facts);
+  system_prompt_ = SystemPrompt(facts) + config_.instructions_prompt;
 }
 
 bool Session::staged() const { return config_.description.mode() == "staged"; }

@@ -46,6 +46,9 @@ struct SessionConfig {
   std::string no_model_hint;
   // Notices for the first lines (settings, the stager's own).
   std::vector<std::string> notices;
+  // The project's instructions (lib/agent/instructions.h InstructionsPrompt),
+  // after the system prompt's own rules; may be empty.
+  std::string instructions_prompt;
 };
 
 // What the session uses; nothing is owned. `model` may be null (no model
