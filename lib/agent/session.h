@@ -61,6 +61,8 @@ struct SessionParts {
   ApplyService* applier = nullptr;
   AuditSink* audit = nullptr;
   budget::BudgetClient* budget = nullptr;
+  // The code tools' server; may be null (no code tools).
+  knowledge::CodeService* code = nullptr;
   provider::ModelClient* model = nullptr;
   Journal* journal = nullptr;
   // OK while every helper runs (Helpers::CheckAlive); may be empty.
