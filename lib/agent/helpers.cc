@@ -269,10 +269,11 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
   ASSIGN_OR_RETURN(helpers->stager_process_, SpawnHelper(stager));
   helpers->stager_ = StagerChannelClient(helpers->stager_process_.get());
 
-  ASSIGN_OR_RETURN(
-      helpers->applier_process_,
-      SpawnHelper({options.paths.applier, "serve", "--channel-fd=3",
-                   "--project", options.project, "--quiet"}));
+  std::vector<std::string> applier = {options.paths.applier, "serve",
+                                      "--channel-fd=3", "--project",
+                                      options.project, "--quiet"};
+  applier.insert(applier.end(), weaker.begin(), weaker.end());
+  ASSIGN_OR_RETURN(helpers->applier_process_, SpawnHelper(applier));
   helpers->applier_ = ApplierChannelClient(helpers->applier_process_.get());
   return helpers;
 }

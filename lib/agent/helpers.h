@@ -46,8 +46,9 @@ struct HelpersOptions {
   // Passed to garuda-stager serve when not empty.
   std::string command_mode;  // "direct" or "staged"
   std::string backend;
-  // Passed to the auditor and the budgeter as --accept-weaker-lockdown when
-  // not empty (a kernel without Landlock or seccomp).
+  // Passed to the auditor, the budgeter and the applier as
+  // --accept-weaker-lockdown when not empty (a kernel without Landlock or
+  // seccomp).
   std::string accept_weaker_lockdown;
 };
 
