@@ -510,6 +510,12 @@ class Applier {
     if (journal_) {
       RETURN_IF_ERROR(apply_internal::MarkCommitted(journal_.get(), record_));
     }
+    // One past the last step: done and synced, the temporaries not yet
+    // removed.
+    if (options_.before_step) {
+      RETURN_IF_ERROR(
+          options_.before_step(static_cast<int>(steps_.size()) + 1));
+    }
     return absl::OkStatus();
   }
 

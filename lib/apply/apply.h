@@ -38,7 +38,9 @@ struct ApplyOptions {
   std::function<absl::Status(int step)> after_step;
   // Test seam: called before step `step` (1 is the first change to the
   // project, after the check, the undo record, the journal and the
-  // temporaries); an error fails the apply there.
+  // temporaries; one past the last: everything done, synced and marked
+  // committed, the temporaries not yet removed); an error fails the apply
+  // there.
   std::function<absl::Status(int step)> before_step;
   // Test seam for the negative control of the re-check: false skips the
   // confirmation that what a rename swapped out is what was checked.
