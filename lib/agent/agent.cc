@@ -201,7 +201,7 @@ int RunAgent(const AgentOptions& options) {
     }
     return code;
   };
-  absl::StatusOr<SessionDescription> description =
+  absl::StatusOr<stager::SessionDescription> description =
       (*helpers)->stager().Describe();
   if (!description.ok()) {
     absl::Status alive = (*helpers)->CheckAlive();
