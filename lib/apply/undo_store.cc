@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "lib/apply/journal.h"
+#include "lib/apply/paths.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
@@ -156,20 +157,13 @@ absl::StatusOr<std::string> WriteUndoRecord(
 }
 
 void RemoveUndoRecord(const std::string& record) {
-  for (const char* name :
-       {"changeset", "changeset.tmp", "summary", "summary.tmp", kJournalName}) {
-    ::unlink(JoinPath(record, name).c_str());
-  }
-  // WriteFileAtomically's temporaries, if a write was cut short.
-  if (DIR* dir = ::opendir(record.c_str())) {
-    std::vector<std::string> names;
-    while (struct dirent* entry = ::readdir(dir)) {
-      std::string name = entry->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    ::closedir(dir);
-    for (const std::string& name : names) {
-      ::unlink(JoinPath(record, name).c_str());
+  // Its files (WriteFileAtomically's temporaries too, if a write was cut
+  // short), then the folder.
+  absl::StatusOr<UniqueFd> folder =
+      OpenFile(record, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  if (folder.ok()) {
+    for (const std::string& name : ListFolderNames(folder->get())) {
+      ::unlinkat(folder->get(), name.c_str(), 0);
     }
   }
   ::rmdir(record.c_str());
@@ -204,17 +198,13 @@ absl::StatusOr<std::vector<UndoRecordInfo>> ListUndoRecords(
     const std::string& undo_root, const std::string& project) {
   ASSIGN_OR_RETURN(std::string folder, UndoFolder(undo_root, project));
   std::vector<UndoRecordInfo> records;
-  DIR* dir = ::opendir(folder.c_str());
-  if (dir == nullptr) {
-    if (errno == ENOENT) return records;
-    return LastErrnoStatus(absl::StrCat("opendir(", folder, ")"));
-  }
+  absl::StatusOr<UniqueFd> fd = OpenFile(folder, O_RDONLY | O_DIRECTORY);
+  if (absl::IsNotFound(fd.status())) return records;
+  RETURN_IF_ERROR(fd.status());
   std::vector<std::string> ids;
-  while (struct dirent* entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name != "." && name != ".." && name != "lock") ids.push_back(name);
+  for (std::string& name : apply_internal::ListFolderNames(fd->get())) {
+    if (name != "lock") ids.push_back(std::move(name));
   }
-  ::closedir(dir);
   std::sort(ids.rbegin(), ids.rend());
   for (const std::string& id : ids) {
     std::string record = JoinPath(folder, id);
