@@ -574,7 +574,10 @@ class Applier {
     if (result != 0) {
       // Something took the free name between the check and now: the
       // person's, not ours to replace.
-      if (errno == EEXIST || errno == ENOTEMPTY) return Changed(step);
+      // Or the path the list replaces or removes is gone already.
+      bool gone = errno == ENOENT && (step.plan.kind == StepKind::kExchange ||
+                                      step.plan.kind == StepKind::kMoveAside);
+      if (errno == EEXIST || errno == ENOTEMPTY || gone) return Changed(step);
       return LastErrnoStatus(absl::StrCat(what, VisiblePath(path)));
     }
     return absl::OkStatus();

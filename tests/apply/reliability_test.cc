@@ -125,6 +125,10 @@ void SaveInTheWindow(const std::string& how_saved) {
   ASSERT_TRUE(paused.paused) << Read(paused.err);
   if (how_saved == "in place") {
     Write(scene.project + "/a.txt", "the person's save\n");
+  } else if (how_saved == "deleted") {
+    Remove(scene.project + "/a.txt");
+  } else if (how_saved == "chmod") {
+    ASSERT_EQ(::chmod((scene.project + "/a.txt").c_str(), 0600), 0);
   } else {  // as editors do: a new file renamed over the old one
     Write(scene.project + "/.a.txt.swp", "the person's save\n");
     ASSERT_EQ(::rename((scene.project + "/.a.txt.swp").c_str(),
@@ -137,7 +141,6 @@ void SaveInTheWindow(const std::string& how_saved) {
   EXPECT_NE(result.err.find("a.txt: changed in the project during the apply"),
             std::string::npos)
       << result.err;
-  EXPECT_EQ(Read(scene.project + "/a.txt"), "the person's save\n");
   EXPECT_EQ(Snapshot(scene.project), saved);  // other.txt not applied either
   EXPECT_EQ(RunApplier(scene, UndoList(scene)).out,
             "No applies recorded for this project\n");
@@ -149,6 +152,11 @@ TEST(ApplierRaceTest, SaveInPlaceAfterTheCheckIsKept) {
 
 TEST(ApplierRaceTest, SaveByRenameAfterTheCheckIsKept) {
   SaveInTheWindow("by rename");
+}
+
+TEST(ApplierRaceTest, DeletionOrModeChangeAfterTheCheckIsKept) {
+  SaveInTheWindow("deleted");
+  SaveInTheWindow("chmod");
 }
 
 TEST(ApplierRaceTest, PathsMadeOrFilledAfterTheCheckAreConflicts) {
