@@ -62,7 +62,8 @@ struct Temp {
 
 // A path changed between the check and its rename (or during the apply):
 // the apply ends as a conflict once everything is put back.
-constexpr char kChangedDuringApply[] = "changed in the project during the apply";
+constexpr char kChangedDuringApply[] =
+    "changed in the project during the apply";
 
 class Applier {
  public:
@@ -86,9 +87,10 @@ class Applier {
         std::vector<std::string> waiting =
             apply_internal::InterruptedApplies(undo_folder_);
         for (const std::string& id : waiting) {
-          result.problems.push_back(absl::StrCat(
-              "apply ", id, " was interrupted and is not recovered yet "
-              "(garuda-applier recover)"));
+          result.problems.push_back(
+              absl::StrCat("apply ", id,
+                           " was interrupted and is not recovered yet "
+                           "(garuda-applier recover)"));
         }
         if (!waiting.empty()) {
           result.outcome = ApplyOutcome::kRefused;
@@ -105,8 +107,8 @@ class Applier {
       }
     }
     std::vector<ResolvedLink> links;
-    RETURN_IF_ERROR(CheckLinks(change_set_, root_.get(), &links,
-                               &result.problems));
+    RETURN_IF_ERROR(
+        CheckLinks(change_set_, root_.get(), &links, &result.problems));
     if (!result.problems.empty()) {
       result.outcome = ApplyOutcome::kRefused;
       return result;
@@ -121,9 +123,9 @@ class Applier {
     DeferredTerminationSignals deferred;
     id_ = apply_internal::NewUndoId();
     if (!options_.undo_root.empty()) {
-      ASSIGN_OR_RETURN(record_, apply_internal::WriteUndoRecord(
-                                    change_set_, base_contents_, root_.get(),
-                                    options_, id_));
+      ASSIGN_OR_RETURN(
+          record_, apply_internal::WriteUndoRecord(change_set_, base_contents_,
+                                                   root_.get(), options_, id_));
       result.undo_id = id_;
     }
     absl::Status status = Prepare();
@@ -181,12 +183,12 @@ class Applier {
       }
       RETURN_IF_ERROR(now.status());
       if (!SameFingerprint(*now, entry.base())) {
-        conflict(shown,
-                 absl::StrCat(
-                     shown,
-                     ": changed in the project since the list was made (now ",
-                     DescribeFingerprint(*now), ", the list expected ",
-                     DescribeFingerprint(entry.base()), ")"));
+        conflict(
+            shown,
+            absl::StrCat(
+                shown, ": changed in the project since the list was made (now ",
+                DescribeFingerprint(*now), ", the list expected ",
+                DescribeFingerprint(entry.base()), ")"));
         continue;
       }
       // A folder that goes away must hold nothing the list does not remove.
@@ -497,9 +499,8 @@ class Applier {
         for (const Held& folder : {step.parent, step.self}) {
           if (folder && synced.insert(folder->get()).second &&
               ::fsync(folder->get()) != 0) {
-            return LastErrnoStatus(
-                absl::StrCat("fsync(the folder of ", VisiblePath(step.plan.path),
-                             ")"));
+            return LastErrnoStatus(absl::StrCat(
+                "fsync(the folder of ", VisiblePath(step.plan.path), ")"));
           }
         }
       }
@@ -563,7 +564,8 @@ class Applier {
         step.self = std::make_shared<UniqueFd>(std::move(self));
         struct stat st;
         if (::fstat(step.self->get(), &st) != 0) {
-          return LastErrnoStatus(absl::StrCat("fstat(", VisiblePath(path), ")"));
+          return LastErrnoStatus(
+              absl::StrCat("fstat(", VisiblePath(path), ")"));
         }
         if ((st.st_mode & 07777) != step.plan.old_mode) return Changed(step);
         result = ::fchmod(step.self->get(), step.plan.mode);
@@ -592,16 +594,14 @@ class Applier {
       case StepKind::kMoveAside:
       case StepKind::kExchange: {
         if (!options_.verify_replaced) return absl::OkStatus();
-        ASSIGN_OR_RETURN(Fingerprint out,
-                         FingerprintAt(step.temp_folder->get(), step.plan.temp,
-                                       path));
+        ASSIGN_OR_RETURN(Fingerprint out, FingerprintAt(step.temp_folder->get(),
+                                                        step.plan.temp, path));
         if (!SameFingerprint(out, step.entry->base())) return Changed(step);
         if (out.type() == FILE_TYPE_DIRECTORY) {
           // Its listed children were moved aside before it (deepest first):
           // anything still in it came during the apply.
-          absl::StatusOr<UniqueFd> aside =
-              OpenBeneath(step.temp_folder->get(), step.plan.temp,
-                          O_RDONLY | O_DIRECTORY);
+          absl::StatusOr<UniqueFd> aside = OpenBeneath(
+              step.temp_folder->get(), step.plan.temp, O_RDONLY | O_DIRECTORY);
           RETURN_IF_ERROR(aside.status());
           if (!ListFolderNames(aside->get()).empty()) return Changed(step);
         }
@@ -612,7 +612,8 @@ class Applier {
                          OpenBeneath(step.parent->get(), Basename(path),
                                      O_RDONLY | O_DIRECTORY));
         if (::fchmod(folder.get(), step.plan.mode) != 0) {
-          return LastErrnoStatus(absl::StrCat("chmod(", VisiblePath(path), ")"));
+          return LastErrnoStatus(
+              absl::StrCat("chmod(", VisiblePath(path), ")"));
         }
         return absl::OkStatus();
       }
@@ -636,8 +637,9 @@ class Applier {
       return absl::DataLossError(absl::StrCat(
           "apply failed: ", status.message(),
           "; putting the project back failed too: ", rollback.message(),
-          left.empty() ? "" : absl::StrCat("; left behind: ",
-                                           absl::StrJoin(left, ", ")),
+          left.empty()
+              ? ""
+              : absl::StrCat("; left behind: ", absl::StrJoin(left, ", ")),
           record_.empty()
               ? std::string()
               : absl::StrCat("; the pre-images are in ", record_,
@@ -660,10 +662,9 @@ class Applier {
           status.message(), "; everything was put back", leftovers));
       return *result;
     }
-    return absl::Status(
-        status.code(),
-        absl::StrCat("apply failed, the project is as before", leftovers, ": ",
-                     status.message()));
+    return absl::Status(status.code(),
+                        absl::StrCat("apply failed, the project is as before",
+                                     leftovers, ": ", status.message()));
   }
 
   // Undoes the steps done, newest first, through the folders they hold.

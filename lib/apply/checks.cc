@@ -55,8 +55,9 @@ void CheckEntries(const ChangeSet& change_set,
     std::string shown = VisiblePath(path);
     if (HasGitComponent(path)) {
       problems->push_back(absl::StrCat(
-          shown, ": git's own files (a .git folder, at any depth) are never "
-                 "applied"));
+          shown,
+          ": git's own files (a .git folder, at any depth) are never "
+          "applied"));
     }
     if (!new_types.emplace(path, entry.new_type()).second) {
       problems->push_back(absl::StrCat(shown, ": listed twice"));
@@ -301,10 +302,12 @@ absl::Status CheckLinks(const ChangeSet& change_set, int root_fd,
     link.resolved = after.resolved;
     link.why = after.why;
     if (!link.inside) {
-      problems->push_back(absl::StrCat(
-          VisiblePath(link.path), ": a link that leads out of the project once "
-          "applied (", VisiblePath(link.path), " -> ", VisiblePath(link.target),
-          ": ", after.why, ")"));
+      problems->push_back(
+          absl::StrCat(VisiblePath(link.path),
+                       ": a link that leads out of the project once "
+                       "applied (",
+                       VisiblePath(link.path), " -> ", VisiblePath(link.target),
+                       ": ", after.why, ")"));
     }
     links->push_back(std::move(link));
   }

@@ -158,7 +158,8 @@ int Show(const ApplierCommand& command) {
   std::vector<std::string> problems;
   CheckEntries(*change_set, &problems);
   std::vector<ResolvedLink> links;
-  absl::Status checked = CheckLinks(*change_set, root->get(), &links, &problems);
+  absl::Status checked =
+      CheckLinks(*change_set, root->get(), &links, &problems);
   if (!checked.ok()) return Fail(command, checked);
   if (!links.empty()) {
     std::string text = "\nLinks, resolved against the project as it will be:\n";
@@ -166,9 +167,9 @@ int Show(const ApplierCommand& command) {
       absl::StrAppend(
           &text, "  ", VisiblePath(link.path), " -> ", VisiblePath(link.target),
           link.existing ? " (already in the project)" : "", ": ",
-          link.inside ? absl::StrCat("leads to ", VisiblePath(link.resolved))
-                      : absl::StrCat("leads out of the project (", link.why,
-                                     ")"),
+          link.inside
+              ? absl::StrCat("leads to ", VisiblePath(link.resolved))
+              : absl::StrCat("leads out of the project (", link.why, ")"),
           "\n");
     }
     Say(command.out, text);

@@ -38,9 +38,9 @@ const char* KindName(StepKind kind) {
 }
 
 bool KindOfName(absl::string_view name, StepKind* kind) {
-  for (StepKind k : {StepKind::kMoveAside, StepKind::kExchange,
-                     StepKind::kPlace, StepKind::kMakeFolder,
-                     StepKind::kChangeMode}) {
+  for (StepKind k :
+       {StepKind::kMoveAside, StepKind::kExchange, StepKind::kPlace,
+        StepKind::kMakeFolder, StepKind::kChangeMode}) {
     if (name == KindName(k)) {
       *kind = k;
       return true;
@@ -53,8 +53,8 @@ bool KindOfName(absl::string_view name, StepKind* kind) {
 
 absl::StatusOr<UniqueFd> WriteJournal(const std::string& record,
                                       const JournalPlan& plan) {
-  std::string text = absl::StrCat(kMagic, "\t", absl::CEscape(plan.work_name),
-                                  "\n");
+  std::string text =
+      absl::StrCat(kMagic, "\t", absl::CEscape(plan.work_name), "\n");
   for (const PlannedTemp& temp : plan.temps) {
     absl::StrAppend(&text, "temp\t", absl::CEscape(temp.folder), "\t",
                     absl::CEscape(temp.name), "\n");
@@ -66,8 +66,9 @@ absl::StatusOr<UniqueFd> WriteJournal(const std::string& record,
                     step.old_mode, "\n");
   }
   std::string path = JoinPath(record, kJournalName);
-  ASSIGN_OR_RETURN(UniqueFd fd,
-                   OpenFile(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0600));
+  ASSIGN_OR_RETURN(
+      UniqueFd fd,
+      OpenFile(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0600));
   RETURN_IF_ERROR(WriteAll(fd.get(), text));
   if (::fdatasync(fd.get()) != 0) {
     return LastErrnoStatus(absl::StrCat("fdatasync(", path, ")"));
@@ -96,22 +97,22 @@ absl::StatusOr<JournalPlan> ReadJournal(const std::string& record) {
   }
   if (!S_ISREG(st.st_mode) ||
       static_cast<size_t>(st.st_size) > kMaxJournalBytes) {
-    return absl::DataLossError(absl::StrCat(
-        path, ": not a regular file of at most ", kMaxJournalBytes,
-        " bytes; move it away to apply in this project again"));
+    return absl::DataLossError(
+        absl::StrCat(path, ": not a regular file of at most ", kMaxJournalBytes,
+                     " bytes; move it away to apply in this project again"));
   }
   ASSIGN_OR_RETURN(std::string text, ReadAll(fd->get()));
   // The plan is synced before the project is touched, so a journal cut in
   // its last line was cut before any step: the whole lines are enough.
-  text.resize(text.rfind('\n') == std::string::npos ? 0
-                                                      : text.rfind('\n') + 1);
+  text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
   JournalPlan plan;
   int line_number = 0;
   auto bad = [&](absl::string_view what) {
     return absl::DataLossError(absl::StrCat(
         path, ":", line_number, ": ", what,
         "; the project may hold a half-applied change: compare it with the "
-        "undo record in ", record, ", then remove the journal"));
+        "undo record in ",
+        record, ", then remove the journal"));
   };
   bool first = true;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {

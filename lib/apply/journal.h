@@ -40,8 +40,8 @@ enum class StepKind {
 
 struct PlannedStep {
   StepKind kind;
-  std::string path;  // in the project
-  std::string temp;  // the aside or temporary name
+  std::string path;           // in the project
+  std::string temp;           // the aside or temporary name
   bool temp_in_work = false;  // temp is in the work folder, else beside path
   uint32_t mode = 0;
   uint32_t old_mode = 0;

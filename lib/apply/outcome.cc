@@ -53,7 +53,8 @@ absl::StatusOr<ChangeSet> ReadChangeSetForProject(int fd,
   // be for any project, so it is not taken as this one's.
   if (made_for.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        name, ": the change list names no project (an empty project_root in "
+        name,
+        ": the change list names no project (an empty project_root in "
         "its header), so it cannot be checked to be for ",
         VisiblePath(project)));
   }

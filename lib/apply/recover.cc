@@ -46,7 +46,9 @@ class Recovery {
  public:
   Recovery(int root_fd, const std::string& record, const JournalPlan& plan,
            std::map<std::string, Sides> sides)
-      : root_fd_(root_fd), record_(record), plan_(plan),
+      : root_fd_(root_fd),
+        record_(record),
+        plan_(plan),
         sides_(std::move(sides)) {
     absl::StatusOr<UniqueFd> work =
         OpenBeneath(root_fd_, plan_.work_name, O_RDONLY | O_DIRECTORY);
@@ -121,8 +123,8 @@ class Recovery {
       } else {
         // The folder that holds the temporary ("" is the root).
         absl::StatusOr<UniqueFd> fd = OpenParentBeneath(
-            root_fd_, temp.folder.empty() ? temp.name
-                                          : JoinPath(temp.folder, temp.name));
+            root_fd_,
+            temp.folder.empty() ? temp.name : JoinPath(temp.folder, temp.name));
         if (!fd.ok()) continue;
         opened = std::move(fd).value();
         folder = opened.get();
@@ -146,8 +148,8 @@ class Recovery {
       work_ = UniqueFd();
       if (::unlinkat(root_fd_, plan_.work_name.c_str(), AT_REMOVEDIR) != 0 &&
           errno != ENOENT) {
-        problems_.push_back(absl::StrCat(plan_.work_name, " (",
-                                         std::strerror(errno), ")"));
+        problems_.push_back(
+            absl::StrCat(plan_.work_name, " (", std::strerror(errno), ")"));
       }
     }
   }
@@ -190,7 +192,8 @@ absl::StatusOr<std::vector<RecoveryResult>> RecoverLocked(
     std::string list_path = JoinPath(record, "changeset");
     absl::StatusOr<UniqueFd> list = OpenFile(list_path, O_RDONLY | O_NOFOLLOW);
     if (list.ok()) {
-      ASSIGN_OR_RETURN(ChangeSet inverse, ReadChangeSet(list->get(), list_path));
+      ASSIGN_OR_RETURN(ChangeSet inverse,
+                       ReadChangeSet(list->get(), list_path));
       for (const Change& change : inverse.changes) {
         sides[change.entry.path()] = {NewFingerprint(change.entry),
                                       change.entry.base()};

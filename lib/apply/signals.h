@@ -17,7 +17,9 @@ class DeferredTerminationSignals {
     pthread_sigmask(SIG_BLOCK, &set, &old_);
   }
   // Restores the mask: a signal that came meanwhile is delivered now.
-  ~DeferredTerminationSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+  ~DeferredTerminationSignals() {
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
   DeferredTerminationSignals(const DeferredTerminationSignals&) = delete;
   DeferredTerminationSignals& operator=(const DeferredTerminationSignals&) =
       delete;

@@ -139,7 +139,8 @@ absl::StatusOr<std::string> WriteUndoRecord(
     std::vector<std::string> lines = {
         absl::StrCat("command ", MakeVisible(change_set.header.command()))};
     if (!options.session_id.empty()) {
-      lines.push_back(absl::StrCat("session ", MakeVisible(options.session_id)));
+      lines.push_back(
+          absl::StrCat("session ", MakeVisible(options.session_id)));
     }
     for (const Change& change : change_set.changes) {
       lines.push_back(absl::StrCat("path ", VisiblePath(change.entry.path())));
@@ -245,9 +246,10 @@ absl::StatusOr<ApplyResult> UndoApply(const std::string& id,
   std::string record = JoinPath(folder, id);
   if (::access(JoinPath(record, apply_internal::kJournalName).c_str(), F_OK) ==
       0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "apply ", id, " was interrupted and not recovered yet; run "
-        "garuda-applier recover"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("apply ", id,
+                     " was interrupted and not recovered yet; run "
+                     "garuda-applier recover"));
   }
   absl::StatusOr<UniqueFd> fd =
       OpenFile(JoinPath(record, "changeset"), O_RDONLY);

@@ -94,7 +94,8 @@ TEST(ApplierTest, DiscardLeavesTheProjectUnchanged) {
       << result.terminal;
   EXPECT_EQ(Snapshot(scene.project), before);
   // Negative control: the same list applied does change the project.
-  Result applied = RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"a\n"});
+  Result applied =
+      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"a\n"});
   EXPECT_EQ(applied.code, 0) << applied.err << applied.terminal;
   EXPECT_EQ(applied.out, "The user applied the changes\n");
   EXPECT_EQ(Read(scene.project + "/a.txt"), "beta\n");
@@ -121,7 +122,8 @@ TEST(ApplierTest, ApplyThenUndoRestores) {
   auto before = Snapshot(scene.project);
   Write(scene.staged + "/a.txt", "beta\n");
   Write(scene.staged + "/added/file.txt", "new\n");
-  Result applied = RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
+  Result applied =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(applied.code, 0) << applied.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
   Result list =
@@ -151,13 +153,15 @@ TEST(ApplierTest, DeletionIsListedAndApplied) {
 TEST(ApplierTest, NoChangeAsksNothing) {
   Scene scene = MakeScene();
   // No terminal here: a question could not be asked (it would discard, 3).
-  Result result = RunApplier(scene, ApplyArgs(scene, "--ask"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--ask"), ChangeList(scene));
   EXPECT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(result.out, "No changes\n");
   // Negative control: with a change and no terminal, the question fails and
   // discards.
   Write(scene.staged + "/a.txt", "beta\n");
-  Result asked = RunApplier(scene, ApplyArgs(scene, "--ask"), ChangeList(scene));
+  Result asked =
+      RunApplier(scene, ApplyArgs(scene, "--ask"), ChangeList(scene));
   EXPECT_EQ(asked.code, 3);
 }
 
@@ -182,7 +186,8 @@ TEST(ApplierTest, ReplacedRenamedFoldersAndModeChanges) {
   Write(scene.staged + "/d/new", "");
   ::rename((scene.staged + "/src").c_str(), (scene.staged + "/source").c_str());
   ::chmod((scene.staged + "/tool.sh").c_str(), 0700);
-  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
 }
@@ -209,7 +214,8 @@ TEST(ApplierTest, FileBecomesFolderAndBack) {
   Write(scene.staged + "/a.txt/inner", "inside\n");
   Remove(scene.staged + "/d");
   Write(scene.staged + "/d", "a file now\n");
-  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
 }
@@ -217,12 +223,14 @@ TEST(ApplierTest, FileBecomesFolderAndBack) {
 TEST(ApplierTest, SymlinkInsideAppliedOutsideRefused) {
   Scene scene = MakeScene();
   Symlink("src/x.c", scene.staged + "/inside");
-  Result inside = RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
+  Result inside =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(inside.code, 0) << inside.err;
   EXPECT_EQ(Read(scene.project + "/inside"), "int x;\n");
   Symlink("../../etc/passwd", scene.staged + "/outside");
   auto before = Snapshot(scene.project);
-  Result outside = RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
+  Result outside =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   EXPECT_EQ(outside.code, 5) << outside.err;
   EXPECT_NE(outside.err.find("out of the project"), std::string::npos);
   EXPECT_EQ(Snapshot(scene.project), before);
@@ -253,7 +261,8 @@ TEST(ApplierTest, HundredMegabyteFile) {
   for (size_t i = 0; i < big.size(); i += 4096)
     big[i] = static_cast<char>(i / 4096);
   Write(scene.staged + "/big.bin", big);
-  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_TRUE(Read(scene.project + "/big.bin") == big);
 }

@@ -192,8 +192,7 @@ TEST(ApplierSignalTest, CaughtSignalsPutEverythingBack) {
     ManyFiles(scene, 300);
     std::string changes = ChangeList(scene);
     auto before = Snapshot(scene.project);
-    Paused paused =
-        StartPaused(scene, ApplyArgs(scene, "--yes"), changes, 150);
+    Paused paused = StartPaused(scene, ApplyArgs(scene, "--yes"), changes, 150);
     ASSERT_TRUE(paused.paused) << Read(paused.err);
     ASSERT_EQ(::kill(paused.pid, signal), 0);
     Result result = Finish(paused, 'c');
@@ -225,11 +224,9 @@ TEST(ApplierSignalTest, KillMidApplyIsReversedByRecover) {
   EXPECT_EQ(Read(scene.project + "/many/f0000.txt"), "new 0\n");
   EXPECT_EQ(Read(scene.project + "/many/f0299.txt"), "old 299\n");
   EXPECT_FALSE(Temporaries(scene.project).empty());
-  Result recovered =
-      RunApplier(scene, {"recover", "--project", scene.project});
+  Result recovered = RunApplier(scene, {"recover", "--project", scene.project});
   EXPECT_EQ(recovered.code, 0) << recovered.err;
-  EXPECT_NE(recovered.out.find("reversed"), std::string::npos)
-      << recovered.out;
+  EXPECT_NE(recovered.out.find("reversed"), std::string::npos) << recovered.out;
   EXPECT_EQ(Snapshot(scene.project), before);
   EXPECT_EQ(RunApplier(scene, {"recover", "--project", scene.project}).out,
             "Nothing to recover\n");
@@ -275,11 +272,9 @@ TEST(ApplierSignalTest, KillAfterTheLastStepIsFinished) {
   ASSERT_EQ(::kill(paused.pid, SIGKILL), 0);
   Finish(paused, 0);
   EXPECT_FALSE(Temporaries(scene.project).empty());  // control
-  Result recovered =
-      RunApplier(scene, {"recover", "--project", scene.project});
+  Result recovered = RunApplier(scene, {"recover", "--project", scene.project});
   EXPECT_EQ(recovered.code, 0) << recovered.err;
-  EXPECT_NE(recovered.out.find("finished"), std::string::npos)
-      << recovered.out;
+  EXPECT_NE(recovered.out.find("finished"), std::string::npos) << recovered.out;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
   // Finished applies can be undone like any other.
   Result list = RunApplier(scene, UndoList(scene));
@@ -386,9 +381,8 @@ TEST(ApplierCleanupTest, FullDiskLeavesNoTemporary) {
 TEST(ApplierRefusalTest, NestedGitFoldersAreRefusedInShowAndApply) {
   Scene scene = MakeScene();
   auto before = Snapshot(scene.project);
-  for (const std::string& path :
-       {"vendor/lib/.git/hooks/post-checkout", "sub/.git/config", ".git/config",
-        "a/.git"}) {
+  for (const std::string& path : {"vendor/lib/.git/hooks/post-checkout",
+                                  "sub/.git/config", ".git/config", "a/.git"}) {
     ChangeSet change_set = Crafted(scene);
     change_set.changes.push_back(AddedFile(path, "[core]\nfsmonitor=x\n"));
     std::string list = testing::WriteList(change_set);

@@ -44,8 +44,7 @@ Result RunApplier(const Scene& scene, const std::vector<std::string>& args,
 
 // The change list of the staged copy, in a file. `extra` may replace the
 // source: {"--upper", DIR} walks an overlay layer.
-std::string ChangeList(const Scene& scene,
-                       std::vector<std::string> extra = {});
+std::string ChangeList(const Scene& scene, std::vector<std::string> extra = {});
 
 // A change list written by the test (a crafted one), in a file.
 std::string WriteList(const ChangeSet& change_set);
@@ -55,7 +54,7 @@ std::vector<std::string> ApplyArgs(const Scene& scene, const std::string& how);
 // An applier stopped before step `step` of its apply.
 struct Paused {
   pid_t pid = -1;
-  int seam = -1;  // our end of the seam's socketpair
+  int seam = -1;        // our end of the seam's socketpair
   bool paused = false;  // false: it ended (or a minute passed) first
   std::string out, err;
 };
