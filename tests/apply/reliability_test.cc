@@ -281,6 +281,35 @@ TEST(ApplierSignalTest, KillAfterTheLastStepIsFinished) {
   EXPECT_NE(list.out.find("50 paths"), std::string::npos) << list.out;
 }
 
+// An undo is an apply of the inverse list: held and journaled the same way.
+TEST(ApplierSignalTest, UndoIsHeldAndRecoveredTheSameWay) {
+  Scene scene = MakeScene();
+  ManyFiles(scene, 300);
+  auto before = Snapshot(scene.project);
+  Result applied =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
+  ASSERT_EQ(applied.code, 0) << applied.err;
+  auto after = Snapshot(scene.project);
+  Result list = RunApplier(scene, UndoList(scene));
+  std::string id = list.out.substr(0, list.out.find(' '));
+  std::vector<std::string> undo = {"undo", "--project", scene.project, id};
+  Paused paused = StartPaused(scene, undo, "", 150);
+  ASSERT_TRUE(paused.paused) << Read(paused.err);
+  ASSERT_EQ(::kill(paused.pid, SIGTERM), 0);
+  Result interrupted = Finish(paused, 'c');
+  EXPECT_EQ(interrupted.code, 128 + SIGTERM) << interrupted.err;
+  EXPECT_EQ(Snapshot(scene.project), after);
+  paused = StartPaused(scene, undo, "", 150);
+  ASSERT_TRUE(paused.paused) << Read(paused.err);
+  ASSERT_EQ(::kill(paused.pid, SIGKILL), 0);
+  Finish(paused, 0);
+  EXPECT_NE(Snapshot(scene.project), after);  // control: half undone
+  Result undone = RunApplier(scene, undo);
+  EXPECT_EQ(undone.code, 0) << undone.err;
+  EXPECT_NE(undone.err.find("reversed"), std::string::npos) << undone.err;
+  EXPECT_EQ(Snapshot(scene.project), before);
+}
+
 // --- 14.3: no temporary survives a failed apply -------------------------
 
 // The person renames a folder while the apply is in it, and makes a new
