@@ -53,7 +53,8 @@ absl::StatusOr<ApplyResult> Applier::Run() {
       for (const std::string& id : waiting) {
         result.problems.push_back(
             absl::StrCat("apply ", id,
-                         " was interrupted and is not recovered yet "
+                         " in this project is still running, or was "
+                         "interrupted and is not recovered yet "
                          "(garuda-applier recover)"));
       }
       if (!waiting.empty()) {
