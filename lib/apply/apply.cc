@@ -13,6 +13,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -42,6 +43,7 @@ absl::StatusOr<ApplyResult> Applier::Run() {
     return result;
   }
   ASSIGN_OR_RETURN(root_, OpenRoot(options_.project));
+  std::optional<DeferredTerminationSignals> deferred;
   // One apply at a time in a project, and whatever an interrupted one
   // left is finished or reversed before this one looks at the project.
   if (!options_.undo_root.empty()) {
@@ -62,6 +64,9 @@ absl::StatusOr<ApplyResult> Applier::Run() {
         return result;
       }
     } else {
+      // Recovery too is held back from signals (it is also safe to redo:
+      // it looks at the project for each step).
+      deferred.emplace();
       ASSIGN_OR_RETURN(lock_, apply_internal::LockUndoFolder(undo_folder_));
       ASSIGN_OR_RETURN(std::vector<RecoveryResult> recovered,
                        apply_internal::RecoverLocked(undo_folder_, root_.get(),
@@ -84,8 +89,14 @@ absl::StatusOr<ApplyResult> Applier::Run() {
   if (change_set_.changes.empty()) return result;
 
   // From the first write on, a signal waits for the apply to be whole or
-  // put back (Pending() is asked between steps).
-  DeferredTerminationSignals deferred;
+  // put back (Pending() is asked between steps); one that came during the
+  // check ends it here, before anything is written.
+  if (!deferred) deferred.emplace();
+  if (int signal = DeferredTerminationSignals::Pending()) {
+    return absl::CancelledError(absl::StrCat(
+        "interrupted by signal ", signal, " (", strsignal(signal),
+        ") before anything was written"));
+  }
   id_ = apply_internal::NewUndoId();
   if (!options_.undo_root.empty()) {
     ASSIGN_OR_RETURN(
