@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -25,8 +26,10 @@ using apply_internal::Child;
 using apply_internal::Parent;
 
 bool HasGitComponent(absl::string_view path) {
+  // In any case, as git itself refuses it: on a case-folding file system
+  // (ext4 casefold, a vfat or exFAT mount) ".GIT" is the same folder.
   for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part == ".git") return true;
+    if (absl::EqualsIgnoreCase(part, ".git")) return true;
   }
   return false;
 }

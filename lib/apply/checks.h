@@ -12,9 +12,9 @@
 
 namespace garuda {
 
-// True when some component of `path` is ".git": git's own files, at the top
-// or in a nested repository (vendor/lib/.git/hooks/x, sub/.git/config), are
-// never written by an apply.
+// True when some component of `path` is ".git", in any case: git's own
+// files, at the top or in a nested repository (vendor/lib/.git/hooks/x,
+// sub/.git/config), are never written by an apply.
 bool HasGitComponent(absl::string_view path);
 
 // Refusals that need no look at the project: each problem is one line that

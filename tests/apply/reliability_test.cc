@@ -410,8 +410,9 @@ TEST(ApplierCleanupTest, FullDiskLeavesNoTemporary) {
 TEST(ApplierRefusalTest, NestedGitFoldersAreRefusedInShowAndApply) {
   Scene scene = MakeScene();
   auto before = Snapshot(scene.project);
-  for (const std::string& path : {"vendor/lib/.git/hooks/post-checkout",
-                                  "sub/.git/config", ".git/config", "a/.git"}) {
+  for (const std::string& path :
+       {"vendor/lib/.git/hooks/post-checkout", "sub/.git/config", ".git/config",
+        "a/.git", "sub/.GIT/config"}) {
     ChangeSet change_set = Crafted(scene);
     change_set.changes.push_back(AddedFile(path, "[core]\nfsmonitor=x\n"));
     std::string list = testing::WriteList(change_set);
