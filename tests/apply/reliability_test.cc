@@ -434,6 +434,22 @@ TEST(ApplierRefusalTest, NestedGitFoldersAreRefusedInShowAndApply) {
             0);
 }
 
+// What a command writes in a nested .git stays in staging: the list built
+// from the copy leaves it out (control: a folder merely named git is in).
+TEST(ApplierRefusalTest, NestedGitWrittenByACommandStaysInStaging) {
+  Scene scene = MakeScene();
+  Write(scene.staged + "/vendor/lib/.git/config", "[core]\nfsmonitor=x\n");
+  Write(scene.staged + "/vendor/lib/git/config", "plain\n");
+  std::string changes = ChangeList(scene);
+  Result shown = RunApplier(scene, Show(scene), changes);
+  EXPECT_EQ(shown.code, 0) << shown.out << shown.err;
+  EXPECT_EQ(shown.out.find(".git"), std::string::npos) << shown.out;
+  Result applied = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
+  EXPECT_EQ(applied.code, 0) << applied.err;
+  EXPECT_EQ(Read(scene.project + "/vendor/lib/git/config"), "plain\n");
+  EXPECT_NE(::access((scene.project + "/vendor/lib/.git").c_str(), F_OK), 0);
+}
+
 // --- 14.5: say and do the same ------------------------------------------
 
 TEST(ApplierRefusalTest, SetgidFolderIsRefused) {
