@@ -91,6 +91,12 @@ ChangeSet Crafted(const Scene& scene) {
   return change_set;
 }
 
+// `apply --yes` of a crafted list.
+Result ApplyCrafted(const Scene& scene, const ChangeSet& change_set) {
+  return RunApplier(scene, ApplyArgs(scene, "--yes"),
+                    testing::WriteList(change_set));
+}
+
 Change Folder(const std::string& path, uint32_t mode) {
   Change change;
   change.entry.set_path(path);
@@ -428,10 +434,7 @@ TEST(ApplierRefusalTest, NestedGitFoldersAreRefusedInShowAndApply) {
   ChangeSet change_set = Crafted(scene);
   change_set.changes.push_back(
       AddedFile("vendor/lib/git/hooks/post-checkout", "x\n"));
-  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"),
-                       testing::WriteList(change_set))
-                .code,
-            0);
+  EXPECT_EQ(ApplyCrafted(scene, change_set).code, 0);
 }
 
 // What a command writes in a nested .git stays in staging: the list built
@@ -457,17 +460,13 @@ TEST(ApplierRefusalTest, SetgidFolderIsRefused) {
   ChangeSet change_set = Crafted(scene);
   change_set.changes.push_back(Folder("shared", 02775));
   auto before = Snapshot(scene.project);
-  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"),
-                             testing::WriteList(change_set));
+  Result result = ApplyCrafted(scene, change_set);
   EXPECT_EQ(result.code, 5) << result.err;
   EXPECT_NE(result.err.find("setgid"), std::string::npos) << result.err;
   EXPECT_EQ(Snapshot(scene.project), before);
   // Control: the same folder without the bit is applied.
   change_set.changes[0] = Folder("shared", 0775);
-  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"),
-                       testing::WriteList(change_set))
-                .code,
-            0);
+  EXPECT_EQ(ApplyCrafted(scene, change_set).code, 0);
   struct stat st;
   ASSERT_EQ(::stat((scene.project + "/shared").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0775u);
@@ -488,10 +487,7 @@ TEST(ApplierRefusalTest, HashMismatchExitsWithTheRefusedCode) {
   EXPECT_EQ(Snapshot(scene.project), before);
   // Control: with its real hash the list applies.
   change_set.changes[0].entry.set_new_sha256(Sha256("hello\n"));
-  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"),
-                       testing::WriteList(change_set))
-                .code,
-            0);
+  EXPECT_EQ(ApplyCrafted(scene, change_set).code, 0);
 }
 
 TEST(ApplierRefusalTest, ListWithNoProjectIsNotTakenForThisOne) {
@@ -500,8 +496,7 @@ TEST(ApplierRefusalTest, ListWithNoProjectIsNotTakenForThisOne) {
   change_set.changes.push_back(AddedFile("new.txt", "hello\n"));
   change_set.header.set_project_root("");
   auto before = Snapshot(scene.project);
-  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"),
-                             testing::WriteList(change_set));
+  Result result = ApplyCrafted(scene, change_set);
   EXPECT_EQ(result.code, 1) << result.err;
   EXPECT_NE(result.err.find("names no project"), std::string::npos)
       << result.err;
@@ -509,15 +504,9 @@ TEST(ApplierRefusalTest, ListWithNoProjectIsNotTakenForThisOne) {
   // Control: another project's list is refused the same way; this one's
   // is applied.
   change_set.header.set_project_root(Real(scene.staged));
-  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"),
-                       testing::WriteList(change_set))
-                .code,
-            1);
+  EXPECT_EQ(ApplyCrafted(scene, change_set).code, 1);
   change_set.header.set_project_root(Real(scene.project));
-  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"),
-                       testing::WriteList(change_set))
-                .code,
-            0);
+  EXPECT_EQ(ApplyCrafted(scene, change_set).code, 0);
 }
 
 // --- 13.2: links judged where they lead once applied ---------------------
@@ -571,8 +560,7 @@ TEST(ApplierLinkTest, ListThatRedirectsAnExistingLinkOutIsRefused) {
   replace.entry.mutable_base()->set_type(FILE_TYPE_DIRECTORY);
   replace.entry.mutable_base()->set_mode(0755);
   change_set.changes.push_back(replace);
-  Result applied = RunApplier(scene, ApplyArgs(scene, "--yes"),
-                              testing::WriteList(change_set));
+  Result applied = ApplyCrafted(scene, change_set);
   EXPECT_EQ(applied.code, 5) << applied.err;
   EXPECT_NE(applied.err.find("the project's link E"), std::string::npos)
       << applied.err;
