@@ -217,10 +217,10 @@ TEST(ApplierSignalTest, CaughtSignalsPutEverythingBack) {
 
 TEST(ApplierSignalTest, KillMidApplyIsReversedByRecover) {
   Scene scene = MakeScene();
-  ManyFiles(scene, 300);
+  ManyFiles(scene, 2000);  // thousands, as a real refactoring
   std::string changes = ChangeList(scene);
   auto before = Snapshot(scene.project);
-  Paused paused = StartPaused(scene, ApplyArgs(scene, "--yes"), changes, 150);
+  Paused paused = StartPaused(scene, ApplyArgs(scene, "--yes"), changes, 1500);
   ASSERT_TRUE(paused.paused) << Read(paused.err);
   ASSERT_EQ(::kill(paused.pid, SIGKILL), 0);
   Result killed = Finish(paused, 0);
@@ -228,7 +228,7 @@ TEST(ApplierSignalTest, KillMidApplyIsReversedByRecover) {
   // Negative control: what a kill leaves is a mix of old and new, with the
   // temporaries beside the targets.
   EXPECT_EQ(Read(scene.project + "/many/f0000.txt"), "new 0\n");
-  EXPECT_EQ(Read(scene.project + "/many/f0299.txt"), "old 299\n");
+  EXPECT_EQ(Read(scene.project + "/many/f1999.txt"), "old 1999\n");
   EXPECT_FALSE(Temporaries(scene.project).empty());
   Result recovered = RunApplier(scene, {"recover", "--project", scene.project});
   EXPECT_EQ(recovered.code, 0) << recovered.err;
