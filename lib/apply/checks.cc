@@ -208,9 +208,16 @@ Resolution Resolve(TreeView& tree, const std::string& link_path,
   for (absl::string_view part : absl::StrSplit(Parent(link_path), '/')) {
     if (!part.empty()) where.emplace_back(part);
   }
+  std::vector<std::string> through;  // the links followed, in order
   auto leave = [&](std::string why) {
     out.inside = false;
-    out.why = std::move(why);
+    if (through.size() > 4) {  // a loop: the first turns say enough
+      through.resize(4);
+      through.push_back("...");
+    }
+    out.why = through.empty() ? std::move(why)
+                              : absl::StrCat(why, ", after following ",
+                                             absl::StrJoin(through, ", "));
     return out;
   };
   if (!target.empty() && target.front() == '/') {
@@ -236,6 +243,8 @@ Resolution Resolve(TreeView& tree, const std::string& link_path,
       where.push_back(part);
       continue;
     }
+    through.push_back(
+        absl::StrCat(VisiblePath(path), " -> ", VisiblePath(node.target)));
     if (++followed > kMaxLinks) {
       return leave(absl::StrCat("more than ", kMaxLinks, " links followed"));
     }
