@@ -1,7 +1,7 @@
-// SIGTERM, SIGINT and SIGHUP held back while the project is half-changed:
-// they are blocked (so they wait as pending signals) from the first write
-// until the apply is whole or put back, and delivered when the mask is
-// restored. The apply asks Pending() between its steps, so a signal ends it
+// SIGTERM, SIGINT, SIGHUP and SIGQUIT (Ctrl-\) held back while the project
+// is half-changed: they are blocked (so they wait as pending signals) from
+// the first write until the apply is whole or put back, and delivered when
+// the mask is restored. The apply asks Pending() between its steps, so a signal ends it
 // early by putting everything back, never by leaving it half done.
 #ifndef GARUDA_LIB_APPLY_SIGNALS_H_
 #define GARUDA_LIB_APPLY_SIGNALS_H_
@@ -28,7 +28,7 @@ class DeferredTerminationSignals {
   static int Pending() {
     sigset_t pending;
     if (sigpending(&pending) != 0) return 0;
-    for (int signal : {SIGTERM, SIGINT, SIGHUP}) {
+    for (int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
       if (sigismember(&pending, signal) == 1) return signal;
     }
     return 0;
@@ -41,6 +41,7 @@ class DeferredTerminationSignals {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGQUIT);
     return set;
   }
   sigset_t old_;

@@ -193,7 +193,7 @@ TEST(ApplierRaceTest, PathsMadeOrFilledAfterTheCheckAreConflicts) {
 // --- 14.2: signals and kills mid-apply ----------------------------------
 
 TEST(ApplierSignalTest, CaughtSignalsPutEverythingBack) {
-  for (int signal : {SIGTERM, SIGINT, SIGHUP}) {
+  for (int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
     Scene scene = MakeScene();
     ManyFiles(scene, 300);
     std::string changes = ChangeList(scene);

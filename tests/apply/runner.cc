@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -119,6 +120,9 @@ Paused StartPaused(const Scene& scene, const std::vector<std::string>& args,
   paused.pid = ::fork();
   if (paused.pid == 0) {
     ::setsid();
+    // A SIGQUIT sent by a test leaves no core file behind.
+    struct rlimit no_core = {0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
     // The seam's end, kept across exec at a fixed number.
     ::dup2(pair[1], 9);
     ::setenv("GARUDA_TEST_ONLY_APPLY_PAUSE", absl::StrCat(step, ":9").c_str(),
