@@ -104,6 +104,12 @@ struct RecoveryResult {
 absl::StatusOr<std::vector<RecoveryResult>> RecoverInterruptedApplies(
     const std::string& undo_root, const std::string& project);
 
+// The ids of the applies of `project` whose journal is still there: running
+// now, or interrupted and waiting for recovery. Empty when none (or the
+// undo store cannot be read).
+std::vector<std::string> PendingApplies(const std::string& undo_root,
+                                        const std::string& project);
+
 // Restores the project as it was before apply `id`, with the same checks as
 // an apply (a path changed since is a conflict, nothing is overwritten).
 // The undo is itself recorded, so it can be undone.

@@ -152,6 +152,18 @@ int Show(const ApplierCommand& command) {
     SayNoChanges(command, *change_set);
     return kExitApplied;
   }
+  // show writes nothing, so it cannot recover; it says what is waiting.
+  absl::StatusOr<ApplierPlaces> places = Locate(command);
+  if (places.ok()) {
+    for (const std::string& id :
+         PendingApplies(places->undo_root, places->project)) {
+      Say(command.err,
+          absl::StrCat("garuda-applier: apply ", id,
+                       " in this project is running or was interrupted; "
+                       "`garuda-applier recover` finishes or reverses it; "
+                       "this diff compares with the project as it is now\n"));
+    }
+  }
   Rendered rendered = RenderChangeSet(*change_set, root->get());
   Say(command.out, absl::StrCat(rendered.summary, "\n", rendered.diff));
   // The same refusals as apply, and where each link leads once applied.

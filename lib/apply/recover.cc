@@ -244,6 +244,13 @@ std::string RecoveryResult::Line() const {
                       paths, " paths put back or never changed)");
 }
 
+std::vector<std::string> PendingApplies(const std::string& undo_root,
+                                        const std::string& project) {
+  absl::StatusOr<std::string> folder = UndoFolder(undo_root, project);
+  if (!folder.ok()) return {};
+  return apply_internal::InterruptedApplies(*folder);
+}
+
 absl::StatusOr<std::vector<RecoveryResult>> RecoverInterruptedApplies(
     const std::string& undo_root, const std::string& project) {
   ASSIGN_OR_RETURN(std::string folder, UndoFolder(undo_root, project));

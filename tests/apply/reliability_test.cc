@@ -230,10 +230,17 @@ TEST(ApplierSignalTest, KillMidApplyIsReversedByRecover) {
   EXPECT_EQ(Read(scene.project + "/many/f0000.txt"), "new 0\n");
   EXPECT_EQ(Read(scene.project + "/many/f1999.txt"), "old 1999\n");
   EXPECT_FALSE(Temporaries(scene.project).empty());
+  // show writes nothing: it says what waits for recovery.
+  Result shown = RunApplier(scene, Show(scene), changes);
+  EXPECT_NE(shown.err.find("garuda-applier recover"), std::string::npos)
+      << shown.err;
   Result recovered = RunApplier(scene, {"recover", "--project", scene.project});
   EXPECT_EQ(recovered.code, 0) << recovered.err;
   EXPECT_NE(recovered.out.find("reversed"), std::string::npos) << recovered.out;
   EXPECT_EQ(Snapshot(scene.project), before);
+  // Control: nothing waits now, and show says nothing of it.
+  EXPECT_EQ(RunApplier(scene, Show(scene), changes).err.find("recover"),
+            std::string::npos);
   EXPECT_EQ(RunApplier(scene, {"recover", "--project", scene.project}).out,
             "Nothing to recover\n");
   EXPECT_EQ(RunApplier(scene, UndoList(scene)).out,
