@@ -31,6 +31,18 @@
 
 namespace garuda {
 namespace apply_internal {
+namespace {
+
+// The first few of `names` and how many more: a message a person reads.
+std::string Listed(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 8;
+  if (names.size() <= kShown) return absl::StrJoin(names, ", ");
+  std::vector<std::string> first(names.begin(), names.begin() + kShown);
+  return absl::StrCat(absl::StrJoin(first, ", "), " and ",
+                      names.size() - kShown, " more");
+}
+
+}  // namespace
 
 absl::Status Applier::Prepare() {
   RETURN_IF_ERROR(Plan());
@@ -248,9 +260,7 @@ absl::StatusOr<ApplyResult> Applier::Abandon(const absl::Status& status,
     return absl::DataLossError(absl::StrCat(
         "apply failed: ", status.message(),
         "; putting the project back failed too: ", rollback.message(),
-        left.empty()
-            ? ""
-            : absl::StrCat("; left behind: ", absl::StrJoin(left, ", ")),
+        left.empty() ? "" : absl::StrCat("; left behind: ", Listed(left)),
         record_.empty()
             ? std::string()
             : absl::StrCat("; the pre-images are in ", record_,
@@ -264,7 +274,7 @@ absl::StatusOr<ApplyResult> Applier::Abandon(const absl::Status& status,
       left.empty()
           ? std::string()
           : absl::StrCat(" (but these temporaries could not be removed: ",
-                         absl::StrJoin(left, ", "), ")");
+                         Listed(left), ")");
   if (absl::IsAborted(status) && !conflict_path_.empty()) {
     result->outcome = ApplyOutcome::kConflict;
     result->paths = 0;
