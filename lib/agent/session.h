@@ -46,6 +46,9 @@ struct SessionConfig {
   std::string no_model_hint;
   // Notices for the first lines (settings, the stager's own).
   std::vector<std::string> notices;
+  // The project's instructions (lib/agent/instructions.h InstructionsPrompt),
+  // after the system prompt's own rules; may be empty.
+  std::string instructions_prompt;
 };
 
 // What the session uses; nothing is owned. `model` may be null (no model
@@ -58,6 +61,8 @@ struct SessionParts {
   ApplyService* applier = nullptr;
   AuditSink* audit = nullptr;
   budget::BudgetClient* budget = nullptr;
+  // The code tools' server; may be null (no code tools).
+  knowledge::CodeService* code = nullptr;
   provider::ModelClient* model = nullptr;
   Journal* journal = nullptr;
   // OK while every helper runs (Helpers::CheckAlive); may be empty.
@@ -115,6 +120,22 @@ class Session {
   bool sandboxed() const { return config_.description.sandboxed(); }
 
  private:
+  // The parts of a turn (RunTurn): the next model request (with the input
+  // estimate from what was measured so far), the end of a turn whose request
+  // failed (budget, cancel, provider; an error only when a helper is gone),
+  // the usage of an answer, and the answer's tool calls (true when the
+  // person cancelled them).
+  provider::ModelRequest NextRequest(const ToolContext& tools, int step,
+                                     size_t measured_messages) const;
+  absl::Status StopForFailedRequest(const absl::Status& error,
+                                    const provider::ModelRequest& request,
+                                    TurnOutcome* outcome);
+  void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
+  absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
+                                    const provider::ModelResponse& response,
+                                    const provider::CancelFlag* cancel,
+                                    TurnOutcome* outcome);
+
   Session(SessionConfig config, SessionParts parts);
   absl::Status Add(provider::ChatMessage message);
   // The user message that a note for the model goes into (the last one, a

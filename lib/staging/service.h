@@ -12,18 +12,25 @@
 //           stream in a sealed memfd passed with the reply.
 //
 // A RunCommand with on_host runs outside the OS sandbox (never staged), and
-// is refused when the strict profile or requireSandbox is on. In staged
-// mode this process cannot write the project (the view's read-only bind),
-// so on_host commands go to a second stager process started before the
-// binds, `garuda-stager serve --mode host`, which runs nothing else.
+// is refused when the strict profile or requireSandbox is on. Otherwise the
+// stager decides itself whether it runs (lib/consent): it asks the person
+// on the terminal, or re-checks the allow rules it read at start; the
+// agent's word is never taken, but for an explicit relayed answer with
+// --consent=relayed. This process locks itself down before it serves (and,
+// in staged mode, cannot write the project: the view's read-only bind), so
+// on_host commands go to a second stager process started before both,
+// `garuda-stager serve --mode host`, which runs nothing else.
 #ifndef GARUDA_LIB_STAGING_SERVICE_H_
 #define GARUDA_LIB_STAGING_SERVICE_H_
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "lib/consent/consent.h"
+#include "lib/lockdown/stager_lockdown.h"
 
 namespace garuda {
 
@@ -40,6 +47,9 @@ struct StagerServeOptions {
   std::string mode;
   std::string backend;     // staged: "auto", "overlay", "copy"; empty: settings
   std::string session_id;  // the agent's session, for messages
+  // Who agrees to an on_host command (not used by the "host" runner, which
+  // runs only what its stager agreed to).
+  ConsentOptions consent;
   // The program to start as the on_host runner of a staged session
   // (normally /proc/self/exe).
   std::string self = "/proc/self/exe";
@@ -48,6 +58,14 @@ struct StagerServeOptions {
   // No "serving" line: the agent's helpers share the person's terminal,
   // and the session's first line says what the stager serves.
   bool quiet = false;
+  // LockDownStager: taken once the start is done (settings, probe, the
+  // on_host runner, the staging view and its read-only bind), before the
+  // first request is read. Not by the on_host runner: what it runs is a
+  // command the person agreed to run on the host, as themselves, and a
+  // filter or no_new_privs would bind that command too (sudo, a debugger).
+  // Empty: no lockdown.
+  StagerLockDown lock_down;
+  std::optional<AcceptWeakerLockdown> accept_weaker;
 };
 
 // Serves until EndSession or until the agent closes the channel (OK), or
