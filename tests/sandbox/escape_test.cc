@@ -305,9 +305,8 @@ TEST_F(EscapeTest, PtraceOfAProcessOutside) {
   sleeper.Stop();
 }
 
-// In `garuda-stager run` the sandbox's PID 1 may share the stager's memory
-// (CLONE_VM: docs/sandbox.md, start-up): the command must not be able to
-// write PID 1's memory. PID 1 keeps its capabilities in the sandbox's user
+// The command must not be able to write the memory of the sandbox's PID 1
+// (which holds the caller's copy of the policy and pipes). PID 1 keeps its capabilities in the sandbox's user
 // namespace and the command has none, so the kernel's ptrace check refuses.
 // (Without that, e.g. with PID 1's capabilities dropped, the open works, as
 // it does under bubblewrap, whose PID 1 has none.)
