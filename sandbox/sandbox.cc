@@ -28,30 +28,45 @@ namespace {
 using sandbox_internal::ChildIo;
 using sandbox_internal::Pipe;
 
-// Creates the missing parts of project-relative denied paths, so that they
-// exist to be covered and the command cannot make them (.git/hooks). Under
-// a file (a worktree's .git is a file) nothing can be created: skipped.
-absl::Status CreateMissingDeniedPaths(const SandboxPolicy& policy) {
+// Creates what is missing of the project-relative paths the sandbox covers,
+// so that they exist to be covered and the command cannot make them: denied
+// paths as folders (.git/hooks), read-only project paths as an empty file
+// (.git/config, so that a command cannot plant one in a .git that has none
+// with core.fsmonitor in it), or a folder when they end in '/'. Under a
+// file (a worktree's .git is a file) nothing can be created: skipped.
+absl::Status CreateMissingProjectPaths(const SandboxPolicy& policy) {
   if (!policy.project_writable()) return absl::OkStatus();
-  for (const std::string& path : policy.denied_paths()) {
-    if (path.empty() || path[0] == '/') continue;
+  auto create = [&](const std::string& path, bool folder) -> absl::Status {
+    if (path.empty() || path[0] == '/') return absl::OkStatus();
     std::string full = policy.project();
-    bool blocked = false;
-    for (absl::string_view part :
-         absl::StrSplit(path, '/', absl::SkipEmpty())) {
-      full = JoinPath(full, part);
+    std::vector<absl::string_view> parts =
+        absl::StrSplit(path, '/', absl::SkipEmpty());
+    for (size_t i = 0; i + 1 < parts.size(); ++i) {
+      full = JoinPath(full, parts[i]);
       struct stat st;
       if (::lstat(full.c_str(), &st) != 0) break;
-      if (!S_ISDIR(st.st_mode)) {
-        blocked = true;
-        break;
-      }
+      if (!S_ISDIR(st.st_mode)) return absl::OkStatus();
     }
-    if (blocked) continue;
     full = JoinPath(policy.project(), path);
+    while (full.size() > 1 && full.back() == '/') full.pop_back();
     struct stat st;
-    if (::lstat(full.c_str(), &st) == 0) continue;
-    RETURN_IF_ERROR(MakeDirectories(full, 0755));
+    if (::lstat(full.c_str(), &st) == 0) return absl::OkStatus();
+    if (folder) return MakeDirectories(full, 0755);
+    RETURN_IF_ERROR(MakeDirectories(Dirname(full), 0755));
+    // O_EXCL | O_NOFOLLOW: a link planted meanwhile is not followed.
+    int fd = ::open(full.c_str(),
+                    O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) {
+      return LastErrnoStatus(absl::StrCat("create ", full));
+    }
+    if (fd >= 0) ::close(fd);
+    return absl::OkStatus();
+  };
+  for (const std::string& path : policy.denied_paths()) {
+    RETURN_IF_ERROR(create(path, true));
+  }
+  for (const std::string& path : policy.read_only_project_paths()) {
+    RETURN_IF_ERROR(create(path, !path.empty() && path.back() == '/'));
   }
   return absl::OkStatus();
 }
@@ -93,7 +108,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   if (options.argv.empty() && !options.entry) {
     return absl::InvalidArgumentError("no command to run");
   }
-  RETURN_IF_ERROR(CreateMissingDeniedPaths(policy));
+  RETURN_IF_ERROR(CreateMissingProjectPaths(policy));
   ASSIGN_OR_RETURN(MountPlan plan, BuildMountPlan(policy));
   ASSIGN_OR_RETURN(Confinement confinement,
                    PrepareConfinement(policy, plan.writable));
