@@ -57,13 +57,11 @@ std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
   args.insert(args.end(), {"--tmpfs", "/tmp"});
   if (policy.limits().shm_bytes() != 0) {
     args.insert(args.end(),
-                {"--size", absl::StrCat(policy.limits().shm_bytes()),
-                 "--tmpfs", "/dev/shm"});
+                {"--size", absl::StrCat(policy.limits().shm_bytes()), "--tmpfs",
+                 "/dev/shm"});
   }
-  args.insert(args.end(),
-              {
-               policy.project_writable() ? "--bind" : "--ro-bind",
-               policy.project(), policy.project()});
+  args.insert(args.end(), {policy.project_writable() ? "--bind" : "--ro-bind",
+                           policy.project(), policy.project()});
   auto in_project = [&](const std::string& given) {
     return given[0] == '/' ? given : JoinPath(policy.project(), given);
   };
@@ -72,8 +70,8 @@ std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
       std::string path = in_project(given);
       struct stat st;
       if (::lstat(path.c_str(), &st) != 0) continue;
-      args.insert(args.end(), {S_ISDIR(st.st_mode) ? "--bind" : "--ro-bind",
-                               path, path});
+      args.insert(args.end(),
+                  {S_ISDIR(st.st_mode) ? "--bind" : "--ro-bind", path, path});
     }
     for (const std::string& given : policy.read_only_project_paths()) {
       std::string path = in_project(given);

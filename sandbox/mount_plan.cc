@@ -57,8 +57,8 @@ bool UnderRun(const std::string& path) {
 // Where a writable or project path is opened from: the project for a
 // relative path or one inside the project, else / . The second part is
 // relative to the first.
-std::pair<std::string, std::string> BaseAndRelative(const std::string& given,
-                                                    const std::string& project) {
+std::pair<std::string, std::string> BaseAndRelative(
+    const std::string& given, const std::string& project) {
   std::string path = given;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   if (!IsAbsolute(path)) return {project, path};
@@ -76,8 +76,7 @@ absl::StatusOr<struct stat> CheckBeneath(const std::string& base,
                                          absl::string_view what,
                                          const std::string& given) {
   ASSIGN_OR_RETURN(UniqueFd root, OpenRoot(base));
-  absl::StatusOr<UniqueFd> opened =
-      OpenBeneath(root.get(), relative, O_PATH);
+  absl::StatusOr<UniqueFd> opened = OpenBeneath(root.get(), relative, O_PATH);
   if (!opened.ok()) {
     if (absl::IsFailedPrecondition(opened.status())) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -87,9 +86,9 @@ absl::StatusOr<struct stat> CheckBeneath(const std::string& base,
           "the project cannot make another folder writable: remove the link, "
           "or name the folder it points to"));
     }
-    return absl::Status(opened.status().code(),
-                        absl::StrCat(what, " \"", given, "\": ",
-                                     opened.status().message()));
+    return absl::Status(
+        opened.status().code(),
+        absl::StrCat(what, " \"", given, "\": ", opened.status().message()));
   }
   struct stat st;
   if (::fstat(opened->get(), &st) != 0) {
@@ -118,8 +117,8 @@ void FindPrivate(int dir_fd, const std::string& folder,
     }
     std::string path = JoinPath(folder, name);
     bool directory = S_ISDIR(st.st_mode);
-    bool readable = (st.st_mode & S_IROTH) &&
-                    (!directory || (st.st_mode & S_IXOTH));
+    bool readable =
+        (st.st_mode & S_IROTH) && (!directory || (st.st_mode & S_IXOTH));
     if (!readable) {
       found->push_back(path);
     } else if (directory) {
@@ -207,23 +206,21 @@ absl::Status BindBeneath(const std::string& base, const std::string& relative,
                          bool writable) {
   ASSIGN_OR_RETURN(UniqueFd old_root, OpenRoot(kOldRoot));
   std::string base_relative = base == "/" ? "" : base.substr(1);
-  ASSIGN_OR_RETURN(UniqueFd base_fd,
-                   OpenBeneath(old_root.get(), base_relative,
-                               O_PATH | O_DIRECTORY));
+  ASSIGN_OR_RETURN(UniqueFd base_fd, OpenBeneath(old_root.get(), base_relative,
+                                                 O_PATH | O_DIRECTORY));
   ASSIGN_OR_RETURN(UniqueFd source,
                    OpenBeneath(base_fd.get(), relative, O_PATH));
   struct stat st;
   if (::fstat(source.get(), &st) != 0) return LastErrnoStatus("fstat");
   std::string full = base == "/" ? "/" + relative : JoinPath(base, relative);
-  RETURN_IF_ERROR(MakeMountPoint(absl::StrCat(kNewRoot, full),
-                                 S_ISDIR(st.st_mode)));
+  RETURN_IF_ERROR(
+      MakeMountPoint(absl::StrCat(kNewRoot, full), S_ISDIR(st.st_mode)));
   ASSIGN_OR_RETURN(UniqueFd new_root, OpenRoot(kNewRoot));
   ASSIGN_OR_RETURN(UniqueFd target,
-                   OpenBeneath(new_root.get(), full.substr(1),
-                               O_PATH));
-  UniqueFd tree(::open_tree(source.get(), "",
-                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                AT_RECURSIVE | AT_EMPTY_PATH));
+                   OpenBeneath(new_root.get(), full.substr(1), O_PATH));
+  UniqueFd tree(::open_tree(
+      source.get(), "",
+      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
   if (!tree) return LastErrnoStatus(absl::StrCat("open_tree(", full, ")"));
   struct mount_attr attr = {};
   attr.attr_set =
@@ -289,8 +286,8 @@ absl::Status MountDev(const std::string& target, uint64_t shm_bytes) {
               "newinstance,ptmxmode=0666,mode=620") != 0) {
     return LastErrnoStatus(absl::StrCat("mount devpts on ", pts));
   }
-  RETURN_IF_ERROR(MountTmpfs(JoinPath(target, "shm"), 0,
-                             TmpfsOptions(shm_bytes).c_str()));
+  RETURN_IF_ERROR(
+      MountTmpfs(JoinPath(target, "shm"), 0, TmpfsOptions(shm_bytes).c_str()));
   const std::pair<const char*, const char*> links[] = {
       {"pts/ptmx", "ptmx"},
       {"/proc/self/fd", "fd"},
@@ -370,8 +367,8 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
       return absl::InvalidArgumentError(absl::StrCat(
           "denyPrivateUnder \"", folder, "\" must be an absolute path"));
     }
-    int fd = ::open(folder.c_str(),
-                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd =
+        ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) FindPrivate(fd, folder, &denied);
   }
   // A path inside one denied already adds nothing, and would need a mount
@@ -459,9 +456,9 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
     for (const std::string& given : policy.read_only_project_paths()) {
       auto [base, relative] = BaseAndRelative(given, project);
       if (base != project) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "read-only project path \"", given,
-            "\" must be inside the project"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("read-only project path \"", given,
+                         "\" must be inside the project"));
       }
       absl::StatusOr<struct stat> st =
           CheckBeneath(base, relative, "read-only project path", given);
@@ -480,12 +477,11 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
     }
     RETURN_IF_ERROR(
         CheckBeneath(base, relative, "writable path", given).status());
-    plan.steps.push_back(
-        {MountStep::Kind::kBindBeneath, base, relative, true});
-    plan.writable.push_back(relative.empty() ? base
-                                             : (base == "/"
-                                                    ? "/" + relative
-                                                    : JoinPath(base, relative)));
+    plan.steps.push_back({MountStep::Kind::kBindBeneath, base, relative, true});
+    plan.writable.push_back(
+        relative.empty()
+            ? base
+            : (base == "/" ? "/" + relative : JoinPath(base, relative)));
   }
   for (const BindMount& bind : policy.binds()) {
     if (!IsAbsolute(bind.target()) || bind.target() == "/") {

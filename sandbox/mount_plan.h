@@ -16,7 +16,7 @@ namespace garuda {
 
 struct MountStep {
   enum class Kind {
-    kBind,      // source bound at target, read-only unless writable
+    kBind,  // source bound at target, read-only unless writable
     // `target` (relative) opened beneath the folder `source` without
     // following a link, in the child, and the folder or file opened bound
     // at source/target: what is bound is what was checked.

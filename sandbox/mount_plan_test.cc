@@ -159,10 +159,10 @@ TEST_F(MountPlanTest, DeniedPatternsAndPrivateFilesAreExpanded) {
   policy.add_deny_private_under(etc);
   auto denied = ExpandDeniedPaths(policy, project_);
   ASSERT_TRUE(denied.ok()) << denied.status();
-  EXPECT_EQ(*denied, (std::vector<std::string>{
-                         etc + "/gshadow-", etc + "/public/deep/token",
-                         etc + "/shadow", etc + "/shadow-",
-                         etc + "/ssl/private"}));
+  EXPECT_EQ(*denied,
+            (std::vector<std::string>{
+                etc + "/gshadow-", etc + "/public/deep/token", etc + "/shadow",
+                etc + "/shadow-", etc + "/ssl/private"}));
   // Control: without the pattern and the walk, only the one name.
   SandboxPolicy by_name = policy_;
   by_name.add_denied_paths(etc + "/shadow");

@@ -106,7 +106,6 @@ void CloseAllBut(std::vector<int> keep) {
   ::close_range(next, ~0U, 0);
 }
 
-
 // The command's process: standard descriptors, limits, confinement, exec.
 [[noreturn]] void StartCommand(const Limits& limits, const MountPlan& plan,
                                Confinement& confinement,

@@ -182,10 +182,10 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   // system(3) lets it through); capturing, it ends the run like SIGTERM.
   supervise.forward_interrupts = !options.capture_output;
   supervise.signals = &signals;
-  ASSIGN_OR_RETURN(Supervised supervised,
-                   Supervise(child->pid, std::move(child->pidfd),
-                             std::move(out.read), std::move(err.read),
-                             supervise, &result));
+  ASSIGN_OR_RETURN(
+      Supervised supervised,
+      Supervise(child->pid, std::move(child->pidfd), std::move(out.read),
+                std::move(err.read), supervise, &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   int command_status = supervised.command_status;
   ssize_t got = sizeof command_status;
@@ -252,10 +252,10 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   supervise.wall_ms = options.wall_time_ms;
   supervise.capture_limit = options.capture_limit;
   supervise.signals = &signals;
-  ASSIGN_OR_RETURN(Supervised supervised,
-                   Supervise(child.pid, std::move(child.pidfd),
-                             std::move(out.read), std::move(err.read),
-                             supervise, &result));
+  ASSIGN_OR_RETURN(
+      Supervised supervised,
+      Supervise(child.pid, std::move(child.pidfd), std::move(out.read),
+                std::move(err.read), supervise, &result));
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
                                     : RunResult::FailedToStart(error.substr(1));

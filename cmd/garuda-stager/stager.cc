@@ -77,6 +77,9 @@ int StagerRun(const StagerRunOptions& options) {
     Say(std::string(settings.status().message()));
     return kStagerRefused;
   }
+  // The project settings left out because they would widen what the
+  // command may do, said before anything runs (issue 13).
+  for (const std::string& notice : settings->notices) Say(notice);
   if (options.network && !settings->network_off_policy_source.empty()) {
     Say(absl::StrCat(
         "--network is refused: ", settings->network_off_policy_source,
