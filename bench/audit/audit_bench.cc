@@ -26,7 +26,8 @@
 #include "lib/audit/writer.h"
 #include "lib/base/files.h"
 #include "lib/ipc/helper_process.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
+#include "proto/auditor_service.pb.h"
 
 ABSL_FLAG(std::string, dir, "", "A scratch folder on the disk to measure.");
 ABSL_FLAG(std::string, auditor, "", "Path of garuda-auditor.");
@@ -44,8 +45,8 @@ namespace {
   std::exit(1);
 }
 
-AuditEvent BenchEvent(int i) {
-  AuditEvent event;
+audit::AuditEvent BenchEvent(int i) {
+  audit::AuditEvent event;
   event.set_kind("command");
   event.set_tool("bash");
   event.set_target(absl::StrCat("npm run build -- --filter=package-", i % 97));
@@ -71,7 +72,7 @@ double AppendThroughWriter(const std::string& dir, int lines,
       AuditWriter::Open(options);
   if (!writer.ok()) Die(std::string(writer.status().message()));
   (*writer)->StartTimedSync();
-  std::vector<AuditEvent> events;
+  std::vector<audit::AuditEvent> events;
   for (int i = 0; i < 97; ++i) events.push_back(BenchEvent(i));
   absl::Time start = absl::Now();
   for (int i = 0; i < lines; ++i) {
@@ -130,11 +131,11 @@ double AppendThroughChannel(const std::string& dir, const std::string& auditor,
   absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> helper =
       ipc::HelperProcess::Spawn(options);
   if (!helper.ok()) Die(std::string(helper.status().message()));
-  AuditRequest request;
+  audit::AuditRequest request;
   for (int i = 0; i < per_request; ++i) {
     *request.mutable_append()->add_events() = BenchEvent(i);
   }
-  AuditReply reply;
+  audit::AuditReply reply;
   uint64_t seq = 0;
   absl::Time start = absl::Now();
   for (int sent = 0; sent < lines; sent += per_request) {
@@ -143,7 +144,7 @@ double AppendThroughChannel(const std::string& dir, const std::string& auditor,
     if (!status.ok() || reply.has_error())
       Die("append over the channel failed");
   }
-  AuditRequest close;
+  audit::AuditRequest close;
   close.set_seq(++seq);
   close.mutable_close();
   if (!(*helper)->Call(close, &reply).ok() || !(*helper)->Stop().ok()) {

@@ -142,10 +142,10 @@ bool Start(const Options& options, const std::string& mode,
 
 // RunCommand `true`; its wall time in ms, or a negative number on error.
 double RunTrue(Stager* stager) {
-  StagerRequest request;
+  stager::StagerRequest request;
   request.set_seq(++stager->seq);
   request.mutable_run()->set_command("true");
-  StagerReply reply;
+  stager::StagerReply reply;
   std::vector<UniqueFd> fds;
   absl::Time start = absl::Now();
   absl::Status called = stager->process->Call(request, &reply, &fds);
@@ -253,10 +253,10 @@ int Main(int argc, char** argv) {
     }
   }
   for (Stager& stager : staged) {
-    StagerRequest end;
+    stager::StagerRequest end;
     end.set_seq(++stager.seq);
     end.mutable_end();
-    StagerReply reply;
+    stager::StagerReply reply;
     stager.process->Call(end, &reply).IgnoreError();
     stager.process->Stop().IgnoreError();
   }

@@ -9,6 +9,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "proto/auditor_service.pb.h"
 
 namespace garuda {
 namespace agent {
@@ -29,11 +30,11 @@ class AuditChannel : public AuditSink {
  public:
   explicit AuditChannel(ipc::HelperProcess* process) : process_(process) {}
 
-  absl::Status Record(const AuditEvent& event) override {
-    AuditRequest request;
+  absl::Status Record(const audit::AuditEvent& event) override {
+    audit::AuditRequest request;
     request.set_seq(++seq_);
     *request.mutable_append()->add_events() = event;
-    AuditReply reply;
+    audit::AuditReply reply;
     RETURN_IF_ERROR(process_->Call(request, &reply));
     RETURN_IF_ERROR(CheckReplySeq(reply, seq_, kAuditorProgram));
     if (!reply.has_appended()) {
@@ -43,10 +44,10 @@ class AuditChannel : public AuditSink {
   }
 
   absl::Status Close() override {
-    AuditRequest request;
+    audit::AuditRequest request;
     request.set_seq(++seq_);
     request.mutable_close();
-    AuditReply reply;
+    audit::AuditReply reply;
     RETURN_IF_ERROR(process_->Call(request, &reply));
     return CheckReplySeq(reply, seq_, kAuditorProgram);
   }
@@ -60,21 +61,21 @@ class StagerChannel : public CommandService {
  public:
   explicit StagerChannel(ipc::HelperProcess* process) : process_(process) {}
 
-  absl::StatusOr<SessionDescription> Describe() override {
-    StagerRequest request;
+  absl::StatusOr<stager::SessionDescription> Describe() override {
+    stager::StagerRequest request;
     request.mutable_describe();
-    ASSIGN_OR_RETURN(StagerReply reply, Call(request, nullptr));
+    ASSIGN_OR_RETURN(stager::StagerReply reply, Call(request, nullptr));
     if (!reply.has_description()) {
       return absl::DataLossError("garuda-stager: no SessionDescription reply");
     }
     return reply.description();
   }
 
-  absl::StatusOr<Ran> Run(const RunCommand& command) override {
-    StagerRequest request;
+  absl::StatusOr<Ran> Run(const stager::RunCommand& command) override {
+    stager::StagerRequest request;
     *request.mutable_run() = command;
     std::vector<UniqueFd> fds;
-    ASSIGN_OR_RETURN(StagerReply reply, Call(request, &fds));
+    ASSIGN_OR_RETURN(stager::StagerReply reply, Call(request, &fds));
     if (!reply.has_result()) {
       return absl::DataLossError("garuda-stager: no CommandResult reply");
     }
@@ -95,16 +96,16 @@ class StagerChannel : public CommandService {
   }
 
   absl::Status End() override {
-    StagerRequest request;
+    stager::StagerRequest request;
     request.mutable_end();
     return Call(request, nullptr).status();
   }
 
  private:
-  absl::StatusOr<StagerReply> Call(StagerRequest& request,
-                                   std::vector<UniqueFd>* fds) {
+  absl::StatusOr<stager::StagerReply> Call(stager::StagerRequest& request,
+                                           std::vector<UniqueFd>* fds) {
     request.set_seq(++seq_);
-    StagerReply reply;
+    stager::StagerReply reply;
     RETURN_IF_ERROR(process_->Call(request, &reply, fds));
     RETURN_IF_ERROR(CheckReplySeq(reply, seq_, kStagerProgram));
     return reply;
@@ -129,27 +130,27 @@ class ApplierChannel : public ApplyService {
  public:
   explicit ApplierChannel(ipc::HelperProcess* process) : process_(process) {}
 
-  absl::StatusOr<ApplyOutcome> Apply(const ChangeSet& change_set,
-                                     const std::string& reason,
-                                     const std::string& session_id) override {
+  absl::StatusOr<applier::ApplyOutcome> Apply(
+      const ChangeSet& change_set, const std::string& reason,
+      const std::string& session_id) override {
     ASSIGN_OR_RETURN(UniqueFd memory, ChangeSetMemfd(change_set));
-    ApplierRequest request;
+    applier::ApplierRequest request;
     request.mutable_apply()->set_reason(reason);
     request.mutable_apply()->set_session_id(session_id);
     const int fds[] = {memory.get()};
-    ASSIGN_OR_RETURN(ApplierReply reply, Call(request, fds));
+    ASSIGN_OR_RETURN(applier::ApplierReply reply, Call(request, fds));
     if (!reply.has_applied()) {
       return absl::DataLossError("garuda-applier: no ApplyOutcome reply");
     }
     return reply.applied();
   }
 
-  absl::StatusOr<UndoOutcome> Undo(const std::string& undo_id,
-                                   const std::string& session_id) override {
-    ApplierRequest request;
+  absl::StatusOr<applier::UndoOutcome> Undo(
+      const std::string& undo_id, const std::string& session_id) override {
+    applier::ApplierRequest request;
     request.mutable_undo()->set_undo_id(undo_id);
     request.mutable_undo()->set_session_id(session_id);
-    ASSIGN_OR_RETURN(ApplierReply reply, Call(request, {}));
+    ASSIGN_OR_RETURN(applier::ApplierReply reply, Call(request, {}));
     if (!reply.has_undone()) {
       return absl::DataLossError("garuda-applier: no UndoOutcome reply");
     }
@@ -157,10 +158,10 @@ class ApplierChannel : public ApplyService {
   }
 
  private:
-  absl::StatusOr<ApplierReply> Call(ApplierRequest& request,
-                                    absl::Span<const int> fds) {
+  absl::StatusOr<applier::ApplierReply> Call(applier::ApplierRequest& request,
+                                             absl::Span<const int> fds) {
     request.set_seq(++seq_);
-    ApplierReply reply;
+    applier::ApplierReply reply;
     RETURN_IF_ERROR(process_->Call(request, &reply, nullptr, fds));
     RETURN_IF_ERROR(CheckReplySeq(reply, seq_, kApplierProgram));
     return reply;

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/base/unique_fd.h"
-#include "proto/agent_session.pb.h"
+#include "proto/agent_journal.pb.h"
 #include "proto/provider.pb.h"
 
 namespace garuda {

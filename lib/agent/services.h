@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "lib/changeset/changeset.h"
 #include "proto/applier_service.pb.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 #include "proto/stager_service.pb.h"
 
 namespace garuda {
@@ -22,7 +22,7 @@ namespace agent {
 class AuditSink {
  public:
   virtual ~AuditSink() = default;
-  virtual absl::Status Record(const AuditEvent& event) = 0;
+  virtual absl::Status Record(const audit::AuditEvent& event) = 0;
   // fsync and the last head (at the end of a session).
   virtual absl::Status Close() = 0;
 };
@@ -31,13 +31,13 @@ class AuditSink {
 class CommandService {
  public:
   virtual ~CommandService() = default;
-  virtual absl::StatusOr<SessionDescription> Describe() = 0;
+  virtual absl::StatusOr<stager::SessionDescription> Describe() = 0;
   struct Ran {
-    CommandResult result;
+    stager::CommandResult result;
     // Staged mode, when the command changed something.
     std::optional<ChangeSet> change_set;
   };
-  virtual absl::StatusOr<Ran> Run(const RunCommand& command) = 0;
+  virtual absl::StatusOr<Ran> Run(const stager::RunCommand& command) = 0;
   virtual absl::Status End() = 0;
 };
 
@@ -45,12 +45,12 @@ class CommandService {
 class ApplyService {
  public:
   virtual ~ApplyService() = default;
-  virtual absl::StatusOr<ApplyOutcome> Apply(const ChangeSet& change_set,
-                                             const std::string& reason,
-                                             const std::string& session_id) = 0;
+  virtual absl::StatusOr<applier::ApplyOutcome> Apply(
+      const ChangeSet& change_set, const std::string& reason,
+      const std::string& session_id) = 0;
   // The session's last apply when `undo_id` is empty.
-  virtual absl::StatusOr<UndoOutcome> Undo(const std::string& undo_id,
-                                           const std::string& session_id) = 0;
+  virtual absl::StatusOr<applier::UndoOutcome> Undo(
+      const std::string& undo_id, const std::string& session_id) = 0;
 };
 
 }  // namespace agent

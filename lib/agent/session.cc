@@ -120,7 +120,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
 }
 
 std::string Session::FirstLine() const {
-  const SessionDescription& d = config_.description;
+  const stager::SessionDescription& d = config_.description;
   std::string model =
       parts_.model != nullptr ? parts_.model->Describe() : "none configured";
   std::string commands = d.mode().empty() ? "direct" : d.mode();
@@ -385,7 +385,7 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
   if (line == "/help") {
     out.ShowNotice(kHelp);
   } else if (line == "/undo") {
-    absl::StatusOr<UndoOutcome> undone =
+    absl::StatusOr<applier::UndoOutcome> undone =
         parts_.applier->Undo("", config_.session_id);
     if (!undone.ok()) {
       RETURN_IF_ERROR(CheckHelpers());
@@ -404,14 +404,14 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
     out.ShowNotice(parts_.verify_audit ? parts_.verify_audit()
                                        : "audit verify is not available here");
   } else if (line == "/budget") {
-    absl::StatusOr<BudgetStatus> status = parts_.budget->Status();
+    absl::StatusOr<budget::BudgetStatus> status = parts_.budget->Status();
     if (!status.ok()) {
       RETURN_IF_ERROR(CheckHelpers());
       return status.status();
     }
     out.ShowNotice(budget::FormatStatus(*status));
   } else if (line == "/mode") {
-    const SessionDescription& d = config_.description;
+    const stager::SessionDescription& d = config_.description;
     out.ShowNotice(absl::StrCat(
         "commands: ", d.mode().empty() ? "direct" : d.mode(),
         d.backend().empty() ? "" : absl::StrCat(" (", d.backend(), ")"),

@@ -23,7 +23,7 @@
 #include "lib/permissions/permissions.h"
 #include "lib/provider/client.h"
 #include "lib/tools/project.h"
-#include "proto/agent_session.pb.h"
+#include "proto/agent_report.pb.h"
 #include "proto/provider.pb.h"
 
 namespace garuda {
@@ -40,7 +40,7 @@ struct SessionConfig {
   // requireSandbox (also implied by strict).
   bool require_sandbox = false;
   // As garuda-stager set the session up.
-  SessionDescription description;
+  stager::SessionDescription description;
   // When no model is configured: how to configure one (the first line
   // says it; prompts are answered with it).
   std::string no_model_hint;

@@ -75,7 +75,7 @@ class Call {
     absl::string_view target = request_.argument.empty()
                                    ? absl::string_view(call_.arguments_json())
                                    : absl::string_view(request_.argument);
-    AuditEvent event =
+    audit::AuditEvent event =
         MakeEvent(kind, call_.name(), target.substr(0, kAuditTargetChars),
                   decision, reason);
     (*event.mutable_fields()->mutable_fields())["call_id"].set_string_value(
@@ -211,7 +211,7 @@ class Call {
       RETURN_IF_ERROR(Audit("host_fallback", "allow",
                             "no OS sandbox: the command runs on the host"));
     }
-    RunCommand command;
+    stager::RunCommand command;
     command.set_command(input->command);
     if (input->timeout_seconds) {
       command.set_timeout_seconds(
@@ -248,7 +248,7 @@ class Call {
   absl::StatusOr<ToolCallDone> Edit() {
     ASSIGN_OR_RETURN(std::optional<std::string> decision, DecideEdit());
     if (!decision) return std::move(done_);
-    absl::StatusOr<ApplyOutcome> applied =
+    absl::StatusOr<applier::ApplyOutcome> applied =
         c_.applier->Apply(proposed_.change_set, summary_, c_.session_id);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
@@ -258,15 +258,15 @@ class Call {
     }
     RETURN_IF_ERROR(AuditApply(*applied));
     ToolOutput output;
-    output.is_error = applied->kind() != ApplyOutcome::APPLIED &&
-                      applied->kind() != ApplyOutcome::NO_CHANGES;
+    output.is_error = applied->kind() != applier::ApplyOutcome::APPLIED &&
+                      applied->kind() != applier::ApplyOutcome::NO_CHANGES;
     std::string line = applied->line();
     if (line.empty()) {
-      line = applied->kind() == ApplyOutcome::APPLIED
+      line = applied->kind() == applier::ApplyOutcome::APPLIED
                  ? absl::StrCat("Edited ", proposed_.relative)
                  : "Not applied";
     }
-    if (applied->kind() == ApplyOutcome::CONFLICT &&
+    if (applied->kind() == applier::ApplyOutcome::CONFLICT &&
         line.find("Conflict") == std::string::npos) {
       line = absl::StrCat("Conflict: ", line);
     }
@@ -304,7 +304,7 @@ class Call {
                   proposed_.question_text);
   }
 
-  absl::Status AuditApply(const ApplyOutcome& outcome) {
+  absl::Status AuditApply(const applier::ApplyOutcome& outcome) {
     std::string reason = outcome.line();
     if (!outcome.conflicts().empty()) {
       absl::StrAppend(&reason, " [", absl::StrJoin(outcome.conflicts(), ", "),
@@ -351,7 +351,7 @@ class Call {
       }
       return outcome;
     }
-    absl::StatusOr<ApplyOutcome> applied =
+    absl::StatusOr<applier::ApplyOutcome> applied =
         c_.applier->Apply(change_set, reason, c_.session_id);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
@@ -365,24 +365,24 @@ class Call {
     ChangeOutcome outcome;
     outcome.line = applied->line();
     if (outcome.line.empty()) {
-      outcome.line = applied->kind() == ApplyOutcome::APPLIED
+      outcome.line = applied->kind() == applier::ApplyOutcome::APPLIED
                          ? kAppliedLine
                          : "The changes were not applied";
     }
-    outcome.is_error = applied->kind() == ApplyOutcome::CONFLICT ||
-                       applied->kind() == ApplyOutcome::REFUSED;
+    outcome.is_error = applied->kind() == applier::ApplyOutcome::CONFLICT ||
+                       applied->kind() == applier::ApplyOutcome::REFUSED;
     return outcome;
   }
 
-  static const char* ApplyKindName(ApplyOutcome::Kind kind) {
+  static const char* ApplyKindName(applier::ApplyOutcome::Kind kind) {
     switch (kind) {
-      case ApplyOutcome::APPLIED:
+      case applier::ApplyOutcome::APPLIED:
         return "applied";
-      case ApplyOutcome::NO_CHANGES:
+      case applier::ApplyOutcome::NO_CHANGES:
         return "no_changes";
-      case ApplyOutcome::CONFLICT:
+      case applier::ApplyOutcome::CONFLICT:
         return "conflict";
-      case ApplyOutcome::REFUSED:
+      case applier::ApplyOutcome::REFUSED:
         return "refused";
       default:
         return "apply_unknown";
@@ -400,10 +400,11 @@ class Call {
 
 }  // namespace
 
-AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
-                     absl::string_view target, absl::string_view decision,
-                     absl::string_view reason) {
-  AuditEvent event;
+audit::AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
+                            absl::string_view target,
+                            absl::string_view decision,
+                            absl::string_view reason) {
+  audit::AuditEvent event;
   event.set_kind(std::string(kind));
   event.set_tool(std::string(tool));
   event.set_target(std::string(target));
@@ -412,7 +413,7 @@ AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
   return event;
 }
 
-std::string FormatCommandResult(const CommandResult& result) {
+std::string FormatCommandResult(const stager::CommandResult& result) {
   std::string text = result.description();
   if (text.empty()) text = absl::StrCat("exit code ", result.exit_code());
   if (result.on_host()) absl::StrAppend(&text, " (ran on the host)");
@@ -451,7 +452,7 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
   RETURN_IF_ERROR(context.audit->Record(
       MakeEvent("person_command", "bash", command, on_host ? "host" : "sandbox",
                 "typed by the person (!command)")));
-  RunCommand run;
+  stager::RunCommand run;
   run.set_command(command);
   run.set_on_host(on_host);
   run.set_call_id("person");

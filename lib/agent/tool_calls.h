@@ -16,7 +16,7 @@
 #include "lib/permissions/permissions.h"
 #include "lib/tools/definitions.h"
 #include "lib/tools/project.h"
-#include "proto/agent_session.pb.h"
+#include "proto/agent_report.pb.h"
 #include "proto/provider.pb.h"
 
 namespace garuda {
@@ -41,9 +41,10 @@ struct ToolContext {
 };
 
 // The audit event of `kind` for a tool.
-AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
-                     absl::string_view target, absl::string_view decision,
-                     absl::string_view reason);
+audit::AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
+                            absl::string_view target,
+                            absl::string_view decision,
+                            absl::string_view reason);
 
 // The model's result of `call` and the report of it. An error status only
 // when the session cannot go on (a helper is gone, the audit refused an
@@ -65,7 +66,7 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
 
 // The text of a command's result as the model sees it: the description,
 // stdout and stderr (each said when cut).
-std::string FormatCommandResult(const CommandResult& result);
+std::string FormatCommandResult(const stager::CommandResult& result);
 
 }  // namespace agent
 }  // namespace garuda

@@ -7,13 +7,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "lib/apply/apply.h"
 #include "lib/changeset/changeset.h"
 
 namespace garuda {
-
-// lib/apply/apply.h; not included, so that files that see the messages of
-// proto/applier_service.proto (an ApplyOutcome of their own) can use this.
-struct ApplyResult;
 
 inline constexpr char kNoChangesLine[] = "No changes";
 

@@ -21,7 +21,7 @@ absl::StatusOr<AppendStreamResult> AppendEventsFromStream(
     const std::atomic<bool>* stop) {
   AppendStreamResult result;
   std::string buffer;
-  std::vector<AuditEvent> batch;
+  std::vector<audit::AuditEvent> batch;
   uint64_t line_number = 0;
   bool at_end = false;
   auto flush_batch = [&]() -> absl::Status {
@@ -76,7 +76,7 @@ absl::StatusOr<AppendStreamResult> AppendEventsFromStream(
       start = newline + 1;
       ++line_number;
       if (line.find_first_not_of(" \t\r") == absl::string_view::npos) continue;
-      AuditEvent event;
+      audit::AuditEvent event;
       absl::Status status = line.size() > kMaxAuditLineBytes
                                 ? absl::InvalidArgumentError("too long")
                                 : ParseEventJson(line, &event);

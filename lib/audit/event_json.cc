@@ -17,7 +17,7 @@ class EventReader {
  public:
   explicit EventReader(absl::string_view text) : text_(text) {}
 
-  absl::Status Read(AuditEvent* event) {
+  absl::Status Read(audit::AuditEvent* event) {
     event->Clear();
     SkipSpace();
     if (!Consume('{')) return Malformed("expected '{'");
@@ -66,7 +66,8 @@ class EventReader {
     }
   }
 
-  absl::Status Member(const std::string& key, bool* seen, AuditEvent* event) {
+  absl::Status Member(const std::string& key, bool* seen,
+                      audit::AuditEvent* event) {
     static const char* const kNames[] = {"kind",     "tool",   "target",
                                          "decision", "reason", "fields"};
     int index = -1;
@@ -340,7 +341,7 @@ class EventReader {
 
 }  // namespace
 
-absl::Status ParseEventJson(absl::string_view json, AuditEvent* event) {
+absl::Status ParseEventJson(absl::string_view json, audit::AuditEvent* event) {
   return EventReader(json).Read(event);
 }
 

@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 
 namespace garuda {
 
@@ -17,7 +17,7 @@ namespace garuda {
 // "not a JSON object: ... at byte N", "unknown field \"x\"", "field \"tool\"
 // must be a string, not a number", "field \"x\" appears twice". UTF-8 is
 // checked later, by ValidateEvent.
-absl::Status ParseEventJson(absl::string_view json, AuditEvent* event);
+absl::Status ParseEventJson(absl::string_view json, audit::AuditEvent* event);
 
 }  // namespace garuda
 

@@ -7,7 +7,7 @@
 namespace garuda {
 namespace {
 
-std::string Canonical(const AuditEvent& event) {
+std::string Canonical(const audit::AuditEvent& event) {
   std::string out;
   AppendCanonicalEvent(event, &out);
   return out;
@@ -24,7 +24,7 @@ TEST(EventJsonTest, AgreesWithTheGeneralReader) {
       R"({"kind":"x","fields":{"n":-0.0,"big":12345678901234567890}})",
   };
   for (const char* input : inputs) {
-    AuditEvent fast, general;
+    audit::AuditEvent fast, general;
     ASSERT_TRUE(ParseEventJson(input, &fast).ok()) << input;
     ASSERT_TRUE(ParseJsonMessage(input, "test", &general).ok()) << input;
     EXPECT_EQ(Canonical(fast), Canonical(general)) << input;
@@ -45,7 +45,7 @@ TEST(EventJsonTest, RefusesWhatTheGeneralReaderRefuses) {
       "",
   };
   for (const char* input : inputs) {
-    AuditEvent fast, general;
+    audit::AuditEvent fast, general;
     EXPECT_FALSE(ParseEventJson(input, &fast).ok()) << input;
     EXPECT_FALSE(ParseJsonMessage(input, "test", &general).ok()) << input;
   }
@@ -53,13 +53,13 @@ TEST(EventJsonTest, RefusesWhatTheGeneralReaderRefuses) {
 
 // RFC 8259 forbids these; protobuf's reader lets them through.
 TEST(EventJsonTest, StricterThanProtobufWhereTheRfcIs) {
-  AuditEvent event;
+  audit::AuditEvent event;
   EXPECT_FALSE(ParseEventJson(R"({"kind":"x",})", &event).ok());
   EXPECT_FALSE(ParseEventJson("{\"kind\":\"a\tb\"}", &event).ok());
 }
 
 TEST(EventJsonTest, MessagesNameTheField) {
-  AuditEvent event;
+  audit::AuditEvent event;
   absl::Status status = ParseEventJson(R"({"kind":"x","tagret":"y"})", &event);
   EXPECT_EQ(status.message(), "unknown field \"tagret\"");
   status = ParseEventJson(R"({"kind":"x","tool":3})", &event);

@@ -21,7 +21,7 @@ void Number(const char* name, uint64_t value, std::string* out) {
 
 }  // namespace
 
-std::string CheckpointJson(const AuditCheckpoint& checkpoint) {
+std::string CheckpointJson(const audit::AuditCheckpoint& checkpoint) {
   std::string out = "{";
   String("log", checkpoint.log(), &out);
   Number("seq", checkpoint.seq(), &out);
@@ -30,7 +30,7 @@ std::string CheckpointJson(const AuditCheckpoint& checkpoint) {
   return out;
 }
 
-std::string WitnessHeadJson(const WitnessHead& head) {
+std::string WitnessHeadJson(const audit::WitnessHead& head) {
   std::string out = "{";
   String("dir", head.dir(), &out);
   String("log", head.log(), &out);
@@ -42,7 +42,7 @@ std::string WitnessHeadJson(const WitnessHead& head) {
   return out;
 }
 
-std::string LogReportJson(const LogReport& report) {
+std::string LogReportJson(const audit::LogReport& report) {
   std::string out = "{";
   String("dir", report.dir(), &out);
   String("log", report.log(), &out);

@@ -7,16 +7,17 @@
 
 #include <string>
 
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
+#include "proto/audit_witness.pb.h"
 
 namespace garuda {
 
 // {"log":"...","seq":5,"hash":"..."} (no newline)
-std::string CheckpointJson(const AuditCheckpoint& checkpoint);
+std::string CheckpointJson(const audit::AuditCheckpoint& checkpoint);
 // {"dir":..,"log":..,"seq":..,"hash":..,"prevSeq":..,"prevHash":..}
-std::string WitnessHeadJson(const WitnessHead& head);
+std::string WitnessHeadJson(const audit::WitnessHead& head);
 // Every field of the report, zero values included.
-std::string LogReportJson(const LogReport& report);
+std::string LogReportJson(const audit::LogReport& report);
 
 }  // namespace garuda
 

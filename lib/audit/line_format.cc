@@ -382,7 +382,7 @@ bool Expect(absl::string_view text, size_t* i, absl::string_view literal) {
 
 }  // namespace
 
-absl::Status ValidateEvent(const AuditEvent& event) {
+absl::Status ValidateEvent(const audit::AuditEvent& event) {
   if (event.kind().empty()) {
     return absl::InvalidArgumentError("field \"kind\" is required");
   }
@@ -416,7 +416,7 @@ absl::Status ValidateEvent(const AuditEvent& event) {
   return absl::OkStatus();
 }
 
-void AppendCanonicalEvent(const AuditEvent& event, std::string* out) {
+void AppendCanonicalEvent(const audit::AuditEvent& event, std::string* out) {
   out->append("{\"kind\":");
   AppendJsonString(event.kind(), out);
   out->append(",\"tool\":");
@@ -469,8 +469,8 @@ std::string FormatAuditTime(absl::Time time) {
 }
 
 std::string AppendAuditLine(uint64_t seq, absl::Time time,
-                            absl::string_view prev, const AuditEvent& event,
-                            std::string* out) {
+                            absl::string_view prev,
+                            const audit::AuditEvent& event, std::string* out) {
   size_t start = out->size();
   absl::StrAppend(out, "{\"v\":", kAuditFormatVersion, ",\"seq\":", seq,
                   ",\"time\":\"", FormatAuditTime(time), "\",\"prev\":\"", prev,

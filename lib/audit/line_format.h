@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 
 namespace garuda {
 
@@ -30,12 +30,12 @@ inline constexpr size_t kMaxAuditLineBytes = 1 << 20;
 
 // Checks what the writer needs of an event: a kind, valid UTF-8 in every
 // string, and a line under kMaxAuditLineBytes. The message names the field.
-absl::Status ValidateEvent(const AuditEvent& event);
+absl::Status ValidateEvent(const audit::AuditEvent& event);
 
 // The canonical JSON of an event: members kind, tool, target, decision,
 // reason always, in that order, then "fields" when it has any; object keys
 // of "fields" sorted by their UTF-8 bytes; no spaces.
-void AppendCanonicalEvent(const AuditEvent& event, std::string* out);
+void AppendCanonicalEvent(const audit::AuditEvent& event, std::string* out);
 
 // prev of seq 1: SHA-256("garuda audit genesis v1\n" + log name), hex.
 std::string GenesisHash(absl::string_view log_name);
@@ -46,8 +46,8 @@ std::string FormatAuditTime(absl::Time time);
 // Appends one whole line (with its trailing newline) to `out` and returns
 // its hash.
 std::string AppendAuditLine(uint64_t seq, absl::Time time,
-                            absl::string_view prev, const AuditEvent& event,
-                            std::string* out);
+                            absl::string_view prev,
+                            const audit::AuditEvent& event, std::string* out);
 
 // What the verifier reads from one line (without its newline).
 struct ParsedLine {

@@ -14,9 +14,9 @@ namespace {
 // The golden vectors: these events, at these times, in a log named
 // "golden", must give exactly testdata/golden.jsonl. The hashes in that
 // file were checked independently (docs/audit.md shows the python3 check).
-std::vector<AuditEvent> GoldenEvents() {
-  std::vector<AuditEvent> events;
-  AuditEvent a;
+std::vector<audit::AuditEvent> GoldenEvents() {
+  std::vector<audit::AuditEvent> events;
+  audit::AuditEvent a;
   a.set_kind("command");
   a.set_tool("bash");
   a.set_target("sed -i s/a/b/ src/x.ts");
@@ -24,7 +24,7 @@ std::vector<AuditEvent> GoldenEvents() {
   a.set_reason("rule: Bash(sed:*)");
   events.push_back(a);
 
-  AuditEvent b;
+  audit::AuditEvent b;
   std::string fields_json =
       R"({"kind":"edit","fields":{"z":[1,2.5,-0,1e300,true,null],"a":{"y":"x","b":-3},"n":9007199254740993}})";
   EXPECT_TRUE(ParseJsonMessage(fields_json, "golden", &b).ok());
@@ -34,7 +34,7 @@ std::vector<AuditEvent> GoldenEvents() {
   b.set_reason("caf\xc3\xa9 \x01 tab\t");
   events.push_back(b);
 
-  AuditEvent c;
+  audit::AuditEvent c;
   c.set_kind("witness_failed");
   events.push_back(c);
   return events;
@@ -50,7 +50,7 @@ TEST(LineFormatTest, GoldenVectors) {
   std::string prev = GenesisHash("golden");
   EXPECT_EQ(prev, Sha256Hex("garuda audit genesis v1\ngolden"));
   uint64_t seq = 0;
-  for (const AuditEvent& event : GoldenEvents()) {
+  for (const audit::AuditEvent& event : GoldenEvents()) {
     ++seq;
     absl::Time time = absl::FromUnixMicros(1795989600123456 + seq * 1000001);
     prev = AppendAuditLine(seq, time, prev, event, &content);
@@ -94,7 +94,7 @@ TEST(LineFormatTest, TimeFormat) {
 }
 
 TEST(LineFormatTest, EventNeedsKindAndUtf8) {
-  AuditEvent event;
+  audit::AuditEvent event;
   EXPECT_FALSE(ValidateEvent(event).ok());
   event.set_kind("x");
   EXPECT_TRUE(ValidateEvent(event).ok());

@@ -3,7 +3,8 @@
 #include "absl/types/span.h"
 #include "lib/base/status_macros.h"
 #include "lib/ipc/dispatcher.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
+#include "proto/auditor_service.pb.h"
 
 namespace garuda {
 namespace {
@@ -23,18 +24,18 @@ void AddWarnings(std::vector<std::string>& from,
 
 absl::Status ServeAuditChannel(ipc::Channel& channel, AuditWriter& writer,
                                std::vector<std::string>* warnings) {
-  using Dispatcher = ipc::Dispatcher<AuditRequest, AuditReply>;
+  using Dispatcher = ipc::Dispatcher<audit::AuditRequest, audit::AuditReply>;
   Dispatcher dispatcher(kOpen);
   dispatcher.NameState(kOpen, "open").NameState(kClosed, "closed");
-  dispatcher.On(AuditRequest::kAppend, {kOpen},
-                [&](const AuditRequest& request, std::vector<UniqueFd>&,
-                    AuditReply* reply) -> absl::Status {
-                  const Append& append = request.append();
-                  std::vector<AuditEvent> events(append.events().begin(),
-                                                 append.events().end());
+  dispatcher.On(audit::AuditRequest::kAppend, {kOpen},
+                [&](const audit::AuditRequest& request, std::vector<UniqueFd>&,
+                    audit::AuditReply* reply) -> absl::Status {
+                  const audit::Append& append = request.append();
+                  std::vector<audit::AuditEvent> events(append.events().begin(),
+                                                        append.events().end());
                   ASSIGN_OR_RETURN(AppendResult result,
                                    writer.Append(events, append.durable()));
-                  Appended* appended = reply->mutable_appended();
+                  audit::Appended* appended = reply->mutable_appended();
                   appended->set_first_seq(result.first_seq);
                   appended->set_last_seq(result.last_seq);
                   appended->set_hash(result.hash);
@@ -43,20 +44,20 @@ absl::Status ServeAuditChannel(ipc::Channel& channel, AuditWriter& writer,
                               warnings);
                   return absl::OkStatus();
                 });
-  dispatcher.On(AuditRequest::kFlush, {kOpen},
-                [&](const AuditRequest&, std::vector<UniqueFd>&,
-                    AuditReply* reply) -> absl::Status {
+  dispatcher.On(audit::AuditRequest::kFlush, {kOpen},
+                [&](const audit::AuditRequest&, std::vector<UniqueFd>&,
+                    audit::AuditReply* reply) -> absl::Status {
                   ASSIGN_OR_RETURN(AppendResult result, writer.Sync());
                   reply->mutable_flushed()->set_seq(result.last_seq);
                   reply->mutable_flushed()->set_hash(result.hash);
                   return absl::OkStatus();
                 });
   dispatcher.On(
-      AuditRequest::kClose, {kOpen},
-      [&](const AuditRequest&, std::vector<UniqueFd>&,
-          AuditReply* reply) -> absl::Status {
+      audit::AuditRequest::kClose, {kOpen},
+      [&](const audit::AuditRequest&, std::vector<UniqueFd>&,
+          audit::AuditReply* reply) -> absl::Status {
         ASSIGN_OR_RETURN(AppendResult result, writer.Close());
-        Closed* closed = reply->mutable_closed();
+        audit::Closed* closed = reply->mutable_closed();
         closed->set_seq(result.last_seq);
         closed->set_hash(result.hash);
         AddWarnings(result.warnings, closed->mutable_warnings(), warnings);

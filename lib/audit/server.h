@@ -1,5 +1,5 @@
-// The auditor's channel (proto/audit.proto, AuditRequest/AuditReply): the
-// verbs append, flush and close, each accepted only while the session is
+// The auditor's channel (proto/auditor_service.proto, AuditRequest/AuditReply):
+// the verbs append, flush and close, each accepted only while the session is
 // open.
 #ifndef GARUDA_LIB_AUDIT_SERVER_H_
 #define GARUDA_LIB_AUDIT_SERVER_H_

@@ -8,12 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "lib/audit/line_format.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 
 namespace garuda {
 
-inline AuditEvent TestEvent(int i) {
-  AuditEvent event;
+inline audit::AuditEvent TestEvent(int i) {
+  audit::AuditEvent event;
   event.set_kind("tool_call");
   event.set_tool(i % 2 ? "bash" : "edit_file");
   event.set_target(absl::StrCat("src/file", i, ".ts"));

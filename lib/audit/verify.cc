@@ -28,7 +28,7 @@ std::string Lines(uint64_t n) {
   return absl::StrCat(n, n == 1 ? " line" : " lines");
 }
 
-void Fail(LogReport* report, const char* status, std::string message,
+void Fail(audit::LogReport* report, const char* status, std::string message,
           uint64_t line_number, uint64_t seq) {
   report->set_status(status);
   report->set_message(std::move(message));
@@ -97,15 +97,15 @@ class MappedFile {
   size_t size_ = 0;
 };
 
-LogReport VerifyOneLog(const std::string& folder, const std::string& dir_name,
-                       const std::string& log, bool has_log_file,
-                       bool has_checkpoint_file,
-                       const std::map<uint64_t, std::string>* witnessed) {
-  LogReport report;
+audit::LogReport VerifyOneLog(
+    const std::string& folder, const std::string& dir_name,
+    const std::string& log, bool has_log_file, bool has_checkpoint_file,
+    const std::map<uint64_t, std::string>* witnessed) {
+  audit::LogReport report;
   std::string log_path = JoinPath(folder, absl::StrCat(log, kLogSuffix));
   std::string checkpoint_path = JoinPath(JoinPath(folder, kCheckpointFolder),
                                          absl::StrCat(log, kCheckpointSuffix));
-  AuditCheckpoint checkpoint;
+  audit::AuditCheckpoint checkpoint;
   bool have_checkpoint = false;
   if (has_checkpoint_file) {
     absl::Status read = ReadJsonMessageFile(checkpoint_path, &checkpoint);
@@ -158,11 +158,11 @@ LogReport VerifyOneLog(const std::string& folder, const std::string& dir_name,
 
 }  // namespace
 
-LogReport VerifyLogContent(absl::string_view content,
-                           absl::string_view log_name,
-                           const AuditCheckpoint* checkpoint,
-                           const std::map<uint64_t, std::string>* witnessed) {
-  LogReport report;
+audit::LogReport VerifyLogContent(
+    absl::string_view content, absl::string_view log_name,
+    const audit::AuditCheckpoint* checkpoint,
+    const std::map<uint64_t, std::string>* witnessed) {
+  audit::LogReport report;
   report.set_log(std::string(log_name));
   report.set_checkpoint(checkpoint != nullptr);
   if (witnessed != nullptr && witnessed->empty()) witnessed = nullptr;
@@ -349,7 +349,7 @@ LogReport VerifyLogContent(absl::string_view content,
   return report;
 }
 
-absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
+absl::StatusOr<std::vector<audit::LogReport>> VerifyAuditLogs(
     const VerifyOptions& options) {
   WitnessedHeads witness;
   if (!options.witness_file.empty()) {
@@ -378,7 +378,7 @@ absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
     dirs.insert(dir);
   }
 
-  std::vector<LogReport> reports;
+  std::vector<audit::LogReport> reports;
   for (const std::string& dir : dirs) {
     std::string folder = JoinPath(options.audit_root, dir);
     ASSIGN_OR_RETURN(std::set<std::string> logs, ListNames(folder, kLogSuffix));
@@ -400,12 +400,12 @@ absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
   return reports;
 }
 
-bool IsFailure(const LogReport& report) {
+bool IsFailure(const audit::LogReport& report) {
   return report.status() != kStatusOk && report.status() != kStatusTornTail &&
          report.status() != kStatusUnreadable;
 }
 
-std::string FormatLogReport(const LogReport& report) {
+std::string FormatLogReport(const audit::LogReport& report) {
   return absl::StrCat(report.dir(), "/", report.log(), ": ", report.status(),
                       ": ", report.message());
 }

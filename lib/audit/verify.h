@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/audit/witness.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 
 namespace garuda {
 
@@ -33,10 +33,10 @@ inline constexpr char kStatusUnreadable[] = "unreadable";
 // Verifies the bytes of one log. `checkpoint` and `witnessed` (seq -> hash)
 // are compared when given. Fills status, message and the counters; the
 // caller sets dir.
-LogReport VerifyLogContent(absl::string_view content,
-                           absl::string_view log_name,
-                           const AuditCheckpoint* checkpoint,
-                           const std::map<uint64_t, std::string>* witnessed);
+audit::LogReport VerifyLogContent(
+    absl::string_view content, absl::string_view log_name,
+    const audit::AuditCheckpoint* checkpoint,
+    const std::map<uint64_t, std::string>* witnessed);
 
 struct VerifyOptions {
   std::string audit_root;    // ~/.garuda/audit
@@ -49,13 +49,13 @@ struct VerifyOptions {
 // including logs known only from a checkpoint or the witness (deleted).
 // Errors: a witness file that cannot be read, an audit folder that cannot be
 // listed.
-absl::StatusOr<std::vector<LogReport>> VerifyAuditLogs(
+absl::StatusOr<std::vector<audit::LogReport>> VerifyAuditLogs(
     const VerifyOptions& options);
 
 // ok and torn_tail are not failures; unreadable is its own kind (exit 2).
-bool IsFailure(const LogReport& report);
+bool IsFailure(const audit::LogReport& report);
 // "<dir>/<log>: <status>: <message>"
-std::string FormatLogReport(const LogReport& report);
+std::string FormatLogReport(const audit::LogReport& report);
 
 }  // namespace garuda
 

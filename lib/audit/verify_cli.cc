@@ -23,14 +23,15 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
   verify.project =
       options.project.empty() && !options.all ? "." : options.project;
   verify.witness_file = options.witness_file;
-  absl::StatusOr<std::vector<LogReport>> reports = VerifyAuditLogs(verify);
+  absl::StatusOr<std::vector<audit::LogReport>> reports =
+      VerifyAuditLogs(verify);
   if (!reports.ok()) {
     std::fprintf(err, "garuda-audit verify: %s\n",
                  std::string(reports.status().message()).c_str());
     return 2;
   }
   int status = 0;
-  for (const LogReport& report : *reports) {
+  for (const audit::LogReport& report : *reports) {
     std::string line =
         options.json ? LogReportJson(report) : FormatLogReport(report);
     std::fprintf(out, "%s\n", line.c_str());

@@ -6,9 +6,9 @@
 namespace garuda {
 namespace {
 
-AuditCheckpoint Checkpoint(const std::string& log, uint64_t seq,
-                           const std::string& hash) {
-  AuditCheckpoint checkpoint;
+audit::AuditCheckpoint Checkpoint(const std::string& log, uint64_t seq,
+                                  const std::string& hash) {
+  audit::AuditCheckpoint checkpoint;
   checkpoint.set_log(log);
   checkpoint.set_seq(seq);
   checkpoint.set_hash(hash);
@@ -24,10 +24,10 @@ std::string Join(const std::vector<std::string>& lines) {
 TEST(VerifyTest, GoodLogIsOk) {
   std::vector<std::string> hashes;
   std::string log = TestLog("a", 5, &hashes);
-  LogReport report = VerifyLogContent(log, "a", nullptr, nullptr);
+  audit::LogReport report = VerifyLogContent(log, "a", nullptr, nullptr);
   EXPECT_EQ(report.status(), kStatusOk) << report.message();
   EXPECT_EQ(report.lines(), 5u);
-  AuditCheckpoint checkpoint = Checkpoint("a", 5, hashes[4]);
+  audit::AuditCheckpoint checkpoint = Checkpoint("a", 5, hashes[4]);
   EXPECT_EQ(VerifyLogContent(log, "a", &checkpoint, nullptr).status(),
             kStatusOk);
   EXPECT_EQ(VerifyLogContent("", "a", nullptr, nullptr).status(), kStatusOk);
@@ -38,7 +38,7 @@ TEST(VerifyTest, GoodLogIsOk) {
 TEST(VerifyTest, EverySingleByteChangeIsDetected) {
   std::vector<std::string> hashes;
   const std::string log = TestLog("small", 2, &hashes);
-  AuditCheckpoint checkpoint = Checkpoint("small", 2, hashes[1]);
+  audit::AuditCheckpoint checkpoint = Checkpoint("small", 2, hashes[1]);
   // Negative control: the unchanged log passes, with and without checkpoint.
   ASSERT_EQ(VerifyLogContent(log, "small", &checkpoint, nullptr).status(),
             kStatusOk);
@@ -51,10 +51,12 @@ TEST(VerifyTest, EverySingleByteChangeIsDetected) {
       std::string changed = log;
       changed[i] = static_cast<char>(value);
       ++changes;
-      LogReport with = VerifyLogContent(changed, "small", &checkpoint, nullptr);
+      audit::LogReport with =
+          VerifyLogContent(changed, "small", &checkpoint, nullptr);
       ASSERT_TRUE(IsFailure(with))
           << "byte " << i << " -> " << value << ": " << with.status();
-      LogReport without = VerifyLogContent(changed, "small", nullptr, nullptr);
+      audit::LogReport without =
+          VerifyLogContent(changed, "small", nullptr, nullptr);
       // Without a checkpoint only the last newline may read as a torn tail.
       if (i == log.size() - 1) {
         ASSERT_NE(without.status(), kStatusOk);
@@ -73,7 +75,8 @@ TEST(VerifyTest, InsertRemoveReorderSplice) {
 
   std::vector<std::string> inserted = lines;
   inserted.insert(inserted.begin() + 3, lines[1]);
-  LogReport report = VerifyLogContent(Join(inserted), "a", nullptr, nullptr);
+  audit::LogReport report =
+      VerifyLogContent(Join(inserted), "a", nullptr, nullptr);
   EXPECT_EQ(report.status(), kStatusChainBroken);
   EXPECT_EQ(report.line(), 4u);
 
@@ -111,8 +114,8 @@ TEST(VerifyTest, CutLastLineNeedsTheCheckpoint) {
   std::string cut = Join(lines);
   // Without the checkpoint a cut is invisible (the spec's negative control).
   EXPECT_EQ(VerifyLogContent(cut, "a", nullptr, nullptr).status(), kStatusOk);
-  AuditCheckpoint checkpoint = Checkpoint("a", 5, hashes[4]);
-  LogReport report = VerifyLogContent(cut, "a", &checkpoint, nullptr);
+  audit::AuditCheckpoint checkpoint = Checkpoint("a", 5, hashes[4]);
+  audit::LogReport report = VerifyLogContent(cut, "a", &checkpoint, nullptr);
   EXPECT_EQ(report.status(), kStatusCut);
   EXPECT_EQ(
       report.message(),
@@ -123,17 +126,17 @@ TEST(VerifyTest, TornTailIsNotTampering) {
   std::vector<std::string> hashes;
   std::string log = TestLog("a", 3, &hashes);
   std::string torn = log.substr(0, log.size() - 40);
-  LogReport report = VerifyLogContent(torn, "a", nullptr, nullptr);
+  audit::LogReport report = VerifyLogContent(torn, "a", nullptr, nullptr);
   EXPECT_EQ(report.status(), kStatusTornTail);
   EXPECT_FALSE(IsFailure(report));
   EXPECT_EQ(report.lines(), 2u);
   // The auditor checkpoints only what is on disk: a torn line after the
   // checkpoint is a crash ...
-  AuditCheckpoint at_two = Checkpoint("a", 2, hashes[1]);
+  audit::AuditCheckpoint at_two = Checkpoint("a", 2, hashes[1]);
   EXPECT_EQ(VerifyLogContent(torn, "a", &at_two, nullptr).status(),
             kStatusTornTail);
   // ... but a checkpointed line that is torn was cut.
-  AuditCheckpoint at_three = Checkpoint("a", 3, hashes[2]);
+  audit::AuditCheckpoint at_three = Checkpoint("a", 3, hashes[2]);
   EXPECT_EQ(VerifyLogContent(torn, "a", &at_three, nullptr).status(),
             kStatusCut);
 }
@@ -141,22 +144,22 @@ TEST(VerifyTest, TornTailIsNotTampering) {
 TEST(VerifyTest, OlderCheckpointPutBack) {
   std::vector<std::string> hashes;
   std::string log = TestLog("a", 5, &hashes);
-  AuditCheckpoint older = Checkpoint("a", 3, hashes[2]);
+  audit::AuditCheckpoint older = Checkpoint("a", 3, hashes[2]);
   // An open log may run ahead of its checkpoint (an unsynced group when the
   // auditor died): not a failure ...
-  LogReport report = VerifyLogContent(log, "a", &older, nullptr);
+  audit::LogReport report = VerifyLogContent(log, "a", &older, nullptr);
   EXPECT_EQ(report.status(), kStatusOk);
   EXPECT_NE(report.message().find("2 lines after the checkpoint at seq 3"),
             std::string::npos)
       << report.message();
   // ... but the auditor checkpoints a closed log at its session_end line.
-  AuditEvent end;
+  audit::AuditEvent end;
   end.set_kind(kSessionEndKind);
   std::string closed = log;
   AppendAuditLine(6, absl::UnixEpoch(), hashes[4], end, &closed);
   EXPECT_EQ(VerifyLogContent(closed, "a", &older, nullptr).status(),
             kStatusCheckpointBehind);
-  AuditCheckpoint wrong = Checkpoint("a", 5, hashes[3]);
+  audit::AuditCheckpoint wrong = Checkpoint("a", 5, hashes[3]);
   EXPECT_EQ(VerifyLogContent(log, "a", &wrong, nullptr).status(),
             kStatusCheckpointMismatch);
 }
@@ -165,17 +168,17 @@ TEST(VerifyTest, RollbackWithCheckpointNeedsTheWitness) {
   std::vector<std::string> hashes;
   std::vector<std::string> lines = SplitLines(TestLog("a", 6, &hashes));
   std::string rolled_back = Join({lines[0], lines[1], lines[2]});
-  AuditCheckpoint checkpoint = Checkpoint("a", 3, hashes[2]);
+  audit::AuditCheckpoint checkpoint = Checkpoint("a", 3, hashes[2]);
   // Log and checkpoint rolled back together: consistent, so not detected.
   EXPECT_EQ(VerifyLogContent(rolled_back, "a", &checkpoint, nullptr).status(),
             kStatusOk);
   std::map<uint64_t, std::string> witnessed = {{2, hashes[1]}, {5, hashes[4]}};
-  LogReport report =
+  audit::LogReport report =
       VerifyLogContent(rolled_back, "a", &checkpoint, &witnessed);
   EXPECT_EQ(report.status(), kStatusWitnessMismatch);
   EXPECT_NE(report.message().find("rolled back"), std::string::npos);
   // Negative control: the full log agrees with the witness.
-  AuditCheckpoint full = Checkpoint("a", 6, hashes[5]);
+  audit::AuditCheckpoint full = Checkpoint("a", 6, hashes[5]);
   EXPECT_EQ(VerifyLogContent(Join(lines), "a", &full, &witnessed).status(),
             kStatusOk);
 }
@@ -188,12 +191,12 @@ TEST(VerifyTest, RewrittenChainNeedsTheWitness) {
   std::vector<std::string> new_hashes;
   std::string prev = GenesisHash("a");
   for (int i = 1; i <= 4; ++i) {
-    AuditEvent event = TestEvent(i);
+    audit::AuditEvent event = TestEvent(i);
     event.set_reason("innocent");
     prev = AppendAuditLine(i, absl::UnixEpoch(), prev, event, &rewritten);
     new_hashes.push_back(prev);
   }
-  AuditCheckpoint checkpoint = Checkpoint("a", 4, new_hashes[3]);
+  audit::AuditCheckpoint checkpoint = Checkpoint("a", 4, new_hashes[3]);
   EXPECT_EQ(VerifyLogContent(rewritten, "a", &checkpoint, nullptr).status(),
             kStatusOk);
   std::map<uint64_t, std::string> witnessed = {{2, hashes[1]}};
@@ -205,7 +208,8 @@ TEST(VerifyTest, NotJsonAndUnknownVersion) {
   std::vector<std::string> lines = SplitLines(TestLog("a", 3));
   std::vector<std::string> garbage = lines;
   garbage[1] = "hello\n";
-  LogReport report = VerifyLogContent(Join(garbage), "a", nullptr, nullptr);
+  audit::LogReport report =
+      VerifyLogContent(Join(garbage), "a", nullptr, nullptr);
   EXPECT_EQ(report.status(), kStatusNotJson);
   EXPECT_EQ(report.line(), 2u);
   std::vector<std::string> future = lines;

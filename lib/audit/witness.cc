@@ -26,7 +26,7 @@ namespace {
 
 constexpr size_t kMaxWitnessLine = 64 * 1024;
 
-absl::Status CheckHead(const WitnessHead& head) {
+absl::Status CheckHead(const audit::WitnessHead& head) {
   if (head.dir().empty() || head.dir().find('/') != std::string::npos) {
     return absl::InvalidArgumentError("head has no valid \"dir\"");
   }
@@ -146,7 +146,7 @@ absl::StatusOr<std::string> WitnessClient::ReadReplyLine() {
   }
 }
 
-absl::Status WitnessClient::Send(const WitnessHead& head) {
+absl::Status WitnessClient::Send(const audit::WitnessHead& head) {
   if (!broken_.ok()) return broken_;
   auto fail = [&](absl::string_view what) {
     broken_ = absl::UnavailableError(absl::StrCat("witness \"", command_,
@@ -165,7 +165,7 @@ absl::Status WitnessClient::Send(const WitnessHead& head) {
     return fail(absl::StrCat("did not answer the head at seq ", head.seq(),
                              ": ", reply_line.status().message()));
   }
-  WitnessReply reply;
+  audit::WitnessReply reply;
   absl::Status parsed = ParseJsonMessage(*reply_line, "reply", &reply);
   if (!parsed.ok()) {
     return fail(absl::StrCat("gave a reply that is not a WitnessReply: ",
@@ -203,7 +203,7 @@ absl::StatusOr<WitnessedHeads> ReadWitnessStore(const std::string& path) {
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     ++line_number;
     if (line.empty()) continue;
-    WitnessHead head;
+    audit::WitnessHead head;
     absl::Status status =
         ParseJsonMessage(line, absl::StrCat(path, ":", line_number), &head);
     if (!status.ok()) {
@@ -240,7 +240,7 @@ absl::Status WitnessStore::CatchUp() {
     absl::string_view line(text.data() + start, newline - start);
     start = newline + 1;
     if (line.empty()) continue;
-    WitnessHead head;
+    audit::WitnessHead head;
     if (ParseJsonMessage(line, path_, &head).ok()) {
       heads_[{head.dir(), head.log()}][head.seq()] = head.hash();
     }
@@ -249,7 +249,7 @@ absl::Status WitnessStore::CatchUp() {
   return absl::OkStatus();
 }
 
-absl::Status WitnessStore::Accept(const WitnessHead& head) {
+absl::Status WitnessStore::Accept(const audit::WitnessHead& head) {
   RETURN_IF_ERROR(CheckHead(head));
   // One witness at a time reads and appends, so two sessions sharing the
   // store cannot both accept conflicting heads.
@@ -310,8 +310,8 @@ absl::Status ServeWitness(int in, int out, WitnessStore& store) {
     while ((newline = buffer.find('\n')) != std::string::npos) {
       std::string line = buffer.substr(0, newline);
       buffer.erase(0, newline + 1);
-      WitnessHead head;
-      WitnessReply reply;
+      audit::WitnessHead head;
+      audit::WitnessReply reply;
       absl::Status status = ParseJsonMessage(line, "head", &head);
       if (status.ok()) status = store.Accept(head);
       if (status.ok()) {

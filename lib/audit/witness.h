@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/base/unique_fd.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_witness.pb.h"
 
 namespace garuda {
 
@@ -39,7 +39,7 @@ class WitnessClient {
   // Sends one head and waits for its reply. Errors: the witness refused the
   // head (with its reason), died, closed its output, or did not answer in
   // time. After an error every later Send fails at once.
-  absl::Status Send(const WitnessHead& head);
+  absl::Status Send(const audit::WitnessHead& head);
   // Closes the child's input and waits for it to exit (kills it after the
   // reply timeout). An exit status other than 0 is an error.
   absl::Status Finish();
@@ -83,7 +83,7 @@ class WitnessStore {
  public:
   static absl::StatusOr<WitnessStore> Open(const std::string& path);
   // OK: accepted and on disk. FAILED_PRECONDITION: refused, with the reason.
-  absl::Status Accept(const WitnessHead& head);
+  absl::Status Accept(const audit::WitnessHead& head);
 
  private:
   WitnessStore(std::string path, UniqueFd fd)

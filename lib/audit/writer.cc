@@ -149,7 +149,7 @@ void AuditWriter::TimedSyncLoop() {
 }
 
 absl::Status AuditWriter::WriteEventsLocked(
-    absl::Span<const AuditEvent> events) {
+    absl::Span<const audit::AuditEvent> events) {
   if (events.empty()) return absl::OkStatus();
   line_buffer_.clear();
   std::string head = head_;
@@ -195,7 +195,7 @@ absl::Status AuditWriter::SyncLocked() {
 }
 
 absl::Status AuditWriter::WriteCheckpointLocked() {
-  AuditCheckpoint checkpoint;
+  audit::AuditCheckpoint checkpoint;
   checkpoint.set_log(log_name_);
   checkpoint.set_seq(synced_seq_);
   checkpoint.set_hash(head_);
@@ -215,7 +215,7 @@ absl::Status AuditWriter::MaybeSendHeadLocked(
   // A witnessed head must be on disk: otherwise a crash would look like a
   // rollback.
   RETURN_IF_ERROR(SyncLocked());
-  WitnessHead head;
+  audit::WitnessHead head;
   head.set_dir(folder_name_);
   head.set_log(log_name_);
   head.set_seq(seq_);
@@ -233,7 +233,7 @@ absl::Status AuditWriter::MaybeSendHeadLocked(
   // warning for the client. The next due head is tried again.
   std::string message(sent.message());
   warnings->push_back(message);
-  AuditEvent failed;
+  audit::AuditEvent failed;
   failed.set_kind("witness_failed");
   failed.set_tool("garuda-auditor");
   failed.set_target(absl::StrCat(log_name_, "@", seq_));
@@ -255,7 +255,7 @@ AppendResult AuditWriter::ResultLocked(uint64_t first_seq) {
 }
 
 absl::StatusOr<AppendResult> AuditWriter::Append(
-    absl::Span<const AuditEvent> events, bool durable) {
+    absl::Span<const audit::AuditEvent> events, bool durable) {
   for (size_t i = 0; i < events.size(); ++i) {
     absl::Status valid = ValidateEvent(events[i]);
     if (!valid.ok()) {
@@ -300,7 +300,7 @@ absl::StatusOr<AppendResult> AuditWriter::Close() {
     closed_ = true;
     // The last line says the log was closed, so that verify can tell a
     // checkpoint put back from a crash before the last checkpoint.
-    AuditEvent end;
+    audit::AuditEvent end;
     end.set_kind(kSessionEndKind);
     end.set_tool("garuda-auditor");
     end.set_target(log_name_);

@@ -26,7 +26,7 @@
 #include "lib/audit/audit_config.h"
 #include "lib/audit/witness.h"
 #include "lib/base/unique_fd.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
 
 namespace garuda {
 
@@ -67,8 +67,8 @@ class AuditWriter {
   // bad; then appends them in order. With `durable`, returns after fsync
   // and checkpoint. A failed write or fsync breaks the writer: every later
   // call returns that error.
-  absl::StatusOr<AppendResult> Append(absl::Span<const AuditEvent> events,
-                                      bool durable);
+  absl::StatusOr<AppendResult> Append(
+      absl::Span<const audit::AuditEvent> events, bool durable);
   // fsync and checkpoint now.
   absl::StatusOr<AppendResult> Sync();
   // The end of the session: a "session_end" line, fsync, checkpoint, the
@@ -84,7 +84,7 @@ class AuditWriter {
 
  private:
   AuditWriter() = default;
-  absl::Status WriteEventsLocked(absl::Span<const AuditEvent> events)
+  absl::Status WriteEventsLocked(absl::Span<const audit::AuditEvent> events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -30,16 +30,16 @@ class WriterTest : public ::testing::Test {
     EXPECT_TRUE(writer.ok()) << writer.status();
     return writer.ok() ? std::move(writer).value() : nullptr;
   }
-  LogReport Verify(const AuditWriter& writer, bool with_checkpoint) {
+  audit::LogReport Verify(const AuditWriter& writer, bool with_checkpoint) {
     std::string content = ReadFileToString(writer.log_path()).value();
-    AuditCheckpoint checkpoint;
+    audit::AuditCheckpoint checkpoint;
     bool have = with_checkpoint &&
                 ReadJsonMessageFile(writer.checkpoint_path(), &checkpoint).ok();
     return VerifyLogContent(content, writer.log_name(),
                             have ? &checkpoint : nullptr, nullptr);
   }
-  AuditCheckpoint ReadCheckpoint(const AuditWriter& writer) {
-    AuditCheckpoint checkpoint;
+  audit::AuditCheckpoint ReadCheckpoint(const AuditWriter& writer) {
+    audit::AuditCheckpoint checkpoint;
     EXPECT_TRUE(
         ReadJsonMessageFile(writer.checkpoint_path(), &checkpoint).ok());
     return checkpoint;
@@ -59,7 +59,8 @@ TEST_F(WriterTest, WritesAVerifiableChainWithPrivateModes) {
   ::umask(022);
   std::unique_ptr<AuditWriter> writer = Open();
   ASSERT_NE(writer, nullptr);
-  std::vector<AuditEvent> events = {TestEvent(1), TestEvent(2), TestEvent(3)};
+  std::vector<audit::AuditEvent> events = {TestEvent(1), TestEvent(2),
+                                           TestEvent(3)};
   absl::StatusOr<AppendResult> result = writer->Append(events, false);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->first_seq, 1u);
@@ -70,7 +71,7 @@ TEST_F(WriterTest, WritesAVerifiableChainWithPrivateModes) {
   EXPECT_EQ(writer->folder(),
             JoinPath(options_.audit_root, writer->folder_name()));
   EXPECT_EQ(writer->folder_name().rfind("project-", 0), 0u);
-  LogReport report = Verify(*writer, false);
+  audit::LogReport report = Verify(*writer, false);
   EXPECT_EQ(report.status(), kStatusOk) << report.message();
   EXPECT_EQ(report.lines(), 4u);  // and the session_end line
   EXPECT_NE(report.message().find(", closed"), std::string::npos);
@@ -103,7 +104,7 @@ TEST_F(WriterTest, CheckpointHoldsOnlyTheHead) {
   EXPECT_NE(log_text.find("src/file2.ts"), std::string::npos);
   EXPECT_EQ(checkpoint_text.find("secret"), std::string::npos);
   EXPECT_EQ(checkpoint_text.find("src/"), std::string::npos);
-  AuditCheckpoint checkpoint = ReadCheckpoint(*writer);
+  audit::AuditCheckpoint checkpoint = ReadCheckpoint(*writer);
   EXPECT_EQ(checkpoint_text, CheckpointJson(checkpoint) + "\n");
   EXPECT_EQ(checkpoint.log(), writer->log_name());
   EXPECT_EQ(checkpoint.seq(), 2u);
@@ -150,7 +151,7 @@ TEST_F(WriterTest, GroupedFsyncByAge) {
 TEST_F(WriterTest, BadEventWritesNothing) {
   std::unique_ptr<AuditWriter> writer = Open();
   ASSERT_NE(writer, nullptr);
-  AuditEvent bad;
+  audit::AuditEvent bad;
   absl::StatusOr<AppendResult> result =
       writer->Append({TestEvent(1), bad}, false);
   EXPECT_TRUE(absl::IsInvalidArgument(result.status()));
@@ -175,7 +176,7 @@ TEST_F(WriterTest, WitnessGetsHeadsAndItsFailureIsLogged) {
   EXPECT_TRUE(closed->warnings.empty());
   std::vector<std::string> sent = SplitLines(ReadFileToString(heads).value());
   ASSERT_EQ(sent.size(), 3u);  // seq 2, 4, and 6 (session_end) at the end
-  WitnessHead last;
+  audit::WitnessHead last;
   ASSERT_TRUE(ParseJsonMessage(sent[2], "head", &last).ok());
   EXPECT_EQ(last.seq(), 6u);
   EXPECT_EQ(last.prev_seq(), 4u);
@@ -232,7 +233,7 @@ TEST(WitnessStoreTest, RefusesBackwardsAndDifferentHeads) {
   std::string h1(64, 'a'), h2(64, 'b'), h3(64, 'c');
   auto head = [](uint64_t seq, const std::string& hash, uint64_t prev_seq,
                  const std::string& prev_hash) {
-    WitnessHead head;
+    audit::WitnessHead head;
     head.set_dir("p-1");
     head.set_log("log1");
     head.set_seq(seq);

@@ -1,6 +1,6 @@
 // The session's budget journal, ~/.garuda/sessions/<id>/budget.jsonl: one
-// JSON record per ledger operation (proto/budget.proto, JournalRecord), so
-// the session limit holds across turns, crashes and resumes.
+// JSON record per ledger operation (proto/budget_journal.proto, JournalRecord),
+// so the session limit holds across turns, crashes and resumes.
 //
 // What it guards against is a budgeter or agent that crashes or is killed:
 // the session must not forget spent tokens when it resumes.
@@ -37,7 +37,8 @@
 #include "absl/strings/string_view.h"
 #include "lib/base/unique_fd.h"
 #include "lib/budget/ledger.h"
-#include "proto/budget.pb.h"
+#include "proto/budget_journal.pb.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {

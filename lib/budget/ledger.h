@@ -27,7 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lib/budget/limits.h"
-#include "proto/budget.pb.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {

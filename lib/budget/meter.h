@@ -27,7 +27,7 @@
 #include "lib/budget/limits.h"
 #include "lib/ipc/channel.h"
 #include "lib/ipc/helper_process.h"
-#include "proto/budget.pb.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "lib/budget/journal.h"
 #include "lib/ipc/channel.h"
-#include "proto/budget.pb.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {

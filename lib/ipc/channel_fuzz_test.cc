@@ -20,8 +20,8 @@
 #include "lib/base/files.h"
 #include "lib/ipc/channel.h"
 #include "lib/ipc/dispatcher.h"
+#include "lib/ipc/ipc_test.pb.h"
 #include "lib/ipc/testing/test_util.h"
-#include "proto/ipc_test.pb.h"
 
 #ifndef __SANITIZE_ADDRESS__
 #error "channel_fuzz_test must be built with -fsanitize=address"

@@ -12,8 +12,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/ipc/ipc_test.pb.h"
 #include "lib/ipc/testing/test_util.h"
-#include "proto/ipc_test.pb.h"
 
 namespace garuda {
 namespace ipc {

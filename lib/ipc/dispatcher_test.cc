@@ -10,9 +10,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/ipc/ipc_test.pb.h"
 #include "lib/ipc/testing/echo_service.h"
 #include "lib/ipc/testing/test_util.h"
-#include "proto/ipc_test.pb.h"
 
 namespace garuda {
 namespace ipc {

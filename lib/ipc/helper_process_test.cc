@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
-#include "proto/ipc_test.pb.h"
+#include "lib/ipc/ipc_test.pb.h"
 
 namespace garuda {
 namespace ipc {

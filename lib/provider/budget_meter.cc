@@ -33,7 +33,7 @@ class BudgetReservation : public Reservation {
         usage_reported ? budget::ReportedTokens(ToBudgetUsage(usage))
                        : std::nullopt;
     const uint64_t id = std::exchange(id_, 0);
-    absl::StatusOr<garuda::Settled> settled =
+    absl::StatusOr<garuda::budget::Settled> settled =
         client_->Settle(id, used.value_or(0), used.has_value());
     if (!settled.ok()) return settled.status();
     return settled->charged();
@@ -63,7 +63,7 @@ budget::ProviderUsage ToBudgetUsage(const TokenUsage& usage) {
 absl::StatusOr<Grant> BudgetRequestMeter::Reserve(const ReserveAsk& ask) {
   const int64_t min_output = std::max<int64_t>(1, ask.min_output);
   const int64_t output = std::max(min_output, ask.output_limit);
-  absl::StatusOr<garuda::Reserved> reserved =
+  absl::StatusOr<garuda::budget::Reserved> reserved =
       client_->Reserve(ask.input_tokens + output, ask.purpose, ask.request_id);
   if (!reserved.ok()) return reserved.status();
   int64_t granted_output = output;

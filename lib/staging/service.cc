@@ -36,25 +36,26 @@ enum State { kServing = 0, kEnded = 1 };
 
 constexpr char kHostMode[] = "host";
 
-CommandResult::Kind KindOf(RunResult::Kind kind) {
+stager::CommandResult::Kind KindOf(RunResult::Kind kind) {
   switch (kind) {
     case RunResult::Kind::kExited:
-      return CommandResult::EXITED;
+      return stager::CommandResult::EXITED;
     case RunResult::Kind::kSignaled:
-      return CommandResult::SIGNALED;
+      return stager::CommandResult::SIGNALED;
     case RunResult::Kind::kSeccompKilled:
-      return CommandResult::SECCOMP_KILLED;
+      return stager::CommandResult::SECCOMP_KILLED;
     case RunResult::Kind::kTimedOut:
-      return CommandResult::TIMED_OUT;
+      return stager::CommandResult::TIMED_OUT;
     case RunResult::Kind::kOutOfMemory:
-      return CommandResult::OUT_OF_MEMORY;
+      return stager::CommandResult::OUT_OF_MEMORY;
     case RunResult::Kind::kFailedToStart:
-      return CommandResult::FAILED_TO_START;
+      return stager::CommandResult::FAILED_TO_START;
   }
-  return CommandResult::KIND_UNSPECIFIED;
+  return stager::CommandResult::KIND_UNSPECIFIED;
 }
 
-void FillResult(const RunResult& run, bool on_host, CommandResult* result) {
+void FillResult(const RunResult& run, bool on_host,
+                stager::CommandResult* result) {
   result->set_kind(KindOf(run.kind));
   result->set_exit_code(run.exit_code);
   result->set_signal(run.signal);
@@ -205,24 +206,26 @@ class StagerService {
         "serving", options_.session_id.empty() ? "" : " session ",
         options_.session_id, " for ", project_, ": ", mode_, " mode",
         view_ ? absl::StrCat(", ", view_->backend(), " backend") : ""));
-    using Dispatcher = ipc::Dispatcher<StagerRequest, StagerReply>;
+    using Dispatcher =
+        ipc::Dispatcher<stager::StagerRequest, stager::StagerReply>;
     Dispatcher dispatcher(kServing);
     dispatcher.NameState(kServing, "serving").NameState(kEnded, "ended");
-    dispatcher.On(
-        StagerRequest::kDescribe, {kServing},
-        [&](const StagerRequest&, std::vector<UniqueFd>&, StagerReply* reply) {
-          Describe(reply->mutable_description());
-          return absl::OkStatus();
-        });
+    dispatcher.On(stager::StagerRequest::kDescribe, {kServing},
+                  [&](const stager::StagerRequest&, std::vector<UniqueFd>&,
+                      stager::StagerReply* reply) {
+                    Describe(reply->mutable_description());
+                    return absl::OkStatus();
+                  });
     dispatcher.OnWithReplyFds(
-        StagerRequest::kRun, {kServing},
-        [&](const StagerRequest& request, std::vector<UniqueFd>&,
-            StagerReply* reply, std::vector<UniqueFd>* reply_fds) {
+        stager::StagerRequest::kRun, {kServing},
+        [&](const stager::StagerRequest& request, std::vector<UniqueFd>&,
+            stager::StagerReply* reply, std::vector<UniqueFd>* reply_fds) {
           return Run(request.run(), reply->mutable_result(), reply_fds);
         });
     dispatcher.On(
-        StagerRequest::kEnd, {kServing},
-        [&](const StagerRequest&, std::vector<UniqueFd>&, StagerReply* reply) {
+        stager::StagerRequest::kEnd, {kServing},
+        [&](const stager::StagerRequest&, std::vector<UniqueFd>&,
+            stager::StagerReply* reply) {
           End();
           reply->mutable_ended();
           dispatcher.StopAfterReply();
@@ -248,7 +251,7 @@ class StagerService {
     }
   }
 
-  void Describe(SessionDescription* description) {
+  void Describe(stager::SessionDescription* description) {
     description->set_mode(mode_);
     if (view_) description->set_backend(view_->backend());
     description->set_profile(settings_.strict() ? "strict" : "default");
@@ -272,7 +275,8 @@ class StagerService {
     return JoinPath(project_, relative);
   }
 
-  absl::Status Run(const RunCommand& request, CommandResult* result,
+  absl::Status Run(const stager::RunCommand& request,
+                   stager::CommandResult* result,
                    std::vector<UniqueFd>* reply_fds) {
     if (request.command().empty()) {
       return absl::InvalidArgumentError("RunCommand: the command is empty");
@@ -340,9 +344,9 @@ class StagerService {
     return absl::OkStatus();
   }
 
-  absl::Status RunOnTheHost(const RunCommand& request, RunOptions run,
+  absl::Status RunOnTheHost(const stager::RunCommand& request, RunOptions run,
                             const std::string& directory, uint64_t wall_time_ms,
-                            CommandResult* result) {
+                            stager::CommandResult* result) {
     if (std::optional<SandboxRequirement> required =
             RequiredSandbox(settings_)) {
       return absl::PermissionDeniedError(absl::StrCat(
@@ -354,10 +358,10 @@ class StagerService {
         return absl::FailedPreconditionError(
             "on_host commands cannot run: the on_host runner did not start");
       }
-      StagerRequest forwarded;
+      stager::StagerRequest forwarded;
       forwarded.set_seq(++host_seq_);
       *forwarded.mutable_run() = request;
-      StagerReply reply;
+      stager::StagerReply reply;
       RETURN_IF_ERROR(host_->Call(forwarded, &reply));
       if (reply.has_error()) {
         return absl::Status(static_cast<absl::StatusCode>(reply.error().code()),

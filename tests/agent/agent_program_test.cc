@@ -23,7 +23,7 @@
 #include "lib/base/json_message.h"
 #include "lib/changeset/test_tree.h"
 #include "lib/question/question.h"
-#include "proto/agent_session.pb.h"
+#include "proto/agent_report.pb.h"
 #include "tests/agent/fakes.h"
 #include "tests/providers/scripted_server.h"
 

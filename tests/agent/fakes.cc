@@ -1,14 +1,15 @@
 #include "tests/agent/fakes.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/apply/apply.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/question/question.h"
 #include "lib/tools/edit_tools.h"
-#include "tests/agent/apply_core.h"
 
 namespace garuda {
 namespace testing {
@@ -84,12 +85,12 @@ std::optional<std::string> ScriptedLines::ReadLine(absl::string_view) {
 }
 
 absl::StatusOr<agent::CommandService::Ran> FakeStager::Run(
-    const RunCommand& command) {
+    const stager::RunCommand& command) {
   runs.push_back(command);
   Ran ran;
   auto found = script_.find(command.command());
   if (found == script_.end()) {
-    ran.result.set_kind(CommandResult::EXITED);
+    ran.result.set_kind(stager::CommandResult::EXITED);
     ran.result.set_description("exited with code 0");
     ran.result.set_on_host(command.on_host());
     return ran;
@@ -118,23 +119,25 @@ absl::StatusOr<agent::CommandService::Ran> FakeStager::Run(
   return ran;
 }
 
-absl::StatusOr<ApplyOutcome> LocalApplier::Apply(const ChangeSet& change_set,
-                                                 const std::string& reason,
-                                                 const std::string&) {
+absl::StatusOr<applier::ApplyOutcome> LocalApplier::Apply(
+    const ChangeSet& change_set, const std::string& reason,
+    const std::string&) {
   reasons.push_back(reason);
-  ASSIGN_OR_RETURN(CoreApplyResult result,
-                   CoreApply(change_set, project_, undo_root_));
-  ApplyOutcome outcome;
+  ApplyOptions options;
+  options.project = project_;
+  options.undo_root = undo_root_;
+  ASSIGN_OR_RETURN(ApplyResult result, ApplyChangeSet(change_set, options));
+  applier::ApplyOutcome outcome;
   outcome.set_files(result.paths);
   outcome.set_undo_id(result.undo_id);
-  switch (result.kind) {
-    case CoreApplyResult::kApplied:
-      outcome.set_kind(ApplyOutcome::APPLIED);
+  switch (result.outcome) {
+    case ApplyOutcome::kApplied:
+      outcome.set_kind(applier::ApplyOutcome::APPLIED);
       outcome.set_line(absl::StrCat(kAppliedLine, " (", result.paths,
                                     result.paths == 1 ? " file)" : " files)"));
       break;
-    case CoreApplyResult::kConflict:
-      outcome.set_kind(ApplyOutcome::CONFLICT);
+    case ApplyOutcome::kConflict:
+      outcome.set_kind(applier::ApplyOutcome::CONFLICT);
       outcome.set_line(
           absl::StrCat("Conflict: ", absl::StrJoin(result.problems, "; "),
                        ". Nothing was applied."));
@@ -142,8 +145,8 @@ absl::StatusOr<ApplyOutcome> LocalApplier::Apply(const ChangeSet& change_set,
         outcome.add_conflicts(problem);
       }
       break;
-    case CoreApplyResult::kRefused:
-      outcome.set_kind(ApplyOutcome::REFUSED);
+    case ApplyOutcome::kRefused:
+      outcome.set_kind(applier::ApplyOutcome::REFUSED);
       outcome.set_line(
           absl::StrCat("Refused: ", absl::StrJoin(result.problems, "; ")));
       break;
@@ -151,10 +154,20 @@ absl::StatusOr<ApplyOutcome> LocalApplier::Apply(const ChangeSet& change_set,
   return outcome;
 }
 
-absl::StatusOr<UndoOutcome> LocalApplier::Undo(const std::string&,
-                                               const std::string&) {
-  ASSIGN_OR_RETURN(CoreApplyResult result, CoreUndoLast(project_, undo_root_));
-  UndoOutcome outcome;
+absl::StatusOr<applier::UndoOutcome> LocalApplier::Undo(const std::string&,
+                                                        const std::string&) {
+  // The newest apply of the project that was not undone.
+  ASSIGN_OR_RETURN(std::vector<UndoRecordInfo> records,
+                   ListUndoRecords(undo_root_, project_));
+  auto last = std::find_if(
+      records.begin(), records.end(),
+      [](const UndoRecordInfo& record) { return record.undone_by.empty(); });
+  if (last == records.end()) return absl::NotFoundError("nothing to undo");
+  ApplyOptions options;
+  options.project = project_;
+  options.undo_root = undo_root_;
+  ASSIGN_OR_RETURN(ApplyResult result, UndoApply(last->id, options));
+  applier::UndoOutcome outcome;
   outcome.set_undo_id(result.undo_id);
   outcome.set_files(result.paths);
   outcome.set_line(absl::StrCat("Undone: ", result.paths, " file(s) restored"));

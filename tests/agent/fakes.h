@@ -14,7 +14,7 @@
 #include "lib/agent/interaction.h"
 #include "lib/agent/services.h"
 #include "lib/tools/project.h"
-#include "proto/provider_script.pb.h"
+#include "tests/providers/provider_script.pb.h"
 
 namespace garuda {
 namespace testing {
@@ -75,14 +75,14 @@ class ScriptedLines : public agent::LineSource {
 
 // What a command "does" in the fake stager.
 struct FakeCommand {
-  CommandResult result;
+  stager::CommandResult result;
   // Staged mode: the command wrote these files (path -> new content).
   std::map<std::string, std::string> writes;
 };
 
 class FakeStager : public agent::CommandService {
  public:
-  FakeStager(Project* project, SessionDescription description)
+  FakeStager(Project* project, stager::SessionDescription description)
       : project_(project), description_(std::move(description)) {}
   // The command `command` answers as `fake`; unknown commands exit 0 with
   // no output.
@@ -90,13 +90,13 @@ class FakeStager : public agent::CommandService {
     script_[command] = std::move(fake);
   }
 
-  std::vector<RunCommand> runs;
+  std::vector<stager::RunCommand> runs;
   bool ended = false;
 
-  absl::StatusOr<SessionDescription> Describe() override {
+  absl::StatusOr<stager::SessionDescription> Describe() override {
     return description_;
   }
-  absl::StatusOr<Ran> Run(const RunCommand& command) override;
+  absl::StatusOr<Ran> Run(const stager::RunCommand& command) override;
   absl::Status End() override {
     ended = true;
     return absl::OkStatus();
@@ -104,7 +104,7 @@ class FakeStager : public agent::CommandService {
 
  private:
   Project* project_;
-  SessionDescription description_;
+  stager::SessionDescription description_;
   std::map<std::string, FakeCommand> script_;
 };
 
@@ -114,11 +114,11 @@ class LocalApplier : public agent::ApplyService {
       : project_(std::move(project)), undo_root_(std::move(undo_root)) {}
   std::vector<std::string> reasons;
 
-  absl::StatusOr<ApplyOutcome> Apply(const ChangeSet& change_set,
-                                     const std::string& reason,
-                                     const std::string& session_id) override;
-  absl::StatusOr<UndoOutcome> Undo(const std::string& undo_id,
-                                   const std::string& session_id) override;
+  absl::StatusOr<applier::ApplyOutcome> Apply(
+      const ChangeSet& change_set, const std::string& reason,
+      const std::string& session_id) override;
+  absl::StatusOr<applier::UndoOutcome> Undo(
+      const std::string& undo_id, const std::string& session_id) override;
 
  private:
   std::string project_, undo_root_;
@@ -127,8 +127,8 @@ class LocalApplier : public agent::ApplyService {
 // An audit sink that keeps the events (for sessions without an auditor).
 class RecordingAudit : public agent::AuditSink {
  public:
-  std::vector<AuditEvent> events;
-  absl::Status Record(const AuditEvent& event) override {
+  std::vector<audit::AuditEvent> events;
+  absl::Status Record(const audit::AuditEvent& event) override {
     events.push_back(event);
     return absl::OkStatus();
   }

@@ -53,8 +53,8 @@ ScriptedReply ToolCall(const std::string& id, const std::string& name,
   return garuda::testing::ToolCallReply(id, name, arguments);
 }
 
-SessionDescription Described(const std::string& mode, bool sandboxed) {
-  SessionDescription description;
+stager::SessionDescription Described(const std::string& mode, bool sandboxed) {
+  stager::SessionDescription description;
   description.set_mode(mode);
   description.set_backend(mode == "staged" ? "copy" : "");
   description.set_profile("default");
@@ -175,7 +175,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     StartSession("staged");
     ASSERT_TRUE(start_status_.ok()) << start_status_;
     FakeCommand sed;
-    sed.result.set_kind(CommandResult::EXITED);
+    sed.result.set_kind(stager::CommandResult::EXITED);
     sed.result.set_description("exited with code 0");
     sed.result.set_stdout_data("edited\n");
     sed.writes["notes.txt"] = "new line\n";
@@ -197,10 +197,10 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
 
   std::string RequestBody(size_t i) { return server_->requests().at(i).body(); }
 
-  BudgetStatus Budget() {
+  budget::BudgetStatus Budget() {
     auto status = budget_->Status();
     EXPECT_TRUE(status.ok()) << status.status();
-    return status.ok() ? *status : BudgetStatus();
+    return status.ok() ? *status : budget::BudgetStatus();
   }
 
   // The audit log after the auditor closed it.
@@ -462,7 +462,7 @@ TEST_P(SessionTest, StreamWithoutUsageIsAnUnreportedCharge) {
   ASSERT_NO_FATAL_FAILURE(Begin(script));
   TurnOutcome outcome = Turn("Hi");
   EXPECT_FALSE(outcome.usage.usage_reported());
-  BudgetStatus status = Budget();
+  budget::BudgetStatus status = Budget();
   EXPECT_GT(status.agents(0).unreported(), 0);
   EXPECT_EQ(status.agents(0).unreported(), status.spent());
   EXPECT_EQ(outcome.usage.charged_tokens(), status.spent());
@@ -514,7 +514,7 @@ TEST_P(SessionTest, CancelMidStreamKeepsTheReservationSpent) {
   TurnOutcome outcome = Turn("Talk");
   EXPECT_EQ(outcome.stopped, "cancelled");
   EXPECT_TRUE(server_->WaitForHangUp(absl::Seconds(10)));
-  BudgetStatus status = Budget();
+  budget::BudgetStatus status = Budget();
   EXPECT_EQ(status.reserved(), 0);
   EXPECT_GT(status.spent(), 0);  // the whole reservation stayed spent
   // The session goes on: the next prompt is answered.

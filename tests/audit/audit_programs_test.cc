@@ -21,7 +21,8 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/ipc/helper_process.h"
-#include "proto/audit.pb.h"
+#include "proto/audit_log.pb.h"
+#include "proto/auditor_service.pb.h"
 
 namespace garuda {
 namespace {
@@ -142,29 +143,28 @@ class AuditProgramsTest : public ::testing::Test {
     EXPECT_TRUE(helper.ok()) << helper.status();
     return helper.ok() ? std::move(helper).value() : nullptr;
   }
-  absl::StatusOr<AuditReply> AppendOverChannel(ipc::HelperProcess& helper,
-                                               int first, int count,
-                                               bool durable) {
-    AuditRequest request;
+  absl::StatusOr<audit::AuditReply> AppendOverChannel(
+      ipc::HelperProcess& helper, int first, int count, bool durable) {
+    audit::AuditRequest request;
     request.set_seq(++seq_);
     for (int i = first; i < first + count; ++i) {
-      AuditEvent* event = request.mutable_append()->add_events();
+      audit::AuditEvent* event = request.mutable_append()->add_events();
       event->set_kind("command");
       event->set_tool("bash");
       event->set_target(absl::StrCat("make target", i));
       event->set_reason(absl::StrCat("reason text ", i));
     }
     request.mutable_append()->set_durable(durable);
-    AuditReply reply;
+    audit::AuditReply reply;
     absl::Status status = helper.Call(request, &reply);
     if (!status.ok()) return status;
     return reply;
   }
   absl::Status CloseOverChannel(ipc::HelperProcess& helper) {
-    AuditRequest request;
+    audit::AuditRequest request;
     request.set_seq(++seq_);
     request.mutable_close();
-    AuditReply reply;
+    audit::AuditReply reply;
     absl::Status status = helper.Call(request, &reply);
     if (!status.ok()) return status;
     if (reply.has_error()) return absl::InternalError(reply.error().message());
@@ -346,7 +346,8 @@ TEST_F(AuditProgramsTest, RollbackNeedsTheWitness) {
                    "\"", Audit(), " witness --store ", store, "\"}"));
   std::unique_ptr<ipc::HelperProcess> auditor = Serve();
   ASSERT_NE(auditor, nullptr);
-  absl::StatusOr<AuditReply> reply = AppendOverChannel(*auditor, 1, 3, true);
+  absl::StatusOr<audit::AuditReply> reply =
+      AppendOverChannel(*auditor, 1, 3, true);
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_EQ(reply->appended().warnings_size(), 0);
   std::string log_path = Logs()[0];
@@ -381,7 +382,8 @@ TEST_F(AuditProgramsTest, KilledAuditorIsNoticedByItsClient) {
   Policy("{\"checkpoint\": true, \"fsyncMaxMs\": 600000}");
   std::unique_ptr<ipc::HelperProcess> auditor = Serve();
   ASSERT_NE(auditor, nullptr);
-  absl::StatusOr<AuditReply> reply = AppendOverChannel(*auditor, 1, 2, true);
+  absl::StatusOr<audit::AuditReply> reply =
+      AppendOverChannel(*auditor, 1, 2, true);
   ASSERT_TRUE(reply.ok()) << "negative control: " << reply.status();
   EXPECT_EQ(reply->appended().last_seq(), 2u);
   // Written but not yet in an fsynced group, so past the checkpoint.

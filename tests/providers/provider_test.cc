@@ -98,12 +98,13 @@ class ProviderTest : public ::testing::TestWithParam<ServerKind> {
     return request;
   }
 
-  garuda::BudgetStatus BudgetStatus() {
+  garuda::budget::BudgetStatus BudgetStatus() {
     auto status = budget_client_->Status();
     EXPECT_TRUE(status.ok()) << status.status();
     return *status;
   }
-  const AgentUsage& Top(const garuda::BudgetStatus& status) {
+  const garuda::budget::AgentUsage& Top(
+      const garuda::budget::BudgetStatus& status) {
     return status.agents(0);
   }
 

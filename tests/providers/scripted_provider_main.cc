@@ -4,9 +4,9 @@
 //   scripted-provider --kind=openai --script=script.json
 //       [--port-file=port] [--requests-log=requests.jsonl]
 //
-// The script is a ProviderScript (proto/provider_script.proto) in JSON. Once
-// the server listens, its port is printed on stdout (one line) and written
-// to --port-file when given; each request it receives is appended to
+// The script is a ProviderScript (tests/providers/provider_script.proto) in
+// JSON. Once the server listens, its port is printed on stdout (one line) and
+// written to --port-file when given; each request it receives is appended to
 // --requests-log as one RecordedRequest JSON line. It serves until it gets
 // SIGTERM or SIGINT.
 #include <signal.h>
@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
       "  scripted-provider --kind=openai|anthropic --script=FILE "
       "[--port-file=FILE] [--requests-log=FILE]\n"
       "  --kind: \"openai\" or \"anthropic\"; --script: a ProviderScript "
-      "JSON file (proto/provider_script.proto); --port-file: where to write "
+      "JSON file (tests/providers/provider_script.proto); --port-file: where "
+      "to write "
       "the port, which is also printed on stdout; --requests-log: each "
       "request received, as a JSON line.");
   // SIGTERM and SIGINT are taken by sigwait below, on this thread only.

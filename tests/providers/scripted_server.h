@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "lib/base/unique_fd.h"
-#include "proto/provider_script.pb.h"
+#include "tests/providers/provider_script.pb.h"
 
 namespace garuda {
 namespace provider {

@@ -125,11 +125,11 @@ class ServeTest : public ::testing::Test {
                   JoinPath(home_, "undo")});
   }
 
-  SessionDescription Describe(ipc::HelperProcess& stager) {
-    StagerRequest request;
+  stager::SessionDescription Describe(ipc::HelperProcess& stager) {
+    stager::StagerRequest request;
     request.set_seq(++stager_seq_);
     request.mutable_describe();
-    StagerReply reply;
+    stager::StagerReply reply;
     absl::Status called = stager.Call(request, &reply);
     EXPECT_TRUE(called.ok()) << called;
     EXPECT_EQ(reply.seq(), request.seq());
@@ -138,15 +138,16 @@ class ServeTest : public ::testing::Test {
   }
 
   // Sends RunCommand; the reply, and the ChangeSet memfd when one came.
-  StagerReply Run(ipc::HelperProcess& stager, const std::string& command,
-                  UniqueFd* change_set = nullptr, bool on_host = false,
-                  uint32_t timeout_seconds = 60) {
-    StagerRequest request;
+  stager::StagerReply Run(ipc::HelperProcess& stager,
+                          const std::string& command,
+                          UniqueFd* change_set = nullptr, bool on_host = false,
+                          uint32_t timeout_seconds = 60) {
+    stager::StagerRequest request;
     request.set_seq(++stager_seq_);
     request.mutable_run()->set_command(command);
     request.mutable_run()->set_on_host(on_host);
     request.mutable_run()->set_timeout_seconds(timeout_seconds);
-    StagerReply reply;
+    stager::StagerReply reply;
     std::vector<UniqueFd> fds;
     absl::Status called = stager.Call(request, &reply, &fds);
     EXPECT_TRUE(called.ok()) << called;
@@ -156,10 +157,10 @@ class ServeTest : public ::testing::Test {
   }
 
   void End(ipc::HelperProcess& stager) {
-    StagerRequest request;
+    stager::StagerRequest request;
     request.set_seq(++stager_seq_);
     request.mutable_end();
-    StagerReply reply;
+    stager::StagerReply reply;
     ASSERT_TRUE(stager.Call(request, &reply).ok());
     EXPECT_TRUE(reply.has_ended()) << reply.DebugString();
     EXPECT_TRUE(stager.Stop().ok()) << stager.exit_description();
@@ -170,12 +171,12 @@ class ServeTest : public ::testing::Test {
     return Names(JoinPath(home_, ".garuda/staging"));
   }
 
-  ApplierReply Apply(ipc::HelperProcess& applier, int change_set_fd) {
-    ApplierRequest request;
+  applier::ApplierReply Apply(ipc::HelperProcess& applier, int change_set_fd) {
+    applier::ApplierRequest request;
     request.set_seq(++applier_seq_);
     request.mutable_apply()->set_reason("bash: test");
     request.mutable_apply()->set_session_id("s1");
-    ApplierReply reply;
+    applier::ApplierReply reply;
     int fds[] = {change_set_fd};
     absl::Status called = applier.Call(request, &reply, nullptr, fds);
     EXPECT_TRUE(called.ok()) << called;
@@ -183,12 +184,13 @@ class ServeTest : public ::testing::Test {
     return reply;
   }
 
-  ApplierReply Undo(ipc::HelperProcess& applier, const std::string& id) {
-    ApplierRequest request;
+  applier::ApplierReply Undo(ipc::HelperProcess& applier,
+                             const std::string& id) {
+    applier::ApplierRequest request;
     request.set_seq(++applier_seq_);
     request.mutable_undo()->set_undo_id(id);
     request.mutable_undo()->set_session_id("s1");
-    ApplierReply reply;
+    applier::ApplierReply reply;
     absl::Status called = applier.Call(request, &reply);
     EXPECT_TRUE(called.ok()) << called;
     return reply;
@@ -198,7 +200,7 @@ class ServeTest : public ::testing::Test {
   UniqueFd StagedChange(const std::string& command) {
     std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
     UniqueFd fd;
-    StagerReply reply = Run(*stager, command, &fd);
+    stager::StagerReply reply = Run(*stager, command, &fd);
     EXPECT_TRUE(reply.result().has_change_set()) << reply.DebugString();
     End(*stager);
     return fd;
@@ -212,19 +214,20 @@ class ServeTest : public ::testing::Test {
 TEST_F(ServeTest, DirectRunCapturesOutputAndExitCode) {
   std::unique_ptr<ipc::HelperProcess> stager = Stager("direct");
   ASSERT_NE(stager, nullptr);
-  SessionDescription description = Describe(*stager);
+  stager::SessionDescription description = Describe(*stager);
   EXPECT_EQ(description.mode(), "direct");
   EXPECT_EQ(description.profile(), "default");
   EXPECT_TRUE(description.sandboxed()) << description.sandbox_problem();
 
   UniqueFd change_set;
-  StagerReply reply = Run(*stager,
-                          "echo out; echo err >&2; echo direct > made.txt; "
-                          "hostname; exit 3",
-                          &change_set);
+  stager::StagerReply reply =
+      Run(*stager,
+          "echo out; echo err >&2; echo direct > made.txt; "
+          "hostname; exit 3",
+          &change_set);
   ASSERT_TRUE(reply.has_result()) << reply.DebugString();
-  const CommandResult& result = reply.result();
-  EXPECT_EQ(result.kind(), CommandResult::EXITED);
+  const stager::CommandResult& result = reply.result();
+  EXPECT_EQ(result.kind(), stager::CommandResult::EXITED);
   EXPECT_EQ(result.exit_code(), 3);
   EXPECT_EQ(result.stdout_data(), "out\ngaruda\n");  // inside the sandbox
   EXPECT_EQ(result.stderr_data(), "err\n");
@@ -235,20 +238,20 @@ TEST_F(ServeTest, DirectRunCapturesOutputAndExitCode) {
   EXPECT_EQ(Read(JoinPath(project_, "made.txt")), "direct\n");
 
   // The cap: the rest of the output is read and dropped.
-  StagerRequest request;
+  stager::StagerRequest request;
   request.set_seq(++stager_seq_);
   request.mutable_run()->set_command("head -c 5000 /dev/zero");
   request.mutable_run()->set_output_limit(100);
-  StagerReply capped;
+  stager::StagerReply capped;
   ASSERT_TRUE(stager->Call(request, &capped).ok());
   EXPECT_EQ(capped.result().stdout_data().size(), 100u);
   EXPECT_TRUE(capped.result().stdout_truncated());
 
   // The timeout, in the sandbox and on the host.
   for (bool on_host : {false, true}) {
-    StagerReply slow = Run(*stager, "sleep 30", nullptr, on_host, 1);
+    stager::StagerReply slow = Run(*stager, "sleep 30", nullptr, on_host, 1);
     ASSERT_TRUE(slow.has_result()) << slow.DebugString();
-    EXPECT_EQ(slow.result().kind(), CommandResult::TIMED_OUT);
+    EXPECT_EQ(slow.result().kind(), stager::CommandResult::TIMED_OUT);
     EXPECT_EQ(slow.result().on_host(), on_host);
   }
   End(*stager);
@@ -257,13 +260,13 @@ TEST_F(ServeTest, DirectRunCapturesOutputAndExitCode) {
 TEST_F(ServeTest, StagedRunReturnsTheChangeInASealedMemfd) {
   std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
   ASSERT_NE(stager, nullptr);
-  SessionDescription description = Describe(*stager);
+  stager::SessionDescription description = Describe(*stager);
   EXPECT_EQ(description.mode(), "staged");
   EXPECT_FALSE(description.backend().empty());
   ASSERT_EQ(StagingFolders().size(), 1u);
 
   UniqueFd fd;
-  StagerReply reply =
+  stager::StagerReply reply =
       Run(*stager, "echo new > a.txt; echo added > b.txt; echo done", &fd);
   ASSERT_TRUE(reply.has_result()) << reply.DebugString();
   EXPECT_EQ(reply.result().stdout_data(), "done\n");
@@ -308,14 +311,14 @@ TEST_P(ServeBackendTest, IgnoredOutputsStayForTheNextCommandNotTheProject) {
   ASSERT_NE(stager, nullptr);
   EXPECT_EQ(Describe(*stager).backend(), GetParam());
   UniqueFd fd;
-  StagerReply first =
+  stager::StagerReply first =
       Run(*stager, "mkdir -p build && echo built > build/out", &fd);
   ASSERT_TRUE(first.has_result()) << first.DebugString();
   EXPECT_EQ(first.result().exit_code(), 0);
   EXPECT_FALSE(first.result().has_change_set());  // ignored: no question
   // The person edits the project between two commands: the view follows.
   Write(JoinPath(project_, "a.txt"), "edited\n");
-  StagerReply second = Run(*stager, "cat build/out a.txt", &fd);
+  stager::StagerReply second = Run(*stager, "cat build/out a.txt", &fd);
   ASSERT_TRUE(second.has_result()) << second.DebugString();
   EXPECT_EQ(second.result().stdout_data(), "built\nedited\n");
   EXPECT_FALSE(Exists(JoinPath(project_, "build")));
@@ -332,13 +335,14 @@ TEST_P(ServeBackendTest, EveryCommandSeesThePersonsEditsAndListsItsOwnWrites) {
     EXPECT_FALSE(Run(*stager, "true").result().has_change_set());
   }
   Host("echo edited >> a.txt && mkdir -p n/m && echo z > n/m/z.txt");
-  StagerReply seen = Run(*stager, "cat a.txt n/m/z.txt");
+  stager::StagerReply seen = Run(*stager, "cat a.txt n/m/z.txt");
   EXPECT_EQ(seen.result().stdout_data(), "old\nedited\nz\n");
   UniqueFd fd;
-  StagerReply wrote = Run(*stager,
-                          "echo w >> a.txt && mkdir -p q && echo q > q/q.txt "
-                          "&& mv n n2",
-                          &fd);
+  stager::StagerReply wrote =
+      Run(*stager,
+          "echo w >> a.txt && mkdir -p q && echo q > q/q.txt "
+          "&& mv n n2",
+          &fd);
   ASSERT_TRUE(wrote.has_result()) << wrote.DebugString();
   // a.txt, q/q.txt, n/m/z.txt, n2/m/z.txt and the folders q, n, n/m, n2,
   // n2/m: the same for both backends.
@@ -352,7 +356,8 @@ TEST_P(ServeBackendTest, EveryCommandSeesThePersonsEditsAndListsItsOwnWrites) {
   UniqueFd none;
   EXPECT_FALSE(Run(*stager, "true", &none).result().has_change_set());
   Host("rm -rf n");
-  StagerReply after = Run(*stager, "test ! -e n && test ! -e q && cat a.txt");
+  stager::StagerReply after =
+      Run(*stager, "test ! -e n && test ! -e q && cat a.txt");
   EXPECT_EQ(after.result().exit_code(), 0) << after.DebugString();
   EXPECT_EQ(after.result().stdout_data(), "old\nedited\n");
   End(*stager);
@@ -366,7 +371,7 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
   // it writes the real project even in staged mode (never staged).
   {
     std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
-    StagerReply reply =
+    stager::StagerReply reply =
         Run(*stager, "hostname; touch host-made", nullptr, /*on_host=*/true);
     ASSERT_TRUE(reply.has_result()) << reply.DebugString();
     EXPECT_TRUE(reply.result().on_host());
@@ -376,7 +381,7 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
     // A process it leaves running on the host does not hold the reply
     // (with its output on a pipe, the reply would wait the whole sleep and
     // the test would time out).
-    StagerReply left =
+    stager::StagerReply left =
         Run(*stager, "sleep 900 & echo $! > ../left.pid; echo started", nullptr,
             true);
     ASSERT_TRUE(left.has_result()) << left.DebugString();
@@ -390,7 +395,7 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
   for (const char* mode : {"direct", "staged"}) {
     std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
     EXPECT_EQ(Describe(*stager).profile(), "strict");
-    StagerReply reply = Run(*stager, "touch host-made", nullptr, true);
+    stager::StagerReply reply = Run(*stager, "touch host-made", nullptr, true);
     EXPECT_TRUE(reply.has_error()) << reply.DebugString();
     EXPECT_NE(reply.error().message().find("strict profile"), std::string::npos)
         << reply.error().message();
@@ -407,14 +412,15 @@ TEST_F(ServeTest, WithoutASandboxOnlyAnAgreedOnHostCommandRuns) {
   ::setenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX", "1", 1);
   std::unique_ptr<ipc::HelperProcess> stager = Stager("direct");
   ::unsetenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX");
-  SessionDescription description = Describe(*stager);
+  stager::SessionDescription description = Describe(*stager);
   EXPECT_FALSE(description.sandboxed());
   EXPECT_NE(description.sandbox_problem().find("fix"), std::string::npos)
       << description.sandbox_problem();
-  StagerReply refused = Run(*stager, "touch made");
+  stager::StagerReply refused = Run(*stager, "touch made");
   EXPECT_TRUE(refused.has_error()) << refused.DebugString();
   EXPECT_FALSE(Exists(JoinPath(project_, "made")));
-  StagerReply host = Run(*stager, "touch made", nullptr, /*on_host=*/true);
+  stager::StagerReply host =
+      Run(*stager, "touch made", nullptr, /*on_host=*/true);
   ASSERT_TRUE(host.has_result()) << host.DebugString();
   EXPECT_TRUE(host.result().on_host());
   EXPECT_TRUE(Exists(JoinPath(project_, "made")));
@@ -431,7 +437,7 @@ TEST_F(ServeTest, AStagingFailureIsAnErrorReplyAndNothingRuns) {
   // Negative control: without the seam the command runs.
   {
     std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
-    StagerReply reply = Run(*stager, command);
+    stager::StagerReply reply = Run(*stager, command);
     ASSERT_TRUE(reply.has_result()) << reply.DebugString();
     EXPECT_TRUE(Exists(marker));
     End(*stager);
@@ -439,9 +445,9 @@ TEST_F(ServeTest, AStagingFailureIsAnErrorReplyAndNothingRuns) {
   ::unlink(marker.c_str());
   ::setenv("GARUDA_TEST_ONLY_FAIL_STAGING", "1", 1);
   std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
-  SessionDescription description = Describe(*stager);
+  stager::SessionDescription description = Describe(*stager);
   EXPECT_EQ(description.mode(), "staged");  // never direct mode instead
-  StagerReply reply = Run(*stager, command);
+  stager::StagerReply reply = Run(*stager, command);
   ASSERT_TRUE(reply.has_error()) << reply.DebugString();
   EXPECT_NE(reply.error().message().find("could not be set up"),
             std::string::npos)
@@ -473,7 +479,7 @@ TEST_F(ServeTest, AGarbageFrameEndsTheStagersChannel) {
   ASSERT_TRUE(ipc::SendRaw(stager->channel().fd(),
                            ipc::LengthPrefix(7) + "\xff\xff\xff garbage")
                   .ok());
-  StagerReply reply;
+  stager::StagerReply reply;
   absl::Status status = stager->channel().Receive(&reply);
   if (status.ok()) {
     EXPECT_TRUE(reply.has_error()) << reply.DebugString();
@@ -491,9 +497,9 @@ TEST_F(ServeTest, ApplyThroughTheApplierWritesTheProjectAndUndoRestores) {
   ASSERT_TRUE(list);
   std::unique_ptr<ipc::HelperProcess> applier = Applier();
   ASSERT_NE(applier, nullptr);
-  ApplierReply reply = Apply(*applier, list.get());
+  applier::ApplierReply reply = Apply(*applier, list.get());
   ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::APPLIED);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::APPLIED);
   EXPECT_EQ(reply.applied().line(), "The user applied the changes");
   EXPECT_EQ(reply.applied().files(), 2u);
   EXPECT_FALSE(reply.applied().undo_id().empty());
@@ -501,14 +507,14 @@ TEST_F(ServeTest, ApplyThroughTheApplierWritesTheProjectAndUndoRestores) {
   EXPECT_EQ(Read(JoinPath(project_, "b.txt")), "added\n");
 
   // The session's last apply, by session id.
-  ApplierReply undone = Undo(*applier, "");
+  applier::ApplierReply undone = Undo(*applier, "");
   ASSERT_TRUE(undone.has_undone()) << undone.DebugString();
-  EXPECT_EQ(undone.undone().kind(), ApplyOutcome::APPLIED);
+  EXPECT_EQ(undone.undone().kind(), applier::ApplyOutcome::APPLIED);
   EXPECT_EQ(undone.undone().undo_id(), reply.applied().undo_id());
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
   EXPECT_FALSE(Exists(JoinPath(project_, "b.txt")));
   // Nothing of the session is left to undo.
-  ApplierReply again = Undo(*applier, "");
+  applier::ApplierReply again = Undo(*applier, "");
   EXPECT_TRUE(again.has_error()) << again.DebugString();
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
   EXPECT_TRUE(applier->Stop().ok()) << applier->exit_description();
@@ -520,9 +526,9 @@ TEST_F(ServeTest, AConflictWritesNothing) {
   // The person changes a.txt after the list was made.
   Write(JoinPath(project_, "a.txt"), "person\n");
   std::unique_ptr<ipc::HelperProcess> applier = Applier();
-  ApplierReply reply = Apply(*applier, list.get());
+  applier::ApplierReply reply = Apply(*applier, list.get());
   ASSERT_TRUE(reply.has_applied()) << reply.DebugString();
-  EXPECT_EQ(reply.applied().kind(), ApplyOutcome::CONFLICT);
+  EXPECT_EQ(reply.applied().kind(), applier::ApplyOutcome::CONFLICT);
   ASSERT_EQ(reply.applied().conflicts_size(), 1);
   EXPECT_EQ(reply.applied().conflicts(0), "a.txt");
   EXPECT_NE(reply.applied().line().find("conflict"), std::string::npos);
@@ -536,15 +542,15 @@ TEST_F(ServeTest, AnIncompleteListIsRefusedAndWritesNothing) {
   std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
   ::unsetenv("GARUDA_TEST_ONLY_FILE_LIMIT");
   UniqueFd list;
-  StagerReply reply = Run(*stager, "touch n1 n2 n3", &list);
+  stager::StagerReply reply = Run(*stager, "touch n1 n2 n3", &list);
   ASSERT_TRUE(reply.has_result()) << reply.DebugString();
   EXPECT_TRUE(reply.result().change_set_incomplete());
   ASSERT_TRUE(list);
   End(*stager);
   std::unique_ptr<ipc::HelperProcess> applier = Applier();
-  ApplierReply applied = Apply(*applier, list.get());
+  applier::ApplierReply applied = Apply(*applier, list.get());
   ASSERT_TRUE(applied.has_applied()) << applied.DebugString();
-  EXPECT_EQ(applied.applied().kind(), ApplyOutcome::REFUSED);
+  EXPECT_EQ(applied.applied().kind(), applier::ApplyOutcome::REFUSED);
   EXPECT_NE(applied.applied().line().find("incomplete"), std::string::npos);
   EXPECT_FALSE(Exists(JoinPath(project_, "n1")));
 }
@@ -557,7 +563,7 @@ TEST_F(ServeTest, BadListsAndGarbageFramesWriteNothing) {
   UniqueFd junk(::memfd_create("junk", MFD_CLOEXEC));
   ASSERT_TRUE(WriteAll(junk.get(), "\x05\x00\x00\x00junk!").ok());
   ::lseek(junk.get(), 0, SEEK_SET);
-  ApplierReply reply = Apply(*applier, junk.get());
+  applier::ApplierReply reply = Apply(*applier, junk.get());
   EXPECT_TRUE(reply.has_error()) << reply.DebugString();
   // A pipe is refused (its writer could hold the applier forever).
   int pipe_fds[2];
@@ -569,7 +575,7 @@ TEST_F(ServeTest, BadListsAndGarbageFramesWriteNothing) {
   ASSERT_TRUE(ipc::SendRaw(applier->channel().fd(),
                            ipc::LengthPrefix(7) + "\xff\xff\xff garbage")
                   .ok());
-  ApplierReply last;
+  applier::ApplierReply last;
   if (applier->channel().Receive(&last).ok()) {
     EXPECT_TRUE(last.has_error()) << last.DebugString();
   }

@@ -1,4 +1,4 @@
-// A helper program for the lib/ipc tests: serves proto/ipc_test.proto's echo
+// A helper program for the lib/ipc tests: serves lib/ipc/ipc_test.proto's echo
 // channel on --channel-fd=N. Besides echoing it can crash on a verb (raise a
 // signal), exit with a status, hang, and list its own open descriptors.
 #include <cstdio>

@@ -1,4 +1,4 @@
-// The echo service of proto/ipc_test.proto, for the lib/ipc tests: served
+// The echo service of lib/ipc/ipc_test.proto, for the lib/ipc tests: served
 // in-process by dispatcher_test and by the echo_helper program.
 // States: new -> (open) -> open -> (close) -> closed.
 #ifndef GARUDA_LIB_IPC_TESTING_ECHO_SERVICE_H_
@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "lib/ipc/dispatcher.h"
-#include "proto/ipc_test.pb.h"
+#include "lib/ipc/ipc_test.pb.h"
 
 namespace garuda {
 namespace ipc {
