@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@
 #include "sandbox/bwrap_args.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/sandbox.h"
+#include "tests/sandbox/corpus_places.h"
 
 namespace garuda {
 namespace {
@@ -44,10 +44,6 @@ const char* Name(Where where) {
       return "bwrap";
   }
   return "?";
-}
-
-std::string Runfile(const std::string& path) {
-  return JoinPath(JoinPath(std::getenv("TEST_SRCDIR"), "garuda"), path);
 }
 
 bool Exists(const std::string& path) {
@@ -97,24 +93,18 @@ struct Attempt {
 class EscapeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "escXXXXXX");
-    root_ = ::mkdtemp(templ.data());
-    project_ = JoinPath(root_, "project");
-    outside_ = JoinPath(root_, "outside");
-    home_ = JoinPath(root_, "home");
+    auto places = MakeCorpusPlaces("esc");
+    ASSERT_TRUE(places.ok()) << places.status();
+    root_ = places->root;
+    project_ = places->project;
+    outside_ = places->outside;
+    home_ = places->home;
+    stager_ = places->stager;
+    helper_ = places->helper;
     for (const std::string& dir :
-         {project_, outside_, home_, JoinPath(root_, "etc"),
-          project_ + "/.git/hooks", project_ + "/.garuda", project_ + "/mnt"}) {
+         {project_ + "/.git/hooks", project_ + "/mnt"}) {
       ASSERT_TRUE(MakeDirectories(dir, 0755).ok());
     }
-    ::setenv("HOME", home_.c_str(), 1);
-    ::setenv("GARUDA_MANAGED_POLICY_DIR", JoinPath(root_, "etc").c_str(), 1);
-    ::unsetenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX");
-    stager_ = Runfile("cmd/garuda-stager/garuda-stager");
-    // The helper must be visible inside the sandbox: a copy in the project.
-    helper_ = JoinPath(project_, "escape_helper");
-    std::filesystem::copy_file(Runfile("tests/sandbox/escape_helper"), helper_);
-    ::chmod(helper_.c_str(), 0755);
     bwrap_ = FindBwrap();
     // The bubblewrap half is part of every attempt: without bwrap the test
     // fails (tools/setup.sh installs it), unless the machine says it cannot

@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -31,6 +30,7 @@
 #include "lib/base/unique_fd.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
+#include "tests/sandbox/corpus_places.h"
 
 namespace garuda {
 namespace {
@@ -39,10 +39,6 @@ enum class Mode { kDirect, kStaged };
 
 const char* Name(Mode mode) {
   return mode == Mode::kDirect ? "direct" : "staged";
-}
-
-std::string Runfile(const std::string& path) {
-  return JoinPath(JoinPath(std::getenv("TEST_SRCDIR"), "garuda"), path);
 }
 
 bool Exists(const std::string& path) {
@@ -65,25 +61,14 @@ bool WaitWithDeadline(pid_t pid, int deadline_ms, int* status) {
 class RedTeamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "rtXXXXXX");
-    char real[4096];
-    ASSERT_NE(::realpath(::mkdtemp(templ.data()), real), nullptr);
-    root_ = real;
-    project_ = JoinPath(root_, "project");
-    outside_ = JoinPath(root_, "outside");
-    home_ = JoinPath(root_, "home");
-    for (const std::string& dir :
-         {project_ + "/.garuda", outside_, home_ + "/.garuda",
-          JoinPath(root_, "etc")}) {
-      ASSERT_TRUE(MakeDirectories(dir, 0755).ok());
-    }
-    ::setenv("HOME", home_.c_str(), 1);
-    ::setenv("GARUDA_MANAGED_POLICY_DIR", JoinPath(root_, "etc").c_str(), 1);
-    ::unsetenv("GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX");
-    stager_ = Runfile("cmd/garuda-stager/garuda-stager");
-    helper_ = JoinPath(project_, "escape_helper");
-    std::filesystem::copy_file(Runfile("tests/sandbox/escape_helper"), helper_);
-    ::chmod(helper_.c_str(), 0755);
+    auto places = MakeCorpusPlaces("rt");
+    ASSERT_TRUE(places.ok()) << places.status();
+    root_ = places->root;
+    project_ = places->project;
+    outside_ = places->outside;
+    home_ = places->home;
+    stager_ = places->stager;
+    helper_ = places->helper;
     RunResult init = Host({"git", "init", "-q"});
     ASSERT_EQ(init.exit_code, 0) << init.stderr_data;
   }
