@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 
 namespace garuda {
 
@@ -22,6 +23,22 @@ std::string Runfile(const std::string& path);
 // Makes them under $TEST_TMPDIR/<prefix>XXXXXX (a real path, without links)
 // with project/.garuda and home/.garuda in place.
 absl::StatusOr<CorpusPlaces> MakeCorpusPlaces(const std::string& prefix);
+
+// A fixture base holding the places, made by SetUpPlaces in SetUp.
+class CorpusTest : public ::testing::Test {
+ protected:
+  void SetUpPlaces(const std::string& prefix) {
+    absl::StatusOr<CorpusPlaces> places = MakeCorpusPlaces(prefix);
+    ASSERT_TRUE(places.ok()) << places.status();
+    root_ = places->root;
+    project_ = places->project;
+    outside_ = places->outside;
+    home_ = places->home;
+    stager_ = places->stager;
+    helper_ = places->helper;
+  }
+  std::string root_, project_, outside_, home_, stager_, helper_;
+};
 
 }  // namespace garuda
 

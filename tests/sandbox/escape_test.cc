@@ -90,17 +90,11 @@ struct Attempt {
   };
 };
 
-class EscapeTest : public ::testing::Test {
+class EscapeTest : public CorpusTest {
  protected:
   void SetUp() override {
-    auto places = MakeCorpusPlaces("esc");
-    ASSERT_TRUE(places.ok()) << places.status();
-    root_ = places->root;
-    project_ = places->project;
-    outside_ = places->outside;
-    home_ = places->home;
-    stager_ = places->stager;
-    helper_ = places->helper;
+    SetUpPlaces("esc");
+    if (HasFatalFailure()) return;
     for (const std::string& dir :
          {project_ + "/.git/hooks", project_ + "/mnt"}) {
       ASSERT_TRUE(MakeDirectories(dir, 0755).ok());
@@ -216,7 +210,7 @@ class EscapeTest : public ::testing::Test {
     return attempt;
   }
 
-  std::string root_, project_, outside_, home_, stager_, helper_, bwrap_;
+  std::string bwrap_;
   UniqueFd seccomp_bpf_;
   UniqueFd seccomp_network_bpf_;
 };

@@ -58,17 +58,11 @@ bool WaitWithDeadline(pid_t pid, int deadline_ms, int* status) {
   return ended;
 }
 
-class RedTeamTest : public ::testing::Test {
+class RedTeamTest : public CorpusTest {
  protected:
   void SetUp() override {
-    auto places = MakeCorpusPlaces("rt");
-    ASSERT_TRUE(places.ok()) << places.status();
-    root_ = places->root;
-    project_ = places->project;
-    outside_ = places->outside;
-    home_ = places->home;
-    stager_ = places->stager;
-    helper_ = places->helper;
+    SetUpPlaces("rt");
+    if (HasFatalFailure()) return;
     RunResult init = Host({"git", "init", "-q"});
     ASSERT_EQ(init.exit_code, 0) << init.stderr_data;
   }
@@ -121,8 +115,6 @@ class RedTeamTest : public ::testing::Test {
         WriteFileAtomically(project_ + "/.garuda/settings.json", json, 0644)
             .ok());
   }
-
-  std::string root_, project_, outside_, home_, stager_, helper_;
 };
 
 constexpr Mode kModes[] = {Mode::kDirect, Mode::kStaged};
