@@ -301,11 +301,6 @@ void ForwardInterrupt(int sig) {
   forward.sa_handler = ForwardInterrupt;
   ::sigaction(SIGINT, &forward, nullptr);
   ::sigaction(SIGQUIT, &forward, nullptr);
-  // The supervisor blocked its stop signals before the clone (so that none
-  // is lost); PID 1 takes them as they come.
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
   pid_t command =
       options.entry
@@ -316,6 +311,13 @@ void ForwardInterrupt(int sig) {
     StartCommand(limits, plan, confinement, options, env, io);
   }
   command_pid = command;
+  // The supervisor blocked its stop signals before the clone (so that none
+  // is lost), and they stay blocked until the command's pid is known: an
+  // interrupt forwarded as soon as the command has printed something must
+  // not find command_pid still 0.
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
   ::close(io.error_fd);
   if (io.stdout_fd >= 0) ::close(io.stdout_fd);

@@ -121,7 +121,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   }
   // Before the clone, so that no stop signal is lost; destroyed last, after
   // the cgroups are removed, since it may raise the signal that ends us.
-  StopSignals signals(/*interrupts=*/true);
+  StopSignals signals(/*interrupts=*/true, options.defer_stop_signal);
   // Made before the child, so that a cgroup that cannot be made is only a
   // note (the rlimits stay), never a half-started sandbox.
   CommandCgroups cgroups =

@@ -54,7 +54,16 @@ struct RunOptions {
   // the run waits for PID 1 as usual (they can be removed only once it has
   // left).
   bool return_before_teardown = false;
+  // A stop signal (SIGTERM, SIGHUP; see RunInSandbox) that ended the run
+  // is raised again only when the caller calls RaiseDeferredStopSignal(),
+  // after its own cleanup (a one-shot staging view to remove), instead of
+  // as the run returns.
+  bool defer_stop_signal = false;
 };
+
+// Raises the stop signal of a run made with defer_stop_signal, if one came;
+// by default the program ends of it here. Nothing when none came.
+void RaiseDeferredStopSignal();
 
 // A run whose command did not start is a RunResult of kind kFailedToStart
 // with the reason; an error status means the policy or options are wrong.

@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
+#include "sandbox/sandbox.h"
 
 namespace garuda {
 namespace sandbox_internal {
@@ -52,7 +54,12 @@ absl::StatusOr<Pipe> MakePipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-StopSignals::StopSignals(bool interrupts) {
+namespace {
+// The stop signal a deferred run kept for RaiseDeferredStopSignal.
+std::atomic<int> deferred_stop{0};
+}  // namespace
+
+StopSignals::StopSignals(bool interrupts, bool defer) : defer_(defer) {
   sigset_t stop;
   sigemptyset(&stop);
   sigaddset(&stop, SIGTERM);
@@ -72,7 +79,9 @@ StopSignals::StopSignals(bool interrupts) {
 StopSignals::~StopSignals() {
   // Taken off the queue by the signalfd: raised again once the mask is the
   // caller's, so that its disposition (by default: end the program) runs.
-  if (stopped_ != 0) {
+  if (stopped_ != 0 && defer_) {
+    deferred_stop = stopped_;
+  } else if (stopped_ != 0) {
     ::raise(stopped_);  // pending while still blocked, delivered just below
   }
   ::pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
@@ -85,6 +94,15 @@ int StopSignals::Take() {
   if (got != sizeof info) return 0;
   return static_cast<int>(info.ssi_signo);
 }
+
+}  // namespace sandbox_internal
+
+void RaiseDeferredStopSignal() {
+  int sig = sandbox_internal::deferred_stop.exchange(0);
+  if (sig != 0) ::raise(sig);
+}
+
+namespace sandbox_internal {
 
 absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
                                      UniqueFd stdout_read, UniqueFd stderr_read,

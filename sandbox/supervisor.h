@@ -37,7 +37,8 @@ absl::StatusOr<Pipe> MakePipe();
 // sandbox did.
 class StopSignals {
  public:
-  explicit StopSignals(bool interrupts);
+  // `defer`: the destructor leaves the signal for RaiseDeferredStopSignal.
+  StopSignals(bool interrupts, bool defer = false);
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
@@ -52,6 +53,7 @@ class StopSignals {
   UniqueFd fd_;
   sigset_t old_mask_;
   int stopped_ = 0;
+  bool defer_ = false;
 };
 
 struct Supervised {

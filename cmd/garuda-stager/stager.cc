@@ -104,7 +104,9 @@ int StagerRun(const StagerRunOptions& options) {
     staged.network = options.network;
     staged.write_paths = options.write_paths;
     staged.argv = options.argv;
-    return RunStagedCommand(*settings, staged);
+    int code = RunStagedCommand(*settings, staged);
+    RaiseDeferredStopSignal();  // after the staging view is cleaned up
+    return code;
   }
   if (mode != "direct") {
     Say(absl::StrCat("--mode: \"", mode, "\" is not \"direct\" or \"staged\""));
