@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/base/errno_status.h"
+#include "lib/budget/client.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
@@ -345,32 +346,6 @@ absl::Status RunServe(const ServeOptions& options) {
   return server.Serve(std::move(top));
 }
 
-std::string FormatStatus(const BudgetStatus& status) {
-  std::string out = absl::StrFormat(
-      "limit %d  spent %d  reserved %d  leased %d  left %d  floor %d\n",
-      status.limit(), status.spent(), status.reserved(), status.leased(),
-      status.left(), status.floor());
-  absl::StrAppendFormat(
-      &out, "%-6s %-6s %-20s %-6s %10s %10s %10s %10s %10s %8s %7s\n", "agent",
-      "parent", "report", "state", "lease", "spent", "reserved", "unreported",
-      "children", "requests", "refused");
-  for (const AgentUsage& agent : status.agents()) {
-    const bool top = agent.agent() == kTopAgent;
-    absl::StrAppendFormat(
-        &out, "%-6d %-6s %-20s %-6s %10d %10d %10d %10d %10d %8d %7d\n",
-        agent.agent(), top ? "-" : absl::StrCat(agent.parent()),
-        top ? "(top)" : agent.report_id(), agent.open() ? "open" : "closed",
-        agent.lease(), agent.spent(), agent.reserved(), agent.unreported(),
-        agent.children(), agent.requests(), agent.refused());
-    if (agent.overrun() > 0) {
-      absl::StrAppendFormat(&out,
-                            "       overrun: the provider reported %d tokens "
-                            "above this agent's reservations\n",
-                            agent.overrun());
-    }
-  }
-  return out;
-}
 
 absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          const std::string& session,

@@ -108,8 +108,6 @@ absl::Status RunServe(const ServeOptions& options);
 absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          const std::string& session, bool json);
 
-// The text form of a status: the totals, then one row per agent.
-std::string FormatStatus(const BudgetStatus& status);
 
 }  // namespace budget
 }  // namespace garuda

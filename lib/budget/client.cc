@@ -1,0 +1,176 @@
+#include "lib/budget/client.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/base/status_macros.h"
+#include "lib/budget/ledger.h"
+
+namespace garuda {
+namespace budget {
+
+BudgetClient::BudgetClient(ipc::HelperProcess* budgeter) : process_(budgeter) {}
+
+BudgetClient::BudgetClient(ipc::Channel channel)
+    : channel_(std::move(channel)) {}
+
+ipc::ChannelOptions BudgeterChannelOptions() {
+  ipc::ChannelOptions options;
+  options.peer_name = "garuda-budgeter";
+  // The budgeter answers each request once, and the client waits for it:
+  // one read per answer.
+  options.read_ahead = true;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<BudgetClient>> BudgetClient::FromFd(int fd) {
+  ipc::ChannelOptions options = BudgeterChannelOptions();
+  ASSIGN_OR_RETURN(ipc::Channel channel, ipc::ChannelFromFd(fd, options));
+  return std::make_unique<BudgetClient>(std::move(channel));
+}
+
+int BudgetClient::fd() {
+  return process_ != nullptr ? process_->channel().fd() : channel_->fd();
+}
+
+absl::StatusOr<BudgetReply> BudgetClient::Call(BudgetRequest& request,
+                                               std::vector<UniqueFd>* fds) {
+  if (!dead_.ok()) return dead_;
+  request.set_seq(++seq_);
+  BudgetReply reply;
+  absl::Status status;
+  if (process_ != nullptr) {
+    status = process_->Call(request, &reply, fds);
+  } else {
+    status = channel_->Send(request);
+    if (status.ok()) status = channel_->Receive(&reply, fds);
+  }
+  if (status.ok() && reply.seq() != request.seq()) {
+    status = absl::DataLossError(absl::StrCat(
+        "reply seq ", reply.seq(), " to request seq ", request.seq()));
+  }
+  if (!status.ok()) {
+    // Whatever the cause, the ledger can no longer be asked: stop metering
+    // for good, so that no model request goes out without a reservation.
+    dead_ = absl::UnavailableError(
+        absl::StrCat("garuda-budgeter is gone (", status.message(),
+                     "): no model request may go out unmetered"));
+    return dead_;
+  }
+  if (reply.has_error()) {
+    return absl::Status(
+        static_cast<absl::StatusCode>(reply.error().code()),
+        absl::StrCat("garuda-budgeter: ", reply.error().message()));
+  }
+  return reply;
+}
+
+namespace {
+
+absl::Status WrongReply(const char* verb) {
+  return absl::InternalError(
+      absl::StrCat("garuda-budgeter answered ", verb, " with another verb"));
+}
+
+}  // namespace
+
+absl::StatusOr<Reserved> BudgetClient::Reserve(int64_t tokens,
+                                               const std::string& purpose,
+                                               const std::string& request_id) {
+  BudgetRequest request;
+  request.mutable_reserve()->set_tokens(tokens);
+  request.mutable_reserve()->set_purpose(purpose);
+  request.mutable_reserve()->set_request_id(request_id);
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  if (!reply.has_reserved()) return WrongReply("Reserve");
+  return reply.reserved();
+}
+
+absl::StatusOr<Settled> BudgetClient::Settle(uint64_t reservation, int64_t used,
+                                             bool usage_reported) {
+  BudgetRequest request;
+  request.mutable_settle()->set_reservation(reservation);
+  request.mutable_settle()->set_used(used);
+  request.mutable_settle()->set_usage_reported(usage_reported);
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  if (!reply.has_settled()) return WrongReply("Settle");
+  return reply.settled();
+}
+
+absl::StatusOr<BudgetClient::Child> BudgetClient::OpenChild(
+    int64_t limit, const std::string& report_id) {
+  BudgetRequest request;
+  request.mutable_open_child()->set_limit(limit);
+  request.mutable_open_child()->set_report_id(report_id);
+  std::vector<UniqueFd> fds;
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, &fds));
+  if (!reply.has_child_opened()) return WrongReply("OpenChild");
+  Child child;
+  child.opened = reply.child_opened();
+  if (child.opened.granted()) {
+    if (fds.size() != 1) {
+      return absl::InternalError(absl::StrCat(
+          "garuda-budgeter granted child ", child.opened.child(), " with ",
+          fds.size(), " descriptors instead of its one channel"));
+    }
+    child.channel = std::move(fds[0]);
+  }
+  return child;
+}
+
+absl::StatusOr<ChildClosed> BudgetClient::CloseChild(
+    uint32_t child, const ChildReport& report) {
+  BudgetRequest request;
+  request.mutable_close_child()->set_child(child);
+  *request.mutable_close_child()->mutable_report() = report;
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  if (!reply.has_child_closed()) return WrongReply("CloseChild");
+  return reply.child_closed();
+}
+
+absl::StatusOr<FloorSet> BudgetClient::SetFloor(int64_t tokens) {
+  BudgetRequest request;
+  request.mutable_set_floor()->set_tokens(tokens);
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  if (!reply.has_floor_set()) return WrongReply("SetFloor");
+  return reply.floor_set();
+}
+
+absl::StatusOr<BudgetStatus> BudgetClient::Status() {
+  BudgetRequest request;
+  request.mutable_status();
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  if (!reply.has_status()) return WrongReply("Status");
+  return reply.status();
+}
+
+std::string FormatStatus(const BudgetStatus& status) {
+  std::string out = absl::StrFormat(
+      "limit %d  spent %d  reserved %d  leased %d  left %d  floor %d\n",
+      status.limit(), status.spent(), status.reserved(), status.leased(),
+      status.left(), status.floor());
+  absl::StrAppendFormat(
+      &out, "%-6s %-6s %-20s %-6s %10s %10s %10s %10s %10s %8s %7s\n", "agent",
+      "parent", "report", "state", "lease", "spent", "reserved", "unreported",
+      "children", "requests", "refused");
+  for (const AgentUsage& agent : status.agents()) {
+    const bool top = agent.agent() == kTopAgent;
+    absl::StrAppendFormat(
+        &out, "%-6d %-6s %-20s %-6s %10d %10d %10d %10d %10d %8d %7d\n",
+        agent.agent(), top ? "-" : absl::StrCat(agent.parent()),
+        top ? "(top)" : agent.report_id(), agent.open() ? "open" : "closed",
+        agent.lease(), agent.spent(), agent.reserved(), agent.unreported(),
+        agent.children(), agent.requests(), agent.refused());
+    if (agent.overrun() > 0) {
+      absl::StrAppendFormat(&out,
+                            "       overrun: the provider reported %d tokens "
+                            "above this agent's reservations\n",
+                            agent.overrun());
+    }
+  }
+  return out;
+}
+
+}  // namespace budget
+}  // namespace garuda
