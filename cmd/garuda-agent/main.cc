@@ -15,9 +15,10 @@ ABSL_FLAG(std::string, project, "",
           "the project folder (default: the current folder)");
 ABSL_FLAG(std::string, p, "",
           "one-shot: answer this prompt, print the answer and exit");
-ABSL_FLAG(std::string, output_format, "text",
-          "one-shot: text (the answer) or json (answer, tool calls, "
-          "outcomes, usage)");
+// No default value, so that giving it without -p can be told apart.
+ABSL_FLAG(std::string, output_format, "",
+          "one-shot: text (the answer; the default) or json (answer, tool "
+          "calls, outcomes, usage)");
 ABSL_FLAG(std::string, resume, "", "continue the session with this id");
 ABSL_FLAG(std::string, provider, "",
           "openai or anthropic (overrides model.provider)");
@@ -118,11 +119,19 @@ int main(int argc, char** argv) {
   options.project = absl::GetFlag(FLAGS_project);
   options.prompt = absl::GetFlag(FLAGS_p);
   options.one_shot = !options.prompt.empty();
-  const std::string format = absl::GetFlag(FLAGS_output_format);
+  const std::string given_format = absl::GetFlag(FLAGS_output_format);
+  const std::string format = given_format.empty() ? "text" : given_format;
   if (format != "text" && format != "json") {
     std::cerr << "garuda-agent: --output-format is text or json, not \""
               << format << "\"\n";
-    return 2;
+    return garuda::agent::kExitUsage;
+  }
+  // An interactive session has no output format; silently ignoring the
+  // flag would leave a script parsing text it did not ask for.
+  if (!options.one_shot && !given_format.empty()) {
+    std::cerr << "garuda-agent: --output-format needs -p PROMPT (a one-shot "
+                 "run); an interactive session prints text\n";
+    return garuda::agent::kExitUsage;
   }
   options.json_output = format == "json";
   options.resume_id = absl::GetFlag(FLAGS_resume);

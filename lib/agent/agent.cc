@@ -208,6 +208,20 @@ absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
   return report.summary;
 }
 
+int OneShotExitCode(TurnEnd end) {
+  switch (end) {
+    case TurnEnd::kAnswered:
+      return kExitAnswered;
+    case TurnEnd::kBudget:
+      return kExitBudget;
+    case TurnEnd::kCancelled:
+      return kExitCancelled;
+    case TurnEnd::kFailed:
+      break;
+  }
+  return kExitError;
+}
+
 // Phase 4: serve the person: one turn (one-shot) or every line. The exit
 // status.
 int ServeSession(const AgentOptions& options, OpenedSession& opened,
@@ -295,7 +309,7 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
       if (!answer.empty() && answer.back() != '\n') answer.push_back('\n');
       WriteAll(options.out_fd, answer).IgnoreError();
     }
-    code = outcome->stopped.empty() ? 0 : 1;
+    code = OneShotExitCode(outcome->end);
   } else {
     absl::Status ran = RunLines(**session, *lines, &cancel);
     if (!ran.ok()) {

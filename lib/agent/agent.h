@@ -32,10 +32,16 @@ struct AgentOptions {
   bool lock_down = true;
 };
 
-// The exit status: 0 the session ended normally (one-shot: the model
-// finished), 1 it could not start or stopped (strict without a sandbox, a
-// dead helper, a turn that ended early in one-shot mode), 2 bad settings or
-// flags.
+// The exit status, kept stable for scripts (docs/agent.md "Exit status").
+enum ExitCode : int {
+  kExitAnswered = 0,   // the session ended normally (one-shot: answered)
+  kExitError = 1,      // could not start, a helper died, a provider error
+  kExitUsage = 2,      // bad flags or settings, -p without a model
+  kExitBudget = 3,     // one-shot: the token budget refused a request
+  kExitCancelled = 4,  // one-shot: the turn was cancelled (Ctrl-C)
+};
+
+// Runs the session; returns an ExitCode.
 int RunAgent(const AgentOptions& options);
 
 }  // namespace agent

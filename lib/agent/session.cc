@@ -243,6 +243,7 @@ absl::Status Session::StopForFailedRequest(
   RETURN_IF_ERROR(CheckHelpers());
   if (absl::IsResourceExhausted(error) &&
       absl::StartsWith(error.message(), budget::kTokenBudget)) {
+    outcome->end = TurnEnd::kBudget;
     outcome->stopped = absl::StrCat(
         "token budget: the session's token budget cannot cover the next "
         "model request, so this turn ended (",
@@ -257,12 +258,14 @@ absl::Status Session::StopForFailedRequest(
                      "budget.tokenBudget.]"));
   }
   if (absl::IsCancelled(error)) {
+    outcome->end = TurnEnd::kCancelled;
     outcome->stopped = "cancelled";
     parts_.interaction->ShowNotice(
         "Cancelled: the request stopped (its reserved tokens stay "
         "spent).");
     return NoteForModel("[Garuda: the person cancelled the model's answer.]");
   }
+  outcome->end = TurnEnd::kFailed;
   outcome->stopped = absl::StrCat("model request failed: ", error.message());
   parts_.interaction->ShowNotice(outcome->stopped);
   return absl::OkStatus();
@@ -313,6 +316,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
   outcome.usage.set_usage_reported(true);
   RETURN_IF_ERROR(CheckHelpers());
   if (parts_.model == nullptr) {
+    outcome.end = TurnEnd::kFailed;
     outcome.stopped = config_.no_model_hint;
     parts_.interaction->ShowNotice(config_.no_model_hint);
     return outcome;
@@ -370,11 +374,13 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
     ASSIGN_OR_RETURN(bool cancelled,
                      RunToolCalls(tools, *response, cancel, &outcome));
     if (cancelled) {
+      outcome.end = TurnEnd::kCancelled;
       outcome.stopped = "cancelled";
       parts_.interaction->ShowNotice("Cancelled.");
       return outcome;
     }
   }
+  outcome.end = TurnEnd::kFailed;
   outcome.stopped = absl::StrCat("the turn stopped after ", kMaxStepsPerTurn,
                                  " model requests");
   parts_.interaction->ShowNotice(outcome.stopped);

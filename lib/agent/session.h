@@ -74,11 +74,22 @@ struct SessionParts {
 absl::Status CheckProfile(const SessionConfig& config);
 
 // What a turn did, for one-shot mode.
+// Why a turn ended: one-shot runs turn it into the exit status
+// (lib/agent/agent.h), so scripts can tell a budget refusal and a cancel
+// from other failures.
+enum class TurnEnd {
+  kAnswered,   // the model finished
+  kBudget,     // the token budget refused the next request
+  kCancelled,  // the person cancelled (Ctrl-C)
+  kFailed,     // a provider error, no model, too many steps
+};
+
 struct TurnOutcome {
   std::string answer;  // the model's last text
   std::vector<ToolCallReport> tool_calls;
   UsageReport usage;
   std::string stopped;  // why it ended early, "" when the model finished
+  TurnEnd end = TurnEnd::kAnswered;
 };
 
 class Session {

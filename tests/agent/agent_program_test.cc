@@ -466,7 +466,8 @@ TEST_F(AgentProgramTest, CtrlCCancelsTheRequestAndSparesTheHelpers) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status)) << stderr_text;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << stderr_text;
+  // A cancelled turn has its own exit status (4), apart from errors (1).
+  EXPECT_EQ(WEXITSTATUS(status), 4) << stderr_text;
   EXPECT_TRUE(absl::StrContains(stderr_text, "Cancelled")) << stderr_text;
   EXPECT_FALSE(absl::StrContains(stderr_text, "signal 2")) << stderr_text;
   OneShotReport report;
@@ -481,6 +482,51 @@ TEST_F(AgentProgramTest, CtrlCCancelsTheRequestAndSparesTheHelpers) {
                    ".garuda/sessions/" + report.session_id() + "/budget.jsonl"))
           .value_or("");
   EXPECT_TRUE(absl::StrContains(budget, "settle")) << budget;
+}
+
+// --output-format belongs to one-shot runs: without -p it is a usage error
+// (2) before anything starts. The control: the same flag with -p answers.
+TEST_F(AgentProgramTest, OutputFormatWithoutPromptIsAUsageError) {
+  ProviderScript script;
+  *script.add_replies() = Text("Answered.");
+  StartServer(script);
+  for (const char* format : {"json", "text"}) {
+    AgentRun run = RunAgent({"--output-format", format}, false, "hello\n");
+    EXPECT_EQ(run.code, 2) << format << ": " << run.err;
+    EXPECT_TRUE(absl::StrContains(run.err, "--output-format needs -p"))
+        << run.err;
+    EXPECT_FALSE(absl::StrContains(run.err, "| session ")) << run.err;
+  }
+  EXPECT_EQ(server_->request_count(), 0u);
+  AgentRun control = RunAgent({"-p", "hi", "--output-format", "text"});
+  EXPECT_EQ(control.code, 0) << control.err;
+  EXPECT_EQ(control.out, "Answered.\n");
+}
+
+// A budget refusal ends a one-shot run with its own exit status (3), and the
+// report says no usage was reported since no request was sent. The control:
+// the same run with room in the budget answers and exits 0.
+TEST_F(AgentProgramTest, BudgetRefusalHasItsOwnExitStatus) {
+  ProviderScript script;
+  *script.add_replies() = Text("Answered.");
+  StartServer(script);
+  garuda::testing::Write(home_ + "/.garuda/settings.json",
+                         R"({"budget": {"tokenBudget": 10}})");
+  AgentRun refused = RunAgent({"-p", "hello", "--output-format", "json"});
+  EXPECT_EQ(refused.code, 3) << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err, "token budget")) << refused.err;
+  EXPECT_EQ(server_->request_count(), 0u);
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(refused.out, "stdout", &report).ok())
+      << refused.out;
+  EXPECT_TRUE(absl::StartsWith(report.stopped(), "token budget")) << refused.out;
+  EXPECT_EQ(report.usage().requests(), 0u);
+
+  garuda::testing::Write(home_ + "/.garuda/settings.json",
+                         R"({"budget": {"tokenBudget": 1000000}})");
+  AgentRun control = RunAgent({"-p", "hello", "--output-format", "json"});
+  EXPECT_EQ(control.code, 0) << control.err;
+  EXPECT_EQ(server_->request_count(), 1u);
 }
 
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
