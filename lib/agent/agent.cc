@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "google/protobuf/util/json_util.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
 #include "lib/agent/instructions.h"
@@ -222,6 +226,31 @@ int OneShotExitCode(TurnEnd end) {
   return kExitError;
 }
 
+// One line of JSON with every field, defaults included, so a script reads
+// `isError`, `stopped` or a zero count without guessing what absence means.
+std::string OneShotJson(const std::string& session_id,
+                        const TurnOutcome& outcome, int code) {
+  OneShotReport report;
+  report.set_session_id(session_id);
+  report.set_answer(outcome.answer);
+  for (const ToolCallReport& call : outcome.tool_calls) {
+    *report.add_tool_calls() = call;
+  }
+  *report.mutable_usage() = outcome.usage;
+  report.set_stopped(outcome.stopped);
+  report.set_is_error(code != kExitAnswered);
+  report.set_exit_code(static_cast<uint32_t>(code));
+  report.set_duration_ms(static_cast<uint32_t>(std::min<int64_t>(
+      absl::ToInt64Milliseconds(outcome.duration),
+      std::numeric_limits<uint32_t>::max())));
+  std::string out;
+  google::protobuf::util::JsonPrintOptions print;
+  print.always_print_primitive_fields = true;
+  // A message of plain fields always prints; a failure would be a bug.
+  (void)google::protobuf::util::MessageToJsonString(report, &out, print);
+  return out;
+}
+
 // Phase 4: serve the person: one turn (one-shot) or every line. The exit
 // status.
 int ServeSession(const AgentOptions& options, OpenedSession& opened,
@@ -294,22 +323,16 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
       g_cancel = nullptr;
       return 1;
     }
+    code = OneShotExitCode(outcome->end);
     if (options.json_output) {
-      OneShotReport report;
-      report.set_session_id(opened.session_id);
-      report.set_answer(outcome->answer);
-      for (const ToolCallReport& call : outcome->tool_calls) {
-        *report.add_tool_calls() = call;
-      }
-      *report.mutable_usage() = outcome->usage;
-      report.set_stopped(outcome->stopped);
-      WriteAll(options.out_fd, MessageToJsonLine(report) + "\n").IgnoreError();
+      WriteAll(options.out_fd,
+               OneShotJson(opened.session_id, *outcome, code) + "\n")
+          .IgnoreError();
     } else {
       std::string answer = outcome->answer;
       if (!answer.empty() && answer.back() != '\n') answer.push_back('\n');
       WriteAll(options.out_fd, answer).IgnoreError();
     }
-    code = OneShotExitCode(outcome->end);
   } else {
     absl::Status ran = RunLines(**session, *lines, &cancel);
     if (!ran.ok()) {

@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/services.h"
@@ -90,6 +91,7 @@ struct TurnOutcome {
   UsageReport usage;
   std::string stopped;  // why it ended early, "" when the model finished
   TurnEnd end = TurnEnd::kAnswered;
+  absl::Duration duration;  // from the prompt to the turn's end
 };
 
 class Session {
@@ -139,6 +141,10 @@ class Session {
   absl::Status StopForFailedRequest(const absl::Status& error,
                                     const provider::ModelRequest& request,
                                     TurnOutcome* outcome);
+  // The turn after the prompt's checks, its requests metered by `meter`.
+  absl::Status RunSteps(const std::string& prompt,
+                        const provider::CancelFlag* cancel,
+                        provider::RequestMeter* meter, TurnOutcome* outcome);
   void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
   absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
                                     const provider::ModelResponse& response,

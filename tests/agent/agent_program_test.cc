@@ -28,6 +28,7 @@
 #include "lib/changeset/test_tree.h"
 #include "lib/question/question.h"
 #include "proto/agent_report.pb.h"
+#include "proto/budgeter_service.pb.h"
 #include "tests/agent/fakes.h"
 #include "tests/providers/scripted_server.h"
 
@@ -193,6 +194,24 @@ class AgentProgramTest : public ::testing::Test {
     ::waitpid(pid, &status, 0);
     run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return run;
+  }
+
+  // `garuda-budgeter status --session ID --json`: the budget's own record.
+  budget::BudgetStatus BudgetStatusOf(const std::string& session_id) {
+    UniqueFd in, out, err;
+    pid_t pid = Start({Runfile("cmd/garuda-budgeter/garuda-budgeter"),
+                       "status", "--session", session_id, "--json"},
+                      Env(false), &in, &out, &err);
+    in.Reset();
+    std::string text = ReadAll(out.get()).value_or("");
+    std::string errors = ReadAll(err.get()).value_or("");
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << errors;
+    budget::BudgetStatus parsed;
+    EXPECT_TRUE(ParseJsonMessage(text, "budgeter status", &parsed).ok())
+        << text;
+    return parsed;
   }
 
   std::string Notes() { return garuda::testing::Read(project_ + "/notes.txt"); }
@@ -521,12 +540,77 @@ TEST_F(AgentProgramTest, BudgetRefusalHasItsOwnExitStatus) {
       << refused.out;
   EXPECT_TRUE(absl::StartsWith(report.stopped(), "token budget")) << refused.out;
   EXPECT_EQ(report.usage().requests(), 0u);
+  EXPECT_FALSE(report.usage().usage_reported()) << refused.out;
 
   garuda::testing::Write(home_ + "/.garuda/settings.json",
                          R"({"budget": {"tokenBudget": 1000000}})");
   AgentRun control = RunAgent({"-p", "hello", "--output-format", "json"});
   EXPECT_EQ(control.code, 0) << control.err;
   EXPECT_EQ(server_->request_count(), 1u);
+}
+
+// The JSON report: numbers as numbers, every field with its default, each
+// call's output, a duration, and usage that is the budgeter's: a failed
+// request's charge (its whole reservation, no usage came) is in it. The
+// control within: the first answer alone reported 120 tokens, so a report
+// without the failed request would charge 120, not the budgeter's figure.
+TEST_F(AgentProgramTest, OneShotJsonUsageAgreesWithTheBudgeter) {
+  ProviderScript script;
+  ScriptedReply call = Bash("c1", "echo hi-from-bash");
+  call.set_input_tokens(100);
+  call.set_output_tokens(20);
+  *script.add_replies() = call;
+  ScriptedReply refused;
+  refused.set_http_status(400);
+  refused.set_error_type("invalid_request_error");
+  refused.set_error_message("scripted refusal");
+  *script.add_replies() = refused;
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "say hi", "--output-format", "json"});
+  EXPECT_EQ(run.code, 1) << run.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  // Types and defaults, as the bytes show them.
+  for (const char* piece :
+       {"\"inputTokens\":100,", "\"outputTokens\":20,", "\"requests\":2,",
+        "\"usageReported\":false", "\"isError\":true", "\"exitCode\":1",
+        "\"durationMs\":", "\"answer\":\"Let me do that.\""}) {
+    EXPECT_TRUE(absl::StrContains(run.out, piece)) << piece << " in " << run.out;
+  }
+  EXPECT_FALSE(absl::StrContains(run.out, "Tokens\":\"")) << run.out;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  EXPECT_TRUE(absl::StartsWith(report.stopped(), "model request failed"))
+      << report.stopped();
+  ASSERT_EQ(report.tool_calls_size(), 1);
+  EXPECT_TRUE(absl::StrContains(report.tool_calls(0).output(), "hi-from-bash"))
+      << run.out;
+  EXPECT_FALSE(report.tool_calls(0).is_error());
+  budget::BudgetStatus budget = BudgetStatusOf(report.session_id());
+  EXPECT_EQ(static_cast<int64_t>(report.usage().charged_tokens()),
+            budget.spent())
+      << run.out;
+  EXPECT_GT(report.usage().charged_tokens(), 120u) << run.out;
+}
+
+// A finished run prints the defaults too, and its usage is the budgeter's.
+TEST_F(AgentProgramTest, OneShotJsonAnsweredHasEveryField) {
+  ProviderScript script;
+  ScriptedReply answer = Text("Done.");
+  answer.set_input_tokens(50);
+  answer.set_output_tokens(5);
+  *script.add_replies() = answer;
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "hi", "--output-format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  for (const char* piece :
+       {"\"isError\":false", "\"stopped\":\"\"", "\"exitCode\":0",
+        "\"toolCalls\":[]", "\"usageReported\":true", "\"requests\":1,",
+        "\"chargedTokens\":55,"}) {
+    EXPECT_TRUE(absl::StrContains(run.out, piece)) << piece << " in " << run.out;
+  }
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  EXPECT_EQ(BudgetStatusOf(report.session_id()).spent(), 55) << run.out;
 }
 
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
