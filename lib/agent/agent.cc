@@ -20,6 +20,7 @@
 #include "lib/agent/helpers.h"
 #include "lib/agent/instructions.h"
 #include "lib/agent/journal.h"
+#include "lib/agent/piped_input.h"
 #include "lib/agent/plain_interaction.h"
 #include "lib/agent/session.h"
 #include "lib/agent/settings.h"
@@ -316,8 +317,23 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
 
   int code = 0;
   if (options.one_shot) {
+    // Read only now: an error in settings or helpers is reported without
+    // waiting for the writer of the pipe to finish.
+    absl::StatusOr<PipedPrompt> prompt =
+        AddPipedInput(options.in_fd, options.prompt);
+    if (!prompt.ok()) {
+      err.Line(prompt.status().message());
+      g_cancel = nullptr;
+      return kExitError;
+    }
+    if (prompt->left_out_bytes > 0) {
+      err.Line(absl::StrCat("garuda-agent: standard input was ",
+                            prompt->input_bytes, " bytes; the model gets the "
+                            "first ", kPipedInputCap, " (",
+                            prompt->left_out_bytes, " left out)"));
+    }
     absl::StatusOr<TurnOutcome> outcome =
-        (*session)->RunTurn(options.prompt, &cancel);
+        (*session)->RunTurn(prompt->prompt, &cancel);
     if (!outcome.ok()) {
       err.Line(outcome.status().message());
       g_cancel = nullptr;

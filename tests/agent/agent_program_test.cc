@@ -26,6 +26,7 @@
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/provider/json.h"
 #include "lib/question/question.h"
 #include "proto/agent_report.pb.h"
 #include "proto/budgeter_service.pb.h"
@@ -76,6 +77,37 @@ bool ReadUntil(int fd, absl::string_view text, std::string* seen) {
 }
 
 using garuda::testing::Runfile;
+
+// Every string in a request body's JSON, one after another: the text the
+// model was sent, unescaped.
+void AppendStrings(const google::protobuf::Value& value, std::string* out) {
+  switch (value.kind_case()) {
+    case google::protobuf::Value::kStringValue:
+      absl::StrAppend(out, value.string_value(), "\n");
+      break;
+    case google::protobuf::Value::kListValue:
+      for (const auto& item : value.list_value().values()) {
+        AppendStrings(item, out);
+      }
+      break;
+    case google::protobuf::Value::kStructValue:
+      for (const auto& [key, field] : value.struct_value().fields()) {
+        AppendStrings(field, out);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+std::string SentText(const std::string& body) {
+  absl::StatusOr<google::protobuf::Value> parsed =
+      provider::ParseJson(body, "request body");
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  std::string out;
+  if (parsed.ok()) AppendStrings(*parsed, &out);
+  return out;
+}
 
 ScriptedReply Text(const std::string& text) {
   return garuda::testing::TextReply(text);
@@ -611,6 +643,44 @@ TEST_F(AgentProgramTest, OneShotJsonAnsweredHasEveryField) {
   OneShotReport report;
   ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
   EXPECT_EQ(BudgetStatusOf(report.session_id()).spent(), 55) << run.out;
+}
+
+// Text piped on standard input reaches the model after the prompt, in one
+// marked block, cut at the cap with a line saying how much was left out.
+// The control: the same run with nothing piped sends no block.
+TEST_F(AgentProgramTest, PipedInputIsAddedToThePromptWithACap) {
+  ProviderScript script;
+  *script.add_replies() = Text("Reviewed.");
+  *script.add_replies() = Text("Reviewed the big one.");
+  *script.add_replies() = Text("Nothing piped.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "review this"}, false,
+                          "--- a/notes.txt\n+++ b/notes.txt\n+piped-marker\n");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "Reviewed.\n");
+  ASSERT_EQ(server_->request_count(), 1u);
+  const std::string sent = SentText(server_->requests()[0].body());
+  EXPECT_TRUE(absl::StrContains(
+      sent, "review this\n\n<stdin bytes=\"46\">\n--- a/notes.txt\n"))
+      << sent;
+  EXPECT_TRUE(absl::StrContains(sent, "+piped-marker\n</stdin>")) << sent;
+
+  // Over the cap: the head, and the count of what was left out.
+  std::string big(300 * 1024, 'x');
+  AgentRun cut = RunAgent({"-p", "review this"}, false, big);
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  const std::string cut_body = SentText(server_->requests()[1].body());
+  EXPECT_TRUE(absl::StrContains(cut_body, "<stdin bytes=\"307200\">"));
+  EXPECT_TRUE(absl::StrContains(cut_body, "cut at 262144 bytes; 45056 more"))
+      << cut.err;
+  EXPECT_FALSE(absl::StrContains(cut_body, std::string(262145, 'x')));
+  EXPECT_TRUE(absl::StrContains(cut.err, "45056")) << cut.err;
+
+  AgentRun none = RunAgent({"-p", "review this"});
+  ASSERT_EQ(none.code, 0) << none.err;
+  ASSERT_EQ(server_->request_count(), 3u);
+  EXPECT_FALSE(absl::StrContains(server_->requests()[2].body(), "<stdin"));
 }
 
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
