@@ -17,8 +17,9 @@ ABSL_FLAG(std::string, p, "",
           "one-shot: answer this prompt, print the answer and exit");
 // No default value, so that giving it without -p can be told apart.
 ABSL_FLAG(std::string, output_format, "",
-          "one-shot: text (the answer; the default) or json (answer, tool "
-          "calls, outcomes, usage)");
+          "one-shot: text (the answer; the default), json (answer, tool "
+          "calls, outcomes, usage) or stream-json (JSON lines as the turn "
+          "goes)");
 ABSL_FLAG(std::string, resume, "", "continue the session with this id");
 ABSL_FLAG(std::string, provider, "",
           "openai or anthropic (overrides model.provider)");
@@ -59,7 +60,7 @@ constexpr char kUsage[] =
     "[--base-url URL]\n"
     "      an interactive session (plain lines from standard input when it is "
     "not a terminal)\n"
-    "  garuda-agent -p PROMPT [--output-format text|json] ...\n"
+    "  garuda-agent -p PROMPT [--output-format text|json|stream-json] ...\n"
     "      one-shot: answer PROMPT and exit; with no person to ask, every "
     "question is\n"
     "      answered no unless an allow rule covers the call\n"
@@ -121,8 +122,9 @@ int main(int argc, char** argv) {
   options.one_shot = !options.prompt.empty();
   const std::string given_format = absl::GetFlag(FLAGS_output_format);
   const std::string format = given_format.empty() ? "text" : given_format;
-  if (format != "text" && format != "json") {
-    std::cerr << "garuda-agent: --output-format is text or json, not \""
+  if (format != "text" && format != "json" && format != "stream-json") {
+    std::cerr << "garuda-agent: --output-format is text, json or "
+                 "stream-json, not \""
               << format << "\"\n";
     return garuda::agent::kExitUsage;
   }
@@ -133,7 +135,10 @@ int main(int argc, char** argv) {
                  "run); an interactive session prints text\n";
     return garuda::agent::kExitUsage;
   }
-  options.json_output = format == "json";
+  using Output = garuda::agent::AgentOptions::Output;
+  options.output = format == "json"          ? Output::kJson
+                   : format == "stream-json" ? Output::kStreamJson
+                                             : Output::kText;
   options.resume_id = absl::GetFlag(FLAGS_resume);
   options.overrides.provider = absl::GetFlag(FLAGS_provider);
   options.overrides.model = absl::GetFlag(FLAGS_model);

@@ -24,6 +24,7 @@
 #include "lib/agent/plain_interaction.h"
 #include "lib/agent/session.h"
 #include "lib/agent/settings.h"
+#include "lib/agent/stream_json.h"
 #include "lib/agent/terminal.h"
 #include "lib/audit/verify_cli.h"
 #include "lib/base/files.h"
@@ -304,8 +305,15 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   parts.budget = &helpers.budget();
   parts.model = opened.model.get();
   parts.journal = opened.journal.get();
+  std::unique_ptr<StreamJsonWriter> stream;
+  if (options.one_shot &&
+      options.output == AgentOptions::Output::kStreamJson) {
+    stream = std::make_unique<StreamJsonWriter>(options.out_fd);
+    parts.events = stream.get();
+  }
   parts.check_helpers = [&helpers] { return helpers.CheckAlive(); };
   parts.verify_audit = [root] { return VerifyAudit(root); };
+  const bool strict = config.strict;
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(std::move(config), parts);
   if (!session.ok()) {
@@ -314,6 +322,13 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
     return 1;
   }
   (*session)->Restore(std::move(opened.resumed));
+  if (stream != nullptr) {
+    stream->Session(
+        opened.session_id,
+        opened.model != nullptr ? opened.model->Describe() : "",
+        description.mode().empty() ? "direct" : description.mode(),
+        strict ? "strict" : "default");
+  }
 
   int code = 0;
   if (options.one_shot) {
@@ -340,7 +355,9 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
       return 1;
     }
     code = OneShotExitCode(outcome->end);
-    if (options.json_output) {
+    if (stream != nullptr) {
+      stream->Result(OneShotJson(opened.session_id, *outcome, code));
+    } else if (options.output == AgentOptions::Output::kJson) {
       WriteAll(options.out_fd,
                OneShotJson(opened.session_id, *outcome, code) + "\n")
           .IgnoreError();

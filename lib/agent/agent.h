@@ -19,7 +19,10 @@ struct AgentOptions {
   // One-shot: answer this prompt and exit.
   bool one_shot = false;
   std::string prompt;
-  bool json_output = false;  // one-shot: --output-format json
+  // One-shot output: the answer, one JSON report, or JSON lines as the
+  // turn goes (--output-format text|json|stream-json).
+  enum class Output { kText, kJson, kStreamJson };
+  Output output = Output::kText;
   std::string resume_id;     // continue this session
   provider::ModelOverrides overrides;
   // Where the helper programs are; empty: beside this program.

@@ -325,8 +325,10 @@ absl::StatusOr<bool> Session::RunToolCalls(
       result->set_is_error(true);
       continue;
     }
+    if (parts_.events != nullptr) parts_.events->ToolCall(call);
     ASSIGN_OR_RETURN(ToolCallDone done, RunToolCall(tools, call));
     done.report.set_output(ReportOutput(done.result.content()));
+    if (parts_.events != nullptr) parts_.events->ToolResult(done.report);
     *results.add_tool_results() = done.result;
     outcome->tool_calls.push_back(done.report);
     RETURN_IF_ERROR(CheckHelpers());
@@ -358,7 +360,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
 
 absl::Status Session::RunSteps(const std::string& prompt,
                                const provider::CancelFlag* cancel,
-                               provider::RequestMeter* meter,
+                               CountingMeter* meter,
                                TurnOutcome* outcome) {
   ++turns_;
   std::string text = prompt;
@@ -389,6 +391,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
     callbacks.on_text = [this, &streamed](absl::string_view delta) {
       streamed.append(delta.data(), delta.size());
       parts_.interaction->ShowText(delta);
+      if (parts_.events != nullptr) parts_.events->Text(delta);
     };
     callbacks.on_retry = [this, &streamed](const provider::RetryNotice& notice) {
       streamed.clear();
@@ -402,6 +405,11 @@ absl::Status Session::RunSteps(const std::string& prompt,
     }
     if (!response->text().empty()) parts_.interaction->ShowText("\n");
     CountUsage(*response, &outcome->usage);
+    if (parts_.events != nullptr) {
+      UsageReport so_far = outcome->usage;
+      meter->Fill(&so_far);
+      parts_.events->Usage(so_far);
+    }
 
     provider::ChatMessage assistant;
     assistant.set_role("assistant");

@@ -20,6 +20,8 @@
 #include "lib/agent/journal.h"
 #include "lib/agent/services.h"
 #include "lib/agent/tool_calls.h"
+#include "lib/agent/turn_events.h"
+#include "lib/agent/usage_meter.h"
 #include "lib/budget/meter.h"
 #include "lib/permissions/permissions.h"
 #include "lib/provider/client.h"
@@ -63,6 +65,8 @@ struct SessionParts {
   AuditSink* audit = nullptr;
   budget::BudgetClient* budget = nullptr;
   provider::ModelClient* model = nullptr;
+  // Told each step of a turn as it happens (stream-json); may be null.
+  TurnEvents* events = nullptr;
   Journal* journal = nullptr;
   // OK while every helper runs (Helpers::CheckAlive); may be empty.
   std::function<absl::Status()> check_helpers;
@@ -74,7 +78,6 @@ struct SessionParts {
 // the reason and the fix; the session must not start.
 absl::Status CheckProfile(const SessionConfig& config);
 
-// What a turn did, for one-shot mode.
 // Why a turn ended: one-shot runs turn it into the exit status
 // (lib/agent/agent.h), so scripts can tell a budget refusal and a cancel
 // from other failures.
@@ -85,6 +88,7 @@ enum class TurnEnd {
   kFailed,     // a provider error, no model, too many steps
 };
 
+// What a turn did, for one-shot mode.
 struct TurnOutcome {
   std::string answer;  // the model's last text
   std::vector<ToolCallReport> tool_calls;
@@ -144,7 +148,7 @@ class Session {
   // The turn after the prompt's checks, its requests metered by `meter`.
   absl::Status RunSteps(const std::string& prompt,
                         const provider::CancelFlag* cancel,
-                        provider::RequestMeter* meter, TurnOutcome* outcome);
+                        CountingMeter* meter, TurnOutcome* outcome);
   void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
   absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
                                     const provider::ModelResponse& response,

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -681,6 +682,66 @@ TEST_F(AgentProgramTest, PipedInputIsAddedToThePromptWithACap) {
   ASSERT_EQ(none.code, 0) << none.err;
   ASSERT_EQ(server_->request_count(), 3u);
   EXPECT_FALSE(absl::StrContains(server_->requests()[2].body(), "<stdin"));
+}
+
+// stream-json: one JSON object a line as the turn goes: the session, the
+// answer's pieces, each call and its result, the usage after each request,
+// the result last. The control: json prints one object and no events.
+TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo streamed-out");
+  ScriptedReply done = Text("All done.");
+  done.set_text_pieces(3);
+  *script.add_replies() = done;
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "go", "--output-format", "stream-json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::vector<std::string> types;
+  std::string text, tool_output, call_tool;
+  google::protobuf::Value first, last;
+  int text_events = 0;
+  for (absl::string_view line :
+       absl::StrSplit(run.out, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<google::protobuf::Value> event =
+        provider::ParseJson(line, "stream-json line");
+    ASSERT_TRUE(event.ok()) << line;
+    std::string type = provider::StringMember(*event, "type");
+    if (types.empty()) first = *event;
+    last = *event;
+    types.push_back(type);
+    if (type == "text") {
+      ++text_events;
+      text += provider::StringMember(*event, "text");
+    }
+    if (type == "tool_call") call_tool = provider::StringMember(*event, "tool");
+    if (type == "tool_result") {
+      tool_output = provider::StringMember(*event, "output");
+    }
+  }
+  ASSERT_GE(types.size(), 6u) << run.out;
+  EXPECT_EQ(types.front(), "session") << run.out;
+  EXPECT_FALSE(provider::StringMember(first, "sessionId").empty());
+  EXPECT_EQ(provider::StringMember(first, "mode"), "direct");
+  EXPECT_FALSE(provider::StringMember(first, "model").empty());
+  EXPECT_EQ(types.back(), "result") << run.out;
+  EXPECT_EQ(provider::StringMember(last, "answer"), "All done.");
+  EXPECT_TRUE(absl::EndsWith(text, "All done.")) << text;
+  EXPECT_GE(text_events, 3) << run.out;
+  EXPECT_EQ(call_tool, "bash");
+  EXPECT_TRUE(absl::StrContains(tool_output, "streamed-out")) << run.out;
+  auto index = [&](const std::string& type) {
+    return std::find(types.begin(), types.end(), type) - types.begin();
+  };
+  EXPECT_LT(index("tool_call"), index("tool_result")) << run.out;
+  EXPECT_EQ(std::count(types.begin(), types.end(), "usage"), 2) << run.out;
+
+  ProviderScript again;
+  *again.add_replies() = Text("Once.");
+  StartServer(again);
+  AgentRun json = RunAgent({"-p", "go", "--output-format", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_EQ(std::count(json.out.begin(), json.out.end(), '\n'), 1) << json.out;
+  EXPECT_FALSE(absl::StrContains(json.out, "\"type\"")) << json.out;
 }
 
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
