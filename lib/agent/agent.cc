@@ -30,6 +30,7 @@
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
+#include "lib/knowledge/code_tools_client.h"
 #include "lib/policy/sources.h"
 #include "lib/tools/project.h"
 
@@ -190,6 +191,29 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   return Helpers::Start(helper_options);
 }
 
+// Phase 2b: the model's code tools parse the project's sources in a process
+// of their own (garuda-agent tool serve, locked down before it reads one),
+// started before the agent's lockdown, after which it can start nothing.
+// Without it the session goes on without code tools, and says so.
+std::unique_ptr<knowledge::CodeToolsHelper> StartCodeTools(
+    const AgentOptions& options, OpenedSession& opened) {
+  char self[4096];
+  ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) return nullptr;
+  knowledge::CodeToolsHelperOptions code_options;
+  code_options.program = std::string(self, length);
+  code_options.project = opened.project->root();
+  code_options.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  absl::StatusOr<std::unique_ptr<knowledge::CodeToolsHelper>> started =
+      knowledge::CodeToolsHelper::Start(code_options);
+  if (!started.ok()) {
+    opened.settings.notices.push_back(
+        absl::StrCat("no code tools: ", started.status().message()));
+    return nullptr;
+  }
+  return *std::move(started);
+}
+
 // Phase 3: lock down (after libcurl is loaded). The summary for the first
 // lines; "" when the lockdown is off (tests).
 absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
@@ -258,7 +282,8 @@ std::string OneShotJson(const std::string& session_id,
 int ServeSession(const AgentOptions& options, OpenedSession& opened,
                  Helpers& helpers,
                  const stager::SessionDescription& description,
-                 const std::string& lockdown_summary, Printer& err) {
+                 const std::string& lockdown_summary,
+                 knowledge::CodeService* code_tools, Printer& err) {
   provider::CancelFlag cancel;
   g_cancel = &cancel;
   std::unique_ptr<Interaction> interaction;
@@ -303,6 +328,7 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   parts.applier = &helpers.applier();
   parts.audit = &helpers.audit();
   parts.budget = &helpers.budget();
+  parts.code = code_tools;
   parts.model = opened.model.get();
   parts.journal = opened.journal.get();
   std::unique_ptr<StreamJsonWriter> stream;
@@ -418,6 +444,15 @@ int RunAgent(const AgentOptions& options) {
         alive.ok() ? description.status().message() : alive.message()));
     return stop(1);
   }
+  std::unique_ptr<knowledge::CodeToolsHelper> code_tools =
+      StartCodeTools(options, *opened);
+  // At every return: close its channel and let it end its language servers.
+  struct StopCodeTools {
+    std::unique_ptr<knowledge::CodeToolsHelper>& helper;
+    ~StopCodeTools() {
+      if (helper != nullptr) helper->Stop().IgnoreError();
+    }
+  } stop_code_tools{code_tools};
   // 3. Lock down.
   absl::StatusOr<std::string> lockdown = LockDownSession(options, *opened);
   if (!lockdown.ok()) {
@@ -427,7 +462,8 @@ int RunAgent(const AgentOptions& options) {
   }
   // 4. Serve.
   return stop(
-      ServeSession(options, *opened, **helpers, *description, *lockdown, err));
+      ServeSession(options, *opened, **helpers, *description, *lockdown,
+                   code_tools.get(), err));
 }
 
 }  // namespace agent

@@ -200,6 +200,7 @@ ToolContext Session::Tools() {
   tools.stager = parts_.stager;
   tools.applier = parts_.applier;
   tools.audit = parts_.audit;
+  tools.code = parts_.code;
   return tools;
 }
 
@@ -220,7 +221,9 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
   for (const provider::ChatMessage& message : messages_) {
     *request.add_messages() = message;
   }
-  for (provider::ToolDefinition& tool : ToolDefinitions(tools.profile)) {
+  for (provider::ToolDefinition& tool : ToolDefinitions(
+           tools.profile,
+           tools.code != nullptr && !tools.code->languages().empty())) {
     *request.add_tools() = std::move(tool);
   }
   request.set_request_id(

@@ -64,6 +64,8 @@ struct SessionParts {
   ApplyService* applier = nullptr;
   AuditSink* audit = nullptr;
   budget::BudgetClient* budget = nullptr;
+  // The code tools' server; may be null (no code tools).
+  knowledge::CodeService* code = nullptr;
   provider::ModelClient* model = nullptr;
   // Told each step of a turn as it happens (stream-json); may be null.
   TurnEvents* events = nullptr;

@@ -14,6 +14,8 @@
 namespace garuda {
 namespace {
 
+constexpr char kContentMismatchPayload[] = "garuda/changeset/content-mismatch";
+
 absl::Status WriteChunks(FrameWriter& writer, absl::string_view data) {
   ChangeSetFrame frame;
   do {
@@ -70,7 +72,9 @@ absl::Status LoadContents(ChangeSet* change_set) {
   return absl::OkStatus();
 }
 
-namespace {}  // namespace
+bool IsContentMismatch(const absl::Status& status) {
+  return status.GetPayload(kContentMismatchPayload).has_value();
+}
 
 absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
                             const std::string& name) {
@@ -127,9 +131,11 @@ absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name) {
     }
     if (current->entry.new_type() == FILE_TYPE_REGULAR &&
         Sha256(current->content) != current->entry.new_sha256()) {
-      return absl::DataLossError(absl::StrCat(
+      absl::Status mismatch = absl::DataLossError(absl::StrCat(
           name, ": content of ", VisiblePath(current->entry.path()),
           " does not match its SHA-256"));
+      mismatch.SetPayload(kContentMismatchPayload, absl::Cord("1"));
+      return mismatch;
     }
     return absl::OkStatus();
   };
