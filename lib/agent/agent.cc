@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
-#include "google/protobuf/util/json_util.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
 #include "lib/agent/instructions.h"
@@ -252,8 +252,17 @@ int OneShotExitCode(TurnEnd end) {
   return kExitError;
 }
 
-// One line of JSON with every field, defaults included, so a script reads
-// `isError`, `stopped` or a zero count without guessing what absence means.
+// `word` as the shell reads it back: as is when plain, else single-quoted.
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() &&
+                     word.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789_./+-:@%=,") == std::string::npos;
+  if (plain) return word;
+  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
+}
+
+// The report of a one-shot run (stream_json.h's ReportJson prints it).
 std::string OneShotJson(const std::string& session_id,
                         const TurnOutcome& outcome, int code) {
   OneShotReport report;
@@ -269,12 +278,7 @@ std::string OneShotJson(const std::string& session_id,
   report.set_duration_ms(static_cast<uint32_t>(std::min<int64_t>(
       absl::ToInt64Milliseconds(outcome.duration),
       std::numeric_limits<uint32_t>::max())));
-  std::string out;
-  google::protobuf::util::JsonPrintOptions print;
-  print.always_print_primitive_fields = true;
-  // A message of plain fields always prints; a failure would be a bug.
-  (void)google::protobuf::util::MessageToJsonString(report, &out, print);
-  return out;
+  return ReportJson(report);
 }
 
 // Phase 4: serve the person: one turn (one-shot) or every line. The exit
@@ -403,6 +407,11 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   if (code == 0 || helpers.CheckAlive().ok()) {
     (*session)->End().IgnoreError();
   }
+  // How to come back: the journal keeps the conversation (--resume).
+  err.Line(absl::StrCat("garuda-agent: session ", opened.session_id,
+                        "; continue it with: garuda-agent --project ",
+                        ShellWord(opened.project->root()), " --resume ",
+                        opened.session_id));
   return code;
 }
 

@@ -14,15 +14,21 @@ using provider::JsonString;
 
 // A message's fields (every one, defaults included) after "type".
 std::string WithType(const char* type, const google::protobuf::Message& m) {
-  std::string body;
-  google::protobuf::util::JsonPrintOptions print;
-  print.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &body, print);
+  const std::string body = ReportJson(m);
   return absl::StrCat("{\"type\":\"", type, "\"",
                       body.size() > 2 ? "," : "", body.substr(1));
 }
 
 }  // namespace
+
+std::string ReportJson(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions print;
+  print.always_print_primitive_fields = true;
+  // A message of plain fields always prints; a failure would be a bug.
+  (void)google::protobuf::util::MessageToJsonString(message, &out, print);
+  return out;
+}
 
 void StreamJsonWriter::Line(const std::string& json) {
   // A reader that went away must not stop the turn; the result is also in

@@ -5,10 +5,16 @@
 
 #include <string>
 
+#include "google/protobuf/message.h"
 #include "lib/agent/turn_events.h"
 
 namespace garuda {
 namespace agent {
+
+// One line of JSON with every field, defaults included, so a script reads
+// `isError`, `stopped` or a zero count without guessing what absence means.
+// Counts in the report protos are 32-bit, so they print as numbers.
+std::string ReportJson(const google::protobuf::Message& message);
 
 class StreamJsonWriter : public TurnEvents {
  public:

@@ -744,6 +744,34 @@ TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
   EXPECT_FALSE(absl::StrContains(json.out, "\"type\"")) << json.out;
 }
 
+// Leaving a session says its id and the command that continues it; that
+// command, run as printed, continues the same conversation.
+TEST_F(AgentProgramTest, LeavingPrintsTheCommandToResume) {
+  ProviderScript script;
+  *script.add_replies() = Text("First answer.");
+  StartServer(script);
+  AgentRun run = RunAgent({}, false, "remember-this-line\n/exit\n");
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string marker = absl::StrCat(
+      "; continue it with: garuda-agent --project ", project_, " --resume ");
+  size_t at = run.err.find(marker);
+  ASSERT_NE(at, std::string::npos) << run.err;
+  std::string id = run.err.substr(at + marker.size());
+  id = id.substr(0, id.find('\n'));
+  ASSERT_FALSE(id.empty()) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, absl::StrCat("| session ", id)))
+      << run.err;
+
+  ProviderScript again;
+  *again.add_replies() = Text("Back again.");
+  StartServer(again);
+  AgentRun resumed = RunAgent({"--resume", id, "-p", "and now?"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  ASSERT_EQ(server_->request_count(), 1u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(),
+                                "remember-this-line"));
+}
+
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
   ProviderScript script;
   *script.add_replies() = Text("never");
