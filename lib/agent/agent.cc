@@ -139,7 +139,16 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   if (!options.resume_id.empty()) {
     ASSIGN_OR_RETURN(std::string path,
                      SessionJournalPath(opened.home, options.resume_id));
-    ASSIGN_OR_RETURN(opened.resumed, ReadConversation(path));
+    std::string project;
+    ASSIGN_OR_RETURN(opened.resumed, ReadConversation(path, &project));
+    // A session's conversation is about its project; continued elsewhere,
+    // the model would act on files it never saw under names it believes.
+    if (!project.empty() && project != root) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "session ", options.resume_id, " belongs to the project ", project,
+          ", not to ", root, " (--project or the current folder); run "
+          "garuda-agent --project ", project, " --resume ", options.resume_id));
+    }
   }
   ASSIGN_OR_RETURN(opened.journal,
                    Journal::Open(opened.home, opened.session_id));

@@ -48,7 +48,7 @@ absl::Status Journal::Append(const JournalRecord& record) {
 }
 
 absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
-    const std::string& path) {
+    const std::string& path, std::string* project) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
   if (absl::IsNotFound(text.status())) {
     return absl::NotFoundError(
@@ -83,6 +83,9 @@ absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
       }
     }
     if (record.has_clear()) messages.clear();
+    if (record.has_start() && project != nullptr && project->empty()) {
+      *project = record.start().project();
+    }
   }
   return messages;
 }

@@ -50,8 +50,10 @@ class Journal {
 
 // The conversation to continue: the messages after the last /clear. A
 // session that never started (no such journal) is NOT_FOUND naming the id.
+// `project`, when given, gets the project folder of the session's first
+// start ("" for a journal without one).
 absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
-    const std::string& path);
+    const std::string& path, std::string* project = nullptr);
 
 }  // namespace agent
 }  // namespace garuda

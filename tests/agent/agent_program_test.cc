@@ -745,8 +745,9 @@ TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
 }
 
 // Leaving a session says its id and the command that continues it; that
-// command, run as printed, continues the same conversation.
-TEST_F(AgentProgramTest, LeavingPrintsTheCommandToResume) {
+// command, run as printed, continues the same conversation (the control of
+// the refusal at the end: the same --resume from another project).
+TEST_F(AgentProgramTest, LeavingPrintsTheCommandToResumeInItsProject) {
   ProviderScript script;
   *script.add_replies() = Text("First answer.");
   StartServer(script);
@@ -770,6 +771,26 @@ TEST_F(AgentProgramTest, LeavingPrintsTheCommandToResume) {
   ASSERT_EQ(server_->request_count(), 1u);
   EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(),
                                 "remember-this-line"));
+
+  // From another project the same --resume refuses, naming both folders,
+  // before any request.
+  const std::string other = base_ + "/other";
+  garuda::testing::MakeDir(other);
+  std::vector<std::string> argv = Argv({"--resume", id, "-p", "elsewhere"});
+  argv[2] = other;  // --project
+  UniqueFd in, out, err;
+  pid_t pid = Start(argv, Env(false), &in, &out, &err);
+  in.Reset();
+  ReadAll(out.get()).IgnoreError();
+  std::string refused = ReadAll(err.get()).value_or("");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << refused;
+  EXPECT_TRUE(absl::StrContains(
+      refused, absl::StrCat("belongs to the project ", project_, ", not to ",
+                            other)))
+      << refused;
+  EXPECT_EQ(server_->request_count(), 1u);
 }
 
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
