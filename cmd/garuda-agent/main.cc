@@ -27,6 +27,7 @@ ABSL_FLAG(std::string, output_format, "",
           "calls, outcomes, usage) or stream-json (JSON lines as the turn "
           "goes)");
 ABSL_FLAG(std::string, resume, "", "continue the session with this id");
+ABSL_FLAG(bool, continue, false, "continue this project's last session");
 ABSL_FLAG(std::string, provider, "",
           "openai or anthropic (overrides model.provider)");
 ABSL_FLAG(std::string, model, "", "the model name (overrides model.name)");
@@ -75,6 +76,10 @@ constexpr char kUsage[] =
     "      one-shot: answer PROMPT and exit; with no person to ask, every "
     "question is\n"
     "      answered no unless an allow rule covers the call\n"
+    "  garuda-agent --continue ...\n"
+    "      continue this project's last session\n"
+    "  garuda-agent sessions [--project DIR]\n"
+    "      this project's sessions: id, start, turns, first prompt\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--path REL\n"
     "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
@@ -181,6 +186,11 @@ int main(int argc, char** argv) {
     }
     return RunTool(args[2]);
   }
+  if (args.size() == 2 && args[1] == "sessions") {
+    garuda::agent::AgentOptions options;
+    options.project = absl::GetFlag(FLAGS_project);
+    return garuda::agent::ListSessionsCommand(options);
+  }
   if (args.size() != 1) {
     std::cerr << "garuda-agent: unexpected argument \"" << args[1]
               << "\"; see --help\n";
@@ -210,6 +220,11 @@ int main(int argc, char** argv) {
                    : format == "stream-json" ? Output::kStreamJson
                                              : Output::kText;
   options.resume_id = absl::GetFlag(FLAGS_resume);
+  options.continue_last = absl::GetFlag(FLAGS_continue);
+  if (options.continue_last && !options.resume_id.empty()) {
+    std::cerr << "garuda-agent: --continue or --resume ID, not both\n";
+    return garuda::agent::kExitUsage;
+  }
   options.overrides.provider = absl::GetFlag(FLAGS_provider);
   options.overrides.model = absl::GetFlag(FLAGS_model);
   options.overrides.base_url = absl::GetFlag(FLAGS_base_url);

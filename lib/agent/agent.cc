@@ -104,9 +104,9 @@ struct OpenedSession {
   ProjectInstructions instructions;  // AGENTS.md and the person's own
 };
 
-// Phase 1: open. Every error here is a usage or settings error (exit 2).
-absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
-  OpenedSession opened;
+// --project, or the current folder.
+absl::StatusOr<std::unique_ptr<Project>> OpenProject(
+    const AgentOptions& options) {
   std::string project_path = options.project;
   if (project_path.empty()) {
     char cwd[4096];
@@ -116,7 +116,13 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
     }
     project_path = cwd;
   }
-  ASSIGN_OR_RETURN(opened.project, Project::Open(project_path));
+  return Project::Open(project_path);
+}
+
+// Phase 1: open. Every error here is a usage or settings error (exit 2).
+absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
+  OpenedSession opened;
+  ASSIGN_OR_RETURN(opened.project, OpenProject(options));
   const std::string& root = opened.project->root();
   ASSIGN_OR_RETURN(SettingsSources sources,
                    LoadSettingsSources(DefaultSettingsLocations(root)));
@@ -134,20 +140,30 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
 
   // The journal (opened before the lockdown; the descriptor is kept).
   ASSIGN_OR_RETURN(opened.home, HomeDirectory());
+  std::string resume_id = options.resume_id;
+  if (options.continue_last) {
+    std::vector<SessionSummary> sessions = ListSessions(opened.home, root);
+    if (sessions.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--continue: no earlier session of the project ", root,
+          " (garuda-agent sessions lists them)"));
+    }
+    resume_id = sessions.back().id;
+  }
   opened.session_id =
-      options.resume_id.empty() ? NewSessionId(absl::Now()) : options.resume_id;
-  if (!options.resume_id.empty()) {
+      resume_id.empty() ? NewSessionId(absl::Now()) : resume_id;
+  if (!resume_id.empty()) {
     ASSIGN_OR_RETURN(std::string path,
-                     SessionJournalPath(opened.home, options.resume_id));
+                     SessionJournalPath(opened.home, resume_id));
     std::string project;
     ASSIGN_OR_RETURN(opened.resumed, ReadConversation(path, &project));
     // A session's conversation is about its project; continued elsewhere,
     // the model would act on files it never saw under names it believes.
     if (!project.empty() && project != root) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "session ", options.resume_id, " belongs to the project ", project,
+          "session ", resume_id, " belongs to the project ", project,
           ", not to ", root, " (--project or the current folder); run "
-          "garuda-agent --project ", project, " --resume ", options.resume_id));
+          "garuda-agent --project ", project, " --resume ", resume_id));
     }
   }
   ASSIGN_OR_RETURN(opened.journal,
@@ -425,6 +441,30 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
 }
 
 }  // namespace
+
+int ListSessionsCommand(const AgentOptions& options) {
+  Printer err(options.err_fd);
+  absl::StatusOr<std::unique_ptr<Project>> project = OpenProject(options);
+  absl::StatusOr<std::string> home = HomeDirectory();
+  if (!project.ok() || !home.ok()) {
+    err.Line(!project.ok() ? project.status().message()
+                           : home.status().message());
+    return kExitUsage;
+  }
+  std::string out;
+  for (const SessionSummary& session :
+       ListSessions(*home, (*project)->root())) {
+    absl::StrAppend(&out, session.id, "  ", session.start, "  ",
+                    session.turns, session.turns == 1 ? " turn  " : " turns  ",
+                    session.first_prompt, "\n");
+  }
+  if (out.empty()) {
+    err.Line(absl::StrCat("garuda-agent: no sessions of the project ",
+                          (*project)->root(), " yet"));
+  }
+  WriteAll(options.out_fd, out).IgnoreError();
+  return kExitAnswered;
+}
 
 // The skeleton of every Garuda program: options (parsed by main.cc), open,
 // start the helpers, lock down, serve; then stop the helpers in order.

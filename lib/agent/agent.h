@@ -24,6 +24,7 @@ struct AgentOptions {
   enum class Output { kText, kJson, kStreamJson };
   Output output = Output::kText;
   std::string resume_id;     // continue this session
+  bool continue_last = false;  // --continue: this project's last session
   provider::ModelOverrides overrides;
   // Where the helper programs are; empty: beside this program.
   std::string helpers_dir;
@@ -46,6 +47,10 @@ enum ExitCode : int {
 
 // Runs the session; returns an ExitCode.
 int RunAgent(const AgentOptions& options);
+
+// `garuda-agent sessions`: this project's sessions, one a line: id, start,
+// turns, first prompt; oldest first.
+int ListSessionsCommand(const AgentOptions& options);
 
 }  // namespace agent
 }  // namespace garuda

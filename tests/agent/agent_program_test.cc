@@ -793,6 +793,66 @@ TEST_F(AgentProgramTest, LeavingPrintsTheCommandToResumeInItsProject) {
   EXPECT_EQ(server_->request_count(), 1u);
 }
 
+// `sessions` lists this project's sessions (id, start, turns, first
+// prompt) and `--continue` resumes the last one. The control: another
+// project lists none and has nothing to continue.
+TEST_F(AgentProgramTest, SessionsAndContinueStayInTheirProject) {
+  ProviderScript script;
+  *script.add_replies() = Text("One.");
+  *script.add_replies() = Text("Two.");
+  *script.add_replies() = Text("Continued.");
+  StartServer(script);
+  ASSERT_EQ(RunAgent({"-p", "older session prompt"}).code, 0);
+  AgentRun last = RunAgent({"-p", "latest session prompt\nsecond line"});
+  ASSERT_EQ(last.code, 0) << last.err;
+
+  AgentRun listed = RunAgent({"sessions"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  std::vector<std::string> rows =
+      absl::StrSplit(listed.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(rows.size(), 2u) << listed.out;
+  EXPECT_TRUE(absl::EndsWith(rows[0], "  1 turn  older session prompt"))
+      << rows[0];
+  EXPECT_TRUE(absl::EndsWith(rows[1], "  1 turn  latest session prompt"))
+      << rows[1];
+
+  AgentRun continued = RunAgent({"--continue", "-p", "go on"});
+  ASSERT_EQ(continued.code, 0) << continued.err;
+  ASSERT_EQ(server_->request_count(), 3u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[2].body(),
+                                "latest session prompt"));
+  EXPECT_FALSE(absl::StrContains(server_->requests()[2].body(),
+                                 "older session prompt"));
+  AgentRun after = RunAgent({"sessions"});
+  EXPECT_TRUE(absl::StrContains(after.out, "  2 turns  latest session prompt"))
+      << after.out;
+
+  const std::string other = base_ + "/other";
+  garuda::testing::MakeDir(other);
+  std::vector<std::string> argv = Argv({"sessions"});
+  argv[2] = other;  // --project
+  UniqueFd in, out, err;
+  pid_t pid = Start(argv, Env(false), &in, &out, &err);
+  in.Reset();
+  std::string other_list = ReadAll(out.get()).value_or("");
+  ReadAll(err.get()).IgnoreError();
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(other_list, "");
+  argv = Argv({"--continue", "-p", "go on"});
+  argv[2] = other;
+  pid = Start(argv, Env(false), &in, &out, &err);
+  in.Reset();
+  ReadAll(out.get()).IgnoreError();
+  std::string refused = ReadAll(err.get()).value_or("");
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << refused;
+  EXPECT_TRUE(absl::StrContains(refused, "--continue: no earlier session"))
+      << refused;
+  EXPECT_EQ(server_->request_count(), 3u);
+}
+
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
   ProviderScript script;
   *script.add_replies() = Text("never");
