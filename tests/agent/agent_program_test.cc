@@ -213,9 +213,20 @@ class AgentProgramTest : public ::testing::Test {
   AgentRun RunAgent(std::vector<std::string> extra,
                     bool pretend_no_sandbox = false,
                     const std::string& input = "") {
+    return RunArgv(Argv(std::move(extra)), pretend_no_sandbox, input);
+  }
+
+  // The same in another project folder.
+  AgentRun RunIn(const std::string& project, std::vector<std::string> extra) {
+    std::vector<std::string> argv = Argv(std::move(extra));
+    argv[2] = project;  // --project
+    return RunArgv(argv, false, "");
+  }
+
+  AgentRun RunArgv(const std::vector<std::string>& argv,
+                   bool pretend_no_sandbox, const std::string& input) {
     UniqueFd in, out, err;
-    pid_t pid =
-        Start(Argv(std::move(extra)), Env(pretend_no_sandbox), &in, &out, &err);
+    pid_t pid = Start(argv, Env(pretend_no_sandbox), &in, &out, &err);
     EXPECT_TRUE(WriteAll(in.get(), input).ok());
     in.Reset();
     AgentRun run;
@@ -776,20 +787,12 @@ TEST_F(AgentProgramTest, LeavingPrintsTheCommandToResumeInItsProject) {
   // before any request.
   const std::string other = base_ + "/other";
   garuda::testing::MakeDir(other);
-  std::vector<std::string> argv = Argv({"--resume", id, "-p", "elsewhere"});
-  argv[2] = other;  // --project
-  UniqueFd in, out, err;
-  pid_t pid = Start(argv, Env(false), &in, &out, &err);
-  in.Reset();
-  ReadAll(out.get()).IgnoreError();
-  std::string refused = ReadAll(err.get()).value_or("");
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  EXPECT_EQ(WEXITSTATUS(status), 2) << refused;
+  AgentRun refused = RunIn(other, {"--resume", id, "-p", "elsewhere"});
+  EXPECT_EQ(refused.code, 2) << refused.err;
   EXPECT_TRUE(absl::StrContains(
-      refused, absl::StrCat("belongs to the project ", project_, ", not to ",
-                            other)))
-      << refused;
+      refused.err, absl::StrCat("belongs to the project ", project_,
+                                ", not to ", other)))
+      << refused.err;
   EXPECT_EQ(server_->request_count(), 1u);
 }
 
@@ -829,27 +832,13 @@ TEST_F(AgentProgramTest, SessionsAndContinueStayInTheirProject) {
 
   const std::string other = base_ + "/other";
   garuda::testing::MakeDir(other);
-  std::vector<std::string> argv = Argv({"sessions"});
-  argv[2] = other;  // --project
-  UniqueFd in, out, err;
-  pid_t pid = Start(argv, Env(false), &in, &out, &err);
-  in.Reset();
-  std::string other_list = ReadAll(out.get()).value_or("");
-  ReadAll(err.get()).IgnoreError();
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(other_list, "");
-  argv = Argv({"--continue", "-p", "go on"});
-  argv[2] = other;
-  pid = Start(argv, Env(false), &in, &out, &err);
-  in.Reset();
-  ReadAll(out.get()).IgnoreError();
-  std::string refused = ReadAll(err.get()).value_or("");
-  ::waitpid(pid, &status, 0);
-  EXPECT_EQ(WEXITSTATUS(status), 2) << refused;
-  EXPECT_TRUE(absl::StrContains(refused, "--continue: no earlier session"))
-      << refused;
+  AgentRun other_list = RunIn(other, {"sessions"});
+  EXPECT_EQ(other_list.code, 0) << other_list.err;
+  EXPECT_EQ(other_list.out, "");
+  AgentRun refused = RunIn(other, {"--continue", "-p", "go on"});
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err, "--continue: no earlier session"))
+      << refused.err;
   EXPECT_EQ(server_->request_count(), 3u);
 }
 
