@@ -21,10 +21,13 @@ ABSL_FLAG(std::string, project, "",
           "the project folder (default: the current folder)");
 ABSL_FLAG(std::string, p, "",
           "one-shot: answer this prompt, print the answer and exit");
-ABSL_FLAG(std::string, output_format, "text",
-          "one-shot: text (the answer) or json (answer, tool calls, "
-          "outcomes, usage)");
+// No default value, so that giving it without -p can be told apart.
+ABSL_FLAG(std::string, output_format, "",
+          "one-shot: text (the answer; the default), json (answer, tool "
+          "calls, outcomes, usage) or stream-json (JSON lines as the turn "
+          "goes)");
 ABSL_FLAG(std::string, resume, "", "continue the session with this id");
+ABSL_FLAG(bool, continue, false, "continue this project's last session");
 ABSL_FLAG(std::string, provider, "",
           "openai or anthropic (overrides model.provider)");
 ABSL_FLAG(std::string, model, "", "the model name (overrides model.name)");
@@ -69,10 +72,14 @@ constexpr char kUsage[] =
     "[--base-url URL]\n"
     "      an interactive session (plain lines from standard input when it is "
     "not a terminal)\n"
-    "  garuda-agent -p PROMPT [--output-format text|json] ...\n"
+    "  garuda-agent -p PROMPT [--output-format text|json|stream-json] ...\n"
     "      one-shot: answer PROMPT and exit; with no person to ask, every "
     "question is\n"
     "      answered no unless an allow rule covers the call\n"
+    "  garuda-agent --continue ...\n"
+    "      continue this project's last session\n"
+    "  garuda-agent sessions [--project DIR]\n"
+    "      this project's sessions: id, start, turns, first prompt\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--path REL\n"
     "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
@@ -179,6 +186,11 @@ int main(int argc, char** argv) {
     }
     return RunTool(args[2]);
   }
+  if (args.size() == 2 && args[1] == "sessions") {
+    garuda::agent::AgentOptions options;
+    options.project = absl::GetFlag(FLAGS_project);
+    return garuda::agent::ListSessionsCommand(options);
+  }
   if (args.size() != 1) {
     std::cerr << "garuda-agent: unexpected argument \"" << args[1]
               << "\"; see --help\n";
@@ -188,14 +200,31 @@ int main(int argc, char** argv) {
   options.project = absl::GetFlag(FLAGS_project);
   options.prompt = absl::GetFlag(FLAGS_p);
   options.one_shot = !options.prompt.empty();
-  const std::string format = absl::GetFlag(FLAGS_output_format);
-  if (format != "text" && format != "json") {
-    std::cerr << "garuda-agent: --output-format is text or json, not \""
+  const std::string given_format = absl::GetFlag(FLAGS_output_format);
+  const std::string format = given_format.empty() ? "text" : given_format;
+  if (format != "text" && format != "json" && format != "stream-json") {
+    std::cerr << "garuda-agent: --output-format is text, json or "
+                 "stream-json, not \""
               << format << "\"\n";
-    return 2;
+    return garuda::agent::kExitUsage;
   }
-  options.json_output = format == "json";
+  // An interactive session has no output format; silently ignoring the
+  // flag would leave a script parsing text it did not ask for.
+  if (!options.one_shot && !given_format.empty()) {
+    std::cerr << "garuda-agent: --output-format needs -p PROMPT (a one-shot "
+                 "run); an interactive session prints text\n";
+    return garuda::agent::kExitUsage;
+  }
+  using Output = garuda::agent::AgentOptions::Output;
+  options.output = format == "json"          ? Output::kJson
+                   : format == "stream-json" ? Output::kStreamJson
+                                             : Output::kText;
   options.resume_id = absl::GetFlag(FLAGS_resume);
+  options.continue_last = absl::GetFlag(FLAGS_continue);
+  if (options.continue_last && !options.resume_id.empty()) {
+    std::cerr << "garuda-agent: --continue or --resume ID, not both\n";
+    return garuda::agent::kExitUsage;
+  }
   options.overrides.provider = absl::GetFlag(FLAGS_provider);
   options.overrides.model = absl::GetFlag(FLAGS_model);
   options.overrides.base_url = absl::GetFlag(FLAGS_base_url);

@@ -5,20 +5,26 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
 #include "lib/agent/instructions.h"
 #include "lib/agent/journal.h"
+#include "lib/agent/piped_input.h"
 #include "lib/agent/plain_interaction.h"
 #include "lib/agent/session.h"
 #include "lib/agent/settings.h"
+#include "lib/agent/stream_json.h"
 #include "lib/agent/terminal.h"
 #include "lib/audit/verify_cli.h"
 #include "lib/base/files.h"
@@ -98,9 +104,9 @@ struct OpenedSession {
   ProjectInstructions instructions;  // AGENTS.md and the person's own
 };
 
-// Phase 1: open. Every error here is a usage or settings error (exit 2).
-absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
-  OpenedSession opened;
+// --project, or the current folder.
+absl::StatusOr<std::unique_ptr<Project>> OpenProject(
+    const AgentOptions& options) {
   std::string project_path = options.project;
   if (project_path.empty()) {
     char cwd[4096];
@@ -110,7 +116,13 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
     }
     project_path = cwd;
   }
-  ASSIGN_OR_RETURN(opened.project, Project::Open(project_path));
+  return Project::Open(project_path);
+}
+
+// Phase 1: open. Every error here is a usage or settings error (exit 2).
+absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
+  OpenedSession opened;
+  ASSIGN_OR_RETURN(opened.project, OpenProject(options));
   const std::string& root = opened.project->root();
   ASSIGN_OR_RETURN(SettingsSources sources,
                    LoadSettingsSources(DefaultSettingsLocations(root)));
@@ -128,12 +140,31 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
 
   // The journal (opened before the lockdown; the descriptor is kept).
   ASSIGN_OR_RETURN(opened.home, HomeDirectory());
+  std::string resume_id = options.resume_id;
+  if (options.continue_last) {
+    std::vector<SessionSummary> sessions = ListSessions(opened.home, root);
+    if (sessions.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--continue: no earlier session of the project ", root,
+          " (garuda-agent sessions lists them)"));
+    }
+    resume_id = sessions.back().id;
+  }
   opened.session_id =
-      options.resume_id.empty() ? NewSessionId(absl::Now()) : options.resume_id;
-  if (!options.resume_id.empty()) {
+      resume_id.empty() ? NewSessionId(absl::Now()) : resume_id;
+  if (!resume_id.empty()) {
     ASSIGN_OR_RETURN(std::string path,
-                     SessionJournalPath(opened.home, options.resume_id));
-    ASSIGN_OR_RETURN(opened.resumed, ReadConversation(path));
+                     SessionJournalPath(opened.home, resume_id));
+    std::string project;
+    ASSIGN_OR_RETURN(opened.resumed, ReadConversation(path, &project));
+    // A session's conversation is about its project; continued elsewhere,
+    // the model would act on files it never saw under names it believes.
+    if (!project.empty() && project != root) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "session ", resume_id, " belongs to the project ", project,
+          ", not to ", root, " (--project or the current folder); run "
+          "garuda-agent --project ", project, " --resume ", resume_id));
+    }
   }
   ASSIGN_OR_RETURN(opened.journal,
                    Journal::Open(opened.home, opened.session_id));
@@ -232,6 +263,49 @@ absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
   return report.summary;
 }
 
+int OneShotExitCode(TurnEnd end) {
+  switch (end) {
+    case TurnEnd::kAnswered:
+      return kExitAnswered;
+    case TurnEnd::kBudget:
+      return kExitBudget;
+    case TurnEnd::kCancelled:
+      return kExitCancelled;
+    case TurnEnd::kFailed:
+      break;
+  }
+  return kExitError;
+}
+
+// `word` as the shell reads it back: as is when plain, else single-quoted.
+std::string ShellWord(const std::string& word) {
+  const bool plain = !word.empty() &&
+                     word.find_first_not_of(
+                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789_./+-:@%=,") == std::string::npos;
+  if (plain) return word;
+  return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
+}
+
+// The report of a one-shot run (stream_json.h's ReportJson prints it).
+std::string OneShotJson(const std::string& session_id,
+                        const TurnOutcome& outcome, int code) {
+  OneShotReport report;
+  report.set_session_id(session_id);
+  report.set_answer(outcome.answer);
+  for (const ToolCallReport& call : outcome.tool_calls) {
+    *report.add_tool_calls() = call;
+  }
+  *report.mutable_usage() = outcome.usage;
+  report.set_stopped(outcome.stopped);
+  report.set_is_error(code != kExitAnswered);
+  report.set_exit_code(static_cast<uint32_t>(code));
+  report.set_duration_ms(static_cast<uint32_t>(std::min<int64_t>(
+      absl::ToInt64Milliseconds(outcome.duration),
+      std::numeric_limits<uint32_t>::max())));
+  return ReportJson(report);
+}
+
 // Phase 4: serve the person: one turn (one-shot) or every line. The exit
 // status.
 int ServeSession(const AgentOptions& options, OpenedSession& opened,
@@ -286,8 +360,15 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   parts.code = code_tools;
   parts.model = opened.model.get();
   parts.journal = opened.journal.get();
+  std::unique_ptr<StreamJsonWriter> stream;
+  if (options.one_shot &&
+      options.output == AgentOptions::Output::kStreamJson) {
+    stream = std::make_unique<StreamJsonWriter>(options.out_fd);
+    parts.events = stream.get();
+  }
   parts.check_helpers = [&helpers] { return helpers.CheckAlive(); };
   parts.verify_audit = [root] { return VerifyAudit(root); };
+  const bool strict = config.strict;
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(std::move(config), parts);
   if (!session.ok()) {
@@ -296,32 +377,50 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
     return 1;
   }
   (*session)->Restore(std::move(opened.resumed));
+  if (stream != nullptr) {
+    stream->Session(
+        opened.session_id,
+        opened.model != nullptr ? opened.model->Describe() : "",
+        description.mode().empty() ? "direct" : description.mode(),
+        strict ? "strict" : "default");
+  }
 
   int code = 0;
   if (options.one_shot) {
+    // Read only now: an error in settings or helpers is reported without
+    // waiting for the writer of the pipe to finish.
+    absl::StatusOr<PipedPrompt> prompt =
+        AddPipedInput(options.in_fd, options.prompt);
+    if (!prompt.ok()) {
+      err.Line(prompt.status().message());
+      g_cancel = nullptr;
+      return kExitError;
+    }
+    if (prompt->left_out_bytes > 0) {
+      err.Line(absl::StrCat("garuda-agent: standard input was ",
+                            prompt->input_bytes, " bytes; the model gets the "
+                            "first ", kPipedInputCap, " (",
+                            prompt->left_out_bytes, " left out)"));
+    }
     absl::StatusOr<TurnOutcome> outcome =
-        (*session)->RunTurn(options.prompt, &cancel);
+        (*session)->RunTurn(prompt->prompt, &cancel);
     if (!outcome.ok()) {
       err.Line(outcome.status().message());
       g_cancel = nullptr;
       return 1;
     }
-    if (options.json_output) {
-      OneShotReport report;
-      report.set_session_id(opened.session_id);
-      report.set_answer(outcome->answer);
-      for (const ToolCallReport& call : outcome->tool_calls) {
-        *report.add_tool_calls() = call;
-      }
-      *report.mutable_usage() = outcome->usage;
-      report.set_stopped(outcome->stopped);
-      WriteAll(options.out_fd, MessageToJsonLine(report) + "\n").IgnoreError();
+    code = OneShotExitCode(outcome->end);
+    if (stream != nullptr) {
+      stream->Result(OneShotJson(opened.session_id, *outcome, code));
+    } else if (options.output == AgentOptions::Output::kJson) {
+      WriteAll(options.out_fd,
+               OneShotJson(opened.session_id, *outcome, code) + "\n")
+          .IgnoreError();
     } else {
       std::string answer = outcome->answer;
       if (!answer.empty() && answer.back() != '\n') answer.push_back('\n');
       WriteAll(options.out_fd, answer).IgnoreError();
     }
-    code = outcome->stopped.empty() ? 0 : 1;
   } else {
     absl::Status ran = RunLines(**session, *lines, &cancel);
     if (!ran.ok()) {
@@ -333,10 +432,39 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   if (code == 0 || helpers.CheckAlive().ok()) {
     (*session)->End().IgnoreError();
   }
+  // How to come back: the journal keeps the conversation (--resume).
+  err.Line(absl::StrCat("garuda-agent: session ", opened.session_id,
+                        "; continue it with: garuda-agent --project ",
+                        ShellWord(opened.project->root()), " --resume ",
+                        opened.session_id));
   return code;
 }
 
 }  // namespace
+
+int ListSessionsCommand(const AgentOptions& options) {
+  Printer err(options.err_fd);
+  absl::StatusOr<std::unique_ptr<Project>> project = OpenProject(options);
+  absl::StatusOr<std::string> home = HomeDirectory();
+  if (!project.ok() || !home.ok()) {
+    err.Line(!project.ok() ? project.status().message()
+                           : home.status().message());
+    return kExitUsage;
+  }
+  std::string out;
+  for (const SessionSummary& session :
+       ListSessions(*home, (*project)->root())) {
+    absl::StrAppend(&out, session.id, "  ", session.start, "  ",
+                    session.turns, session.turns == 1 ? " turn  " : " turns  ",
+                    session.first_prompt, "\n");
+  }
+  if (out.empty()) {
+    err.Line(absl::StrCat("garuda-agent: no sessions of the project ",
+                          (*project)->root(), " yet"));
+  }
+  WriteAll(options.out_fd, out).IgnoreError();
+  return kExitAnswered;
+}
 
 // The skeleton of every Garuda program: options (parsed by main.cc), open,
 // start the helpers, lock down, serve; then stop the helpers in order.

@@ -19,8 +19,12 @@ struct AgentOptions {
   // One-shot: answer this prompt and exit.
   bool one_shot = false;
   std::string prompt;
-  bool json_output = false;  // one-shot: --output-format json
+  // One-shot output: the answer, one JSON report, or JSON lines as the
+  // turn goes (--output-format text|json|stream-json).
+  enum class Output { kText, kJson, kStreamJson };
+  Output output = Output::kText;
   std::string resume_id;     // continue this session
+  bool continue_last = false;  // --continue: this project's last session
   provider::ModelOverrides overrides;
   // Where the helper programs are; empty: beside this program.
   std::string helpers_dir;
@@ -32,11 +36,21 @@ struct AgentOptions {
   bool lock_down = true;
 };
 
-// The exit status: 0 the session ended normally (one-shot: the model
-// finished), 1 it could not start or stopped (strict without a sandbox, a
-// dead helper, a turn that ended early in one-shot mode), 2 bad settings or
-// flags.
+// The exit status, kept stable for scripts (docs/agent.md "Exit status").
+enum ExitCode : int {
+  kExitAnswered = 0,   // the session ended normally (one-shot: answered)
+  kExitError = 1,      // could not start, a helper died, a provider error
+  kExitUsage = 2,      // bad flags or settings, -p without a model
+  kExitBudget = 3,     // one-shot: the token budget refused a request
+  kExitCancelled = 4,  // one-shot: the turn was cancelled (Ctrl-C)
+};
+
+// Runs the session; returns an ExitCode.
 int RunAgent(const AgentOptions& options);
+
+// `garuda-agent sessions`: this project's sessions, one a line: id, start,
+// turns, first prompt; oldest first.
+int ListSessionsCommand(const AgentOptions& options);
 
 }  // namespace agent
 }  // namespace garuda

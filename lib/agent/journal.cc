@@ -1,10 +1,13 @@
 #include "lib/agent/journal.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -48,7 +51,7 @@ absl::Status Journal::Append(const JournalRecord& record) {
 }
 
 absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
-    const std::string& path) {
+    const std::string& path, std::string* project) {
   RegularFileOptions options;  // no link, a journal's cap
   options.max_bytes = kMaxJournalFileBytes;
   absl::StatusOr<std::string> text = ReadRegularFile(path, options);
@@ -85,8 +88,58 @@ absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
       }
     }
     if (record.has_clear()) messages.clear();
+    if (record.has_start() && project != nullptr && project->empty()) {
+      *project = record.start().project();
+    }
   }
   return messages;
+}
+
+std::vector<SessionSummary> ListSessions(const std::string& home,
+                                         const std::string& project) {
+  std::vector<SessionSummary> sessions;
+  const std::string folder = JoinPath(home, ".garuda/sessions");
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) return sessions;
+  std::vector<std::string> ids;
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") ids.push_back(name);
+  }
+  ::closedir(dir);
+  std::sort(ids.begin(), ids.end());
+  for (const std::string& id : ids) {
+    absl::StatusOr<std::string> path = SessionJournalPath(home, id);
+    if (!path.ok()) continue;
+    absl::StatusOr<std::string> text = ReadFileToString(*path);
+    if (!text.ok()) continue;
+    SessionSummary summary;
+    summary.id = id;
+    bool ours = false, started = false;
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      if (line.empty()) continue;
+      JournalRecord record;
+      if (!ParseJsonMessage(line, *path, &record).ok()) continue;
+      if (record.has_start() && !started) {
+        started = true;
+        ours = record.start().project() == project;
+        summary.start = record.start().time();
+      }
+      const provider::ChatMessage& message = record.message();
+      // A prompt: the person's text, not tool results or notes after them.
+      if (record.has_message() && message.role() == "user" &&
+          message.tool_results_size() == 0 && !message.text().empty() &&
+          !absl::StartsWith(message.text(), "[Garuda")) {
+        ++summary.turns;
+        if (summary.first_prompt.empty()) {
+          const std::string& text = message.text();
+          summary.first_prompt = text.substr(0, text.find('\n'));
+        }
+      }
+    }
+    if (ours) sessions.push_back(std::move(summary));
+  }
+  return sessions;
 }
 
 }  // namespace agent

@@ -50,8 +50,24 @@ class Journal {
 
 // The conversation to continue: the messages after the last /clear. A
 // session that never started (no such journal) is NOT_FOUND naming the id.
+// `project`, when given, gets the project folder of the session's first
+// start ("" for a journal without one).
 absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
-    const std::string& path);
+    const std::string& path, std::string* project = nullptr);
+
+// One session of a project, from its journal (`garuda-agent sessions`).
+struct SessionSummary {
+  std::string id;
+  std::string start;         // RFC 3339, from the first start record
+  std::string first_prompt;  // the first prompt's first line
+  int turns = 0;             // prompts from the person
+};
+
+// The sessions under <home>/.garuda/sessions whose first start names
+// `project`, oldest first (ids sort by their start time). Journals that
+// cannot be read are skipped: one damaged session must not hide the rest.
+std::vector<SessionSummary> ListSessions(const std::string& home,
+                                         const std::string& project);
 
 }  // namespace agent
 }  // namespace garuda

@@ -1,13 +1,18 @@
 #include "lib/agent/session.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "lib/agent/system_prompt.h"
 #include "lib/agent/tool_calls.h"
+#include "lib/agent/usage_meter.h"
 #include "lib/base/status_macros.h"
 #include "lib/budget/limits.h"
 #include "lib/budget/server.h"
@@ -246,6 +251,7 @@ absl::Status Session::StopForFailedRequest(
   RETURN_IF_ERROR(CheckHelpers());
   if (absl::IsResourceExhausted(error) &&
       absl::StartsWith(error.message(), budget::kTokenBudget)) {
+    outcome->end = TurnEnd::kBudget;
     outcome->stopped = absl::StrCat(
         "token budget: the session's token budget cannot cover the next "
         "model request, so this turn ended (",
@@ -260,27 +266,48 @@ absl::Status Session::StopForFailedRequest(
                      "budget.tokenBudget.]"));
   }
   if (absl::IsCancelled(error)) {
+    outcome->end = TurnEnd::kCancelled;
     outcome->stopped = "cancelled";
     parts_.interaction->ShowNotice(
         "Cancelled: the request stopped (its reserved tokens stay "
         "spent).");
     return NoteForModel("[Garuda: the person cancelled the model's answer.]");
   }
+  outcome->end = TurnEnd::kFailed;
   outcome->stopped = absl::StrCat("model request failed: ", error.message());
   parts_.interaction->ShowNotice(outcome->stopped);
   return absl::OkStatus();
 }
 
+namespace {
+
+// Adds to a 32-bit report count (proto/agent_report.proto), stopping at its
+// largest value rather than wrapping.
+uint32_t AddCount(uint32_t count, int64_t more) {
+  constexpr int64_t kMax = std::numeric_limits<uint32_t>::max();
+  const int64_t sum = static_cast<int64_t>(count) + std::max<int64_t>(more, 0);
+  return static_cast<uint32_t>(std::min(sum, kMax));
+}
+
+// A tool result as the report shows it: the head of what the model got.
+constexpr size_t kReportOutputBytes = 16 * 1024;
+std::string ReportOutput(const std::string& content) {
+  if (content.size() <= kReportOutputBytes) return content;
+  return absl::StrCat(content.substr(0, kReportOutputBytes), "\n[",
+                      content.size() - kReportOutputBytes,
+                      " more bytes not shown]");
+}
+
+}  // namespace
+
 void Session::CountUsage(const provider::ModelResponse& response,
                          UsageReport* usage) {
-  usage->set_requests(usage->requests() + response.attempts());
-  usage->set_charged_tokens(usage->charged_tokens() +
-                            response.charged_tokens());
-  usage->set_input_tokens(usage->input_tokens() +
-                          response.usage().input_tokens());
-  usage->set_output_tokens(usage->output_tokens() +
-                           response.usage().output_tokens());
-  if (!response.usage_reported()) usage->set_usage_reported(false);
+  // Requests, charges and usage_reported come from the turn's CountingMeter,
+  // which also sees the attempts that failed.
+  usage->set_input_tokens(
+      AddCount(usage->input_tokens(), response.usage().input_tokens()));
+  usage->set_output_tokens(
+      AddCount(usage->output_tokens(), response.usage().output_tokens()));
   if (response.usage().has_input_tokens()) {
     last_input_tokens_ = response.usage().input_tokens();
   }
@@ -301,7 +328,10 @@ absl::StatusOr<bool> Session::RunToolCalls(
       result->set_is_error(true);
       continue;
     }
+    if (parts_.events != nullptr) parts_.events->ToolCall(call);
     ASSIGN_OR_RETURN(ToolCallDone done, RunToolCall(tools, call));
+    done.report.set_output(ReportOutput(done.result.content()));
+    if (parts_.events != nullptr) parts_.events->ToolResult(done.report);
     *results.add_tool_results() = done.result;
     outcome->tool_calls.push_back(done.report);
     RETURN_IF_ERROR(CheckHelpers());
@@ -312,14 +342,29 @@ absl::StatusOr<bool> Session::RunToolCalls(
 
 absl::StatusOr<TurnOutcome> Session::RunTurn(
     const std::string& prompt, const provider::CancelFlag* cancel) {
+  const absl::Time start = absl::Now();
   TurnOutcome outcome;
-  outcome.usage.set_usage_reported(true);
   RETURN_IF_ERROR(CheckHelpers());
   if (parts_.model == nullptr) {
+    outcome.end = TurnEnd::kFailed;
     outcome.stopped = config_.no_model_hint;
     parts_.interaction->ShowNotice(config_.no_model_hint);
     return outcome;
   }
+  provider::BudgetRequestMeter budget_meter(parts_.budget);
+  CountingMeter meter(&budget_meter);
+  RETURN_IF_ERROR(RunSteps(prompt, cancel, &meter, &outcome));
+  // Every reservation of the turn is settled or dropped by now (the client
+  // ends each attempt's before Send returns), so the count is whole.
+  meter.Fill(&outcome.usage);
+  outcome.duration = absl::Now() - start;
+  return outcome;
+}
+
+absl::Status Session::RunSteps(const std::string& prompt,
+                               const provider::CancelFlag* cancel,
+                               CountingMeter* meter,
+                               TurnOutcome* outcome) {
   ++turns_;
   std::string text = prompt;
   if (!pending_person_output_.empty()) {
@@ -336,29 +381,38 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
   }
 
   ToolContext tools = Tools();
-  provider::BudgetRequestMeter meter(parts_.budget);
   size_t measured_messages = 0;
   for (int step = 0; step < kMaxStepsPerTurn; ++step) {
     provider::ModelRequest request =
         NextRequest(tools, step, measured_messages);
     measured_messages = messages_.size();
 
+    // What arrived of this answer, kept as the turn's answer when the
+    // request then fails or is cancelled.
+    std::string streamed;
     provider::StreamCallbacks callbacks;
-    callbacks.on_text = [this](absl::string_view delta) {
+    callbacks.on_text = [this, &streamed](absl::string_view delta) {
+      streamed.append(delta.data(), delta.size());
       parts_.interaction->ShowText(delta);
+      if (parts_.events != nullptr) parts_.events->Text(delta);
     };
-    callbacks.on_retry = [this](const provider::RetryNotice& notice) {
+    callbacks.on_retry = [this, &streamed](const provider::RetryNotice& notice) {
+      streamed.clear();
       parts_.interaction->ShowRetry(notice.reason);
     };
     absl::StatusOr<provider::ModelResponse> response =
-        parts_.model->Send(request, &meter, callbacks, cancel);
+        parts_.model->Send(request, meter, callbacks, cancel);
     if (!response.ok()) {
-      RETURN_IF_ERROR(
-          StopForFailedRequest(response.status(), request, &outcome));
-      return outcome;
+      if (!streamed.empty()) outcome->answer = streamed;
+      return StopForFailedRequest(response.status(), request, outcome);
     }
     if (!response->text().empty()) parts_.interaction->ShowText("\n");
-    CountUsage(*response, &outcome.usage);
+    CountUsage(*response, &outcome->usage);
+    if (parts_.events != nullptr) {
+      UsageReport so_far = outcome->usage;
+      meter->Fill(&so_far);
+      parts_.events->Usage(so_far);
+    }
 
     provider::ChatMessage assistant;
     assistant.set_role("assistant");
@@ -367,21 +421,23 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
       *assistant.add_tool_calls() = call;
     }
     RETURN_IF_ERROR(Add(assistant));
-    outcome.answer = response->text();
-    if (response->tool_calls().empty()) return outcome;
+    outcome->answer = response->text();
+    if (response->tool_calls().empty()) return absl::OkStatus();
 
     ASSIGN_OR_RETURN(bool cancelled,
-                     RunToolCalls(tools, *response, cancel, &outcome));
+                     RunToolCalls(tools, *response, cancel, outcome));
     if (cancelled) {
-      outcome.stopped = "cancelled";
+      outcome->end = TurnEnd::kCancelled;
+      outcome->stopped = "cancelled";
       parts_.interaction->ShowNotice("Cancelled.");
-      return outcome;
+      return absl::OkStatus();
     }
   }
-  outcome.stopped = absl::StrCat("the turn stopped after ", kMaxStepsPerTurn,
-                                 " model requests");
-  parts_.interaction->ShowNotice(outcome.stopped);
-  return outcome;
+  outcome->end = TurnEnd::kFailed;
+  outcome->stopped = absl::StrCat("the turn stopped after ", kMaxStepsPerTurn,
+                                  " model requests");
+  parts_.interaction->ShowNotice(outcome->stopped);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Session::LineOutcome> Session::HandleLine(

@@ -15,10 +15,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/services.h"
 #include "lib/agent/tool_calls.h"
+#include "lib/agent/turn_events.h"
+#include "lib/agent/usage_meter.h"
 #include "lib/budget/meter.h"
 #include "lib/permissions/permissions.h"
 #include "lib/provider/client.h"
@@ -64,6 +67,8 @@ struct SessionParts {
   // The code tools' server; may be null (no code tools).
   knowledge::CodeService* code = nullptr;
   provider::ModelClient* model = nullptr;
+  // Told each step of a turn as it happens (stream-json); may be null.
+  TurnEvents* events = nullptr;
   Journal* journal = nullptr;
   // OK while every helper runs (Helpers::CheckAlive); may be empty.
   std::function<absl::Status()> check_helpers;
@@ -75,12 +80,24 @@ struct SessionParts {
 // the reason and the fix; the session must not start.
 absl::Status CheckProfile(const SessionConfig& config);
 
+// Why a turn ended: one-shot runs turn it into the exit status
+// (lib/agent/agent.h), so scripts can tell a budget refusal and a cancel
+// from other failures.
+enum class TurnEnd {
+  kAnswered,   // the model finished
+  kBudget,     // the token budget refused the next request
+  kCancelled,  // the person cancelled (Ctrl-C)
+  kFailed,     // a provider error, no model, too many steps
+};
+
 // What a turn did, for one-shot mode.
 struct TurnOutcome {
   std::string answer;  // the model's last text
   std::vector<ToolCallReport> tool_calls;
   UsageReport usage;
   std::string stopped;  // why it ended early, "" when the model finished
+  TurnEnd end = TurnEnd::kAnswered;
+  absl::Duration duration;  // from the prompt to the turn's end
 };
 
 class Session {
@@ -130,6 +147,10 @@ class Session {
   absl::Status StopForFailedRequest(const absl::Status& error,
                                     const provider::ModelRequest& request,
                                     TurnOutcome* outcome);
+  // The turn after the prompt's checks, its requests metered by `meter`.
+  absl::Status RunSteps(const std::string& prompt,
+                        const provider::CancelFlag* cancel,
+                        CountingMeter* meter, TurnOutcome* outcome);
   void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
   absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
                                     const provider::ModelResponse& response,

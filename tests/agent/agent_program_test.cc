@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,8 +27,10 @@
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/provider/json.h"
 #include "lib/question/question.h"
 #include "proto/agent_report.pb.h"
+#include "proto/budgeter_service.pb.h"
 #include "tests/agent/fakes.h"
 #include "tests/providers/scripted_server.h"
 
@@ -75,6 +78,37 @@ bool ReadUntil(int fd, absl::string_view text, std::string* seen) {
 }
 
 using garuda::testing::Runfile;
+
+// Every string in a request body's JSON, one after another: the text the
+// model was sent, unescaped.
+void AppendStrings(const google::protobuf::Value& value, std::string* out) {
+  switch (value.kind_case()) {
+    case google::protobuf::Value::kStringValue:
+      absl::StrAppend(out, value.string_value(), "\n");
+      break;
+    case google::protobuf::Value::kListValue:
+      for (const auto& item : value.list_value().values()) {
+        AppendStrings(item, out);
+      }
+      break;
+    case google::protobuf::Value::kStructValue:
+      for (const auto& [key, field] : value.struct_value().fields()) {
+        AppendStrings(field, out);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+std::string SentText(const std::string& body) {
+  absl::StatusOr<google::protobuf::Value> parsed =
+      provider::ParseJson(body, "request body");
+  EXPECT_TRUE(parsed.ok()) << parsed.status();
+  std::string out;
+  if (parsed.ok()) AppendStrings(*parsed, &out);
+  return out;
+}
 
 ScriptedReply Text(const std::string& text) {
   return garuda::testing::TextReply(text);
@@ -179,9 +213,20 @@ class AgentProgramTest : public ::testing::Test {
   AgentRun RunAgent(std::vector<std::string> extra,
                     bool pretend_no_sandbox = false,
                     const std::string& input = "") {
+    return RunArgv(Argv(std::move(extra)), pretend_no_sandbox, input);
+  }
+
+  // The same in another project folder.
+  AgentRun RunIn(const std::string& project, std::vector<std::string> extra) {
+    std::vector<std::string> argv = Argv(std::move(extra));
+    argv[2] = project;  // --project
+    return RunArgv(argv, false, "");
+  }
+
+  AgentRun RunArgv(const std::vector<std::string>& argv,
+                   bool pretend_no_sandbox, const std::string& input) {
     UniqueFd in, out, err;
-    pid_t pid =
-        Start(Argv(std::move(extra)), Env(pretend_no_sandbox), &in, &out, &err);
+    pid_t pid = Start(argv, Env(pretend_no_sandbox), &in, &out, &err);
     EXPECT_TRUE(WriteAll(in.get(), input).ok());
     in.Reset();
     AgentRun run;
@@ -193,6 +238,24 @@ class AgentProgramTest : public ::testing::Test {
     ::waitpid(pid, &status, 0);
     run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return run;
+  }
+
+  // `garuda-budgeter status --session ID --json`: the budget's own record.
+  budget::BudgetStatus BudgetStatusOf(const std::string& session_id) {
+    UniqueFd in, out, err;
+    pid_t pid = Start({Runfile("cmd/garuda-budgeter/garuda-budgeter"),
+                       "status", "--session", session_id, "--json"},
+                      Env(false), &in, &out, &err);
+    in.Reset();
+    std::string text = ReadAll(out.get()).value_or("");
+    std::string errors = ReadAll(err.get()).value_or("");
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << errors;
+    budget::BudgetStatus parsed;
+    EXPECT_TRUE(ParseJsonMessage(text, "budgeter status", &parsed).ok())
+        << text;
+    return parsed;
   }
 
   std::string Notes() { return garuda::testing::Read(project_ + "/notes.txt"); }
@@ -466,7 +529,8 @@ TEST_F(AgentProgramTest, CtrlCCancelsTheRequestAndSparesTheHelpers) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status)) << stderr_text;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << stderr_text;
+  // A cancelled turn has its own exit status (4), apart from errors (1).
+  EXPECT_EQ(WEXITSTATUS(status), 4) << stderr_text;
   EXPECT_TRUE(absl::StrContains(stderr_text, "Cancelled")) << stderr_text;
   EXPECT_FALSE(absl::StrContains(stderr_text, "signal 2")) << stderr_text;
   OneShotReport report;
@@ -481,6 +545,301 @@ TEST_F(AgentProgramTest, CtrlCCancelsTheRequestAndSparesTheHelpers) {
                    ".garuda/sessions/" + report.session_id() + "/budget.jsonl"))
           .value_or("");
   EXPECT_TRUE(absl::StrContains(budget, "settle")) << budget;
+}
+
+// --output-format belongs to one-shot runs: without -p it is a usage error
+// (2) before anything starts. The control: the same flag with -p answers.
+TEST_F(AgentProgramTest, OutputFormatWithoutPromptIsAUsageError) {
+  ProviderScript script;
+  *script.add_replies() = Text("Answered.");
+  StartServer(script);
+  for (const char* format : {"json", "text"}) {
+    AgentRun run = RunAgent({"--output-format", format}, false, "hello\n");
+    EXPECT_EQ(run.code, 2) << format << ": " << run.err;
+    EXPECT_TRUE(absl::StrContains(run.err, "--output-format needs -p"))
+        << run.err;
+    EXPECT_FALSE(absl::StrContains(run.err, "| session ")) << run.err;
+  }
+  EXPECT_EQ(server_->request_count(), 0u);
+  AgentRun control = RunAgent({"-p", "hi", "--output-format", "text"});
+  EXPECT_EQ(control.code, 0) << control.err;
+  EXPECT_EQ(control.out, "Answered.\n");
+}
+
+// A budget refusal ends a one-shot run with its own exit status (3), and the
+// report says no usage was reported since no request was sent. The control:
+// the same run with room in the budget answers and exits 0.
+TEST_F(AgentProgramTest, BudgetRefusalHasItsOwnExitStatus) {
+  ProviderScript script;
+  *script.add_replies() = Text("Answered.");
+  StartServer(script);
+  garuda::testing::Write(home_ + "/.garuda/settings.json",
+                         R"({"budget": {"tokenBudget": 10}})");
+  AgentRun refused = RunAgent({"-p", "hello", "--output-format", "json"});
+  EXPECT_EQ(refused.code, 3) << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err, "token budget")) << refused.err;
+  EXPECT_EQ(server_->request_count(), 0u);
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(refused.out, "stdout", &report).ok())
+      << refused.out;
+  EXPECT_TRUE(absl::StartsWith(report.stopped(), "token budget")) << refused.out;
+  EXPECT_EQ(report.usage().requests(), 0u);
+  EXPECT_FALSE(report.usage().usage_reported()) << refused.out;
+
+  garuda::testing::Write(home_ + "/.garuda/settings.json",
+                         R"({"budget": {"tokenBudget": 1000000}})");
+  AgentRun control = RunAgent({"-p", "hello", "--output-format", "json"});
+  EXPECT_EQ(control.code, 0) << control.err;
+  EXPECT_EQ(server_->request_count(), 1u);
+}
+
+// The JSON report: numbers as numbers, every field with its default, each
+// call's output, a duration, and usage that is the budgeter's: a failed
+// request's charge (its whole reservation, no usage came) is in it. The
+// control within: the first answer alone reported 120 tokens, so a report
+// without the failed request would charge 120, not the budgeter's figure.
+TEST_F(AgentProgramTest, OneShotJsonUsageAgreesWithTheBudgeter) {
+  ProviderScript script;
+  ScriptedReply call = Bash("c1", "echo hi-from-bash");
+  call.set_input_tokens(100);
+  call.set_output_tokens(20);
+  *script.add_replies() = call;
+  ScriptedReply refused;
+  refused.set_http_status(400);
+  refused.set_error_type("invalid_request_error");
+  refused.set_error_message("scripted refusal");
+  *script.add_replies() = refused;
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "say hi", "--output-format", "json"});
+  EXPECT_EQ(run.code, 1) << run.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  // Types and defaults, as the bytes show them.
+  for (const char* piece :
+       {"\"inputTokens\":100,", "\"outputTokens\":20,", "\"requests\":2,",
+        "\"usageReported\":false", "\"isError\":true", "\"exitCode\":1",
+        "\"durationMs\":", "\"answer\":\"Let me do that.\""}) {
+    EXPECT_TRUE(absl::StrContains(run.out, piece)) << piece << " in " << run.out;
+  }
+  EXPECT_FALSE(absl::StrContains(run.out, "Tokens\":\"")) << run.out;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  EXPECT_TRUE(absl::StartsWith(report.stopped(), "model request failed"))
+      << report.stopped();
+  ASSERT_EQ(report.tool_calls_size(), 1);
+  EXPECT_TRUE(absl::StrContains(report.tool_calls(0).output(), "hi-from-bash"))
+      << run.out;
+  EXPECT_FALSE(report.tool_calls(0).is_error());
+  budget::BudgetStatus budget = BudgetStatusOf(report.session_id());
+  EXPECT_EQ(static_cast<int64_t>(report.usage().charged_tokens()),
+            budget.spent())
+      << run.out;
+  EXPECT_GT(report.usage().charged_tokens(), 120u) << run.out;
+}
+
+// A finished run prints the defaults too, and its usage is the budgeter's.
+TEST_F(AgentProgramTest, OneShotJsonAnsweredHasEveryField) {
+  ProviderScript script;
+  ScriptedReply answer = Text("Done.");
+  answer.set_input_tokens(50);
+  answer.set_output_tokens(5);
+  *script.add_replies() = answer;
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "hi", "--output-format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  for (const char* piece :
+       {"\"isError\":false", "\"stopped\":\"\"", "\"exitCode\":0",
+        "\"toolCalls\":[]", "\"usageReported\":true", "\"requests\":1,",
+        "\"chargedTokens\":55,"}) {
+    EXPECT_TRUE(absl::StrContains(run.out, piece)) << piece << " in " << run.out;
+  }
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  EXPECT_EQ(BudgetStatusOf(report.session_id()).spent(), 55) << run.out;
+}
+
+// Text piped on standard input reaches the model after the prompt, in one
+// marked block, cut at the cap with a line saying how much was left out.
+// The control: the same run with nothing piped sends no block.
+TEST_F(AgentProgramTest, PipedInputIsAddedToThePromptWithACap) {
+  ProviderScript script;
+  *script.add_replies() = Text("Reviewed.");
+  *script.add_replies() = Text("Reviewed the big one.");
+  *script.add_replies() = Text("Nothing piped.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "review this"}, false,
+                          "--- a/notes.txt\n+++ b/notes.txt\n+piped-marker\n");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "Reviewed.\n");
+  ASSERT_EQ(server_->request_count(), 1u);
+  const std::string sent = SentText(server_->requests()[0].body());
+  EXPECT_TRUE(absl::StrContains(
+      sent, "review this\n\n<stdin bytes=\"46\">\n--- a/notes.txt\n"))
+      << sent;
+  EXPECT_TRUE(absl::StrContains(sent, "+piped-marker\n</stdin>")) << sent;
+
+  // Over the cap: the head, and the count of what was left out.
+  std::string big(300 * 1024, 'x');
+  AgentRun cut = RunAgent({"-p", "review this"}, false, big);
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  const std::string cut_body = SentText(server_->requests()[1].body());
+  EXPECT_TRUE(absl::StrContains(cut_body, "<stdin bytes=\"307200\">"));
+  EXPECT_TRUE(absl::StrContains(cut_body, "cut at 262144 bytes; 45056 more"))
+      << cut.err;
+  EXPECT_FALSE(absl::StrContains(cut_body, std::string(262145, 'x')));
+  EXPECT_TRUE(absl::StrContains(cut.err, "45056")) << cut.err;
+
+  AgentRun none = RunAgent({"-p", "review this"});
+  ASSERT_EQ(none.code, 0) << none.err;
+  ASSERT_EQ(server_->request_count(), 3u);
+  EXPECT_FALSE(absl::StrContains(server_->requests()[2].body(), "<stdin"));
+}
+
+// stream-json: one JSON object a line as the turn goes: the session, the
+// answer's pieces, each call and its result, the usage after each request,
+// the result last. The control: json prints one object and no events.
+TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo streamed-out");
+  ScriptedReply done = Text("All done.");
+  done.set_text_pieces(3);
+  *script.add_replies() = done;
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "go", "--output-format", "stream-json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::vector<std::string> types;
+  std::string text, tool_output, call_tool;
+  google::protobuf::Value first, last;
+  int text_events = 0;
+  for (absl::string_view line :
+       absl::StrSplit(run.out, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<google::protobuf::Value> event =
+        provider::ParseJson(line, "stream-json line");
+    ASSERT_TRUE(event.ok()) << line;
+    std::string type = provider::StringMember(*event, "type");
+    if (types.empty()) first = *event;
+    last = *event;
+    types.push_back(type);
+    if (type == "text") {
+      ++text_events;
+      text += provider::StringMember(*event, "text");
+    }
+    if (type == "tool_call") call_tool = provider::StringMember(*event, "tool");
+    if (type == "tool_result") {
+      tool_output = provider::StringMember(*event, "output");
+    }
+  }
+  ASSERT_GE(types.size(), 6u) << run.out;
+  EXPECT_EQ(types.front(), "session") << run.out;
+  EXPECT_FALSE(provider::StringMember(first, "sessionId").empty());
+  EXPECT_EQ(provider::StringMember(first, "mode"), "direct");
+  EXPECT_FALSE(provider::StringMember(first, "model").empty());
+  EXPECT_EQ(types.back(), "result") << run.out;
+  EXPECT_EQ(provider::StringMember(last, "answer"), "All done.");
+  EXPECT_TRUE(absl::EndsWith(text, "All done.")) << text;
+  EXPECT_GE(text_events, 3) << run.out;
+  EXPECT_EQ(call_tool, "bash");
+  EXPECT_TRUE(absl::StrContains(tool_output, "streamed-out")) << run.out;
+  auto index = [&](const std::string& type) {
+    return std::find(types.begin(), types.end(), type) - types.begin();
+  };
+  EXPECT_LT(index("tool_call"), index("tool_result")) << run.out;
+  EXPECT_EQ(std::count(types.begin(), types.end(), "usage"), 2) << run.out;
+
+  ProviderScript again;
+  *again.add_replies() = Text("Once.");
+  StartServer(again);
+  AgentRun json = RunAgent({"-p", "go", "--output-format", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_EQ(std::count(json.out.begin(), json.out.end(), '\n'), 1) << json.out;
+  EXPECT_FALSE(absl::StrContains(json.out, "\"type\"")) << json.out;
+}
+
+// Leaving a session says its id and the command that continues it; that
+// command, run as printed, continues the same conversation (the control of
+// the refusal at the end: the same --resume from another project).
+TEST_F(AgentProgramTest, LeavingPrintsTheCommandToResumeInItsProject) {
+  ProviderScript script;
+  *script.add_replies() = Text("First answer.");
+  StartServer(script);
+  AgentRun run = RunAgent({}, false, "remember-this-line\n/exit\n");
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string marker = absl::StrCat(
+      "; continue it with: garuda-agent --project ", project_, " --resume ");
+  size_t at = run.err.find(marker);
+  ASSERT_NE(at, std::string::npos) << run.err;
+  std::string id = run.err.substr(at + marker.size());
+  id = id.substr(0, id.find('\n'));
+  ASSERT_FALSE(id.empty()) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, absl::StrCat("| session ", id)))
+      << run.err;
+
+  ProviderScript again;
+  *again.add_replies() = Text("Back again.");
+  StartServer(again);
+  AgentRun resumed = RunAgent({"--resume", id, "-p", "and now?"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  ASSERT_EQ(server_->request_count(), 1u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(),
+                                "remember-this-line"));
+
+  // From another project the same --resume refuses, naming both folders,
+  // before any request.
+  const std::string other = base_ + "/other";
+  garuda::testing::MakeDir(other);
+  AgentRun refused = RunIn(other, {"--resume", id, "-p", "elsewhere"});
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_TRUE(absl::StrContains(
+      refused.err, absl::StrCat("belongs to the project ", project_,
+                                ", not to ", other)))
+      << refused.err;
+  EXPECT_EQ(server_->request_count(), 1u);
+}
+
+// `sessions` lists this project's sessions (id, start, turns, first
+// prompt) and `--continue` resumes the last one. The control: another
+// project lists none and has nothing to continue.
+TEST_F(AgentProgramTest, SessionsAndContinueStayInTheirProject) {
+  ProviderScript script;
+  *script.add_replies() = Text("One.");
+  *script.add_replies() = Text("Two.");
+  *script.add_replies() = Text("Continued.");
+  StartServer(script);
+  ASSERT_EQ(RunAgent({"-p", "older session prompt"}).code, 0);
+  AgentRun last = RunAgent({"-p", "latest session prompt\nsecond line"});
+  ASSERT_EQ(last.code, 0) << last.err;
+
+  AgentRun listed = RunAgent({"sessions"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  std::vector<std::string> rows =
+      absl::StrSplit(listed.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(rows.size(), 2u) << listed.out;
+  EXPECT_TRUE(absl::EndsWith(rows[0], "  1 turn  older session prompt"))
+      << rows[0];
+  EXPECT_TRUE(absl::EndsWith(rows[1], "  1 turn  latest session prompt"))
+      << rows[1];
+
+  AgentRun continued = RunAgent({"--continue", "-p", "go on"});
+  ASSERT_EQ(continued.code, 0) << continued.err;
+  ASSERT_EQ(server_->request_count(), 3u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[2].body(),
+                                "latest session prompt"));
+  EXPECT_FALSE(absl::StrContains(server_->requests()[2].body(),
+                                 "older session prompt"));
+  AgentRun after = RunAgent({"sessions"});
+  EXPECT_TRUE(absl::StrContains(after.out, "  2 turns  latest session prompt"))
+      << after.out;
+
+  const std::string other = base_ + "/other";
+  garuda::testing::MakeDir(other);
+  AgentRun other_list = RunIn(other, {"sessions"});
+  EXPECT_EQ(other_list.code, 0) << other_list.err;
+  EXPECT_EQ(other_list.out, "");
+  AgentRun refused = RunIn(other, {"--continue", "-p", "go on"});
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err, "--continue: no earlier session"))
+      << refused.err;
+  EXPECT_EQ(server_->request_count(), 3u);
 }
 
 TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
