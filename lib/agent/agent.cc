@@ -35,7 +35,7 @@ constexpr char kNoModelHint[] =
     "server (OPENAI_API_KEY or ANTHROPIC_API_KEY for the hosted services), "
     "or pass --provider, --model and --base-url.";
 
-provider::CancelFlag* g_cancel = nullptr;
+CancelFlag* g_cancel = nullptr;
 
 // First Ctrl-C: cancel the request in flight. Second, before the session
 // reset the flag: leave (the default action).
@@ -212,7 +212,7 @@ int RunAgent(const AgentOptions& options) {
   }
 
   // The person: the terminal, or plain lines without one.
-  provider::CancelFlag cancel;
+  CancelFlag cancel;
   g_cancel = &cancel;
   const bool terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
   const std::string history_path =

@@ -208,8 +208,8 @@ absl::Status Session::CheckHelpers() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TurnOutcome> Session::RunTurn(
-    const std::string& prompt, const provider::CancelFlag* cancel) {
+absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
+                                             const CancelFlag* cancel) {
   TurnOutcome outcome;
   outcome.usage.set_usage_reported(true);
   RETURN_IF_ERROR(CheckHelpers());
@@ -359,7 +359,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(
 }
 
 absl::StatusOr<Session::LineOutcome> Session::HandleLine(
-    const std::string& line, const provider::CancelFlag* cancel) {
+    const std::string& line, const CancelFlag* cancel) {
   std::string trimmed(absl::StripAsciiWhitespace(line));
   if (trimmed.empty()) return LineOutcome::kContinue;
   if (trimmed[0] == '/') return SlashCommand(trimmed);
@@ -440,8 +440,7 @@ absl::Status Session::End() {
       "session_end", "", parts_.project->root(), "end", config_.session_id));
 }
 
-absl::Status RunLines(Session& session, LineSource& lines,
-                      provider::CancelFlag* cancel) {
+absl::Status RunLines(Session& session, LineSource& lines, CancelFlag* cancel) {
   while (true) {
     if (cancel != nullptr) cancel->Reset();
     std::optional<std::string> line = lines.ReadLine("> ");

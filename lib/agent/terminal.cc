@@ -24,7 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace agent {
@@ -47,7 +47,7 @@ constexpr char kResizedByte = 'w';
 
 class SigintCatcher {
  public:
-  explicit SigintCatcher(provider::CancelFlag* cancel) : cancel_(cancel) {
+  explicit SigintCatcher(CancelFlag* cancel) : cancel_(cancel) {
     if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
       pipe_[0] = pipe_[1] = -1;
       return;
@@ -132,7 +132,7 @@ class SigintCatcher {
     errno = saved_errno;
   }
 
-  provider::CancelFlag* cancel_;
+  CancelFlag* cancel_;
   int pipe_[2] = {-1, -1};
   bool installed_ = false;
   std::atomic<bool> busy_{false};
@@ -491,7 +491,7 @@ FILE* DupFile(int fd, const char* mode) {
 class TerminalLineSource : public LineSource {
  public:
   TerminalLineSource(int in_fd, int out_fd, const std::string& history_path,
-                     provider::CancelFlag* cancel)
+                     CancelFlag* cancel)
       : in_(in_fd), out_(out_fd), cancel_(cancel), catcher_(cancel) {
     EnsureUtf8Ctype();
     in_file_ = DupFile(in_fd, "r");
@@ -710,7 +710,7 @@ class TerminalLineSource : public LineSource {
 
   int in_;
   int out_;
-  provider::CancelFlag* cancel_;
+  CancelFlag* cancel_;
   SigintCatcher catcher_;
   FILE* in_file_ = nullptr;
   FILE* out_file_ = nullptr;
@@ -730,7 +730,7 @@ std::unique_ptr<Interaction> MakeTerminalInteraction(int in_fd, int out_fd) {
 }
 
 std::unique_ptr<LineSource> MakeTerminalLineSource(
-    const std::string& history_path, provider::CancelFlag* cancel) {
+    const std::string& history_path, CancelFlag* cancel) {
   return terminal_internal::MakeTerminalLineSourceOn(
       STDIN_FILENO, STDOUT_FILENO, history_path, cancel);
 }
@@ -739,7 +739,7 @@ namespace terminal_internal {
 
 std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
     int in_fd, int out_fd, const std::string& history_path,
-    provider::CancelFlag* cancel) {
+    CancelFlag* cancel) {
   return std::make_unique<TerminalLineSource>(in_fd, out_fd, history_path,
                                               cancel);
 }

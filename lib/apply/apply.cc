@@ -24,8 +24,8 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {

@@ -11,11 +11,11 @@
 #include "lib/apply/outcome.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/builder.h"
 #include "lib/changeset/changeset.h"
 #include "lib/question/question.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {

@@ -12,7 +12,7 @@
 #include "lib/apply/apply.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace {

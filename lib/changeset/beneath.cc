@@ -15,7 +15,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 

@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/frame_stream.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {

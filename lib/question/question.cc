@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/base/files.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/question/diff.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {

@@ -128,7 +128,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     options.base_url = server_->base_url();
     options.max_tokens = max_tokens;
     options.min_output_tokens = 100;
-    options.sleep = [this](absl::Duration delay, const provider::CancelFlag*) {
+    options.sleep = [this](absl::Duration delay, const CancelFlag*) {
       sleeps_.push_back(delay);
     };
     auto client = provider::ModelClient::Create(std::move(options));
@@ -230,7 +230,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
   std::unique_ptr<Journal> journal_;
   Permissions permissions_;
   ScriptedPerson person_;
-  provider::CancelFlag cancel_;
+  CancelFlag cancel_;
   std::vector<absl::Duration> sleeps_;
   absl::Status start_status_;
   std::unique_ptr<Session> session_;
