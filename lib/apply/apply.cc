@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
@@ -69,7 +70,7 @@ Fingerprint NewFingerprint(const ChangeEntry& entry) {
       fingerprint.set_sha256(entry.new_sha256());
       break;
     case FILE_TYPE_SYMLINK:
-      fingerprint.set_sha256(Sha256(entry.link_target()));
+      fingerprint.set_sha256(Sha256Bytes(entry.link_target()));
       break;
     case FILE_TYPE_DIRECTORY:
       fingerprint.set_mode(entry.new_mode());
@@ -133,7 +134,7 @@ void CheckEntries(const ChangeSet& change_set,
               absl::StrCat(shown, ": the setuid or setgid bit"));
         }
         if (change.content.size() != entry.size() ||
-            Sha256(change.content) != entry.new_sha256()) {
+            Sha256Bytes(change.content) != entry.new_sha256()) {
           problems->push_back(absl::StrCat(
               shown, ": the content does not match its size and SHA-256"));
         }
@@ -837,7 +838,7 @@ absl::StatusOr<std::string> UndoFolder(const std::string& undo_root,
   if (::realpath(project.c_str(), resolved) == nullptr) {
     return LastErrnoStatus(absl::StrCat("realpath(", project, ")"));
   }
-  std::string hash = absl::BytesToHexString(Sha256(resolved).substr(0, 8));
+  std::string hash = absl::BytesToHexString(Sha256Bytes(resolved).substr(0, 8));
   return JoinPath(undo_root, absl::StrCat(Basename(resolved), "-", hash));
 }
 

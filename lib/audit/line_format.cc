@@ -7,7 +7,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-#include "lib/audit/sha256.h"
+#include "lib/base/sha256.h"
 
 namespace garuda {
 namespace {

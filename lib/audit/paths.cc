@@ -9,9 +9,9 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/audit/sha256.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 
 namespace garuda {

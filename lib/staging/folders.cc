@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
 #include "lib/staging/workers.h"
@@ -131,7 +132,7 @@ absl::StatusOr<std::string> StagingRoot() {
 }
 
 std::string ProjectHash(const std::string& project) {
-  return absl::BytesToHexString(Sha256(project)).substr(0, 16);
+  return absl::BytesToHexString(Sha256Bytes(project)).substr(0, 16);
 }
 
 absl::Status CheckSessionName(const std::string& name) {
