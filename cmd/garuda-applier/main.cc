@@ -1,18 +1,16 @@
 // garuda-applier: the only program that writes the project in staged mode.
 // It applies a change list after the conflict check, all or nothing, keeps
 // the pre-images for undo, and asks the person first with --ask.
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "lib/apply/applier_lockdown.h"
 #include "lib/apply/commands.h"
 #include "lib/apply/service.h"
+#include "lib/base/flags.h"
 
 ABSL_FLAG(std::string, project, "",
           "the project folder (default: the current folder)");
@@ -69,34 +67,14 @@ int Usage(const std::string& why) {
   return garuda::kExitUsage;
 }
 
-// Flags are spelled with dashes (--dry-run); absl names them with
-// underscores.
-std::vector<std::string> Underscored(int argc, char** argv) {
-  std::vector<std::string> out(argv, argv + argc);
-  for (size_t i = 1; i < out.size(); ++i) {
-    std::string& arg = out[i];
-    if (arg == "--") break;
-    if (arg.rfind("--", 0) != 0) continue;
-    size_t end = std::min(arg.find('='), arg.size());
-    for (size_t j = 2; j < end; ++j) {
-      if (arg[j] == '-') arg[j] = '_';
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
-  std::vector<std::string> spelled = Underscored(argc, argv);
-  std::vector<char*> pointers;
-  for (std::string& arg : spelled) pointers.push_back(arg.data());
-  std::vector<char*> args = absl::ParseCommandLine(
-      static_cast<int>(pointers.size()), pointers.data());
+  std::vector<std::string> args =
+      garuda::ParseProgramFlags(argc, argv, kUsage);
   if (args.size() < 2) return Usage("a subcommand is needed");
 
-  if (std::string(args[1]) == "serve") {
+  if (args[1] == "serve") {
     if (args.size() != 2) return Usage("serve takes no arguments");
     if (absl::GetFlag(FLAGS_channel_fd) < 0) {
       return Usage("serve needs --channel-fd");
