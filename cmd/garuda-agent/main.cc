@@ -100,6 +100,8 @@ int RunTool(const std::string& operation) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args = garuda::ParseProgramFlags(argc, argv, kUsage);
+  garuda::RequireFolderFlag("garuda-agent", "project",
+                            absl::GetFlag(FLAGS_project));
   if (args.size() >= 2 && args[1] == "tool") {
     if (args.size() != 3) {
       std::cerr << garuda::knowledge::kToolUsage;

@@ -1,6 +1,7 @@
 // garuda-applier: the only program that writes the project in staged mode.
 // It applies a change list after the conflict check, all or nothing, keeps
 // the pre-images for undo, and asks the person first with --ask.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -70,8 +71,9 @@ int Usage(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args =
-      garuda::ParseProgramFlags(argc, argv, kUsage);
+  std::vector<std::string> args = garuda::ParseProgramFlags(argc, argv, kUsage);
+  garuda::RequireFolderFlag("garuda-applier", "project",
+                            absl::GetFlag(FLAGS_project));
   if (args.size() < 2) return Usage("a subcommand is needed");
 
   if (args[1] == "serve") {

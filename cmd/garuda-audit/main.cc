@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
       "  garuda-audit witness --store FILE\n"
       "      reads heads (JSON lines) on standard input, answers one line "
       "each; run it as another user or over ssh");
+  garuda::RequireFolderFlag("garuda-audit", "project",
+                            absl::GetFlag(FLAGS_project));
   std::string mode = positional.size() == 2 ? positional[1] : "";
   if (mode == "verify") {
     garuda::VerifyCliOptions options;

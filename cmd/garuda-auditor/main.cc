@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
       "  garuda-auditor serve --channel-fd=N --project DIR [--log NAME]\n"
       "      AuditRequest/AuditReply frames (proto/auditor_service.proto) on "
       "fd N");
+  garuda::RequireFolderFlag("garuda-auditor", "project",
+                            absl::GetFlag(FLAGS_project));
   garuda::AuditorOptions options;
   options.mode = positional.size() == 2 ? positional[1] : "";
   options.project = absl::GetFlag(FLAGS_project);

@@ -110,6 +110,8 @@ int Dispatch(int argc, char** argv) {
   std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv);
   std::vector<std::string> positional =
       garuda::ParseProgramFlags(argc, argv, kUsage);
+  garuda::RequireFolderFlag("garuda-stager", "project",
+                            absl::GetFlag(FLAGS_project));
   if (positional.size() < 2) {
     std::fprintf(stderr, "garuda-stager %s\n(see --help)\n", kUsage);
     return 2;

@@ -183,6 +183,17 @@ int RunAgent(const AgentOptions& options) {
     helpers_dir = *own;
   }
   helper_options.paths = HelperPathsIn(helpers_dir);
+  for (const std::string* program :
+       {&helper_options.paths.auditor, &helper_options.paths.budgeter,
+        &helper_options.paths.stager, &helper_options.paths.applier}) {
+    if (::access(program->c_str(), X_OK) != 0) {
+      err.Line(absl::StrCat(
+          Basename(*program), " is not in ", helpers_dir,
+          ": the helper programs are installed beside garuda-agent; name "
+          "their folder with --helpers-dir"));
+      return 1;
+    }
+  }
   helper_options.project = root;
   helper_options.session_id = session_id;
   helper_options.token_limit = settings->token_limit;

@@ -1,12 +1,17 @@
 #include "lib/base/json_message.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/base/files.h"
+#include "lib/base/json_syntax.h"
 #include "lib/base/status_macros.h"
 
 namespace garuda {
@@ -15,6 +20,8 @@ namespace {
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Value;
+
+constexpr char kSchemaKey[] = "$schema";
 
 std::string ProtobufMessage(const google::protobuf::util::Status& status) {
   return std::string(status.message().data(), status.message().size());
@@ -43,6 +50,20 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
                          const Descriptor& descriptor,
                          const std::string& path);
 
+// A range bound in a message, exact for the 64-bit limits.
+std::string FormatLimit(double bound) {
+  if (bound >= static_cast<double>(std::numeric_limits<uint64_t>::max())) {
+    return absl::StrCat(std::numeric_limits<uint64_t>::max());
+  }
+  if (bound >= static_cast<double>(std::numeric_limits<int64_t>::max())) {
+    return absl::StrCat(std::numeric_limits<int64_t>::max());
+  }
+  if (bound <= static_cast<double>(std::numeric_limits<int64_t>::min())) {
+    return absl::StrCat(std::numeric_limits<int64_t>::min());
+  }
+  return absl::StrCat(static_cast<int64_t>(bound));
+}
+
 // A field by its JSON name (lowerCamelCase) or its proto name.
 const FieldDescriptor* FindField(const Descriptor& descriptor,
                                  const std::string& name) {
@@ -51,6 +72,68 @@ const FieldDescriptor* FindField(const Descriptor& descriptor,
     if (field->json_name() == name || field->name() == name) return field;
   }
   return nullptr;
+}
+
+// An integer field: a JSON number that is whole and in the field's range,
+// or (for 64-bit fields, which proto3 JSON writes as strings) a string of
+// digits in range. Checked here so that protobuf's reader never has to
+// refuse it in its own words ("TYPE_UINT64").
+absl::Status CheckInteger(const Value& value, const FieldDescriptor& field,
+                          const std::string& path) {
+  double min = 0, max = 0;
+  switch (field.cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+      min = std::numeric_limits<int32_t>::min();
+      max = std::numeric_limits<int32_t>::max();
+      break;
+    case FieldDescriptor::CPPTYPE_UINT32:
+      max = std::numeric_limits<uint32_t>::max();
+      break;
+    case FieldDescriptor::CPPTYPE_INT64:
+      min = static_cast<double>(std::numeric_limits<int64_t>::min());
+      max = static_cast<double>(std::numeric_limits<int64_t>::max());
+      break;
+    default:
+      max = static_cast<double>(std::numeric_limits<uint64_t>::max());
+      break;
+  }
+  const bool is_64_bit = field.cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+                         field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
+  const std::string expected =
+      min == 0 ? absl::StrCat("a whole number from 0 to ", FormatLimit(max))
+               : absl::StrCat("a whole number from ", FormatLimit(min), " to ",
+                              FormatLimit(max));
+  auto wrong = [&](absl::string_view found) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "field \"", path, "\" must be ", expected, ", not ", found));
+  };
+  if (is_64_bit && value.kind_case() == Value::kStringValue) {
+    const std::string& text = value.string_value();
+    size_t digits_from = (min < 0 && !text.empty() && text[0] == '-') ? 1 : 0;
+    bool all_digits = text.size() > digits_from && text.size() <= 20;
+    for (size_t i = digits_from; i < text.size() && all_digits; ++i) {
+      all_digits = text[i] >= '0' && text[i] <= '9';
+    }
+    if (!all_digits) return wrong("a string that is not a whole number");
+    errno = 0;
+    char* end = nullptr;
+    if (min < 0) {
+      (void)std::strtoll(text.c_str(), &end, 10);
+    } else {
+      (void)std::strtoull(text.c_str(), &end, 10);
+    }
+    if (errno == ERANGE) return wrong("a number out of that range");
+    return absl::OkStatus();
+  }
+  if (value.kind_case() != Value::kNumberValue) return wrong(KindName(value));
+  double number = value.number_value();
+  if (number != std::floor(number)) return wrong("a fraction");
+  // The bounds of 64-bit fields are not exact doubles; the comparison with
+  // max is strict there so that 2^64 itself is refused.
+  if (number < min || (is_64_bit ? number >= max : number > max)) {
+    return wrong("a number out of that range");
+  }
+  return absl::OkStatus();
 }
 
 // Checks one (non-repeated) value against the type of `field`. protobuf's
@@ -69,32 +152,26 @@ absl::Status CheckScalar(const Value& value, const FieldDescriptor& field,
     case FieldDescriptor::CPPTYPE_STRING:
       if (value.kind_case() != Value::kStringValue) return wrong("a string");
       return absl::OkStatus();
-    case FieldDescriptor::CPPTYPE_ENUM:
+    case FieldDescriptor::CPPTYPE_ENUM: {
       if (value.kind_case() != Value::kStringValue) return wrong("a string");
-      return absl::OkStatus();
+      const google::protobuf::EnumDescriptor& type = *field.enum_type();
+      if (type.FindValueByName(value.string_value()) != nullptr) {
+        return absl::OkStatus();
+      }
+      std::string names;
+      for (int i = 0; i < type.value_count(); ++i) {
+        absl::StrAppend(&names, i == 0 ? "" : ", ", "\"",
+                        type.value(i)->name(), "\"");
+      }
+      return absl::InvalidArgumentError(
+          absl::StrCat("field \"", path, "\" must be one of ", names, ", not \"",
+                       value.string_value(), "\""));
+    }
     case FieldDescriptor::CPPTYPE_INT32:
     case FieldDescriptor::CPPTYPE_INT64:
     case FieldDescriptor::CPPTYPE_UINT32:
-    case FieldDescriptor::CPPTYPE_UINT64: {
-      const bool is_64_bit =
-          field.cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
-          field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
-      if (is_64_bit && value.kind_case() == Value::kStringValue) {
-        // Proto3 JSON writes 64-bit integers as strings; protobuf's reader
-        // checks the digits.
-        return absl::OkStatus();
-      }
-      if (value.kind_case() != Value::kNumberValue) return wrong("a number");
-      double number = value.number_value();
-      bool is_unsigned =
-          field.cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
-          field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64;
-      if (number != std::floor(number) || (is_unsigned && number < 0)) {
-        return wrong(is_unsigned ? "a whole number, 0 or more"
-                                 : "a whole number");
-      }
-      return absl::OkStatus();
-    }
+    case FieldDescriptor::CPPTYPE_UINT64:
+      return CheckInteger(value, field, path);
     case FieldDescriptor::CPPTYPE_FLOAT:
     case FieldDescriptor::CPPTYPE_DOUBLE:
       if (value.kind_case() != Value::kNumberValue) return wrong("a number");
@@ -115,6 +192,14 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
                          const std::string& path) {
   for (const auto& [name, value] : object.fields()) {
     std::string field_path = path.empty() ? name : absl::StrCat(path, ".", name);
+    if (path.empty() && name == kSchemaKey) {
+      // Editors validate and complete a file that names its JSON Schema.
+      if (value.kind_case() != Value::kStringValue) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "field \"", kSchemaKey, "\" must be a string, not ", KindName(value)));
+      }
+      continue;
+    }
     const FieldDescriptor* field = FindField(descriptor, name);
     if (field == nullptr) {
       return absl::InvalidArgumentError(
@@ -155,8 +240,12 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
 absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
                               google::protobuf::Message* message) {
   message->Clear();
+  absl::Status syntax = CheckJsonObjectSyntax(json);
+  if (!syntax.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", syntax.message()));
+  }
   google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = false;
   const google::protobuf::StringPiece input(json.data(), json.size());
 
   google::protobuf::Struct object;
@@ -171,6 +260,9 @@ absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": ", checked.message()));
   }
+  // Every field was checked above, names and types; the only key left for
+  // protobuf's reader to skip is "$schema".
+  options.ignore_unknown_fields = true;
   status = google::protobuf::util::JsonStringToMessage(input, message, options);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
@@ -182,6 +274,12 @@ absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
 absl::Status ReadJsonMessageFile(const std::string& path,
                                  google::protobuf::Message* message) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    // An empty file is an empty object: a person who empties a settings
+    // file means "no settings here".
+    message->Clear();
+    return absl::OkStatus();
+  }
   return ParseJsonMessage(text, path, message);
 }
 

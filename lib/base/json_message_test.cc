@@ -1,5 +1,9 @@
 #include "lib/base/json_message.h"
 
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "proto/settings.pb.h"
 
@@ -79,6 +83,84 @@ TEST(JsonMessageTest, SixtyFourBitIntegersMayBeStrings) {
   EXPECT_FALSE(ParseJsonMessage(R"({"audit":{"checkpointEvery":"10"}})",
                                 "s.json", &settings)
                    .ok());
+}
+
+}  // namespace
+}  // namespace garuda
+
+namespace garuda {
+namespace {
+
+std::string ParseError(absl::string_view json) {
+  Settings settings;
+  absl::Status status = ParseJsonMessage(json, "settings.json", &settings);
+  return status.ok() ? "ok" : std::string(status.message());
+}
+
+TEST(JsonMessageTest, SyntaxErrorsNameFileLineAndColumn) {
+  EXPECT_EQ(ParseError("{\n  \"profile\": \"strict\",\n}"),
+            "settings.json:3:1: expected a field name after ',', found '}' (a "
+            "trailing comma is not allowed)");
+  EXPECT_EQ(ParseError("[]"),
+            "settings.json:1:1: expected a JSON object ('{' ... '}'), found "
+            "'['");
+}
+
+TEST(JsonMessageTest, WrongTypesNameTheFieldAsTheFileSpellsIt) {
+  EXPECT_EQ(ParseError(R"({"budget": {"tokenBudget": "lots"}})"),
+            "settings.json: field \"budget.tokenBudget\" must be a whole "
+            "number from 0 to 18446744073709551615, not a string that is not "
+            "a whole number");
+  EXPECT_EQ(ParseError(R"({"budget": {"token_budget": -1}})"),
+            "settings.json: field \"budget.token_budget\" must be a whole "
+            "number from 0 to 18446744073709551615, not a number out of that "
+            "range");
+  EXPECT_EQ(ParseError(R"({"sandbox": {"limits": {"processes": 4294967296}}})"),
+            "settings.json: field \"sandbox.limits.processes\" must be a whole "
+            "number from 0 to 4294967295, not a number out of that range");
+  EXPECT_EQ(ParseError(R"({"sandbox": {"limits": {"cpuSeconds": 1.5}}})"),
+            "settings.json: field \"sandbox.limits.cpuSeconds\" must be a "
+            "whole number from 0 to 4294967295, not a fraction");
+  EXPECT_EQ(ParseError(R"({"budget": {"tokenBudget": "18446744073709551616"}})"),
+            "settings.json: field \"budget.tokenBudget\" must be a whole "
+            "number from 0 to 18446744073709551615, not a number out of that "
+            "range");
+  for (const std::string& message :
+       {ParseError(R"({"budget": {"tokenBudget": "lots"}})"),
+        ParseError(R"({"sandbox": {"limits": {"memoryMb": "1e9"}}})")}) {
+    EXPECT_EQ(message.find("TYPE_"), std::string::npos) << message;
+    EXPECT_EQ(message.find("token_budget"), std::string::npos) << message;
+  }
+}
+
+TEST(JsonMessageTest, SchemaKeyIsAcceptedAtTheTop) {
+  Settings settings;
+  ASSERT_TRUE(ParseJsonMessage(
+                  R"({"$schema": "https://example.invalid/settings.schema.json",
+                      "profile": "strict"})",
+                  "s.json", &settings)
+                  .ok());
+  EXPECT_EQ(settings.profile(), "strict");
+  EXPECT_EQ(ParseError(R"({"$schema": 3})"),
+            "settings.json: field \"$schema\" must be a string, not a number");
+  EXPECT_EQ(ParseError(R"({"audit": {"$schema": "x"}})"),
+            "settings.json: unknown field \"audit.$schema\"");
+}
+
+TEST(JsonMessageTest, AnEmptyFileIsAnEmptyObject) {
+  std::string path = absl::StrCat(testing::TempDir(), "/empty_settings.json");
+  for (const char* text : {"", "  \n\t\n"}) {
+    FILE* file = std::fopen(path.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs(text, file);
+    std::fclose(file);
+    Settings settings;
+    settings.set_profile("left over");
+    EXPECT_TRUE(ReadJsonMessageFile(path, &settings).ok());
+    EXPECT_EQ(settings.profile(), "");
+  }
+  // A string that is empty is still not a JSON object.
+  EXPECT_NE(ParseError(""), "ok");
 }
 
 }  // namespace

@@ -40,6 +40,16 @@ absl::StatusOr<ClientOptions> ClientOptionsFromSettings(
         "\"; use \"openai\" (also for llama.cpp, vLLM and Ollama) or "
         "\"anthropic\""));
   }
+  // Said before anything about keys: without a model name nothing else
+  // matters.
+  if (options.model.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.name (or --model) is missing: name the model to ask, for "
+        "example {\"model\": {\"provider\": \"",
+        options.provider, "\", \"name\": \"",
+        options.provider == "anthropic" ? "claude-sonnet-4-5" : "qwen2.5-coder",
+        "\"}} in ~/.garuda/settings.json"));
+  }
   const std::string variable = ApiKeyVariable(options.provider);
   absl::StatusOr<ApiKey> key = ApiKey::FromEnvironment(variable, getenv);
   if (!key.ok()) return key.status();

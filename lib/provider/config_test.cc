@@ -68,6 +68,24 @@ TEST(ConfigTest, NoModelConfigured) {
   EXPECT_TRUE(absl::StrContains(options.status().message(), "model.provider"));
 }
 
+TEST(ConfigTest, AMissingModelNameIsSaidBeforeAnyKeyCheck) {
+  ModelSettings settings;
+  settings.set_provider("anthropic");  // its own service: a key is needed too
+  auto options = ClientOptionsFromSettings(settings, {}, Env({}));
+  ASSERT_FALSE(options.ok());
+  EXPECT_TRUE(absl::StrContains(options.status().message(),
+                                "model.name (or --model) is missing"))
+      << options.status();
+  EXPECT_FALSE(
+      absl::StrContains(options.status().message(), "ANTHROPIC_API_KEY"));
+  // Control: with a name, the key is what is missing.
+  settings.set_name("claude");
+  options = ClientOptionsFromSettings(settings, {}, Env({}));
+  ASSERT_FALSE(options.ok());
+  EXPECT_TRUE(
+      absl::StrContains(options.status().message(), "ANTHROPIC_API_KEY"));
+}
+
 }  // namespace
 }  // namespace provider
 }  // namespace garuda
