@@ -17,7 +17,7 @@
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
 #include "lib/ipc/helper_process.h"
-#include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace budget {
@@ -315,24 +315,12 @@ absl::Status RunServe(const ServeOptions& options) {
   }
   // Everything the role needs is open (the journal, the channel); from here
   // on a bug cannot write outside the session folder nor reach a network.
-  LockdownOptions lockdown;
-  lockdown.role = "budgeter";
+  if (!options.lock_down) return NoLockDownGiven("garuda-budgeter");
+  RoleLockdownOptions lockdown;
   lockdown.writable_paths = {directory};
-  lockdown.allow_network = false;
-  if (!options.accept_weaker_lockdown.empty()) {
-    lockdown.accept_weaker =
-        AcceptWeakerLockdown{options.accept_weaker_lockdown};
-  }
-  absl::StatusOr<LockdownReport> report = LockDown(lockdown);
-  if (!report.ok()) {
-    return absl::Status(
-        report.status().code(),
-        absl::StrCat(report.status().message(),
-                     " (--accept-weaker-lockdown=WHY runs anyway)"));
-  }
-  if (!report->weaker.empty() && options.log) {
-    options.log(absl::StrCat("weaker lockdown: ", report->weaker));
-  }
+  lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  lockdown.log = options.log;
+  RETURN_IF_ERROR(options.lock_down(lockdown));
   BudgetServer server(ledger.get());
   return server.Serve(std::move(top));
 }

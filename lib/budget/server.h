@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "lib/budget/journal.h"
 #include "lib/ipc/channel.h"
+#include "lib/lockdown/roles.h"
 #include "proto/budgeter_service.pb.h"
 
 namespace garuda {
@@ -81,6 +82,8 @@ struct ServeOptions {
   // session folder, no network, no exec. A kernel without Landlock or
   // seccomp stops the start unless a reason to run anyway is given here.
   std::string accept_weaker_lockdown;
+  // That lockdown (LockDownBudgeter); RunServe refuses to serve without one.
+  LockDownRole lock_down;
   // Where the start notes go (replayed records, crash charges).
   std::function<void(const std::string& line)> log;
 };
