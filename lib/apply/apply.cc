@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/visible.h"
@@ -834,12 +835,8 @@ absl::StatusOr<ApplyResult> ApplyChangeSet(const ChangeSet& change_set,
 
 absl::StatusOr<std::string> UndoFolder(const std::string& undo_root,
                                        const std::string& project) {
-  char resolved[PATH_MAX];
-  if (::realpath(project.c_str(), resolved) == nullptr) {
-    return LastErrnoStatus(absl::StrCat("realpath(", project, ")"));
-  }
-  std::string hash = absl::BytesToHexString(Sha256Bytes(resolved).substr(0, 8));
-  return JoinPath(undo_root, absl::StrCat(Basename(resolved), "-", hash));
+  ASSIGN_OR_RETURN(std::string real, RealProjectRoot(project));
+  return JoinPath(undo_root, ProjectKey(real));
 }
 
 absl::StatusOr<std::vector<UndoRecordInfo>> ListUndoRecords(

@@ -10,6 +10,7 @@
 #include "lib/apply/apply.h"
 #include "lib/apply/outcome.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
@@ -27,7 +28,7 @@ absl::StatusOr<ApplierPlaces> Locate(const ApplierCommand& command) {
 }
 
 absl::StatusOr<std::string> ProjectOf(const ApplierCommand& command) {
-  return RealProjectFolder(command.project);
+  return RealProjectRoot(command.project);
 }
 
 // The list on stdin, checked to be for this project.

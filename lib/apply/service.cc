@@ -4,12 +4,12 @@
 
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "lib/apply/apply.h"
 #include "lib/apply/outcome.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
@@ -23,22 +23,11 @@ namespace garuda {
 namespace {
 
 constexpr int kServing = 0;
-constexpr size_t kMaxSessionIdBytes = 128;
 
-// `session_id` goes into the undo record.
+// `session_id` goes into the undo record; empty: an apply of no session.
 absl::Status CheckServedSessionId(const std::string& session_id) {
-  if (session_id.size() > kMaxSessionIdBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("session_id of ", session_id.size(), " bytes is over ",
-                     kMaxSessionIdBytes));
-  }
-  for (char c : session_id) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') {
-      return absl::InvalidArgumentError(
-          "session_id may hold only letters, digits, '.', '_' and '-'");
-    }
-  }
-  return absl::OkStatus();
+  if (session_id.empty()) return absl::OkStatus();
+  return CheckSessionId(session_id);
 }
 
 applier::ApplyOutcome::Kind KindOf(ApplyOutcome outcome) {

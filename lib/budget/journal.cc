@@ -63,28 +63,6 @@ absl::Status ApplySettle(uint64_t reservation, int64_t used,
 
 }  // namespace
 
-absl::StatusOr<std::string> SessionDirectory(absl::string_view home,
-                                             absl::string_view session_id) {
-  bool valid = !session_id.empty() && session_id.size() <= 128 &&
-               session_id != "." && session_id != "..";
-  for (char c : session_id) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' &&
-        c != '_' && c != '-') {
-      valid = false;
-    }
-  }
-  if (!valid) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "session id \"", session_id,
-        "\" must be 1 to 128 letters, digits, '.', '_' or '-' (not . or ..)"));
-  }
-  return JoinPath(JoinPath(home, ".garuda/sessions"), session_id);
-}
-
-std::string JournalPath(absl::string_view session_directory) {
-  return JoinPath(session_directory, "budget.jsonl");
-}
-
 namespace {
 
 // The hot records (a grant and a settle per model request) are written

@@ -303,13 +303,13 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
 
 absl::Status RunServe(const ServeOptions& options) {
   ASSIGN_OR_RETURN(std::string directory,
-                   SessionDirectory(options.home, options.session));
+                   GarudaSessionFolder(options.home, options.session));
   ASSIGN_OR_RETURN(
       ipc::Channel top,
       ipc::ChannelFromFd(options.channel_fd, AgentChannelOptions(kTopAgent)));
   ASSIGN_OR_RETURN(
       std::unique_ptr<JournaledLedger> ledger,
-      JournaledLedger::Open({JournalPath(directory), options.limit}));
+      JournaledLedger::Open({BudgetJournalFile(directory), options.limit}));
   if (options.log) {
     for (const std::string& note : ledger->start_notes()) options.log(note);
   }
@@ -355,8 +355,8 @@ std::string FormatStatus(const BudgetStatus& status) {
 absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          const std::string& session,
                                          bool json) {
-  ASSIGN_OR_RETURN(std::string directory, SessionDirectory(home, session));
-  const std::string path = JournalPath(directory);
+  ASSIGN_OR_RETURN(std::string directory, GarudaSessionFolder(home, session));
+  const std::string path = BudgetJournalFile(directory);
   absl::StatusOr<UniqueFd> opened = OpenFile(path, O_RDONLY);
   if (absl::IsNotFound(opened.status())) {
     return absl::NotFoundError(absl::StrCat(
