@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/home.h"
 #include "lib/policy/merge.h"
 #include "lib/staging/session.h"
 #include "lib/staging/stager_settings.h"
@@ -67,7 +68,7 @@ int StagerRun(const StagerRunOptions& options) {
     return kStagerRefused;
   }
   std::string cwd = CurrentDirectory();
-  absl::StatusOr<std::string> project = RealProjectPath(options.project);
+  absl::StatusOr<std::string> project = RealProjectRoot(options.project);
   if (!project.ok()) {
     Say(std::string(project.status().message()));
     return kStagerRefused;
@@ -170,7 +171,7 @@ int StagerServe(StagerServeOptions options) {
 }
 
 int StagerEndSession(const std::string& project, const std::string& session) {
-  absl::StatusOr<std::string> real = RealProjectPath(project);
+  absl::StatusOr<std::string> real = RealProjectRoot(project);
   if (!real.ok()) {
     Say(std::string(real.status().message()));
     return kStagerRefused;
