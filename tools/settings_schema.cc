@@ -24,6 +24,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
+#include "lib/base/json_syntax.h"
 
 namespace {
 
@@ -35,31 +36,7 @@ constexpr char kUsage[] =
     "  prints the JSON Schema of the first message of proto/settings.proto,\n"
     "  read from a descriptor set made with protoc --include_source_info\n";
 
-std::string Quoted(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (c < 0x20) {
-          char escape[8];
-          std::snprintf(escape, sizeof escape, "\\u%04x", c);
-          out += escape;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string Quoted(const std::string& text) { return garuda::JsonQuoted(text); }
 
 // A comment of the .proto as one paragraph: the lines joined, the comment
 // markers' spaces trimmed.

@@ -6,6 +6,8 @@
 #ifndef GARUDA_LIB_BASE_JSON_SYNTAX_H_
 #define GARUDA_LIB_BASE_JSON_SYNTAX_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -26,6 +28,10 @@ absl::Status CheckJsonSyntax(absl::string_view text);
 // The same, and the value must be an object (a settings file, a policy, a
 // job file, one line of a journal).
 absl::Status CheckJsonObjectSyntax(absl::string_view text);
+
+// `text` as a JSON string, quotes included: '"', '\\' and the control
+// characters escaped (\n, \r, \t, else \u00XX); other bytes as they are.
+std::string JsonQuoted(absl::string_view text);
 
 }  // namespace garuda
 

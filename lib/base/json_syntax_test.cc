@@ -89,3 +89,15 @@ TEST(JsonSyntaxTest, ObjectOnly) {
 
 }  // namespace
 }  // namespace garuda
+
+namespace garuda {
+namespace {
+
+TEST(JsonQuotedTest, EscapesWhatJsonNeeds) {
+  EXPECT_EQ(JsonQuoted("a\"b\\c\n\r\t\x01\x1b" "caf\xc3\xa9"),
+            "\"a\\\"b\\\\c\\n\\r\\t\\u0001\\u001bcaf\xc3\xa9\"");
+  EXPECT_TRUE(CheckJsonSyntax(JsonQuoted("any \x7f text \x02")).ok());
+}
+
+}  // namespace
+}  // namespace garuda

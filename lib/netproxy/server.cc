@@ -1,0 +1,346 @@
+#include "lib/netproxy/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/unique_fd.h"
+#include "lib/netproxy/request.h"
+
+namespace garuda {
+namespace netproxy {
+namespace {
+
+// A client that sends nothing for this long is dropped.
+constexpr int kHeadTimeoutMs = 30 * 1000;
+
+bool WriteAll(int fd, absl::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Reads until `complete` says the bytes so far hold what is needed, the cap
+// is reached, the peer closes or the deadline passes.
+bool ReadUntil(int fd, std::string* bytes, size_t cap,
+               const std::function<bool(const std::string&)>& complete) {
+  char buffer[4096];
+  while (!complete(*bytes)) {
+    if (bytes->size() >= cap) return false;
+    struct pollfd p = {fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, kHeadTimeoutMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    ssize_t n = ::recv(fd, buffer, std::min(sizeof buffer, cap - bytes->size()), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes->append(buffer, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Both ways until both sides are done; `client_to_server_limit` caps what
+// goes from the client (a plain HTTP body: no second request can follow it
+// on the same connection).
+void Relay(int client, int server, uint64_t client_to_server_limit) {
+  std::vector<char> buffer(256 * 1024);
+  bool client_open = true, server_open = true;
+  uint64_t sent = 0;
+  while (server_open) {
+    struct pollfd fds[2] = {{server, POLLIN, 0}, {client, client_open ? POLLIN : 0, 0}};
+    int ready = ::poll(fds, 2, -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return;
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::recv(server, buffer.data(), buffer.size(), 0);
+      if (n <= 0) {
+        server_open = false;
+      } else if (!WriteAll(client, absl::string_view(buffer.data(), n))) {
+        return;
+      }
+    }
+    if (client_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      size_t room = buffer.size();
+      if (client_to_server_limit != UINT64_MAX) {
+        room = static_cast<size_t>(std::min<uint64_t>(room, client_to_server_limit - sent));
+      }
+      ssize_t n = room == 0 ? 0 : ::recv(client, buffer.data(), room, 0);
+      if (n <= 0) {
+        client_open = false;
+        ::shutdown(server, SHUT_WR);
+      } else {
+        sent += static_cast<uint64_t>(n);
+        if (!WriteAll(server, absl::string_view(buffer.data(), n))) return;
+      }
+    }
+  }
+}
+
+bool IsLocalAddress(const sockaddr* address) {
+  if (address->sa_family == AF_INET) {
+    uint32_t ip = ntohl(reinterpret_cast<const sockaddr_in*>(address)->sin_addr.s_addr);
+    return (ip >> 24) == 127 || ip == 0 || (ip >> 16) == 0xA9FE /*169.254*/ ||
+           (ip >> 28) == 0xE /*multicast*/;
+  }
+  if (address->sa_family == AF_INET6) {
+    const in6_addr& ip = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&ip) || IN6_IS_ADDR_UNSPECIFIED(&ip) ||
+           IN6_IS_ADDR_LINKLOCAL(&ip) || IN6_IS_ADDR_MULTICAST(&ip) ||
+           (IN6_IS_ADDR_V4MAPPED(&ip) && ip.s6_addr[12] == 127);
+  }
+  return true;
+}
+
+std::string HttpRefusal(int code, absl::string_view status, absl::string_view body) {
+  return absl::StrCat("HTTP/1.1 ", code, " ", status,
+                      "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ",
+                      body.size(), "\r\nConnection: close\r\n\r\n", body);
+}
+
+}  // namespace
+
+std::string ProxyServer::RefusalText(const ProxyEvent& event) {
+  return absl::StrCat("garuda: network: refused ", event.host, ":", event.port, " (",
+                      event.why, ")\n");
+}
+
+bool ProxyServer::Check(const std::string& host, uint16_t port, ProxyEvent* event) {
+  event->host = host;
+  event->port = port;
+  switch (options_.rules.Check(host)) {
+    case DomainRules::Verdict::kDenied:
+      event->why = "in sandbox.deniedDomains";
+      return false;
+    case DomainRules::Verdict::kNotListed:
+      event->why = DomainRules::Normalize(host).empty()
+                       ? "not a host name"
+                       : "not in sandbox.allowedDomains";
+      return false;
+    case DomainRules::Verdict::kAllowed:
+      break;
+  }
+  if (options_.allowed_ports.count(port) == 0) {
+    event->why = absl::StrCat("port ", port, " is not in sandbox.allowedPorts");
+    return false;
+  }
+  event->allowed = true;
+  return true;
+}
+
+absl::StatusOr<int> ProxyServer::ConnectUpstream(const std::string& host, uint16_t port,
+                                                 ProxyEvent* event) {
+  const std::string normal = DomainRules::Normalize(host);
+  std::string resolve = normal;
+  // A local address is reached only when the person listed it as an IP
+  // literal (or a test maps a name to it).
+  unsigned char literal[16];
+  bool mapped = ::inet_pton(AF_INET, normal.c_str(), literal) == 1 ||
+                ::inet_pton(AF_INET6, normal.c_str(), literal) == 1;
+  if (auto it = options_.test_name_map.find(normal); it != options_.test_name_map.end()) {
+    resolve = it->second;
+    mapped = true;
+  }
+  addrinfo hints = {};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string service = absl::StrCat(port);
+  if (::getaddrinfo(resolve.c_str(), service.c_str(), &hints, &found) != 0 || !found) {
+    event->allowed = false;
+    event->why = "the name does not resolve";
+    return absl::UnavailableError(event->why);
+  }
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(found, ::freeaddrinfo);
+  for (addrinfo* address = found; address != nullptr; address = address->ai_next) {
+    // An allowed name must not lead to the machine the proxy runs on (a name
+    // that resolves to 127.0.0.1 would reach the host's own services).
+    if (!mapped && IsLocalAddress(address->ai_addr)) continue;
+    UniqueFd fd(::socket(address->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) continue;
+    if (::connect(fd.get(), address->ai_addr, address->ai_addrlen) == 0) return fd.Release();
+  }
+  event->allowed = false;
+  event->why = "no address of it could be reached (local addresses are never)";
+  return absl::UnavailableError(event->why);
+}
+
+void ProxyServer::ServeConnection(int client_fd) {
+  UniqueFd client(client_fd);
+  Track(client.get());
+  struct Untracker {
+    ProxyServer* server;
+    int fd;
+    ~Untracker() { server->Untrack(fd); }
+  } untrack_client{this, client.get()};
+  std::string bytes;
+  auto report = [&](const ProxyEvent& event) {
+    if (options_.on_event) options_.on_event(event);
+  };
+  if (!ReadUntil(client.get(), &bytes, kMaxHeadBytes,
+                 [](const std::string& b) { return !b.empty(); })) {
+    return;
+  }
+  if (bytes[0] == 5) {  // SOCKS5
+    size_t greeting = 0;
+    if (!ReadUntil(client.get(), &bytes, 512, [&](const std::string& b) {
+          auto parsed = ParseSocksGreeting(b);
+          if (parsed.ok()) greeting = *parsed;
+          return parsed.ok() || !absl::IsUnavailable(parsed.status());
+        }) ||
+        greeting == 0) {
+      WriteAll(client.get(), std::string("\x05\xff", 2));
+      return;
+    }
+    WriteAll(client.get(), std::string("\x05\x00", 2));
+    bytes.erase(0, greeting);
+    absl::StatusOr<ProxyRequest> request = absl::UnavailableError("");
+    size_t used = 0;
+    ReadUntil(client.get(), &bytes, 512, [&](const std::string& b) {
+      request = ParseSocksRequest(b, &used);
+      return request.ok() || !absl::IsUnavailable(request.status());
+    });
+    auto reply = [&](char code) {
+      WriteAll(client.get(), std::string("\x05", 1) + code +
+                                 std::string("\x00\x01\x00\x00\x00\x00\x00\x00", 8));
+    };
+    if (!request.ok()) {
+      reply(absl::IsUnimplemented(request.status()) ? 0x07 : 0x01);
+      return;
+    }
+    ProxyEvent event;
+    if (!Check(request->host, request->port, &event)) {
+      report(event);
+      reply(0x02);  // connection not allowed by ruleset
+      return;
+    }
+    absl::StatusOr<int> server = ConnectUpstream(request->host, request->port, &event);
+    report(event);
+    if (!server.ok()) {
+      reply(0x04);  // host unreachable
+      return;
+    }
+    UniqueFd upstream(*server);
+    Track(upstream.get());
+    Untracker untrack_upstream{this, upstream.get()};
+    reply(0x00);
+    if (bytes.size() > used && !WriteAll(upstream.get(), bytes.substr(used))) return;
+    Relay(client.get(), upstream.get(), UINT64_MAX);
+    return;
+  }
+
+  if (!ReadUntil(client.get(), &bytes, kMaxHeadBytes + 1, [](const std::string& b) {
+        return b.find("\r\n\r\n") != std::string::npos;
+      })) {
+    if (bytes.size() > kMaxHeadBytes) {
+      WriteAll(client.get(), HttpRefusal(431, "Request Header Fields Too Large",
+                                         "garuda: network: the request head is too large\n"));
+    }
+    return;
+  }
+  const size_t head_end = bytes.find("\r\n\r\n") + 4;
+  absl::StatusOr<ProxyRequest> request = ParseHttpHead(bytes.substr(0, head_end));
+  if (!request.ok()) {
+    const bool too_large = absl::IsResourceExhausted(request.status());
+    WriteAll(client.get(),
+             HttpRefusal(too_large ? 431 : 400,
+                         too_large ? "Request Header Fields Too Large" : "Bad Request",
+                         absl::StrCat("garuda: network: ", request.status().message(), "\n")));
+    return;
+  }
+  ProxyEvent event;
+  if (!Check(request->host, request->port, &event)) {
+    report(event);
+    WriteAll(client.get(), HttpRefusal(403, "Forbidden", RefusalText(event)));
+    return;
+  }
+  absl::StatusOr<int> server = ConnectUpstream(request->host, request->port, &event);
+  report(event);
+  if (!server.ok()) {
+    WriteAll(client.get(), HttpRefusal(502, "Bad Gateway", RefusalText(event)));
+    return;
+  }
+  UniqueFd upstream(*server);
+  Track(upstream.get());
+  Untracker untrack_upstream{this, upstream.get()};
+  const std::string rest = bytes.substr(head_end);
+  if (request->kind == ProxyRequest::Kind::kConnect) {
+    if (!WriteAll(client.get(), "HTTP/1.1 200 Connection established\r\n\r\n")) return;
+    if (!rest.empty() && !WriteAll(upstream.get(), rest)) return;
+    Relay(client.get(), upstream.get(), UINT64_MAX);
+    return;
+  }
+  // Plain HTTP: the one request and its body, nothing after it.
+  if (!WriteAll(upstream.get(), request->forward_head)) return;
+  uint64_t body_left = request->body_length;
+  const size_t first = static_cast<size_t>(std::min<uint64_t>(rest.size(), body_left));
+  if (first > 0 && !WriteAll(upstream.get(), rest.substr(0, first))) return;
+  body_left -= first;
+  if (body_left == 0) ::shutdown(upstream.get(), SHUT_WR);
+  Relay(client.get(), upstream.get(), body_left);
+}
+
+void ProxyServer::Track(int fd) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_fds_.insert(fd);
+  if (stopping_) ::shutdown(fd, SHUT_RDWR);
+}
+
+void ProxyServer::Untrack(int fd) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_fds_.erase(fd);
+}
+
+void ProxyServer::Stop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+}
+
+absl::Status ProxyServer::Serve(int listen_fd) {
+  while (!stopping_) {
+    struct pollfd p = {listen_fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, 200);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return absl::InternalError(absl::StrCat("poll: ", std::strerror(errno)));
+    if (ready == 0) continue;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (active_ >= options_.max_connections) continue;
+    }
+    int client = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
+      return absl::InternalError(absl::StrCat("accept: ", std::strerror(errno)));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++active_;
+    }
+    std::thread([this, client] {
+      ServeConnection(client);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--active_ == 0) idle_.notify_all();
+    }).detach();
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  idle_.wait(lock, [this] { return active_ == 0; });
+  return absl::OkStatus();
+}
+
+}  // namespace netproxy
+}  // namespace garuda
