@@ -103,4 +103,13 @@ std::string ProjectSettingsFile(absl::string_view project) {
   return JoinPath(JoinPath(project, ".garuda"), "settings.json");
 }
 
+std::string UserInstructionsFile(absl::string_view home) {
+  return JoinPath(GarudaFolder(home), "AGENTS.md");
+}
+
+std::string ProjectJobFile(absl::string_view checkout, absl::string_view job) {
+  return JoinPath(JoinPath(JoinPath(checkout, ".garuda"), "jobs"),
+                  absl::StrCat(job, ".json"));
+}
+
 }  // namespace garuda

@@ -7,7 +7,9 @@
 //   ~/.garuda/staging/<project hash>-...         garuda-stager
 //   ~/.garuda/undo/<project key>/...             garuda-applier
 //   ~/.garuda/sessions/<session id>/journal.jsonl, budget.jsonl
+//   ~/.garuda/AGENTS.md                          the person's instructions
 //   <project>/.garuda/settings.json
+//   <project>/.garuda/jobs/<name>.json
 //
 // A project is named by one key everywhere: its real path (RealProjectRoot)
 // hashed, with its folder name in front for a person.
@@ -57,6 +59,12 @@ std::string ManagedPolicyFile(absl::string_view managed_folder);
 std::string UserPolicyFile(absl::string_view home);
 std::string UserSettingsFile(absl::string_view home);
 std::string ProjectSettingsFile(absl::string_view project);
+
+// ~/.garuda/AGENTS.md: the person's own instructions for every project.
+std::string UserInstructionsFile(absl::string_view home);
+
+// <checkout>/.garuda/jobs/<job>.json (the name unchecked: the caller's).
+std::string ProjectJobFile(absl::string_view checkout, absl::string_view job);
 
 }  // namespace garuda
 

@@ -42,6 +42,8 @@ TEST(GarudaFolderTest, TheFilesOnDiskTable) {
   EXPECT_EQ(UserPolicyFile("/h"), "/h/.garuda/policy.json");
   EXPECT_EQ(UserSettingsFile("/h"), "/h/.garuda/settings.json");
   EXPECT_EQ(ProjectSettingsFile("/p"), "/p/.garuda/settings.json");
+  EXPECT_EQ(UserInstructionsFile("/h"), "/h/.garuda/AGENTS.md");
+  EXPECT_EQ(ProjectJobFile("/p", "lint"), "/p/.garuda/jobs/lint.json");
 }
 
 TEST(ProjectKeyTest, NameThenHashOfTheRealPath) {
