@@ -33,6 +33,12 @@ ABSL_FLAG(bool, quiet, false,
 ABSL_FLAG(int, channel_fd, -1,
           "serve: the descriptor of garuda-agent's channel (one end of a Unix "
           "stream socketpair)");
+ABSL_FLAG(std::string, consent, "rules",
+          "serve: who agrees to a change: \"rules\" (only an allow rule of "
+          "the settings), \"terminal\" (ask the person on --terminal) or "
+          "\"relayed\" (the agent relays the answer; lib/consent)");
+ABSL_FLAG(std::string, terminal, "/dev/tty",
+          "serve --consent=terminal: the terminal to ask on");
 ABSL_FLAG(std::string, undo_root, "",
           "apply, undo, serve: the undo store (default: ~/.garuda/undo)");
 
@@ -52,9 +58,11 @@ The change list (a ChangeSet stream) comes on standard input, from
   garuda-applier undo [--project DIR] (--list | ID)
       list the recorded applies, or restore the project as it was before one
   garuda-applier serve --channel-fd=N [--project DIR] [--undo-root DIR]
+                       [--consent rules|terminal|relayed] [--terminal TTY]
       serve garuda-agent's session channel (proto/applier_service.proto):
-      ApplyChangeSet (the list in a memfd passed with the request; the
-      person already said yes to the agent: serve never asks) and
+      ApplyChangeSet (the list in a sealed memfd passed with the request;
+      the applier decides itself: it asks the person on the terminal, or
+      applies only what an allow rule of the settings permits) and
       UndoApply (an undo id, or the session's last apply)
   garuda-applier diff-dirs [--project DIR] (--staged COPY | --upper UPPER)
                            [--command TEXT] [--file-limit N] > changes
@@ -85,6 +93,11 @@ int main(int argc, char** argv) {
     options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
     options.project = absl::GetFlag(FLAGS_project);
     options.undo_root = absl::GetFlag(FLAGS_undo_root);
+    absl::StatusOr<garuda::ConsentMode> consent =
+        garuda::ParseConsentMode(absl::GetFlag(FLAGS_consent));
+    if (!consent.ok()) return Usage(std::string(consent.status().message()));
+    options.consent.mode = *consent;
+    options.consent.terminal = absl::GetFlag(FLAGS_terminal);
     options.lock_down = garuda::LockDownApplier;
     auto say = [](const std::string& line) {
       std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());

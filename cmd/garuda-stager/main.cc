@@ -42,6 +42,12 @@ ABSL_FLAG(bool, quiet, false,
 ABSL_FLAG(int, channel_fd, -1,
           "serve: the descriptor of garuda-agent's channel (one end of a "
           "Unix stream socketpair)");
+ABSL_FLAG(std::string, consent, "rules",
+          "serve: who agrees to an on_host command: \"rules\" (only an allow "
+          "rule of the settings), \"terminal\" (ask the person on --terminal) "
+          "or \"relayed\" (the agent relays the answer; lib/consent)");
+ABSL_FLAG(std::string, terminal, "/dev/tty",
+          "serve --consent=terminal: the terminal to ask on");
 ABSL_FLAG(std::string, session_id, "",
           "serve: the agent's session id, for the stager's messages");
 
@@ -61,11 +67,13 @@ constexpr char kUsage[] =
     "      read-only); the ChangeSet goes to stdout (or FILE) for\n"
     "      garuda-applier, CMD's output to stderr\n"
     "  garuda-stager serve --channel-fd=N [--project DIR] [--mode M] "
-    "[--backend B] [--session-id ID]\n"
+    "[--backend B] [--session-id ID] [--consent rules|terminal|relayed]\n"
     "      serve garuda-agent's session channel (proto/stager_service.proto):\n"
     "      DescribeSession, RunCommand (output captured; staged mode: one\n"
     "      staging view for the whole channel, each command's ChangeSet in\n"
-    "      a sealed memfd with the reply), EndSession\n"
+    "      a sealed memfd with the reply; on_host only when the stager\n"
+    "      itself agrees: the person on the terminal, or an allow rule),\n"
+    "      EndSession\n"
     "  garuda-stager end [--project DIR] --session NAME\n"
     "      remove a named session's staging view\n"
     "  garuda-stager probe [--json]\n"
@@ -140,6 +148,15 @@ int Dispatch(int argc, char** argv) {
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session_id = absl::GetFlag(FLAGS_session_id);
     options.quiet = absl::GetFlag(FLAGS_quiet);
+    absl::StatusOr<garuda::ConsentMode> consent =
+        garuda::ParseConsentMode(absl::GetFlag(FLAGS_consent));
+    if (!consent.ok()) {
+      std::fprintf(stderr, "garuda-stager: %s\n",
+                   std::string(consent.status().message()).c_str());
+      return 2;
+    }
+    options.consent.mode = *consent;
+    options.consent.terminal = absl::GetFlag(FLAGS_terminal);
     if (options.channel_fd < 0) {
       std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
       return 2;

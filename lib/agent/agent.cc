@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -20,6 +22,7 @@
 #include "lib/audit/verify_cli.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
+#include "lib/base/status_macros.h"
 #include "lib/policy/sources.h"
 #include "lib/tools/project.h"
 
@@ -76,186 +79,145 @@ std::string VerifyAudit(const std::string& project) {
   return text;
 }
 
-}  // namespace
+// What the session opens before anything starts: the project, the
+// settings, the model client, the journal (and a resumed conversation).
+struct OpenedSession {
+  std::unique_ptr<Project> project;
+  SessionSettings settings;
+  std::unique_ptr<provider::ModelClient> model;  // null: no model
+  std::string home;
+  std::string session_id;
+  std::vector<provider::ChatMessage> resumed;
+  std::unique_ptr<Journal> journal;
+  // A person at the terminal (not one-shot, standard input a terminal).
+  bool terminal = false;
+  std::string history_path;  // "" without a terminal
+  std::string helpers_dir;   // where the helper programs are
+};
 
-int RunAgent(const AgentOptions& options) {
-  Printer err(options.err_fd);
-  ::signal(SIGPIPE, SIG_IGN);
-
-  // The project and the settings.
+// Phase 1: open. Every error here is a usage or settings error (exit 2).
+absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
+  OpenedSession opened;
   std::string project_path = options.project;
   if (project_path.empty()) {
     char cwd[4096];
     if (::getcwd(cwd, sizeof(cwd)) == nullptr) {
-      err.Line("cannot read the current folder; pass --project");
-      return 2;
+      return absl::FailedPreconditionError(
+          "cannot read the current folder; pass --project");
     }
     project_path = cwd;
   }
-  absl::StatusOr<std::unique_ptr<Project>> project =
-      Project::Open(project_path);
-  if (!project.ok()) {
-    err.Line(project.status().message());
-    return 2;
+  ASSIGN_OR_RETURN(opened.project, Project::Open(project_path));
+  const std::string& root = opened.project->root();
+  ASSIGN_OR_RETURN(SettingsSources sources,
+                   LoadSettingsSources(DefaultSettingsLocations(root)));
+  ASSIGN_OR_RETURN(opened.settings, LoadSessionSettings(sources));
+  if (provider::ModelConfigured(opened.settings.model, options.overrides)) {
+    ASSIGN_OR_RETURN(provider::ClientOptions client_options,
+                     provider::ClientOptionsFromSettings(
+                         opened.settings.model, options.overrides, ::getenv));
+    ASSIGN_OR_RETURN(opened.model,
+                     provider::ModelClient::Create(std::move(client_options)));
   }
-  const std::string& root = (*project)->root();
-  absl::StatusOr<SettingsSources> sources =
-      LoadSettingsSources(DefaultSettingsLocations(root));
-  if (!sources.ok()) {
-    err.Line(sources.status().message());
-    return 2;
-  }
-  absl::StatusOr<SessionSettings> settings = LoadSessionSettings(*sources);
-  if (!settings.ok()) {
-    err.Line(settings.status().message());
-    return 2;
-  }
-  std::unique_ptr<provider::ModelClient> model;
-  if (provider::ModelConfigured(settings->model, options.overrides)) {
-    absl::StatusOr<provider::ClientOptions> client_options =
-        provider::ClientOptionsFromSettings(settings->model, options.overrides,
-                                            ::getenv);
-    if (!client_options.ok()) {
-      err.Line(client_options.status().message());
-      return 2;
-    }
-    absl::StatusOr<std::unique_ptr<provider::ModelClient>> client =
-        provider::ModelClient::Create(*std::move(client_options));
-    if (!client.ok()) {
-      err.Line(client.status().message());
-      return 2;
-    }
-    model = *std::move(client);
-  }
-  if (options.one_shot && model == nullptr) {
-    err.Line(kNoModelHint);
-    return 2;
+  if (options.one_shot && opened.model == nullptr) {
+    return absl::FailedPreconditionError(kNoModelHint);
   }
 
   // The journal (opened before the lockdown; the descriptor is kept).
-  absl::StatusOr<std::string> home = HomeDirectory();
-  if (!home.ok()) {
-    err.Line(home.status().message());
-    return 2;
-  }
-  const std::string session_id =
+  ASSIGN_OR_RETURN(opened.home, HomeDirectory());
+  opened.session_id =
       options.resume_id.empty() ? NewSessionId(absl::Now()) : options.resume_id;
-  std::vector<provider::ChatMessage> resumed;
   if (!options.resume_id.empty()) {
-    absl::StatusOr<std::string> path =
-        SessionJournalPath(*home, options.resume_id);
-    absl::StatusOr<std::vector<provider::ChatMessage>> conversation =
-        path.ok()
-            ? ReadConversation(*path)
-            : absl::StatusOr<std::vector<provider::ChatMessage>>(path.status());
-    if (!conversation.ok()) {
-      err.Line(conversation.status().message());
-      return 2;
-    }
-    resumed = *std::move(conversation);
+    ASSIGN_OR_RETURN(std::string path,
+                     SessionJournalPath(opened.home, options.resume_id));
+    ASSIGN_OR_RETURN(opened.resumed, ReadConversation(path));
   }
-  absl::StatusOr<std::unique_ptr<Journal>> journal =
-      Journal::Open(*home, session_id);
-  if (!journal.ok()) {
-    err.Line(journal.status().message());
-    return 2;
-  }
+  ASSIGN_OR_RETURN(opened.journal,
+                   Journal::Open(opened.home, opened.session_id));
   JournalRecord start;
-  start.mutable_start()->set_session_id(session_id);
+  start.mutable_start()->set_session_id(opened.session_id);
   start.mutable_start()->set_project(root);
-  start.mutable_start()->set_model(model != nullptr ? model->Describe() : "");
+  start.mutable_start()->set_model(
+      opened.model != nullptr ? opened.model->Describe() : "");
   start.mutable_start()->set_time(absl::FormatTime(absl::Now()));
-  if (absl::Status written = (*journal)->Append(start); !written.ok()) {
-    err.Line(written.message());
-    return 2;
+  RETURN_IF_ERROR(opened.journal->Append(start));
+  opened.helpers_dir = options.helpers_dir;
+  if (opened.helpers_dir.empty()) {
+    ASSIGN_OR_RETURN(opened.helpers_dir, OwnProgramFolder());
   }
+  opened.terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
+  if (opened.terminal) {
+    opened.history_path = JoinPath(JoinPath(opened.home, ".garuda"), "history");
+  }
+  return opened;
+}
 
-  // The helpers, which must not inherit the key.
+// Phase 2: the helpers, before the lockdown (a locked-down agent could not
+// start them), without the API key in their environment.
+absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
+    const AgentOptions& options, const OpenedSession& opened) {
   provider::RemoveApiKeysFromEnvironment();
   HelpersOptions helper_options;
-  std::string helpers_dir = options.helpers_dir;
-  if (helpers_dir.empty()) {
-    absl::StatusOr<std::string> own = OwnProgramFolder();
-    if (!own.ok()) {
-      err.Line(own.status().message());
-      return 2;
-    }
-    helpers_dir = *own;
-  }
-  helper_options.paths = HelperPathsIn(helpers_dir);
+  helper_options.paths = HelperPathsIn(opened.helpers_dir);
   for (const std::string* program :
        {&helper_options.paths.auditor, &helper_options.paths.budgeter,
         &helper_options.paths.stager, &helper_options.paths.applier}) {
     if (::access(program->c_str(), X_OK) != 0) {
-      err.Line(absl::StrCat(
-          Basename(*program), " is not in ", helpers_dir,
+      return absl::NotFoundError(absl::StrCat(
+          Basename(*program), " is not in ", opened.helpers_dir,
           ": the helper programs are installed beside garuda-agent; name "
           "their folder with --helpers-dir"));
-      return 1;
     }
   }
-  helper_options.project = root;
-  helper_options.session_id = session_id;
-  helper_options.token_limit = settings->token_limit;
+  helper_options.project = opened.project->root();
+  helper_options.session_id = opened.session_id;
+  helper_options.token_limit = opened.settings.token_limit;
   helper_options.accept_weaker_lockdown = options.accept_weaker_lockdown;
-  absl::StatusOr<std::unique_ptr<Helpers>> helpers =
-      Helpers::Start(helper_options);
-  if (!helpers.ok()) {
-    err.Line(helpers.status().message());
-    return 1;
-  }
-  auto stop = [&](int code) {
-    absl::Status stopped = (*helpers)->Stop();
-    if (!stopped.ok() && code == 0) {
-      err.Line(stopped.message());
-      code = 1;
-    }
-    return code;
-  };
-  absl::StatusOr<stager::SessionDescription> description =
-      (*helpers)->stager().Describe();
-  if (!description.ok()) {
-    absl::Status alive = (*helpers)->CheckAlive();
-    err.Line(absl::StrCat(
-        "the session did not start: ",
-        alive.ok() ? description.status().message() : alive.message()));
-    return stop(1);
-  }
+  // A person at the terminal answers the applier's and the stager's own
+  // questions there; with nobody (one-shot, input from a pipe) they go by
+  // the rules they read themselves.
+  helper_options.consent = opened.terminal ? "terminal" : "rules";
+  return Helpers::Start(helper_options);
+}
 
-  // The person: the terminal, or plain lines without one.
+// Phase 3: lock down (after libcurl is loaded). The summary for the first
+// lines; "" when the lockdown is off (tests).
+absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
+                                            const OpenedSession& opened) {
+  provider::InitializeHttp();
+  if (!options.lock_down) return std::string();
+  AgentLockdownOptions lockdown;
+  lockdown.session_dir = Dirname(opened.journal->path());
+  lockdown.history_path = opened.history_path;
+  lockdown.provider_url =
+      opened.model != nullptr ? opened.model->options().base_url : "";
+  if (!options.accept_weaker_lockdown.empty()) {
+    lockdown.accept_weaker =
+        AcceptWeakerLockdown{options.accept_weaker_lockdown};
+  }
+  AgentLockdownReport report;
+  absl::Status locked = LockDownAgent(lockdown, &report);
+  if (!locked.ok()) {
+    return absl::Status(locked.code(),
+                        absl::StrCat("lockdown: ", locked.message()));
+  }
+  return report.summary;
+}
+
+// Phase 4: serve the person: one turn (one-shot) or every line. The exit
+// status.
+int ServeSession(const AgentOptions& options, OpenedSession& opened,
+                 Helpers& helpers,
+                 const stager::SessionDescription& description,
+                 const std::string& lockdown_summary, Printer& err) {
   CancelFlag cancel;
   g_cancel = &cancel;
-  const bool terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
-  const std::string history_path =
-      terminal ? JoinPath(JoinPath(*home, ".garuda"), "history") : "";
-
-  provider::InitializeHttp();
-  std::string lockdown_summary;
-  if (options.lock_down) {
-    AgentLockdownOptions lockdown;
-    lockdown.session_dir = Dirname((*journal)->path());
-    lockdown.history_path = history_path;
-    lockdown.provider_url = model != nullptr ? model->options().base_url : "";
-    if (!options.accept_weaker_lockdown.empty()) {
-      lockdown.accept_weaker =
-          AcceptWeakerLockdown{options.accept_weaker_lockdown};
-    }
-    AgentLockdownReport report;
-    absl::Status locked = LockDownAgent(lockdown, &report);
-    if (!locked.ok()) {
-      err.Line(absl::StrCat("the session did not start: lockdown: ",
-                            locked.message()));
-      return stop(1);
-    }
-    lockdown_summary = report.summary;
-  }
-
   std::unique_ptr<Interaction> interaction;
   std::unique_ptr<LineSource> lines;
-  if (terminal) {
+  if (opened.terminal) {
     interaction = MakeTerminalInteraction(options.in_fd, options.out_fd);
     // It owns SIGINT while it lives: Ctrl-C sets `cancel` during a request.
-    lines = MakeTerminalLineSource(history_path, &cancel);
+    lines = MakeTerminalLineSource(opened.history_path, &cancel);
   } else {
     struct sigaction action = {};
     action.sa_handler = OnInterrupt;
@@ -268,37 +230,38 @@ int RunAgent(const AgentOptions& options) {
   }
 
   SessionConfig config;
-  config.session_id = session_id;
+  config.session_id = opened.session_id;
   config.strict =
-      settings->merged.strict() || description->profile() == "strict";
-  config.strict_source = settings->merged.strict_source;
-  config.require_sandbox = settings->merged.require_sandbox();
-  config.description = *description;
+      opened.settings.merged.strict() || description.profile() == "strict";
+  config.strict_source = opened.settings.merged.strict_source;
+  config.require_sandbox = opened.settings.merged.require_sandbox();
+  config.description = description;
   config.no_model_hint = kNoModelHint;
-  config.notices = settings->notices;
+  config.notices = opened.settings.notices;
   if (!lockdown_summary.empty()) {
     config.notices.push_back(absl::StrCat("garuda-agent: ", lockdown_summary));
   }
+  const std::string root = opened.project->root();
   SessionParts parts;
   parts.interaction = interaction.get();
-  parts.project = project->get();
-  parts.permissions = &settings->permissions;
-  parts.stager = &(*helpers)->stager();
-  parts.applier = &(*helpers)->applier();
-  parts.audit = &(*helpers)->audit();
-  parts.budget = &(*helpers)->budget();
-  parts.model = model.get();
-  parts.journal = journal->get();
-  Helpers* helpers_ptr = helpers->get();
-  parts.check_helpers = [helpers_ptr] { return helpers_ptr->CheckAlive(); };
+  parts.project = opened.project.get();
+  parts.permissions = &opened.settings.permissions;
+  parts.stager = &helpers.stager();
+  parts.applier = &helpers.applier();
+  parts.audit = &helpers.audit();
+  parts.budget = &helpers.budget();
+  parts.model = opened.model.get();
+  parts.journal = opened.journal.get();
+  parts.check_helpers = [&helpers] { return helpers.CheckAlive(); };
   parts.verify_audit = [root] { return VerifyAudit(root); };
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(std::move(config), parts);
   if (!session.ok()) {
     err.Line(session.status().message());
-    return stop(1);
+    g_cancel = nullptr;
+    return 1;
   }
-  (*session)->Restore(std::move(resumed));
+  (*session)->Restore(std::move(opened.resumed));
 
   int code = 0;
   if (options.one_shot) {
@@ -307,11 +270,11 @@ int RunAgent(const AgentOptions& options) {
     if (!outcome.ok()) {
       err.Line(outcome.status().message());
       g_cancel = nullptr;
-      return stop(1);
+      return 1;
     }
     if (options.json_output) {
       OneShotReport report;
-      report.set_session_id(session_id);
+      report.set_session_id(opened.session_id);
       report.set_answer(outcome->answer);
       for (const ToolCallReport& call : outcome->tool_calls) {
         *report.add_tool_calls() = call;
@@ -333,10 +296,60 @@ int RunAgent(const AgentOptions& options) {
     }
   }
   g_cancel = nullptr;
-  if (code == 0 || (*helpers)->CheckAlive().ok()) {
+  if (code == 0 || helpers.CheckAlive().ok()) {
     (*session)->End().IgnoreError();
   }
-  return stop(code);
+  return code;
+}
+
+}  // namespace
+
+// The skeleton of every Garuda program: options (parsed by main.cc), open,
+// start the helpers, lock down, serve; then stop the helpers in order.
+int RunAgent(const AgentOptions& options) {
+  Printer err(options.err_fd);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  // 1. Open the project, settings, model client and journal.
+  absl::StatusOr<OpenedSession> opened = OpenSession(options);
+  if (!opened.ok()) {
+    err.Line(opened.status().message());
+    return 2;
+  }
+  // 2. Start the helpers.
+  absl::StatusOr<std::unique_ptr<Helpers>> helpers =
+      StartSessionHelpers(options, *opened);
+  if (!helpers.ok()) {
+    err.Line(helpers.status().message());
+    return 1;
+  }
+  auto stop = [&](int code) {
+    absl::Status stopped = (*helpers)->Stop();
+    if (!stopped.ok() && code == 0) {
+      err.Line(stopped.message());
+      code = 1;
+    }
+    return code;
+  };
+  absl::StatusOr<stager::SessionDescription> description =
+      (*helpers)->stager().Describe();
+  if (!description.ok()) {
+    absl::Status alive = (*helpers)->CheckAlive();
+    err.Line(absl::StrCat(
+        "the session did not start: ",
+        alive.ok() ? description.status().message() : alive.message()));
+    return stop(1);
+  }
+  // 3. Lock down.
+  absl::StatusOr<std::string> lockdown = LockDownSession(options, *opened);
+  if (!lockdown.ok()) {
+    err.Line(absl::StrCat("the session did not start: ",
+                          lockdown.status().message()));
+    return stop(1);
+  }
+  // 4. Serve.
+  return stop(
+      ServeSession(options, *opened, **helpers, *description, *lockdown, err));
 }
 
 }  // namespace agent

@@ -1,6 +1,8 @@
 // The helper programs of a session: garuda-auditor, garuda-budgeter,
-// garuda-stager and garuda-applier, each started on its own channel, and
-// the clients the session talks to them through. A helper that dies is
+// garuda-stager and garuda-applier, each started on its own channel, with
+// the client of its channel (which lives beside the channel's server:
+// lib/audit/client.h, lib/budget/meter.h, lib/staging/client.h,
+// lib/apply/client.h). A helper that dies is
 // noticed at the next call (its pidfd), and CheckAlive() names it: the
 // session then stops with that reason.
 #ifndef GARUDA_LIB_AGENT_HELPERS_H_
@@ -46,6 +48,14 @@ struct HelpersOptions {
   // Passed to garuda-stager serve when not empty.
   std::string command_mode;  // "direct" or "staged"
   std::string backend;
+  // Who agrees to what the stager and the applier do (their --consent):
+  // "terminal" when a person is at the terminal (they ask on /dev/tty
+  // themselves), "rules" when nobody is (only allow rules of the settings
+  // they read themselves), "relayed" for an editor's answers (ACP).
+  std::string consent = "rules";
+  // The terminal they ask on with "terminal"; empty: /dev/tty (tests give a
+  // pseudo-terminal).
+  std::string consent_terminal;
   // Passed to the auditor and the budgeter as --accept-weaker-lockdown when
   // not empty (a kernel without Landlock or seccomp).
   std::string accept_weaker_lockdown;
@@ -88,14 +98,6 @@ class Helpers {
   std::unique_ptr<ApplyService> applier_;
   bool stopped_ = false;
 };
-
-// The channel clients, for helpers started elsewhere (tests).
-std::unique_ptr<AuditSink> AuditChannelClient(ipc::HelperProcess* auditor);
-std::unique_ptr<CommandService> StagerChannelClient(ipc::HelperProcess* stager);
-std::unique_ptr<ApplyService> ApplierChannelClient(ipc::HelperProcess* applier);
-
-// An Error reply as a status.
-absl::Status ErrorReplyStatus(const Error& error, absl::string_view helper);
 
 }  // namespace agent
 }  // namespace garuda

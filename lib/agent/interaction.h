@@ -10,22 +10,17 @@
 
 #include "absl/strings/string_view.h"
 #include "lib/changeset/changeset.h"
+#include "lib/question/permission_question.h"
 #include "lib/question/question.h"
 
 namespace garuda {
 namespace agent {
 
-// A permission question: a call that no rule allows, or one that asks.
-struct PermissionQuestion {
-  std::string tool;     // "bash", "edit_file", ...
-  std::string summary;  // "Run on the host: rm -rf build", "Edit src/x.c"
-  std::string detail;   // the diff of an edit, the reason it asks; may be ""
-  // The rule "yes, and don't ask again this session" would add, when there
-  // is one (Permissions::SessionRuleFor).
-  std::optional<std::string> session_rule;
-};
-
-enum class PermissionAnswer { kYes, kYesForSession, kNo };
+// The permission question and its answers (lib/question): the agent asks
+// it for the calls it runs itself; the applier and the stager ask it on
+// their own for what they do (lib/consent).
+using garuda::PermissionAnswer;
+using garuda::PermissionQuestion;
 
 // A tool call as it starts and as it ends, for the person to follow.
 struct ToolCallView {
@@ -56,6 +51,14 @@ class Interaction {
   virtual void ShowToolOutcome(const ToolOutcomeView& outcome) = 0;
   // A line for the person: the first line of the session, a notice, an error.
   virtual void ShowNotice(absl::string_view line) = 0;
+
+  // A helper (garuda-applier, garuda-stager) is about to ask the person on
+  // the terminal itself: what the session printed is ended (no half line,
+  // nothing held back), and nothing more is printed until TakeBackTerminal.
+  virtual void HandOverTerminal() {}
+  // The helper's question is over (or the helper died during it): the
+  // terminal's foreground is the agent's again.
+  virtual void TakeBackTerminal() {}
 
   // Asked only when CanAsk(); a session without a person answers kNo itself.
   virtual PermissionAnswer AskPermission(

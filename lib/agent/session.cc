@@ -208,6 +208,105 @@ absl::Status Session::CheckHelpers() {
   return absl::OkStatus();
 }
 
+provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
+                                            size_t measured_messages) const {
+  provider::ModelRequest request;
+  request.set_system(system_prompt_);
+  for (const provider::ChatMessage& message : messages_) {
+    *request.add_messages() = message;
+  }
+  for (provider::ToolDefinition& tool : ToolDefinitions(tools.profile)) {
+    *request.add_tools() = std::move(tool);
+  }
+  request.set_request_id(
+      absl::StrCat(config_.session_id, "-", turns_, "-", step + 1));
+  if (last_input_tokens_ > 0) {
+    int64_t new_chars = 0;
+    for (size_t i = measured_messages; i < messages_.size(); ++i) {
+      new_chars += MessageChars(messages_[i]);
+    }
+    request.set_input_tokens_hint(last_input_tokens_ +
+                                  budget::TokensForChars(new_chars));
+  }
+  return request;
+}
+
+absl::Status Session::StopForFailedRequest(
+    const absl::Status& error, const provider::ModelRequest& request,
+    TurnOutcome* outcome) {
+  // A budgeter that is gone means no more metered requests.
+  if (!parts_.budget->health().ok()) {
+    RETURN_IF_ERROR(CheckHelpers());
+    return absl::UnavailableError(absl::StrCat(
+        "the session stopped: ", parts_.budget->health().message()));
+  }
+  RETURN_IF_ERROR(CheckHelpers());
+  if (absl::IsResourceExhausted(error) &&
+      absl::StartsWith(error.message(), budget::kTokenBudget)) {
+    outcome->stopped = absl::StrCat(
+        "token budget: the session's token budget cannot cover the next "
+        "model request, so this turn ended (",
+        error.message(), ")");
+    RETURN_IF_ERROR(parts_.audit->Record(
+        MakeEvent("budget_refused", "", request.request_id(), "refused",
+                  error.message())));
+    parts_.interaction->ShowNotice(outcome->stopped);
+    return NoteForModel(
+        absl::StrCat("[Garuda: ", outcome->stopped,
+                     ". Finish with what you have or ask the person to raise "
+                     "budget.tokenBudget.]"));
+  }
+  if (absl::IsCancelled(error)) {
+    outcome->stopped = "cancelled";
+    parts_.interaction->ShowNotice(
+        "Cancelled: the request stopped (its reserved tokens stay "
+        "spent).");
+    return NoteForModel("[Garuda: the person cancelled the model's answer.]");
+  }
+  outcome->stopped = absl::StrCat("model request failed: ", error.message());
+  parts_.interaction->ShowNotice(outcome->stopped);
+  return absl::OkStatus();
+}
+
+void Session::CountUsage(const provider::ModelResponse& response,
+                         UsageReport* usage) {
+  usage->set_requests(usage->requests() + response.attempts());
+  usage->set_charged_tokens(usage->charged_tokens() +
+                            response.charged_tokens());
+  usage->set_input_tokens(usage->input_tokens() +
+                          response.usage().input_tokens());
+  usage->set_output_tokens(usage->output_tokens() +
+                           response.usage().output_tokens());
+  if (!response.usage_reported()) usage->set_usage_reported(false);
+  if (response.usage().has_input_tokens()) {
+    last_input_tokens_ = response.usage().input_tokens();
+  }
+}
+
+absl::StatusOr<bool> Session::RunToolCalls(
+    const ToolContext& tools, const provider::ModelResponse& response,
+    const CancelFlag* cancel, TurnOutcome* outcome) {
+  provider::ChatMessage results;
+  results.set_role("user");
+  bool cancelled = false;
+  for (const provider::ToolCall& call : response.tool_calls()) {
+    if (cancelled || (cancel != nullptr && cancel->cancelled())) {
+      cancelled = true;
+      provider::ToolResult* result = results.add_tool_results();
+      result->set_tool_call_id(call.id());
+      result->set_content("Not run: the person cancelled.");
+      result->set_is_error(true);
+      continue;
+    }
+    ASSIGN_OR_RETURN(ToolCallDone done, RunToolCall(tools, call));
+    *results.add_tool_results() = done.result;
+    outcome->tool_calls.push_back(done.report);
+    RETURN_IF_ERROR(CheckHelpers());
+  }
+  RETURN_IF_ERROR(Add(std::move(results)));
+  return cancelled;
+}
+
 absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
                                              const CancelFlag* cancel) {
   TurnOutcome outcome;
@@ -234,28 +333,11 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
   }
 
   ToolContext tools = Tools();
-
   provider::BudgetRequestMeter meter(parts_.budget);
   size_t measured_messages = 0;
   for (int step = 0; step < kMaxStepsPerTurn; ++step) {
-    provider::ModelRequest request;
-    request.set_system(system_prompt_);
-    for (const provider::ChatMessage& message : messages_) {
-      *request.add_messages() = message;
-    }
-    for (provider::ToolDefinition& tool : ToolDefinitions(tools.profile)) {
-      *request.add_tools() = std::move(tool);
-    }
-    request.set_request_id(
-        absl::StrCat(config_.session_id, "-", turns_, "-", step + 1));
-    if (last_input_tokens_ > 0) {
-      int64_t new_chars = 0;
-      for (size_t i = measured_messages; i < messages_.size(); ++i) {
-        new_chars += MessageChars(messages_[i]);
-      }
-      request.set_input_tokens_hint(last_input_tokens_ +
-                                    budget::TokensForChars(new_chars));
-    }
+    provider::ModelRequest request =
+        NextRequest(tools, step, measured_messages);
     measured_messages = messages_.size();
 
     provider::StreamCallbacks callbacks;
@@ -268,55 +350,12 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
     absl::StatusOr<provider::ModelResponse> response =
         parts_.model->Send(request, &meter, callbacks, cancel);
     if (!response.ok()) {
-      const absl::Status& error = response.status();
-      // A budgeter that is gone means no more metered requests.
-      if (!parts_.budget->health().ok()) {
-        RETURN_IF_ERROR(CheckHelpers());
-        return absl::UnavailableError(absl::StrCat(
-            "the session stopped: ", parts_.budget->health().message()));
-      }
-      RETURN_IF_ERROR(CheckHelpers());
-      if (absl::IsResourceExhausted(error) &&
-          absl::StartsWith(error.message(), budget::kTokenBudget)) {
-        outcome.stopped = absl::StrCat(
-            "token budget: the session's token budget cannot cover the next "
-            "model request, so this turn ended (",
-            error.message(), ")");
-        RETURN_IF_ERROR(parts_.audit->Record(
-            MakeEvent("budget_refused", "", request.request_id(), "refused",
-                      error.message())));
-        parts_.interaction->ShowNotice(outcome.stopped);
-        RETURN_IF_ERROR(NoteForModel(absl::StrCat(
-            "[Garuda: ", outcome.stopped,
-            ". Finish with what you have or ask the person to raise "
-            "budget.tokenBudget.]")));
-      } else if (absl::IsCancelled(error)) {
-        outcome.stopped = "cancelled";
-        parts_.interaction->ShowNotice(
-            "Cancelled: the request stopped (its reserved tokens stay "
-            "spent).");
-        RETURN_IF_ERROR(
-            NoteForModel("[Garuda: the person cancelled the model's answer.]"));
-      } else {
-        outcome.stopped =
-            absl::StrCat("model request failed: ", error.message());
-        parts_.interaction->ShowNotice(outcome.stopped);
-      }
+      RETURN_IF_ERROR(
+          StopForFailedRequest(response.status(), request, &outcome));
       return outcome;
     }
     if (!response->text().empty()) parts_.interaction->ShowText("\n");
-    UsageReport& usage = outcome.usage;
-    usage.set_requests(usage.requests() + response->attempts());
-    usage.set_charged_tokens(usage.charged_tokens() +
-                             response->charged_tokens());
-    usage.set_input_tokens(usage.input_tokens() +
-                           response->usage().input_tokens());
-    usage.set_output_tokens(usage.output_tokens() +
-                            response->usage().output_tokens());
-    if (!response->usage_reported()) usage.set_usage_reported(false);
-    if (response->usage().has_input_tokens()) {
-      last_input_tokens_ = response->usage().input_tokens();
-    }
+    CountUsage(*response, &outcome.usage);
 
     provider::ChatMessage assistant;
     assistant.set_role("assistant");
@@ -328,24 +367,8 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
     outcome.answer = response->text();
     if (response->tool_calls().empty()) return outcome;
 
-    provider::ChatMessage results;
-    results.set_role("user");
-    bool cancelled = false;
-    for (const provider::ToolCall& call : response->tool_calls()) {
-      if (cancelled || (cancel != nullptr && cancel->cancelled())) {
-        cancelled = true;
-        provider::ToolResult* result = results.add_tool_results();
-        result->set_tool_call_id(call.id());
-        result->set_content("Not run: the person cancelled.");
-        result->set_is_error(true);
-        continue;
-      }
-      ASSIGN_OR_RETURN(ToolCallDone done, RunToolCall(tools, call));
-      *results.add_tool_results() = done.result;
-      outcome.tool_calls.push_back(done.report);
-      RETURN_IF_ERROR(CheckHelpers());
-    }
-    RETURN_IF_ERROR(Add(std::move(results)));
+    ASSIGN_OR_RETURN(bool cancelled,
+                     RunToolCalls(tools, *response, cancel, &outcome));
     if (cancelled) {
       outcome.stopped = "cancelled";
       parts_.interaction->ShowNotice("Cancelled.");

@@ -115,6 +115,22 @@ class Session {
   bool sandboxed() const { return config_.description.sandboxed(); }
 
  private:
+  // The parts of a turn (RunTurn): the next model request (with the input
+  // estimate from what was measured so far), the end of a turn whose request
+  // failed (budget, cancel, provider; an error only when a helper is gone),
+  // the usage of an answer, and the answer's tool calls (true when the
+  // person cancelled them).
+  provider::ModelRequest NextRequest(const ToolContext& tools, int step,
+                                     size_t measured_messages) const;
+  absl::Status StopForFailedRequest(const absl::Status& error,
+                                    const provider::ModelRequest& request,
+                                    TurnOutcome* outcome);
+  void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
+  absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
+                                    const provider::ModelResponse& response,
+                                    const CancelFlag* cancel,
+                                    TurnOutcome* outcome);
+
   Session(SessionConfig config, SessionParts parts);
   absl::Status Add(provider::ChatMessage message);
   // The user message that a note for the model goes into (the last one, a

@@ -200,6 +200,7 @@ struct PtyChild {
   UniqueFd results;  // one line per ReadLine: "line:<text>", "eof"...
   UniqueFd go;       // a byte lets a child that holds go on
   std::string screen, reported;
+  struct termios initial = {};  // the pty's settings before the child ran
 
   bool Screen(absl::string_view needle) {
     return WaitFor(master.get(), &screen, needle);
@@ -287,6 +288,9 @@ std::unique_ptr<PtyChild> StartChild(const std::string& history,
   int master = -1, slave = -1;
   struct winsize size = {24, 100, 0, 0};
   if (openpty(&master, &slave, nullptr, nullptr, &size) != 0) return nullptr;
+  // The settings before the child runs: once it runs, its editor may
+  // change them at any moment.
+  if (tcgetattr(slave, &child->initial) != 0) return nullptr;
   int report[2], go[2];
   if (pipe2(report, O_CLOEXEC) != 0 || pipe2(go, O_CLOEXEC) != 0) {
     return nullptr;
@@ -439,8 +443,7 @@ TEST(LineSourceTest, AResizedWindowRedrawsTheLine) {
 TEST(LineSourceTest, ACrashDuringALineRestoresTheTerminal) {
   std::unique_ptr<PtyChild> child = StartChild("");
   ASSERT_NE(child, nullptr);
-  struct termios before;
-  ASSERT_EQ(tcgetattr(child->slave.get(), &before), 0);
+  const struct termios before = child->initial;
   ASSERT_TRUE(child->Screen("p1> "));
   child->Type("abc");
   ASSERT_TRUE(child->Screen("abc"));
@@ -481,8 +484,7 @@ TEST(LineSourceTest, CtrlZGivesTheShellItsTerminalAndComesBack) {
   ASSERT_TRUE(absl::SimpleAtoi(
       absl::StripSuffix(absl::StripPrefix(child->reported, "pid:"), "\n"),
       &job));
-  struct termios before;
-  ASSERT_EQ(tcgetattr(child->slave.get(), &before), 0);
+  const struct termios before = child->initial;
   ASSERT_TRUE(child->Screen("p1> "));
   child->Type("half");
   ASSERT_TRUE(child->Screen("half"));

@@ -15,6 +15,10 @@ namespace agent {
 namespace {
 
 constexpr size_t kSummaryChars = 200;
+
+// The helpers that decide themselves what they do (lib/consent).
+constexpr char kStagerProgram[] = "garuda-stager";
+constexpr char kApplierProgram[] = "garuda-applier";
 constexpr size_t kAuditTargetChars = 4096;
 
 constexpr char kNoPersonText[] =
@@ -105,10 +109,14 @@ class Call {
   }
 
   // Decides; asks when needed. Returns the decision text when the call may
-  // run, or nullopt with the model's result already set (denied).
-  absl::StatusOr<std::optional<std::string>> Decide(bool ask_by_default,
-                                                    const std::string& question,
-                                                    const std::string& detail) {
+  // run, or nullopt with the model's result already set (denied). With a
+  // `helper` (the program that will act), a call that would ask is only
+  // proposed: that helper asks the person itself, and its answer is the
+  // one that counts. The agent's own refusals (a deny rule, nobody to ask)
+  // still stop the call here: refusing needs no one's trust.
+  absl::StatusOr<std::optional<std::string>> Decide(
+      bool ask_by_default, const std::string& question,
+      const std::string& detail, const char* helper = nullptr) {
     Decision decision = c_.permissions->Decide(request_);
     if (decision.verdict == Verdict::kDeny) {
       std::string text = absl::StrCat("denied by ", decision.reason);
@@ -138,6 +146,11 @@ class Call {
       RETURN_IF_ERROR(Audit("tool_call", "deny", text));
       ASSIGN_OR_RETURN(done_, Refused(text, kNoPersonText));
       return std::optional<std::string>();
+    }
+    if (helper != nullptr) {
+      std::string text = absl::StrCat("proposed: ", helper, " asks the person");
+      RETURN_IF_ERROR(Audit("tool_call", "propose", text));
+      return std::optional<std::string>(text);
     }
     PermissionQuestion q;
     q.tool = call_.name();
@@ -205,7 +218,7 @@ class Call {
         Decide(on_host,
                absl::StrCat(on_host ? "Run on the host: " : "Run: ",
                             input->command),
-               why));
+               why, on_host ? kStagerProgram : nullptr));
     if (!decision) return std::move(done_);
     if (on_host && !c_.sandboxed && !input->outside_sandbox) {
       RETURN_IF_ERROR(Audit("host_fallback", "allow",
@@ -218,13 +231,24 @@ class Call {
           static_cast<uint32_t>(std::max<int64_t>(0, *input->timeout_seconds)));
     }
     command.set_on_host(on_host);
+    command.set_on_host_reason(why);
     command.set_call_id(call_.id());
-    absl::StatusOr<CommandService::Ran> ran = c_.stager->Run(command);
+    absl::StatusOr<CommandService::Ran> ran = RunThroughStager(command);
     if (!ran.ok()) {
       if (IsFatal(ran.status())) return ran.status();
+      if (on_host && absl::IsPermissionDenied(ran.status())) {
+        // The stager's own answer: it did not agree to run it on the host.
+        std::string text(ran.status().message());
+        RETURN_IF_ERROR(Audit("consent", "deny", text));
+        return Refused(text, absl::StrCat("Not run: ", text, "."));
+      }
       RETURN_IF_ERROR(
           Audit("command", "failed", std::string(ran.status().message())));
       return Finish(*decision, ErrorOutput(ran.status()), "could not run");
+    }
+    if (on_host && !ran->result.consent().empty()) {
+      decision = ran->result.consent();
+      RETURN_IF_ERROR(Audit("consent", "allow", *decision));
     }
     RETURN_IF_ERROR(Audit("command", on_host ? "host" : "sandbox",
                           ran->result.description()));
@@ -232,9 +256,9 @@ class Call {
     std::string outcome = ran->result.description();
     bool is_error = false;
     if (ran->change_set) {
-      ASSIGN_OR_RETURN(ChangeOutcome settled,
-                       SettleChangeSet(*ran->change_set,
-                                       absl::StrCat("bash: ", input->command)));
+      ASSIGN_OR_RETURN(
+          ChangeOutcome settled,
+          SettleChangeSet(*ran, absl::StrCat("bash: ", input->command)));
       absl::StrAppend(&text, "\n", settled.line);
       outcome = settled.line;
       is_error = settled.is_error;
@@ -248,13 +272,26 @@ class Call {
   absl::StatusOr<ToolCallDone> Edit() {
     ASSIGN_OR_RETURN(std::optional<std::string> decision, DecideEdit());
     if (!decision) return std::move(done_);
-    absl::StatusOr<applier::ApplyOutcome> applied =
-        c_.applier->Apply(proposed_.change_set, summary_, c_.session_id);
+    ProposedChange change;
+    change.origin = ProposedChange::Origin::kEdit;
+    change.tool = call_.name();
+    change.reason = summary_;
+    change.session_id = c_.session_id;
+    change.change_set = &proposed_.change_set;
+    absl::StatusOr<applier::ApplyOutcome> applied = ApplyThroughApplier(change);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
       RETURN_IF_ERROR(
           Audit("apply", "failed", std::string(applied.status().message())));
       return Finish(*decision, ErrorOutput(applied.status()), "not applied");
+    }
+    if (applied->kind() == applier::ApplyOutcome::DECLINED) {
+      RETURN_IF_ERROR(Audit("consent", "deny", applied->decision()));
+      return Refused(applied->decision(), applied->line());
+    }
+    if (!applied->decision().empty()) {
+      decision = applied->decision();
+      RETURN_IF_ERROR(Audit("consent", "allow", *decision));
     }
     RETURN_IF_ERROR(AuditApply(*applied));
     ToolOutput output;
@@ -301,7 +338,26 @@ class Call {
     return Decide(true,
                   absl::StrCat(call_.name() == "edit_file" ? "Edit " : "Write ",
                                request_.argument),
-                  proposed_.question_text);
+                  proposed_.question_text, kApplierProgram);
+  }
+
+  // The helper may ask the person on the terminal during the call: the
+  // terminal is handed over for its time.
+  absl::StatusOr<CommandService::Ran> RunThroughStager(
+      const stager::RunCommand& command) {
+    if (!command.on_host()) return c_.stager->Run(command);
+    c_.interaction->HandOverTerminal();
+    absl::StatusOr<CommandService::Ran> ran = c_.stager->Run(command);
+    c_.interaction->TakeBackTerminal();
+    return ran;
+  }
+
+  absl::StatusOr<applier::ApplyOutcome> ApplyThroughApplier(
+      const ProposedChange& change) {
+    c_.interaction->HandOverTerminal();
+    absl::StatusOr<applier::ApplyOutcome> applied = c_.applier->Apply(change);
+    c_.interaction->TakeBackTerminal();
+    return applied;
   }
 
   absl::Status AuditApply(const applier::ApplyOutcome& outcome) {
@@ -320,39 +376,20 @@ class Call {
     bool is_error = false;
   };
 
-  // The T5 question for a command's changes, then apply or discard.
-  absl::StatusOr<ChangeOutcome> SettleChangeSet(const ChangeSet& change_set,
+  // A command's changes go to the applier, which asks the T5 question
+  // itself (or, with nobody to ask, re-checks the rules), then applies or
+  // discards.
+  absl::StatusOr<ChangeOutcome> SettleChangeSet(CommandService::Ran& ran,
                                                 const std::string& reason) {
-    Rendered rendered = RenderChangeSet(change_set, c_.project->fd());
-    Answer answer = Answer::kDiscard;
-    std::string how;
-    const bool complete = !change_set.summary.incomplete() &&
-                          change_set.summary.refused().empty();
-    if (c_.interaction->CanAsk()) {
-      answer = c_.interaction->AskChangeSet(change_set, rendered);
-      how = "asked";
-    } else {
-      how = "no person to ask";
-      c_.interaction->ShowNotice(
-          "The command changed files; with no person to ask, the changes "
-          "are discarded.");
-    }
-    // Apply needs a complete list, whatever the answer said.
-    if (!complete) answer = Answer::kDiscard;
-    RETURN_IF_ERROR(
-        Audit("question", answer == Answer::kApply ? "apply" : "discard", how));
-    if (answer == Answer::kDiscard) {
-      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
-      ChangeOutcome outcome{kDiscardedLine, false};
-      if (how == "no person to ask") {
-        outcome.line = absl::StrCat(
-            kDiscardedLine,
-            " (no person could answer the question, so the answer was no)");
-      }
-      return outcome;
-    }
-    absl::StatusOr<applier::ApplyOutcome> applied =
-        c_.applier->Apply(change_set, reason, c_.session_id);
+    const ChangeSet& change_set = *ran.change_set;
+    const bool person = c_.interaction->CanAsk();
+    ProposedChange change;
+    change.origin = ProposedChange::Origin::kCommand;
+    change.reason = reason;
+    change.session_id = c_.session_id;
+    change.change_set = &change_set;
+    change.sealed_fd = ran.sealed_change_set.get();
+    absl::StatusOr<applier::ApplyOutcome> applied = ApplyThroughApplier(change);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
       RETURN_IF_ERROR(
@@ -361,6 +398,24 @@ class Call {
                                         applied.status().message()),
                            true};
     }
+    if (applied->kind() == applier::ApplyOutcome::DECLINED) {
+      RETURN_IF_ERROR(Audit("question", "discard", applied->decision()));
+      Rendered rendered = RenderChangeSet(change_set, c_.project->fd());
+      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
+      if (!person) {
+        c_.interaction->ShowNotice(
+            "The command changed files; with no person to ask, the changes "
+            "are discarded.");
+        return ChangeOutcome{
+            absl::StrCat(kDiscardedLine,
+                         " (no person could answer the question, so the "
+                         "answer was no)"),
+            false};
+      }
+      return ChangeOutcome{
+          applied->line().empty() ? kDiscardedLine : applied->line(), false};
+    }
+    RETURN_IF_ERROR(Audit("question", "apply", applied->decision()));
     RETURN_IF_ERROR(AuditApply(*applied));
     ChangeOutcome outcome;
     outcome.line = applied->line();
@@ -384,6 +439,8 @@ class Call {
         return "conflict";
       case applier::ApplyOutcome::REFUSED:
         return "refused";
+      case applier::ApplyOutcome::DECLINED:
+        return "declined";
       default:
         return "apply_unknown";
     }
@@ -455,17 +512,21 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
   stager::RunCommand run;
   run.set_command(command);
   run.set_on_host(on_host);
+  // The stager asks the person itself before it runs anything on the
+  // host: that the person typed it is the agent's word only.
+  if (on_host) run.set_on_host_reason("you typed it at the prompt (!command)");
   run.set_call_id("person");
+  if (on_host) context.interaction->HandOverTerminal();
   absl::StatusOr<CommandService::Ran> ran = context.stager->Run(run);
+  if (on_host) context.interaction->TakeBackTerminal();
   if (!ran.ok()) {
     if (IsFatal(ran.status())) return ran.status();
     return absl::StrCat("The command could not run: ", ran.status().message());
   }
   std::string text = FormatCommandResult(ran->result);
   if (ran->change_set) {
-    ASSIGN_OR_RETURN(
-        Call::ChangeOutcome outcome,
-        settle.SettleChangeSet(*ran->change_set, absl::StrCat("!", command)));
+    ASSIGN_OR_RETURN(Call::ChangeOutcome outcome,
+                     settle.SettleChangeSet(*ran, absl::StrCat("!", command)));
     absl::StrAppend(&text, outcome.line, "\n");
   }
   return CapToolResult(text);

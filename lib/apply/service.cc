@@ -1,7 +1,10 @@
 #include "lib/apply/service.h"
 
-#include <sys/stat.h>
+#include <unistd.h>
 
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -13,9 +16,12 @@
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
+#include "lib/changeset/changeset.h"
+#include "lib/consent/consent.h"
 #include "lib/ipc/channel.h"
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
+#include "lib/ipc/sealed_memfd.h"
 #include "lib/question/question.h"
 #include "proto/applier_service.pb.h"
 
@@ -54,28 +60,31 @@ void FillFromResult(const ApplyResult& result, bool undo, Reply* reply) {
   for (const std::string& path : result.conflicts) reply->add_conflicts(path);
 }
 
-// Reads the whole list from `fd` (a memfd or a file, from its offset; a
-// pipe or a socket is refused) and applies it to `project` (a real path),
-// recording its undo in `undo_root`, tagged with `session_id`. `reason`
-// replaces the list's command in the record when not empty.
-absl::Status ApplyServedList(int fd, const std::string& name,
-                             const std::string& project,
+// Reads the whole list from `fd`, from offset 0: a sealed memfd
+// (ipc::CheckSealed; anything else is refused, since a list that can still
+// change after the question is not the list the person saw), checked
+// against `project` (a real path). `name` starts errors.
+absl::StatusOr<ChangeSet> ReadServedList(int fd, const std::string& name,
+                                         const std::string& project) {
+  // Sealed, so complete (a pipe whose writer never closes would hold the
+  // applier forever) and unchangeable by the agent or anyone else who
+  // holds it while the question shows it.
+  RETURN_IF_ERROR(ipc::CheckSealed(fd, name));
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    return LastErrnoStatus(absl::StrCat("lseek ", name));
+  }
+  return ReadChangeSetForProject(fd, name, project);
+}
+
+// Applies `change_set` (read by ReadServedList, and agreed to, or one that
+// the apply refuses by itself) to `project`, recording its undo in
+// `undo_root`, tagged with `session_id`. `reason` replaces the list's
+// command in the record when not empty.
+absl::Status ApplyServedList(ChangeSet change_set, const std::string& project,
                              const std::string& undo_root,
                              const std::string& reason,
                              const std::string& session_id,
                              applier::ApplyOutcome* reply) {
-  RETURN_IF_ERROR(CheckServedSessionId(session_id));
-  // A pipe whose writer never closes would hold the applier forever: the
-  // list must be complete before it is sent.
-  struct stat st;
-  if (::fstat(fd, &st) != 0)
-    return LastErrnoStatus(absl::StrCat("fstat ", name));
-  if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " must be a memfd or a file, not a pipe or a socket"));
-  }
-  ASSIGN_OR_RETURN(ChangeSet change_set,
-                   ReadChangeSetForProject(fd, name, project));
   if (change_set.NoChanges()) {
     reply->set_kind(applier::ApplyOutcome::NO_CHANGES);
     reply->set_line(kNoChangesLine);
@@ -93,6 +102,84 @@ absl::Status ApplyServedList(int fd, const std::string& name,
     reply->set_undo_id(result.undo_id);
   }
   return absl::OkStatus();
+}
+
+// The relayed answer of `apply`, taken only where the applier was started
+// to take one; anywhere else it is refused, so that it can never stand in
+// for a question the applier can ask itself.
+absl::StatusOr<std::optional<RelayedConsent>> RelayedAnswerOf(
+    const applier::ApplyChangeSet& apply, ConsentMode mode) {
+  if (!apply.has_relayed_answer()) return std::optional<RelayedConsent>();
+  if (mode != ConsentMode::kRelayed) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "ApplyChangeSet carries a relayed answer, but this applier decides "
+        "itself (--consent=",
+        ConsentModeName(mode), "); nothing was written"));
+  }
+  return std::optional<RelayedConsent>(RelayedConsent{
+      apply.relayed_answer().from(), apply.relayed_answer().yes()});
+}
+
+absl::StatusOr<ConsentDecision> Decide(
+    Consent& consent, const applier::ApplyChangeSet& apply,
+    const ChangeSet& change_set, int project_fd,
+    const std::optional<RelayedConsent>& relayed) {
+  switch (apply.origin()) {
+    case applier::ApplyChangeSet::COMMAND:
+      return consent.ForCommandChanges(change_set, project_fd, relayed);
+    case applier::ApplyChangeSet::EDIT:
+      return consent.ForEdit(change_set, apply.tool(), project_fd, relayed);
+    default:
+      return absl::InvalidArgumentError(
+          "ApplyChangeSet needs its origin (COMMAND or EDIT): it decides "
+          "which question the applier asks");
+  }
+}
+
+std::string DeclinedLine(const applier::ApplyChangeSet& apply,
+                         const ConsentDecision& decision) {
+  if (apply.origin() == applier::ApplyChangeSet::COMMAND) {
+    if (decision.how == "asked: discard") return kDiscardedLine;
+    return absl::StrCat(kDiscardedLine, " (", decision.how, ")");
+  }
+  if (decision.how == "asked: no") return "The user said no to this edit.";
+  return absl::StrCat("Not applied: ", decision.how,
+                      ". An allow rule in the settings (permissions.allow) "
+                      "can permit such calls.");
+}
+
+// One ApplyChangeSet: read the sealed list, decide (lib/consent), then
+// apply. A list the apply must refuse (incomplete, refused entries) is
+// still shown to a person at the terminal, and then refused.
+absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
+                        const std::string& name, const ApplierPlaces& places,
+                        int project_fd, Consent& consent,
+                        applier::ApplyOutcome* reply) {
+  RETURN_IF_ERROR(CheckServedSessionId(apply.session_id()));
+  ASSIGN_OR_RETURN(std::optional<RelayedConsent> relayed,
+                   RelayedAnswerOf(apply, consent.mode()));
+  ASSIGN_OR_RETURN(ChangeSet change_set,
+                   ReadServedList(fd, name, places.project));
+  const bool complete =
+      !change_set.summary.incomplete() && change_set.summary.refused().empty();
+  if (!change_set.NoChanges() && complete) {
+    ASSIGN_OR_RETURN(ConsentDecision decision,
+                     Decide(consent, apply, change_set, project_fd, relayed));
+    reply->set_decision(decision.how);
+    if (!decision.yes) {
+      reply->set_kind(applier::ApplyOutcome::DECLINED);
+      reply->set_line(DeclinedLine(apply, decision));
+      return absl::OkStatus();
+    }
+  } else if (!complete && apply.origin() == applier::ApplyChangeSet::COMMAND) {
+    // Never applied, whatever the answer; the person still sees the
+    // question (Discard only) and why.
+    reply->set_decision(
+        consent.ForCommandChanges(change_set, project_fd, relayed).how);
+  }
+  return ApplyServedList(std::move(change_set), places.project,
+                         places.undo_root, apply.reason(), apply.session_id(),
+                         reply);
 }
 
 // Undoes apply `undo_id`, or when it is empty the newest apply of
@@ -142,8 +229,12 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
                          ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
   ASSIGN_OR_RETURN(ApplierPlaces places,
                    LocateApplierPlaces(options.project, options.undo_root));
-  RETURN_IF_ERROR(OpenRoot(places.project).status());
+  ASSIGN_OR_RETURN(UniqueFd project_fd, OpenRoot(places.project));
   RETURN_IF_ERROR(MakeDirectories(places.undo_root, 0700));
+  // The rules are read and the terminal opened now, before the lockdown:
+  // what decides is this process's own view, not the agent's.
+  ASSIGN_OR_RETURN(std::unique_ptr<Consent> consent,
+                   Consent::Open(options.consent, places.project));
   // Everything is open: from here on the process writes only the project
   // and the undo store, and reaches no network.
   if (options.lock_down) {
@@ -168,12 +259,11 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
                            fds.size(), " came"));
         }
         UniqueFd fd = std::move(fds[0]);
-        return ApplyServedList(
-            fd.get(),
-            absl::StrCat("the change list of ApplyChangeSet seq ",
-                         request.seq()),
-            places.project, places.undo_root, request.apply().reason(),
-            request.apply().session_id(), reply->mutable_applied());
+        return ServeApply(request.apply(), fd.get(),
+                          absl::StrCat("the change list of ApplyChangeSet seq ",
+                                       request.seq()),
+                          places, project_fd.get(), *consent,
+                          reply->mutable_applied());
       });
   dispatcher.On(
       applier::ApplierRequest::kUndo, {kServing},

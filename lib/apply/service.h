@@ -4,10 +4,13 @@
 // undo store, no network), then serves:
 //
 //   ApplyChangeSet: the list comes as a ChangeSet frame stream in the
-//     descriptor passed with the request (a memfd or a file, read from its
-//     current offset); conflict check, all or nothing, an undo record
-//     tagged with the session; the outcome line as `apply` prints it.
-//     The person's answer was given to the agent before: serve never asks.
+//     sealed memfd passed with the request (anything unsealed is refused);
+//     the applier decides itself (lib/consent: it asks the person on the
+//     terminal, or re-checks the rules it read at start) and only then
+//     runs the conflict check, all or nothing, with an undo record tagged
+//     with the session; the outcome line as `apply` prints it, and who
+//     decided. The agent's word that the person agreed is never taken,
+//     except as an explicit relayed answer with --consent=relayed.
 //   UndoApply: restores the project as it was before an apply (undo_id, or
 //     the session's newest apply that is not undone yet).
 #ifndef GARUDA_LIB_APPLY_SERVICE_H_
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "lib/consent/consent.h"
 
 namespace garuda {
 
@@ -25,6 +29,9 @@ struct ApplierServeOptions {
   int channel_fd = -1;
   std::string project;    // empty: the current folder
   std::string undo_root;  // empty: ~/.garuda/undo
+  // Who decides each change (rules only, unless the agent started the
+  // applier for a person at the terminal).
+  ConsentOptions consent;
   // Called once the channel, the project and the undo store are open, with
   // the paths the process may still write (LockDownApplier).
   std::function<absl::Status(const std::vector<std::string>& writable)>

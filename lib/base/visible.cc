@@ -130,4 +130,20 @@ std::string VisiblePath(absl::string_view path) {
   return quoted;
 }
 
+std::string MakeTextVisible(absl::string_view text) {
+  // MakeLineVisible doubles a backslash (so its marks cannot be forged in a
+  // diff); here text that is already visible must pass unchanged, so the
+  // backslashes and newlines are kept between the pieces it marks.
+  std::string out;
+  out.reserve(text.size());
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != '\\' && text[i] != '\n') continue;
+    out += MakeLineVisible(text.substr(start, i - start));
+    if (i < text.size()) out += text[i];
+    start = i + 1;
+  }
+  return out;
+}
+
 }  // namespace garuda

@@ -21,6 +21,11 @@ std::string MakeVisible(absl::string_view text, int* count = nullptr);
 // A line of a diff: like MakeVisible, but a tab stays a tab.
 std::string MakeLineVisible(absl::string_view line, int* count = nullptr);
 
+// Text of several lines for the terminal (a diff, a reason, a model's
+// answer): like MakeLineVisible between the newlines and backslashes, which
+// are kept as they are, so text that is already visible passes unchanged.
+std::string MakeTextVisible(absl::string_view text);
+
 // A path from a change list, quoted when it needs marks or has a space
 // ("\"my file\\n.txt\"").
 std::string VisiblePath(absl::string_view path);

@@ -15,6 +15,7 @@
 #include "lib/base/sha256.h"
 #include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
+#include "lib/question/answer_reader.h"
 #include "lib/question/diff.h"
 
 namespace garuda {
@@ -189,70 +190,26 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
   return out;
 }
 
-namespace {
-
-// Ctrl-C while the question waits: the handler writes to a pipe that the
-// read waits on too, so a signal that lands just before the read is not
-// lost.
-volatile sig_atomic_t interrupted = 0;
-int interrupt_pipe[2] = {-1, -1};
-void OnInterrupt(int) {
-  interrupted = 1;
-  if (interrupt_pipe[1] >= 0) (void)!::write(interrupt_pipe[1], "x", 1);
-}
-
-// Reads one line; false on end of input, an error or Ctrl-C.
-bool ReadAnswerLine(int in, std::string* line) {
-  line->clear();
-  for (;;) {
-    struct pollfd fds[2] = {{in, POLLIN, 0}, {interrupt_pipe[0], POLLIN, 0}};
-    int ready = ::poll(fds, 2, -1);
-    if (interrupted) return false;
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    char c;
-    ssize_t n = ::read(in, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    if (c == '\n') return true;
-    if (line->size() < 64) line->push_back(c);
-  }
-}
-
-}  // namespace
-
 Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
            int out) {
   bool can_apply = !change_set.summary.incomplete() &&
                    change_set.summary.refused().empty() &&
                    !change_set.changes.empty();
-  if (::pipe2(interrupt_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+  question_internal::AnswerReader reader;
+  if (!reader.ok()) {
     (void)WriteAll(out, "Discarded (cannot wait for an answer).\n");
     return Answer::kDiscard;
   }
-  interrupted = 0;
-  struct sigaction action = {}, previous = {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGINT, &action, &previous);
-  // A parent may have started us with SIGINT blocked; Ctrl-C must still
-  // reach the question.
-  sigset_t unblock, previous_mask;
-  sigemptyset(&unblock);
-  sigaddset(&unblock, SIGINT);
-  ::pthread_sigmask(SIG_UNBLOCK, &unblock, &previous_mask);
   (void)WriteAll(out, rendered.summary);
   (void)WriteAll(out, "\n");
   (void)WriteAll(out, rendered.diff);
   Answer answer = Answer::kDiscard;
-  for (int tries = 0; tries < 20 && !interrupted; ++tries) {
+  for (int tries = 0; tries < 20 && !reader.interrupted(); ++tries) {
     (void)WriteAll(
         out, can_apply ? "\n[a]pply, [d]iscard, [v]iew all? "
                        : "\n[d]iscard, [v]iew all? (apply is not offered) ");
     std::string line;
-    if (!ReadAnswerLine(in, &line) || interrupted) break;
+    if (!reader.ReadLine(in, &line)) break;
     std::string word = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line));
     if (can_apply && (word == "a" || word == "apply")) {
       answer = Answer::kApply;
@@ -264,12 +221,6 @@ Answer Ask(const ChangeSet& change_set, const Rendered& rendered, int in,
       (void)WriteAll(out, "\n");
       (void)WriteAll(out, rendered.full_diff);
     }
-  }
-  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-  ::sigaction(SIGINT, &previous, nullptr);
-  for (int& fd : interrupt_pipe) {
-    ::close(fd);
-    fd = -1;
   }
   (void)WriteAll(out,
                  answer == Answer::kApply ? "Applying.\n" : "Discarded.\n");

@@ -21,8 +21,10 @@
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/changeset.h"
 #include "lib/ipc/channel.h"
+#include "lib/ipc/client.h"
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
+#include "lib/ipc/sealed_memfd.h"
 #include "lib/staging/session.h"
 #include "lib/staging/stager_settings.h"
 #include "proto/stager_service.pb.h"
@@ -72,19 +74,9 @@ void FillResult(const RunResult& run, bool on_host,
 // sealed against writes, growing and shrinking, and against new seals;
 // positioned at 0 for the reader.
 absl::StatusOr<UniqueFd> SealedChangeSet(const ChangeSet& change_set) {
-  UniqueFd fd(
-      ::memfd_create("garuda-changeset", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!fd) return LastErrnoStatus("memfd_create(garuda-changeset)");
-  RETURN_IF_ERROR(
-      WriteChangeSet(change_set, fd.get(), "the change list (memfd)"));
-  if (::fcntl(fd.get(), F_ADD_SEALS,
-              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
-    return LastErrnoStatus("seal the change list memfd");
-  }
-  if (::lseek(fd.get(), 0, SEEK_SET) != 0) {
-    return LastErrnoStatus("lseek the change list memfd");
-  }
-  return fd;
+  return ipc::SealedMemfd("garuda-changeset", [&](int fd) {
+    return WriteChangeSet(change_set, fd, "the change list (memfd)");
+  });
 }
 
 // Up to `limit` bytes of the memfd `fd`; `truncated` when it holds more.
@@ -159,6 +151,9 @@ class StagerService {
     ASSIGN_OR_RETURN(UniqueFd null, OpenFile("/dev/null", O_RDONLY));
     if (::dup2(null.get(), 0) < 0) return LastErrnoStatus("stdin /dev/null");
     if (mode_ == kHostMode) return absl::OkStatus();
+    // The rules are read and the terminal opened now, before anything is
+    // served: what decides an on_host command is this process's own view.
+    ASSIGN_OR_RETURN(consent_, Consent::Open(options_.consent, project_));
 
     probe_ = ProbeSandbox({});
     problem_ = FirstSandboxProblem(probe_);
@@ -177,6 +172,8 @@ class StagerService {
           ipc::HelperProcess::Spawn(helper);
       if (host.ok()) {
         host_ = *std::move(host);
+        host_client_ = std::make_unique<HostClient>(
+            host_.get(), "garuda-stager (on_host runner)");
       } else {
         notices_.push_back(absl::StrCat("on_host commands cannot run: ",
                                         host.status().message()));
@@ -246,6 +243,7 @@ class StagerService {
   // The view goes (unmounted, its folder removed); the runner ends.
   void End() {
     view_.reset();
+    host_client_.reset();
     if (host_) {
       host_->Stop().IgnoreError();
       host_.reset();
@@ -354,21 +352,21 @@ class StagerService {
           "on_host is refused: ", required->why,
           "; nothing was run (to allow it: ", required->undo, ")"));
     }
+    if (mode_ != kHostMode) {
+      RETURN_IF_ERROR(AgreeOnHost(request, result));
+    }
     if (mode_ == "staged") {
       if (!host_) {
         return absl::FailedPreconditionError(
             "on_host commands cannot run: the on_host runner did not start");
       }
       stager::StagerRequest forwarded;
-      forwarded.set_seq(++host_seq_);
       *forwarded.mutable_run() = request;
-      stager::StagerReply reply;
-      RETURN_IF_ERROR(host_->Call(forwarded, &reply));
-      if (reply.has_error()) {
-        return absl::Status(static_cast<absl::StatusCode>(reply.error().code()),
-                            reply.error().message());
-      }
+      ASSIGN_OR_RETURN(stager::StagerReply reply,
+                       host_client_->Call(forwarded));
+      std::string consent = result->consent();
       *result = reply.result();
+      result->set_consent(consent);
       return absl::OkStatus();
     }
     // The settings' wall time bounds a host command too; the other limits
@@ -382,7 +380,33 @@ class StagerService {
     return absl::OkStatus();
   }
 
+  // The stager's own decision on an on_host command: an error (nothing
+  // run) when it does not agree; else how it agreed, in `result`.
+  absl::Status AgreeOnHost(const stager::RunCommand& request,
+                           stager::CommandResult* result) {
+    std::optional<RelayedConsent> relayed;
+    if (request.has_relayed_answer()) {
+      if (consent_->mode() != ConsentMode::kRelayed) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "RunCommand carries a relayed answer, but this stager decides "
+            "itself (--consent=",
+            ConsentModeName(consent_->mode()), "); nothing was run"));
+      }
+      relayed = RelayedConsent{request.relayed_answer().from(),
+                               request.relayed_answer().yes()};
+    }
+    ConsentDecision decision = consent_->ForHostCommand(
+        request.command(), request.on_host_reason(), relayed);
+    if (!decision.yes) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("not run on the host: ", decision.how));
+    }
+    result->set_consent(decision.how);
+    return absl::OkStatus();
+  }
+
   const StagerServeOptions& options_;
+  std::unique_ptr<Consent> consent_;
   std::string project_;
   MergedSettings settings_;
   std::string mode_;
@@ -392,7 +416,8 @@ class StagerService {
   std::unique_ptr<StagedView> view_;
   std::string staging_error_;
   std::unique_ptr<ipc::HelperProcess> host_;
-  uint64_t host_seq_ = 0;
+  using HostClient = ipc::Client<stager::StagerRequest, stager::StagerReply>;
+  std::unique_ptr<HostClient> host_client_;
 };
 
 }  // namespace

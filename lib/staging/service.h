@@ -12,7 +12,11 @@
 //           stream in a sealed memfd passed with the reply.
 //
 // A RunCommand with on_host runs outside the OS sandbox (never staged), and
-// is refused when the strict profile or requireSandbox is on. In staged
+// is refused when the strict profile or requireSandbox is on. Otherwise the
+// stager decides itself whether it runs (lib/consent): it asks the person
+// on the terminal, or re-checks the allow rules it read at start; the
+// agent's word is never taken, but for an explicit relayed answer with
+// --consent=relayed. In staged
 // mode this process cannot write the project (the view's read-only bind),
 // so on_host commands go to a second stager process started before the
 // binds, `garuda-stager serve --mode host`, which runs nothing else.
@@ -24,6 +28,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "lib/consent/consent.h"
 
 namespace garuda {
 
@@ -40,6 +45,9 @@ struct StagerServeOptions {
   std::string mode;
   std::string backend;     // staged: "auto", "overlay", "copy"; empty: settings
   std::string session_id;  // the agent's session, for messages
+  // Who agrees to an on_host command (not used by the "host" runner, which
+  // runs only what its stager agreed to).
+  ConsentOptions consent;
   // The program to start as the on_host runner of a staged session
   // (normally /proc/self/exe).
   std::string self = "/proc/self/exe";

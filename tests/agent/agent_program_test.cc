@@ -6,10 +6,12 @@
 // killed during a session.
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +20,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
@@ -37,6 +41,38 @@ using provider::testing::ScriptedServer;
 using provider::testing::ServerKind;
 
 constexpr char kKey[] = "sk-test-5ecret-K3y-0123456789abcdef";
+
+// How long a wait for another process may take before the test fails
+// with what it was waiting for.
+constexpr absl::Duration kDeadline = absl::Seconds(30);
+
+// Polls `done` until it holds (true) or the deadline passes (false).
+bool Eventually(const std::function<bool()>& done) {
+  absl::Time deadline = absl::Now() + kDeadline;
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    ::poll(nullptr, 0, 1);  // between two looks
+  }
+  return true;
+}
+
+// Reads `fd` into `seen` until it holds `text` (true), or until the end of
+// the stream or the deadline (false).
+bool ReadUntil(int fd, absl::string_view text, std::string* seen) {
+  absl::Time deadline = absl::Now() + kDeadline;
+  char buffer[4096];
+  while (!absl::StrContains(*seen, text)) {
+    int left =
+        static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (left <= 0) return false;
+    struct pollfd ready = {fd, POLLIN, 0};
+    if (::poll(&ready, 1, left) <= 0) continue;
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n <= 0) return false;
+    seen->append(buffer, static_cast<size_t>(n));
+  }
+  return true;
+}
 
 using garuda::testing::Runfile;
 
@@ -326,6 +362,11 @@ TEST_F(AgentProgramTest, WithoutAModelTheSessionStartsAndBangCommandsWork) {
   std::vector<std::string> argv = {Runfile("cmd/garuda-agent/garuda-agent"),
                                    "--project", project_, "--helpers-dir",
                                    helpers_};
+  // Lines from a pipe: no person at a terminal, so the stager runs the
+  // !command on the host only by an allow rule it reads itself.
+  garuda::testing::Write(
+      home_ + "/.garuda/settings.json",
+      R"json({"permissions": {"allow": ["bash(echo *)"]}})json");
   pid_t pid = Start(argv, Env(false), &in, &out, &err);
   ASSERT_TRUE(WriteAll(in.get(), "!echo from the person\nhello\n/exit\n").ok());
   in.Reset();
@@ -359,6 +400,11 @@ TEST_F(AgentProgramTest, HelpersAndHostCommandsNeverSeeTheApiKey) {
   UniqueFd in, out, err;
   std::vector<std::string> env = Env(false);
   env.push_back("GARUDA_TEST_MARKER=inherited-marker");
+  // No person at a terminal: the stager runs `!env` on the host by this
+  // rule, which it reads itself.
+  garuda::testing::Write(
+      home_ + "/.garuda/settings.json",
+      R"json({"permissions": {"allow": ["bash(env)"]}})json");
   pid_t pid = Start(Argv({}), env, &in, &out, &err);
   ASSERT_TRUE(WriteAll(in.get(), "!env\n/exit\n").ok());
   in.Reset();
@@ -387,7 +433,8 @@ TEST_F(AgentProgramTest, CtrlCCancelsTheRequestAndSparesTheHelpers) {
                     &in, &out, &err);
   in.Reset();
   // The request is on the wire once the server has recorded it.
-  while (server_->request_count() == 0) ::usleep(1000);
+  ASSERT_TRUE(Eventually([&] { return server_->request_count() > 0; }))
+      << "the request did not reach the server within " << kDeadline;
   ASSERT_EQ(::kill(-pid, SIGINT), 0);
   std::string stdout_text = ReadAll(out.get()).value_or("");
   std::string stderr_text = ReadAll(err.get()).value_or("");
@@ -419,12 +466,8 @@ TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
   pid_t pid = Start(Argv({}), Env(false), &in, &out, &err);
   // Wait for the first line: the helpers run by then.
   std::string seen;
-  char buffer[4096];
-  while (!absl::StrContains(seen, "| session ")) {
-    ssize_t n = ::read(err.get(), buffer, sizeof(buffer));
-    ASSERT_GT(n, 0) << seen;
-    seen.append(buffer, n);
-  }
+  ASSERT_TRUE(ReadUntil(err.get(), "| session ", &seen))
+      << "no first line within " << kDeadline << "; the agent wrote: " << seen;
   // The stager among the agent's children.
   std::string children =
       ReadFileToString(absl::StrCat("/proc/", pid, "/task/", pid, "/children"))
@@ -441,13 +484,13 @@ TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
   ASSERT_GT(stager, 0) << children;
   ASSERT_EQ(::kill(stager, SIGKILL), 0);
   // Dead (a zombie until the agent reaps it): its pidfd is readable now.
-  while (true) {
+  ASSERT_TRUE(Eventually([&] {
     std::string stat =
         ReadFileToString(absl::StrCat("/proc/", stager, "/stat")).value_or("");
     std::vector<std::string> fields = absl::StrSplit(stat, ") ");
-    if (stat.empty() || (fields.size() > 1 && fields[1][0] == 'Z')) break;
-    ::usleep(1000);
-  }
+    return stat.empty() || (fields.size() > 1 && fields[1][0] == 'Z');
+  })) << "garuda-stager "
+      << stager << " was not dead within " << kDeadline;
   ASSERT_TRUE(WriteAll(in.get(), "hello\n").ok());
   in.Reset();
   std::string rest = ReadAll(err.get()).value_or("");

@@ -1,5 +1,8 @@
 #include "tests/agent/fakes.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -8,6 +11,7 @@
 #include "lib/apply/apply.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/ipc/sealed_memfd.h"
 #include "lib/question/question.h"
 #include "lib/tools/edit_tools.h"
 
@@ -77,6 +81,34 @@ std::string ScriptedPerson::AllNotices() const {
   return absl::StrJoin(notices, "\n");
 }
 
+namespace {
+
+class ScriptedAsker : public Asker {
+ public:
+  explicit ScriptedAsker(ScriptedPerson* person) : person_(person) {}
+  PermissionAnswer AskPermission(const PermissionQuestion& question) override {
+    return person_->AskPermission(question);
+  }
+  Answer AskChangeSet(const ChangeSet& change_set,
+                      const Rendered& rendered) override {
+    return person_->AskChangeSet(change_set, rendered);
+  }
+
+ private:
+  ScriptedPerson* person_;
+};
+
+}  // namespace
+
+Consent& FakeConsent::get() {
+  if (consent_ == nullptr) {
+    consent_ = std::make_unique<Consent>(
+        person_->can_ask ? ConsentMode::kTerminal : ConsentMode::kRules,
+        *rules_, std::make_unique<ScriptedAsker>(person_));
+  }
+  return *consent_;
+}
+
 std::optional<std::string> ScriptedLines::ReadLine(absl::string_view) {
   if (lines_.empty()) return std::nullopt;
   std::string line = lines_.front();
@@ -86,7 +118,24 @@ std::optional<std::string> ScriptedLines::ReadLine(absl::string_view) {
 
 absl::StatusOr<agent::CommandService::Ran> FakeStager::Run(
     const stager::RunCommand& command) {
+  std::string consent;
+  if (command.on_host()) {
+    ConsentDecision decision = consent_->get().ForHostCommand(
+        command.command(), command.on_host_reason(), std::nullopt);
+    if (!decision.yes) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("not run on the host: ", decision.how));
+    }
+    consent = decision.how;
+  }
   runs.push_back(command);
+  Ran ran = RunScripted(command);
+  ran.result.set_consent(consent);
+  return ran;
+}
+
+agent::CommandService::Ran FakeStager::RunScripted(
+    const stager::RunCommand& command) {
   Ran ran;
   auto found = script_.find(command.command());
   if (found == script_.end()) {
@@ -103,31 +152,62 @@ absl::StatusOr<agent::CommandService::Ran> FakeStager::Run(
       WriteFileInput input;
       input.path = path;
       input.content = content;
-      ASSIGN_OR_RETURN(ProposedEdit edit, ProposeWriteFile(*project_, input));
+      absl::StatusOr<ProposedEdit> edit = ProposeWriteFile(*project_, input);
+      if (!edit.ok()) {
+        ran.result.set_description(std::string(edit.status().message()));
+        return ran;
+      }
       if (merged.changes.empty()) {
-        merged = std::move(edit.change_set);
+        merged = std::move(edit->change_set);
       } else {
-        for (Change& change : edit.change_set.changes) {
+        for (Change& change : edit->change_set.changes) {
           merged.changes.push_back(std::move(change));
         }
       }
     }
     ran.result.set_has_change_set(true);
     ran.result.set_changed_files(merged.changes.size());
+    // Sealed as the real stager seals it; the applier takes nothing else.
+    absl::StatusOr<UniqueFd> sealed =
+        ipc::SealedMemfd("fake-changeset", [&](int fd) {
+          return WriteChangeSet(merged, fd, "the fake stager's list");
+        });
+    if (sealed.ok()) ran.sealed_change_set = *std::move(sealed);
     ran.change_set = std::move(merged);
   }
   return ran;
 }
 
 absl::StatusOr<applier::ApplyOutcome> LocalApplier::Apply(
-    const ChangeSet& change_set, const std::string& reason,
-    const std::string&) {
-  reasons.push_back(reason);
+    const agent::ProposedChange& change) {
+  const ChangeSet& change_set = *change.change_set;
+  if (change.origin == agent::ProposedChange::Origin::kCommand) {
+    // The real applier refuses anything but a sealed memfd.
+    RETURN_IF_ERROR(ipc::CheckSealed(change.sealed_fd, "the change list"));
+  }
+  UniqueFd root(::open(project_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ConsentDecision decision =
+      change.origin == agent::ProposedChange::Origin::kEdit
+          ? consent_->get().ForEdit(change_set, change.tool, root.get(),
+                                    std::nullopt)
+          : consent_->get().ForCommandChanges(change_set, root.get(),
+                                              std::nullopt);
+  if (!decision.yes) {
+    applier::ApplyOutcome declined;
+    declined.set_kind(applier::ApplyOutcome::DECLINED);
+    declined.set_decision(decision.how);
+    declined.set_line(change.origin == agent::ProposedChange::Origin::kEdit
+                          ? "The user said no to this edit."
+                          : kDiscardedLine);
+    return declined;
+  }
+  reasons.push_back(change.reason);
   ApplyOptions options;
   options.project = project_;
   options.undo_root = undo_root_;
   ASSIGN_OR_RETURN(ApplyResult result, ApplyChangeSet(change_set, options));
   applier::ApplyOutcome outcome;
+  outcome.set_decision(decision.how);
   outcome.set_files(result.paths);
   outcome.set_undo_id(result.undo_id);
   switch (result.outcome) {

@@ -2,17 +2,24 @@
 // LineSource), a stager that runs nothing but answers as scripted (its
 // staged changes are real one-file change lists of the project), and an
 // applier that is lib/apply in-process (real conflict checks, real writes).
+// Like the real helpers, the fake stager and applier decide themselves
+// through lib/consent: the scripted person answers their questions (as the
+// person would on the terminal), or with `can_ask` false the rules alone
+// decide.
 #ifndef GARUDA_TESTS_AGENT_FAKES_H_
 #define GARUDA_TESTS_AGENT_FAKES_H_
 
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "lib/agent/interaction.h"
 #include "lib/agent/services.h"
+#include "lib/consent/consent.h"
+#include "lib/permissions/permissions.h"
 #include "lib/tools/project.h"
 #include "tests/providers/provider_script.pb.h"
 
@@ -63,6 +70,21 @@ class ScriptedPerson : public agent::Interaction {
   std::string AllNotices() const;
 };
 
+// The consent of a fake helper: made at its first question, in the
+// terminal mode when the person can answer then, from a copy of `rules`
+// (the helper's own copy, as the real ones read theirs).
+class FakeConsent {
+ public:
+  FakeConsent(ScriptedPerson* person, const Permissions* rules)
+      : person_(person), rules_(rules) {}
+  Consent& get();
+
+ private:
+  ScriptedPerson* person_;
+  const Permissions* rules_;
+  std::unique_ptr<Consent> consent_;
+};
+
 class ScriptedLines : public agent::LineSource {
  public:
   explicit ScriptedLines(std::vector<std::string> lines)
@@ -82,8 +104,11 @@ struct FakeCommand {
 
 class FakeStager : public agent::CommandService {
  public:
-  FakeStager(Project* project, stager::SessionDescription description)
-      : project_(project), description_(std::move(description)) {}
+  FakeStager(Project* project, stager::SessionDescription description,
+             FakeConsent* consent)
+      : project_(project),
+        description_(std::move(description)),
+        consent_(consent) {}
   // The command `command` answers as `fake`; unknown commands exit 0 with
   // no output.
   void Script(const std::string& command, FakeCommand fake) {
@@ -96,6 +121,7 @@ class FakeStager : public agent::CommandService {
   absl::StatusOr<stager::SessionDescription> Describe() override {
     return description_;
   }
+  // An on_host command runs only when the fake's consent agrees.
   absl::StatusOr<Ran> Run(const stager::RunCommand& command) override;
   absl::Status End() override {
     ended = true;
@@ -103,25 +129,30 @@ class FakeStager : public agent::CommandService {
   }
 
  private:
+  Ran RunScripted(const stager::RunCommand& command);
+
   Project* project_;
   stager::SessionDescription description_;
+  FakeConsent* consent_;
   std::map<std::string, FakeCommand> script_;
 };
 
 class LocalApplier : public agent::ApplyService {
  public:
-  LocalApplier(std::string project, std::string undo_root)
-      : project_(std::move(project)), undo_root_(std::move(undo_root)) {}
+  LocalApplier(std::string project, std::string undo_root, FakeConsent* consent)
+      : project_(std::move(project)),
+        undo_root_(std::move(undo_root)),
+        consent_(consent) {}
   std::vector<std::string> reasons;
 
   absl::StatusOr<applier::ApplyOutcome> Apply(
-      const ChangeSet& change_set, const std::string& reason,
-      const std::string& session_id) override;
+      const agent::ProposedChange& change) override;
   absl::StatusOr<applier::UndoOutcome> Undo(
       const std::string& undo_id, const std::string& session_id) override;
 
  private:
   std::string project_, undo_root_;
+  FakeConsent* consent_;
 };
 
 // An audit sink that keeps the events (for sessions without an auditor).

@@ -1,8 +1,10 @@
 // A session over the four real helper programs started by lib/agent's
 // Helpers (garuda-auditor, garuda-budgeter, garuda-stager in staged mode,
-// garuda-applier), a scripted provider on loopback and a scripted person:
-// the staged question, apply, /undo, discard, and an edit that meets a file
-// changed meanwhile, all through the real channels.
+// garuda-applier), a scripted provider on loopback and a person: the staged
+// question, apply, /undo, discard, and an edit that meets a file changed
+// meanwhile, all through the real channels. The applier asks its questions
+// itself (--consent=terminal), on a pseudo-terminal where the test's
+// person answers (tests/agent/pty_person.h).
 #include <stdlib.h>
 
 #include <memory>
@@ -19,6 +21,7 @@
 #include "lib/question/question.h"
 #include "lib/tools/project.h"
 #include "tests/agent/fakes.h"
+#include "tests/agent/pty_person.h"
 #include "tests/providers/scripted_server.h"
 
 namespace garuda {
@@ -73,6 +76,11 @@ class HelpersSessionTest : public ::testing::Test {
     options.project = project_->root();
     options.session_id = "helpers-session";
     options.token_limit = 100000;
+    auto terminal = garuda::testing::PtyPerson::Open();
+    ASSERT_TRUE(terminal.ok()) << terminal.status();
+    terminal_ = std::move(*terminal);
+    options.consent = "terminal";
+    options.consent_terminal = terminal_->path();
     auto helpers = Helpers::Start(options);
     ASSERT_TRUE(helpers.ok()) << helpers.status();
     helpers_ = std::move(*helpers);
@@ -113,6 +121,18 @@ class HelpersSessionTest : public ::testing::Test {
     if (helpers_) {
       EXPECT_TRUE(helpers_->Stop().ok());
     }
+    terminal_.reset();
+  }
+
+  // How many times the applier's terminal showed `prompt`.
+  int Shown(const std::string& prompt) {
+    std::string shown = terminal_->Shown();
+    int count = 0;
+    for (size_t at = shown.find(prompt); at != std::string::npos;
+         at = shown.find(prompt, at + prompt.size())) {
+      ++count;
+    }
+    return count;
   }
 
   std::string Notes() { return garuda::testing::Read(root_ + "/notes.txt"); }
@@ -121,6 +141,7 @@ class HelpersSessionTest : public ::testing::Test {
   std::string home_, root_;
   std::unique_ptr<ScriptedServer> server_;
   std::unique_ptr<Project> project_;
+  std::unique_ptr<garuda::testing::PtyPerson> terminal_;
   std::unique_ptr<Helpers> helpers_;
   std::unique_ptr<provider::ModelClient> client_;
   Permissions permissions_;
@@ -135,12 +156,13 @@ TEST_F(HelpersSessionTest, StagedCommandAppliedThenUndone) {
       Call("bash", R"({"command":"echo new line > notes.txt; echo wrote"})");
   *script.add_replies() = Text("Applied.");
   Start(script);
-  person_.change_answers.push_back(Answer::kApply);
+  terminal_->Queue("a");
   auto outcome = session_->RunTurn("change it", &cancel_);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
-  ASSERT_EQ(person_.change_questions.size(), 1u);
-  EXPECT_TRUE(
-      absl::StrContains(person_.change_questions[0].summary, "notes.txt"));
+  // The applier asked, on its own terminal; the agent did not.
+  ASSERT_EQ(Shown("[a]pply, [d]iscard"), 1) << terminal_->Shown();
+  EXPECT_TRUE(absl::StrContains(terminal_->Shown(), "notes.txt"));
+  EXPECT_TRUE(person_.change_questions.empty());
   EXPECT_EQ(Notes(), "new line\n");
   ASSERT_EQ(server_->request_count(), 2u);
   EXPECT_TRUE(absl::StrContains(Body(1), "wrote"));
@@ -156,10 +178,10 @@ TEST_F(HelpersSessionTest, StagedCommandDiscarded) {
   *script.add_replies() = Call("bash", R"({"command":"rm notes.txt"})");
   *script.add_replies() = Text("Discarded.");
   Start(script);
-  person_.change_answers.push_back(Answer::kDiscard);
+  terminal_->Queue("d");
   auto outcome = session_->RunTurn("remove it", &cancel_);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
-  EXPECT_EQ(person_.change_questions.size(), 1u);
+  EXPECT_EQ(Shown("[a]pply, [d]iscard"), 1) << terminal_->Shown();
   EXPECT_EQ(Notes(), "old line\n");
   EXPECT_TRUE(absl::StrContains(Body(1), kDiscardedLine));
 }
@@ -171,10 +193,10 @@ TEST_F(HelpersSessionTest, EditOfAFileChangedMeanwhileIsAConflict) {
            R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
   *script.add_replies() = Text("Conflict seen.");
   Start(script);
-  person_.on_permission = [this](const PermissionQuestion&) {
+  terminal_->OnQuestion([this](const std::string&) {
     garuda::testing::Write(root_ + "/notes.txt", "person's line\n");
-  };
-  person_.permission_answers.push_back(PermissionAnswer::kYes);
+  });
+  terminal_->Queue("y");
   auto outcome = session_->RunTurn("edit it", &cancel_);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(Notes(), "person's line\n");
@@ -190,12 +212,36 @@ TEST_F(HelpersSessionTest, EditAppliedThroughTheApplier) {
            R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
   *script.add_replies() = Text("Edited.");
   Start(script);
-  person_.permission_answers.push_back(PermissionAnswer::kYes);
+  terminal_->Queue("y");
   auto outcome = session_->RunTurn("edit it", &cancel_);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(Notes(), "model line\n");
   EXPECT_FALSE(outcome->tool_calls.at(0).is_error())
       << outcome->tool_calls.at(0).outcome();
+  // The applier asked with the diff; the agent only proposed.
+  EXPECT_EQ(Shown("Allow? [y/a/n]"), 1) << terminal_->Shown();
+  EXPECT_TRUE(absl::StrContains(terminal_->Shown(), "Edit notes.txt"));
+  EXPECT_TRUE(person_.permission_questions.empty());
+  EXPECT_EQ(outcome->tool_calls.at(0).decision(), "asked: yes");
+}
+
+// The negative control of the one above: the person says no at the
+// applier's question, and the file stays as it was.
+TEST_F(HelpersSessionTest, EditRefusedAtTheAppliersQuestion) {
+  ProviderScript script;
+  *script.add_replies() =
+      Call("edit_file",
+           R"({"path":"notes.txt","old_string":"old","new_string":"model"})");
+  *script.add_replies() = Text("Not edited.");
+  Start(script);
+  terminal_->Queue("n");
+  auto outcome = session_->RunTurn("edit it", &cancel_);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(Notes(), "old line\n");
+  EXPECT_EQ(Shown("Allow? [y/a/n]"), 1) << terminal_->Shown();
+  ASSERT_EQ(outcome->tool_calls.size(), 1u);
+  EXPECT_TRUE(outcome->tool_calls[0].is_error());
+  EXPECT_EQ(outcome->tool_calls[0].decision(), "asked: no");
 }
 
 }  // namespace

@@ -118,10 +118,14 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
                     bool strict = false, int64_t limit = 200000,
                     uint32_t max_tokens = 1000) {
     StartHelpers(limit);
-    stager_ = std::make_unique<FakeStager>(project_.project.get(),
-                                           Described(mode, sandboxed));
-    applier_ =
-        std::make_unique<LocalApplier>(project_.root, JoinPath(home_, "undo"));
+    // The fake helpers' own copy of the rules, as the real ones read
+    // theirs; the person answers their questions.
+    consent_ =
+        std::make_unique<garuda::testing::FakeConsent>(&person_, &permissions_);
+    stager_ = std::make_unique<FakeStager>(
+        project_.project.get(), Described(mode, sandboxed), consent_.get());
+    applier_ = std::make_unique<LocalApplier>(
+        project_.root, JoinPath(home_, "undo"), consent_.get());
     provider::ClientOptions options;
     options.provider = provider::testing::KindName(GetParam());
     options.model = "scripted-model";
@@ -224,6 +228,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
   std::unique_ptr<AuditSink> audit_;
   std::unique_ptr<budget::BudgetClient> budget_;
   std::unique_ptr<ScriptedServer> server_;
+  std::unique_ptr<garuda::testing::FakeConsent> consent_;
   std::unique_ptr<FakeStager> stager_;
   std::unique_ptr<LocalApplier> applier_;
   std::unique_ptr<provider::ModelClient> client_;
@@ -586,6 +591,9 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   ls.result.set_description("exited with code 0");
   ls.result.set_stdout_data("notes.txt\n");
   stager_->Script("ls", ls);
+  // The stager asks before "!ls" runs on the host (the agent's word that
+  // the person typed it is not enough); the person says yes.
+  person_.permission_answers.push_back(PermissionAnswer::kYes);
   person_.change_answers.push_back(Answer::kApply);
   garuda::testing::ScriptedLines lines({"/help", "!ls", "change it", "/undo",
                                         "/budget", "/mode", "/clear", "/exit",
@@ -593,6 +601,8 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   ASSERT_TRUE(RunLines(*session_, lines, &cancel_).ok());
   std::string notices = person_.AllNotices();
   EXPECT_TRUE(absl::StrContains(notices, "/audit verify"));
+  ASSERT_EQ(person_.permission_questions.size(), 1u);
+  EXPECT_EQ(person_.permission_questions[0].summary, "Run on the host: ls");
   // !ls ran on the host (default profile: the person's own command).
   ASSERT_GE(stager_->runs.size(), 1u);
   EXPECT_EQ(stager_->runs[0].command(), "ls");
@@ -604,6 +614,21 @@ TEST_P(SessionTest, SlashCommandsAndPersonCommand) {
   EXPECT_TRUE(absl::StrContains(notices, "limit"));
   EXPECT_TRUE(absl::StrContains(notices, "commands: staged (copy)"));
   EXPECT_TRUE(session_->messages().empty());
+}
+
+// The negative control of the !ls above: the person says no at the
+// stager's own question, and nothing runs on the host.
+TEST_P(SessionTest, APersonCommandTheStagerIsRefusedDoesNotRun) {
+  ASSERT_NO_FATAL_FAILURE(Begin(ProviderScript()));
+  person_.permission_answers.push_back(PermissionAnswer::kNo);
+  auto shown = session_->HandleLine("!rm -rf build", &cancel_);
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  ASSERT_EQ(person_.permission_questions.size(), 1u);
+  EXPECT_EQ(person_.permission_questions[0].summary,
+            "Run on the host: rm -rf build");
+  EXPECT_TRUE(stager_->runs.empty());
+  EXPECT_TRUE(absl::StrContains(person_.AllNotices(), "asked: no"))
+      << person_.AllNotices();
 }
 
 TEST_P(SessionTest, AnEditOfASensitiveFileAsksDespiteAnAllowRule) {

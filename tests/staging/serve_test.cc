@@ -71,6 +71,12 @@ class ServeTest : public ::testing::Test {
     ::setenv("HOME", home_.c_str(), 1);
     ::setenv("GARUDA_MANAGED_POLICY_DIR", etc_.c_str(), 1);
     ::unsetenv("GARUDA_TEST_ONLY_FAIL_STAGING");
+    // The stager and the applier decide themselves (lib/consent); with
+    // nobody at a terminal here, these rules of the user's, which they read
+    // themselves, let them run on_host commands and apply changes.
+    ASSERT_TRUE(MakeDirectories(JoinPath(home_, ".garuda"), 0700).ok());
+    Write(JoinPath(home_, ".garuda/settings.json"),
+          R"({"permissions": {"allow": ["bash", "write_file"]}})");
     Write(JoinPath(project_, "a.txt"), "old\n");
     Write(JoinPath(project_, ".gitignore"), "build/\n");
     Host(
@@ -176,6 +182,7 @@ class ServeTest : public ::testing::Test {
     request.set_seq(++applier_seq_);
     request.mutable_apply()->set_reason("bash: test");
     request.mutable_apply()->set_session_id("s1");
+    request.mutable_apply()->set_origin(applier::ApplyChangeSet::COMMAND);
     applier::ApplierReply reply;
     int fds[] = {change_set_fd};
     absl::Status called = applier.Call(request, &reply, nullptr, fds);

@@ -1,6 +1,8 @@
 // A helper program for the lib/ipc tests: serves lib/ipc/ipc_test.proto's echo
 // channel on --channel-fd=N. Besides echoing it can crash on a verb (raise a
 // signal), exit with a status, hang, and list its own open descriptors.
+// With --wrong-seq it answers every request with the seq after its own (a
+// broken server, for lib/ipc/client_test).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -13,8 +15,13 @@
 int main(int argc, char** argv) {
   using namespace garuda::ipc;
   int channel_fd = -1;
+  bool wrong_seq = false;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
+    if (arg == "--wrong-seq") {
+      wrong_seq = true;
+      continue;
+    }
     if (absl::StartsWith(arg, "--channel-fd=") &&
         absl::SimpleAtoi(arg.substr(std::strlen("--channel-fd=")),
                          &channel_fd)) {
@@ -30,6 +37,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "echo_helper: %s\n",
                  std::string(channel.status().message()).c_str());
     return 2;
+  }
+  if (wrong_seq) {
+    garuda::ipc_test::EchoRequest request;
+    while (channel->Receive(&request).ok()) {
+      garuda::ipc_test::EchoReply reply;
+      reply.set_seq(request.seq() + 1);
+      reply.mutable_echoed()->set_text(request.echo().text());
+      if (!channel->Send(reply).ok()) return 1;
+    }
+    return 0;
   }
   std::unique_ptr<EchoDispatcher> dispatcher = MakeEchoDispatcher();
   AddProcessVerbs(*dispatcher);

@@ -1,0 +1,357 @@
+// The terminal's LineSource (terminal.h): prompts read with libedit, with
+// history and the signal handling of terminal_signals.h.
+#include <errno.h>
+#include <fcntl.h>
+#include <histedit.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <deque>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "lib/agent/terminal.h"
+#include "lib/agent/terminal_signals.h"
+#include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
+#include "lib/base/visible.h"
+
+namespace garuda {
+namespace agent {
+namespace {
+
+using terminal_internal::ReadAnswer;
+using terminal_internal::ScopedTerminalRestore;
+using terminal_internal::SigintCatcher;
+
+constexpr int kHistoryKept = 1000;
+constexpr wchar_t kCtrlC = 3;
+
+// The length of the UTF-8 sequence a lead byte starts; 0 for a byte that
+// cannot start one.
+int Utf8Length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead & 0xe0) == 0xc0) return 2;
+  if ((lead & 0xf0) == 0xe0) return 3;
+  if ((lead & 0xf8) == 0xf0) return 4;
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The LineSource.
+
+std::string EscapeHistoryLine(absl::string_view line) {
+  std::string out;
+  for (char c : line) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string UnescapeHistoryLine(absl::string_view line) {
+  std::string out;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size()) {
+      ++i;
+      out += line[i] == 'n' ? '\n' : line[i];
+    } else {
+      out += line[i];
+    }
+  }
+  return out;
+}
+
+// libedit reads and shows wide characters through the C library's locale:
+// without a UTF-8 LC_CTYPE, "é" would come back as nothing.
+void EnsureUtf8Ctype() {
+  const char* codeset = ::nl_langinfo(CODESET);
+  if (codeset != nullptr && absl::string_view(codeset) == "UTF-8") return;
+  if (::setlocale(LC_CTYPE, "") != nullptr) {
+    codeset = ::nl_langinfo(CODESET);
+    if (codeset != nullptr && absl::string_view(codeset) == "UTF-8") return;
+  }
+  ::setlocale(LC_CTYPE, "C.UTF-8");
+}
+
+FILE* DupFile(int fd, const char* mode) {
+  int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (copy < 0) return nullptr;
+  FILE* file = ::fdopen(copy, mode);
+  if (file == nullptr) ::close(copy);
+  return file;
+}
+
+class TerminalLineSource : public LineSource {
+ public:
+  TerminalLineSource(int in_fd, int out_fd, const std::string& history_path,
+                     CancelFlag* cancel)
+      : in_(in_fd), out_(out_fd), cancel_(cancel), catcher_(cancel) {
+    EnsureUtf8Ctype();
+    in_file_ = DupFile(in_fd, "r");
+    out_file_ = DupFile(out_fd, "w");
+    history_ = ::history_init();
+    HistEvent event;
+    ::history(history_, &event, H_SETSIZE, kHistoryKept);
+    ::history(history_, &event, H_SETUNIQUE, 1);
+    if (!history_path.empty()) LoadHistory(history_path);
+    if (in_file_ != nullptr && out_file_ != nullptr) {
+      editor_ = ::el_init_fd("garuda-agent", in_file_, out_file_, out_file_,
+                             in_fd, out_fd, out_fd);
+    }
+    if (editor_ != nullptr) {
+      ::el_set(editor_, EL_CLIENTDATA, this);
+      ::el_set(editor_, EL_EDITOR, "emacs");
+      ::el_set(editor_, EL_HIST, history, history_);
+      ::el_set(editor_, EL_PROMPT, &TerminalLineSource::Prompt);
+      ::el_set(editor_, EL_GETCFN, &TerminalLineSource::GetChar);
+      ::el_set(editor_, EL_ADDFN, "garuda-interrupt",
+               "Ctrl-C: clear the line, or leave",
+               &TerminalLineSource::OnCtrlC);
+      ::el_set(editor_, EL_BIND, "^C", "garuda-interrupt", nullptr);
+    }
+  }
+
+  ~TerminalLineSource() override {
+    if (editor_ != nullptr) ::el_end(editor_);
+    if (history_ != nullptr) ::history_end(history_);
+    if (in_file_ != nullptr) ::fclose(in_file_);
+    if (out_file_ != nullptr) ::fclose(out_file_);
+  }
+
+  std::optional<std::string> ReadLine(absl::string_view prompt) override {
+    // A Ctrl-C that came while the session was busy (it cancelled the
+    // request): one more at the empty prompt leaves.
+    if (catcher_.ok() && catcher_.Drain().interrupts > 0) armed_ = true;
+    if (cancel_ != nullptr) {
+      if (cancel_->cancelled()) armed_ = true;
+      cancel_->Reset();
+    }
+    catcher_.set_busy(false);
+    prompt_ = terminal_internal::TerminalSafe(prompt);
+    if (editor_ == nullptr) {
+      // No line editor (libedit could not start on this terminal): plain
+      // lines, without editing or history; Ctrl-C or the end leaves.
+      Write(prompt_);
+      std::string line;
+      if (!ReadAnswer(in_, &catcher_, &line, 1 << 20)) return std::nullopt;
+      catcher_.set_busy(true);
+      return line;
+    }
+    std::optional<std::string> result;
+    {
+      ScopedTerminalRestore restore(in_);
+      for (;;) {
+        interrupted_ = false;
+        int count = 0;
+        // The terminal in libedit's mode before the prompt shows: keys
+        // typed after it are then read by the editor, never echoed and
+        // kept (or, for Ctrl-C, flushed) by the terminal's cooked mode.
+        ::el_set(editor_, EL_PREP_TERM, 1);
+        const char* line = ::el_gets(editor_, &count);
+        if (interrupted_) {
+          Write("^C\n");
+          if (line_had_text_) {
+            armed_ = false;
+            continue;
+          }
+          if (armed_) break;
+          armed_ = true;
+          Write("(Ctrl-C again to leave, or /exit)\n");
+          continue;
+        }
+        if (line == nullptr || count <= 0) {
+          if (count < 0 && errno == EINTR) continue;
+          Write("\n");
+          break;
+        }
+        std::string text(line, static_cast<size_t>(count));
+        while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+          text.pop_back();
+        }
+        armed_ = false;
+        Remember(text);
+        result = std::move(text);
+        break;
+      }
+    }
+    if (result) catcher_.set_busy(true);
+    return result;
+  }
+
+ private:
+  static TerminalLineSource* Self(EditLine* editor) {
+    void* data = nullptr;
+    ::el_get(editor, EL_CLIENTDATA, &data);
+    return static_cast<TerminalLineSource*>(data);
+  }
+
+  static char* Prompt(EditLine* editor) {
+    return const_cast<char*>(Self(editor)->prompt_.c_str());
+  }
+
+  static unsigned char OnCtrlC(EditLine* editor, int) {
+    TerminalLineSource* self = Self(editor);
+    const LineInfoW* info = ::el_wline(editor);
+    self->line_had_text_ = info != nullptr && info->lastchar != info->buffer;
+    self->interrupted_ = true;
+    return CC_EOF;
+  }
+
+  // libedit's read function: the terminal and the Ctrl-C pipe at once,
+  // UTF-8 decoded here. 1: a character; 0: end of input; -1: an error.
+  static int GetChar(EditLine* editor, wchar_t* out) {
+    TerminalLineSource* self = Self(editor);
+    std::string bytes;
+    for (;;) {
+      struct pollfd fds[2] = {{self->in_, POLLIN, 0},
+                              {self->catcher_.fd(), POLLIN, 0}};
+      int ready = ::poll(fds, self->catcher_.ok() ? 2 : 1, -1);
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        return -1;
+      }
+      if (self->catcher_.ok() && (fds[1].revents & POLLIN) != 0) {
+        SigintCatcher::Pending pending = self->catcher_.Drain();
+        if (pending.interrupts > 0) {
+          *out = kCtrlC;
+          return 1;
+        }
+        if (pending.resumed) {
+          // Continued after Ctrl-Z: the shell had the terminal meanwhile.
+          ::el_set(editor, EL_PREP_TERM, 0);
+          ::el_set(editor, EL_PREP_TERM, 1);
+          ::el_set(editor, EL_REFRESH);
+        } else if (pending.resized) {
+          ::el_resize(editor);
+          ::el_set(editor, EL_REFRESH);
+        }
+        continue;
+      }
+      unsigned char c;
+      ssize_t n = ::read(self->in_, &c, 1);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n < 0) return -1;
+      if (n == 0) return 0;
+      bytes.push_back(static_cast<char>(c));
+      int length = Utf8Length(static_cast<unsigned char>(bytes[0]));
+      if (length == 0 || (bytes.size() > 1 && (c & 0xc0) != 0x80)) {
+        *out = 0xfffd;  // not UTF-8: shown as the replacement character
+        return 1;
+      }
+      if (static_cast<int>(bytes.size()) < length) continue;
+      uint32_t cp = length == 1   ? bytes[0]
+                    : length == 2 ? (bytes[0] & 0x1f)
+                    : length == 3 ? (bytes[0] & 0x0f)
+                                  : (bytes[0] & 0x07);
+      for (int i = 1; i < length; ++i) cp = (cp << 6) | (bytes[i] & 0x3f);
+      *out = static_cast<wchar_t>(cp);
+      return 1;
+    }
+  }
+
+  void LoadHistory(const std::string& path) {
+    history_fd_ = UniqueFd(
+        ::open(path.c_str(),
+               O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!history_fd_) {
+      Write(absl::StrCat("(history not kept: cannot open ",
+                         terminal_internal::TerminalSafe(path), ": ",
+                         strerror(errno), ")\n"));
+      return;
+    }
+    // The history is the person's own typing: only they may read it.
+    (void)::fchmod(history_fd_.get(), 0600);
+    absl::StatusOr<std::string> content = ReadAll(history_fd_.get());
+    if (!content.ok()) return;
+    std::vector<absl::string_view> lines =
+        absl::StrSplit(*content, '\n', absl::SkipEmpty());
+    size_t first =
+        lines.size() > kHistoryKept ? lines.size() - kHistoryKept : 0;
+    HistEvent event;
+    for (size_t i = first; i < lines.size(); ++i) {
+      ::history(history_, &event, H_ENTER,
+                UnescapeHistoryLine(lines[i]).c_str());
+    }
+    // Twice the size kept: write the kept part back, so the file does not
+    // grow for ever.
+    if (lines.size() > 2 * static_cast<size_t>(kHistoryKept)) {
+      std::string kept;
+      for (size_t i = first; i < lines.size(); ++i) {
+        absl::StrAppend(&kept, lines[i], "\n");
+      }
+      if (::ftruncate(history_fd_.get(), 0) == 0) {
+        (void)WriteAll(history_fd_.get(), kept);
+      }
+    }
+  }
+
+  void Remember(const std::string& line) {
+    if (line.empty() || line[0] == ' ' ||
+        absl::StripAsciiWhitespace(line).empty()) {
+      return;
+    }
+    HistEvent event;
+    ::history(history_, &event, H_ENTER, line.c_str());
+    if (history_fd_) {
+      // One write per line with O_APPEND: a crash keeps every earlier line.
+      (void)WriteAll(history_fd_.get(),
+                     absl::StrCat(EscapeHistoryLine(line), "\n"));
+    }
+  }
+
+  void Write(absl::string_view text) { (void)WriteAll(out_, text); }
+
+  int in_;
+  int out_;
+  CancelFlag* cancel_;
+  SigintCatcher catcher_;
+  FILE* in_file_ = nullptr;
+  FILE* out_file_ = nullptr;
+  History* history_ = nullptr;
+  EditLine* editor_ = nullptr;
+  UniqueFd history_fd_;
+  std::string prompt_;
+  bool interrupted_ = false;
+  bool line_had_text_ = false;
+  bool armed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<LineSource> MakeTerminalLineSource(
+    const std::string& history_path, CancelFlag* cancel) {
+  return terminal_internal::MakeTerminalLineSourceOn(
+      STDIN_FILENO, STDOUT_FILENO, history_path, cancel);
+}
+
+namespace terminal_internal {
+
+std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
+    int in_fd, int out_fd, const std::string& history_path,
+    CancelFlag* cancel) {
+  return std::make_unique<TerminalLineSource>(in_fd, out_fd, history_path,
+                                              cancel);
+}
+
+}  // namespace terminal_internal
+
+}  // namespace agent
+}  // namespace garuda

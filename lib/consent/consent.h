@@ -1,0 +1,124 @@
+// The helper that acts decides: garuda-applier before it writes a change
+// to the project, garuda-stager before it runs a command on the host. The
+// agent only proposes; its word that "the person said yes" is never taken
+// where the helper can find out itself (as OpenSSH's monitor decides
+// authentication itself).
+//
+// How a helper finds out is fixed when it starts (--consent):
+//   terminal  a person is at the terminal: the helper asks on it
+//             (/dev/tty, opened at start, before the lockdown), unless a
+//             rule of the settings decides first;
+//   rules     nobody to ask (one-shot, jobs): only an allow rule of the
+//             settings the helper read itself, at start, lets it act;
+//   relayed   the answer can only come through the agent (an editor over
+//             ACP): besides the rules, the answer the agent relays is
+//             taken, and the decision says so (the one place the agent is
+//             trusted; docs/lockdown.md).
+// In every mode a deny rule refuses, and an allow rule allows without a
+// question, except for a sensitive file (lib/permissions). A command's
+// staged changes (spec T5) always get the question in the terminal mode;
+// without a person they are applied only when an allow rule lets
+// write_file write every changed path.
+#ifndef GARUDA_LIB_CONSENT_CONSENT_H_
+#define GARUDA_LIB_CONSENT_CONSENT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "lib/base/unique_fd.h"
+#include "lib/changeset/changeset.h"
+#include "lib/permissions/permissions.h"
+#include "lib/question/permission_question.h"
+#include "lib/question/question.h"
+
+namespace garuda {
+
+enum class ConsentMode { kRules, kTerminal, kRelayed };
+
+// "rules", "terminal", "relayed" (the --consent flag of the helpers).
+absl::StatusOr<ConsentMode> ParseConsentMode(absl::string_view text);
+const char* ConsentModeName(ConsentMode mode);
+
+// Who answers the questions in the terminal mode: the person on the
+// terminal, or a test's script.
+class Asker {
+ public:
+  virtual ~Asker() = default;
+  virtual PermissionAnswer AskPermission(
+      const PermissionQuestion& question) = 0;
+  virtual Answer AskChangeSet(const ChangeSet& change_set,
+                              const Rendered& rendered) = 0;
+};
+
+// Asks on the terminal `path` (normally /dev/tty), opened now: each
+// question takes the terminal's foreground for its time (TerminalTurn).
+absl::StatusOr<std::unique_ptr<Asker>> OpenTerminalAsker(
+    const std::string& path);
+
+// The agent's relayed answer (relayed mode only): from whom it came.
+struct RelayedConsent {
+  std::string from;  // "acp": the editor's permission answer
+  bool yes = false;
+};
+
+struct ConsentDecision {
+  bool yes = false;
+  // How it was decided, for the audit and the model: "asked: yes",
+  // "allowed by write_file from ~/.garuda/settings.json", "no person to
+  // ask: no", "answer relayed by garuda-agent from acp: yes".
+  std::string how;
+};
+
+struct ConsentOptions {
+  ConsentMode mode = ConsentMode::kRules;
+  std::string terminal = "/dev/tty";  // the terminal mode's terminal
+};
+
+class Consent {
+ public:
+  // Reads the permission rules of `project`'s settings sources itself
+  // (lib/policy/sources.h) and, in the terminal mode, opens the terminal:
+  // both before the helper locks itself down.
+  static absl::StatusOr<std::unique_ptr<Consent>> Open(
+      const ConsentOptions& options, const std::string& project);
+  // For tests: the rules and the asker given (the asker only for kTerminal).
+  Consent(ConsentMode mode, Permissions permissions,
+          std::unique_ptr<Asker> asker);
+
+  ConsentMode mode() const { return mode_; }
+
+  // A command the agent wants to run outside the OS sandbox. `why` (from
+  // the agent, shown as its words) says why it asks.
+  ConsentDecision ForHostCommand(const std::string& command,
+                                 const std::string& why,
+                                 const std::optional<RelayedConsent>& relayed);
+  // An edit_file or write_file call's one-file change list. `project_fd`
+  // (or -1) gives the old content for the diff.
+  ConsentDecision ForEdit(const ChangeSet& change_set, const std::string& tool,
+                          int project_fd,
+                          const std::optional<RelayedConsent>& relayed);
+  // A staged command's changes (the T5 question).
+  ConsentDecision ForCommandChanges(
+      const ChangeSet& change_set, int project_fd,
+      const std::optional<RelayedConsent>& relayed);
+
+ private:
+  // Rules first; then the person (terminal), the relayed answer (relayed)
+  // or no. `ask` is the question, `ask_by_default` whether no rule at all
+  // asks (an on_host command, an edit) rather than allows.
+  ConsentDecision Decide(const PermissionRequest& request,
+                         const PermissionQuestion& question,
+                         const std::optional<RelayedConsent>& relayed);
+  ConsentDecision Relayed(const std::optional<RelayedConsent>& relayed);
+
+  ConsentMode mode_;
+  Permissions permissions_;
+  std::unique_ptr<Asker> asker_;
+};
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_CONSENT_CONSENT_H_

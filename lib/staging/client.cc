@@ -1,0 +1,72 @@
+#include "lib/staging/client.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/status_macros.h"
+#include "lib/ipc/client.h"
+
+namespace garuda {
+namespace {
+
+class StagerChannel : public CommandService {
+ public:
+  explicit StagerChannel(ipc::HelperProcess* process)
+      : client_(process, "garuda-stager") {}
+
+  absl::StatusOr<stager::SessionDescription> Describe() override {
+    stager::StagerRequest request;
+    request.mutable_describe();
+    ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request));
+    if (!reply.has_description()) {
+      return absl::DataLossError("garuda-stager: no SessionDescription reply");
+    }
+    return reply.description();
+  }
+
+  absl::StatusOr<Ran> Run(const stager::RunCommand& command) override {
+    stager::StagerRequest request;
+    *request.mutable_run() = command;
+    std::vector<UniqueFd> fds;
+    ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request, &fds));
+    if (!reply.has_result()) {
+      return absl::DataLossError("garuda-stager: no CommandResult reply");
+    }
+    Ran ran;
+    ran.result = reply.result();
+    if (ran.result.has_change_set()) {
+      if (fds.size() != 1) {
+        return absl::DataLossError(
+            absl::StrCat("garuda-stager: a change list came with ", fds.size(),
+                         " descriptors instead of 1"));
+      }
+      // Read to be shown only; the memfd itself goes on to the applier,
+      // which reads it again from its start.
+      ASSIGN_OR_RETURN(
+          ChangeSet change_set,
+          ReadChangeSet(fds[0].get(), "garuda-stager's change list"));
+      ran.change_set = std::move(change_set);
+      ran.sealed_change_set = std::move(fds[0]);
+    }
+    return ran;
+  }
+
+  absl::Status End() override {
+    stager::StagerRequest request;
+    request.mutable_end();
+    return client_.Call(request).status();
+  }
+
+ private:
+  ipc::Client<stager::StagerRequest, stager::StagerReply> client_;
+};
+
+}  // namespace
+
+std::unique_ptr<CommandService> StagerChannelClient(
+    ipc::HelperProcess* stager) {
+  return std::make_unique<StagerChannel>(stager);
+}
+
+}  // namespace garuda

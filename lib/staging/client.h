@@ -1,0 +1,43 @@
+// The client of the stager's session channel (proto/stager_service.proto),
+// beside its server (service.h): what garuda-agent asks of garuda-stager,
+// and the interface tests may put their own behind.
+#ifndef GARUDA_LIB_STAGING_CLIENT_H_
+#define GARUDA_LIB_STAGING_CLIENT_H_
+
+#include <memory>
+#include <optional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/base/unique_fd.h"
+#include "lib/changeset/changeset.h"
+#include "lib/ipc/helper_process.h"
+#include "proto/stager_service.pb.h"
+
+namespace garuda {
+
+// garuda-stager: runs commands in the session's mode. An on_host command
+// runs only when the stager itself agrees (it asks the person or re-checks
+// the rules): PERMISSION_DENIED otherwise.
+class CommandService {
+ public:
+  virtual ~CommandService() = default;
+  virtual absl::StatusOr<stager::SessionDescription> Describe() = 0;
+  struct Ran {
+    stager::CommandResult result;
+    // Staged mode, when the command changed something: the list as the
+    // client read it (to show it), and the stager's sealed memfd, which
+    // goes on to the applier unchanged.
+    std::optional<ChangeSet> change_set;
+    UniqueFd sealed_change_set;
+  };
+  virtual absl::StatusOr<Ran> Run(const stager::RunCommand& command) = 0;
+  virtual absl::Status End() = 0;
+};
+
+// Over `garuda-stager serve`'s channel (`stager` not owned).
+std::unique_ptr<CommandService> StagerChannelClient(ipc::HelperProcess* stager);
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_STAGING_CLIENT_H_
