@@ -9,7 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "lib/agent/agent.h"
 #include "lib/base/flags.h"
+#include "lib/ipc/helper_process.h"
+#include "lib/knowledge/answer_proto.h"
+#include "lib/knowledge/code_tools_lockdown.h"
+#include "lib/knowledge/code_tools_server.h"
 #include "lib/knowledge/tool_command.h"
+#include "lib/lockdown/lockdown.h"
+#include "lib/policy/sources.h"
 
 ABSL_FLAG(std::string, project, "",
           "the project folder (default: the current folder)");
@@ -35,6 +41,9 @@ ABSL_FLAG(std::string, accept_weaker_lockdown, "",
 // The `tool` subcommand's flags.
 ABSL_FLAG(std::string, path, "", "tool: the file, relative to --project");
 ABSL_FLAG(int, line, 0, "tool: 1-based line");
+ABSL_FLAG(std::string, symbol, "",
+          "tool: instead of --path/--line/--column, a declaration's name "
+          "(Cart.add, shop.cart.Cart.add)");
 ABSL_FLAG(int, column, 0, "tool: 1-based byte column");
 ABSL_FLAG(int, depth, 2, "tool impact: how many levels of callers");
 ABSL_FLAG(bool, json, false, "tool: print the result as JSON");
@@ -45,6 +54,8 @@ ABSL_FLAG(bool, lsp, true,
 ABSL_FLAG(int, max_results, 500,
           "tool: results kept per query (the flag `approximate` survives "
           "truncation)");
+ABSL_FLAG(int, channel_fd, 3,
+          "tool serve: the channel to the session (a Unix socket)");
 ABSL_FLAG(std::string, unknown_receivers, "",
           "tool: name matches whose receiver type is unknown: all, unique or "
           "none (default: the language's measured choice)");
@@ -69,11 +80,24 @@ constexpr char kUsage[] =
     "(`garuda-agent tool`\n"
     "      alone prints its details)";
 
+int Fail(const absl::Status& status) {
+  std::cerr << "garuda-agent: " << status.message() << "\n";
+  return 1;
+}
+
+// `garuda-agent tool OPERATION`, and `tool serve` (the model's code tools,
+// started by the session): it parses the project's sources, so it locks
+// down before it reads the first one.
 int RunTool(const std::string& operation) {
-  garuda::knowledge::ToolCommandOptions options;
+  namespace knowledge = garuda::knowledge;
+  // 1. Flags -> options.
+  const bool serve = operation == "serve";
+  knowledge::ToolCommandOptions options;
   options.operation = operation;
   options.project = absl::GetFlag(FLAGS_project);
+  if (serve && options.project.empty()) options.project = ".";
   options.path = absl::GetFlag(FLAGS_path);
+  options.symbol = absl::GetFlag(FLAGS_symbol);
   options.line = absl::GetFlag(FLAGS_line);
   options.column = absl::GetFlag(FLAGS_column);
   options.depth = absl::GetFlag(FLAGS_depth);
@@ -87,13 +111,59 @@ int RunTool(const std::string& operation) {
     return 2;
   }
   options.batch = batch == "-";
-  absl::Status status =
-      garuda::knowledge::RunToolCommand(options, std::cin, std::cout);
-  if (!status.ok()) {
-    std::cerr << "garuda-agent: " << status.message() << "\n";
-    return 1;
+  if (!serve) {
+    if (absl::Status valid = knowledge::ValidateOperation(operation);
+        !valid.ok()) {
+      return Fail(valid);
+    }
   }
-  return 0;
+  knowledge::CodeToolsLockdownOptions lockdown;
+  const std::string weaker = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  if (!weaker.empty())
+    lockdown.accept_weaker = garuda::AcceptWeakerLockdown{weaker};
+
+  // 2. Open what the role needs: the settings' language servers, the channel.
+  absl::StatusOr<knowledge::LspConfig> lsp =
+      serve ? knowledge::LoadLspConfig(
+                  garuda::DefaultSettingsLocations(options.project))
+            : knowledge::ToolLspConfig(options);
+  if (!lsp.ok()) return Fail(lsp.status());
+  if (!options.use_lsp) lsp->commands.clear();
+  options.lsp = *lsp;
+  absl::StatusOr<garuda::ipc::Channel> channel =
+      absl::FailedPreconditionError("no channel");
+  if (serve) {
+    garuda::ipc::ChannelOptions channel_options;
+    channel_options.peer_name = "garuda-agent";
+    channel_options.max_frame_bytes = knowledge::kCodeToolsFrameBytes;
+    channel = garuda::ipc::ChannelFromFd(absl::GetFlag(FLAGS_channel_fd),
+                                         channel_options);
+    if (!channel.ok()) return Fail(channel.status());
+  }
+
+  // 3. Lock down, before the first source file is read.
+  lockdown.language_servers = !lsp->commands.empty();
+  absl::StatusOr<garuda::LockdownReport> locked =
+      knowledge::LockDownCodeTools(lockdown);
+  if (!locked.ok()) {
+    return Fail(absl::Status(
+        locked.status().code(),
+        absl::StrCat("lockdown: ", locked.status().message(),
+                     " (--accept-weaker-lockdown=WHY runs anyway)")));
+  }
+
+  // 4. Serve.
+  absl::Status status;
+  if (serve) {
+    knowledge::CodeToolsServerOptions server;
+    server.project = options.project;
+    server.lsp = *lsp;
+    server.lockdown = knowledge::DescribeCodeToolsLockdown(lockdown, *locked);
+    status = knowledge::ServeCodeTools(*channel, server);
+  } else {
+    status = knowledge::RunToolCommand(options, std::cin, std::cout);
+  }
+  return status.ok() ? 0 : Fail(status);
 }
 
 }  // namespace

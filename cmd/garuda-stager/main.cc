@@ -4,12 +4,14 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "cmd/garuda-stager/stager.h"
 #include "lib/base/flags.h"
+#include "lib/lockdown/stager_lockdown.h"
 
 ABSL_FLAG(std::string, project, "",
           "run, serve, end: the project folder (default: the current folder)");
@@ -50,6 +52,10 @@ ABSL_FLAG(std::string, terminal, "/dev/tty",
           "serve --consent=terminal: the terminal to ask on");
 ABSL_FLAG(std::string, session_id, "",
           "serve: the agent's session id, for the stager's messages");
+ABSL_FLAG(std::string, accept_weaker_lockdown, "",
+          "run, serve: run even where the kernel lacks seccomp filters (or "
+          "Landlock, for the staged run's guard); the reason given here is "
+          "reported");
 
 namespace {
 
@@ -126,6 +132,11 @@ int Dispatch(int argc, char** argv) {
   }
   const std::string& command = positional[1];
   if (command == "probe") return garuda::StagerProbe(absl::GetFlag(FLAGS_json));
+  std::optional<garuda::AcceptWeakerLockdown> accept_weaker;
+  if (!absl::GetFlag(FLAGS_accept_weaker_lockdown).empty()) {
+    accept_weaker = garuda::AcceptWeakerLockdown{
+        absl::GetFlag(FLAGS_accept_weaker_lockdown)};
+  }
   if (command == "run") {
     garuda::StagerRunOptions options;
     options.project = absl::GetFlag(FLAGS_project);
@@ -138,6 +149,10 @@ int Dispatch(int argc, char** argv) {
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session = absl::GetFlag(FLAGS_session);
     options.out = absl::GetFlag(FLAGS_out);
+    // Taken once the run has opened what it needs, before the command
+    // starts (not with --allow-host: the command may end up on the host).
+    options.lock_down = garuda::LockDownStager;
+    options.accept_weaker = accept_weaker;
     return garuda::StagerRun(options);
   }
   if (command == "serve") {
@@ -157,6 +172,10 @@ int Dispatch(int argc, char** argv) {
     }
     options.consent.mode = *consent;
     options.consent.terminal = absl::GetFlag(FLAGS_terminal);
+    // Taken after the start (settings, probe, staging view, on_host runner)
+    // and before the first request is read.
+    options.lock_down = garuda::LockDownStager;
+    options.accept_weaker = accept_weaker;
     if (options.channel_fd < 0) {
       std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
       return 2;

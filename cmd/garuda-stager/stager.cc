@@ -9,6 +9,7 @@
 #include "lib/base/home.h"
 #include "lib/policy/merge.h"
 #include "lib/staging/session.h"
+#include "lib/staging/staged_guard.h"
 #include "lib/staging/stager_settings.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/probe.h"
@@ -102,6 +103,8 @@ int StagerRun(const StagerRunOptions& options) {
     staged.network = options.network;
     staged.write_paths = options.write_paths;
     staged.argv = options.argv;
+    staged.lock_down = options.lock_down;
+    staged.accept_weaker = options.accept_weaker;
     return RunStagedCommand(*settings, staged);
   }
   if (mode != "direct") {
@@ -133,6 +136,19 @@ int StagerRun(const StagerRunOptions& options) {
     return kStagerRefused;
   }
   policy->set_keep_processes(options.keep_processes);
+  // With --allow-host the person lets the command run on the host as
+  // themselves should the sandbox fail to set up (known only once it is
+  // tried, after a lockdown would already bind this process): no lockdown
+  // then, as for every host command.
+  StagerLockdownOptions lockdown;
+  lockdown.accept_weaker = options.accept_weaker;
+  absl::Status locked =
+      options.allow_host ? absl::OkStatus()
+                         : TakeStagerLockdown(options.lock_down, lockdown, Say);
+  if (!locked.ok()) {
+    Say(absl::StrCat(locked.message(), "; nothing was run"));
+    return kStagerRefused;
+  }
   RunOptions run;
   run.argv = options.argv;
   // The program ends right after the run (main's Exit).
@@ -162,12 +178,27 @@ int StagerRun(const StagerRunOptions& options) {
 
 int StagerServe(StagerServeOptions options) {
   options.log = Say;
-  absl::Status served = RunStagerServe(options);
-  if (!served.ok()) {
-    Say(absl::StrCat("serve: ", served.message()));
-    return 1;
-  }
-  return 0;
+  auto serve = [&options] {
+    absl::Status served = RunStagerServe(options);
+    if (!served.ok()) {
+      Say(absl::StrCat("serve: ", served.message()));
+      return 1;
+    }
+    return 0;
+  };
+  // The on_host runner has no staging view; a project that cannot be
+  // found is said by the serve itself, before anything is made.
+  absl::StatusOr<std::string> project = RealProjectRoot(options.project);
+  if (options.mode == "host" || !project.ok()) return serve();
+  // The session's staging view lives in the guard's child, as for `run
+  // --mode staged`: a caught signal removes it.
+  StagedGuardOptions guard;
+  guard.project = *project;
+  guard.run_only_fd = options.channel_fd;
+  guard.lock_down = options.lock_down;
+  guard.accept_weaker = options.accept_weaker;
+  guard.log = Say;
+  return RunStagedGuarded(guard, serve);
 }
 
 int StagerEndSession(const std::string& project, const std::string& session) {

@@ -4,9 +4,11 @@
 #ifndef GARUDA_CMD_GARUDA_STAGER_STAGER_H_
 #define GARUDA_CMD_GARUDA_STAGER_STAGER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "lib/lockdown/stager_lockdown.h"
 #include "lib/staging/service.h"
 
 namespace garuda {
@@ -27,6 +29,10 @@ struct StagerRunOptions {
   std::string backend;  // --backend; empty: from the settings
   std::string session;  // --session NAME; empty: one shot
   std::string out;      // --out FILE; empty: stdout
+  // LockDownStager (lib/lockdown/stager_lockdown.h): taken before the
+  // command starts in the sandbox; empty: none.
+  StagerLockDown lock_down;
+  std::optional<AcceptWeakerLockdown> accept_weaker;
 };
 
 // `run`: loads and merges the settings, runs the command in the sandbox

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
+#include "lib/agent/instructions.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/plain_interaction.h"
 #include "lib/agent/session.h"
@@ -23,6 +24,7 @@
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
+#include "lib/knowledge/code_tools_client.h"
 #include "lib/policy/sources.h"
 #include "lib/tools/project.h"
 
@@ -93,6 +95,7 @@ struct OpenedSession {
   bool terminal = false;
   std::string history_path;  // "" without a terminal
   std::string helpers_dir;   // where the helper programs are
+  ProjectInstructions instructions;  // AGENTS.md and the person's own
 };
 
 // Phase 1: open. Every error here is a usage or settings error (exit 2).
@@ -145,6 +148,8 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   if (opened.helpers_dir.empty()) {
     ASSIGN_OR_RETURN(opened.helpers_dir, OwnProgramFolder());
   }
+  opened.instructions =
+      LoadProjectInstructions(opened.project->root(), opened.home);
   opened.terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
   if (opened.terminal) {
     opened.history_path = JoinPath(JoinPath(opened.home, ".garuda"), "history");
@@ -180,6 +185,29 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   return Helpers::Start(helper_options);
 }
 
+// Phase 2b: the model's code tools parse the project's sources in a process
+// of their own (garuda-agent tool serve, locked down before it reads one),
+// started before the agent's lockdown, after which it can start nothing.
+// Without it the session goes on without code tools, and says so.
+std::unique_ptr<knowledge::CodeToolsHelper> StartCodeTools(
+    const AgentOptions& options, OpenedSession& opened) {
+  char self[4096];
+  ssize_t length = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length <= 0) return nullptr;
+  knowledge::CodeToolsHelperOptions code_options;
+  code_options.program = std::string(self, length);
+  code_options.project = opened.project->root();
+  code_options.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  absl::StatusOr<std::unique_ptr<knowledge::CodeToolsHelper>> started =
+      knowledge::CodeToolsHelper::Start(code_options);
+  if (!started.ok()) {
+    opened.settings.notices.push_back(
+        absl::StrCat("no code tools: ", started.status().message()));
+    return nullptr;
+  }
+  return *std::move(started);
+}
+
 // Phase 3: lock down (after libcurl is loaded). The summary for the first
 // lines; "" when the lockdown is off (tests).
 absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
@@ -209,7 +237,8 @@ absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
 int ServeSession(const AgentOptions& options, OpenedSession& opened,
                  Helpers& helpers,
                  const stager::SessionDescription& description,
-                 const std::string& lockdown_summary, Printer& err) {
+                 const std::string& lockdown_summary,
+                 knowledge::CodeService* code_tools, Printer& err) {
   CancelFlag cancel;
   g_cancel = &cancel;
   std::unique_ptr<Interaction> interaction;
@@ -238,6 +267,10 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   config.description = description;
   config.no_model_hint = kNoModelHint;
   config.notices = opened.settings.notices;
+  config.instructions_prompt = InstructionsPrompt(opened.instructions);
+  if (std::string line = InstructionsLine(opened.instructions); !line.empty()) {
+    config.notices.push_back(absl::StrCat("garuda-agent: ", line));
+  }
   if (!lockdown_summary.empty()) {
     config.notices.push_back(absl::StrCat("garuda-agent: ", lockdown_summary));
   }
@@ -250,6 +283,7 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   parts.applier = &helpers.applier();
   parts.audit = &helpers.audit();
   parts.budget = &helpers.budget();
+  parts.code = code_tools;
   parts.model = opened.model.get();
   parts.journal = opened.journal.get();
   parts.check_helpers = [&helpers] { return helpers.CheckAlive(); };
@@ -340,6 +374,15 @@ int RunAgent(const AgentOptions& options) {
         alive.ok() ? description.status().message() : alive.message()));
     return stop(1);
   }
+  std::unique_ptr<knowledge::CodeToolsHelper> code_tools =
+      StartCodeTools(options, *opened);
+  // At every return: close its channel and let it end its language servers.
+  struct StopCodeTools {
+    std::unique_ptr<knowledge::CodeToolsHelper>& helper;
+    ~StopCodeTools() {
+      if (helper != nullptr) helper->Stop().IgnoreError();
+    }
+  } stop_code_tools{code_tools};
   // 3. Lock down.
   absl::StatusOr<std::string> lockdown = LockDownSession(options, *opened);
   if (!lockdown.ok()) {
@@ -348,8 +391,8 @@ int RunAgent(const AgentOptions& options) {
     return stop(1);
   }
   // 4. Serve.
-  return stop(
-      ServeSession(options, *opened, **helpers, *description, *lockdown, err));
+  return stop(ServeSession(options, *opened, **helpers, *description, *lockdown,
+                           code_tools.get(), err));
 }
 
 }  // namespace agent

@@ -96,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
   }
   if (!options.backend.empty())
     stager.push_back("--backend=" + options.backend);
+  stager.insert(stager.end(), weaker.begin(), weaker.end());
   ASSIGN_OR_RETURN(helpers->stager_process_, SpawnHelper(stager));
   helpers->stager_ = StagerChannelClient(helpers->stager_process_.get());
 

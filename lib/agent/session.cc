@@ -70,7 +70,7 @@ Session::Session(SessionConfig config, SessionParts parts)
   facts.staged = staged();
   facts.sandboxed = config_.description.sandboxed();
   facts.strict = config_.strict;
-  system_prompt_ = SystemPrompt(facts);
+  system_prompt_ = SystemPrompt(facts) + config_.instructions_prompt;
 }
 
 bool Session::staged() const { return config_.description.mode() == "staged"; }
@@ -195,6 +195,7 @@ ToolContext Session::Tools() {
   tools.stager = parts_.stager;
   tools.applier = parts_.applier;
   tools.audit = parts_.audit;
+  tools.code = parts_.code;
   return tools;
 }
 
@@ -215,7 +216,9 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
   for (const provider::ChatMessage& message : messages_) {
     *request.add_messages() = message;
   }
-  for (provider::ToolDefinition& tool : ToolDefinitions(tools.profile)) {
+  for (provider::ToolDefinition& tool :
+       ToolDefinitions(tools.profile, tools.code != nullptr &&
+                                          !tools.code->languages().empty())) {
     *request.add_tools() = std::move(tool);
   }
   request.set_request_id(

@@ -46,6 +46,9 @@ struct SessionConfig {
   std::string no_model_hint;
   // Notices for the first lines (settings, the stager's own).
   std::vector<std::string> notices;
+  // The project's instructions (lib/agent/instructions.h InstructionsPrompt),
+  // after the system prompt's own rules; may be empty.
+  std::string instructions_prompt;
 };
 
 // What the session uses; nothing is owned. `model` may be null (no model
@@ -58,6 +61,8 @@ struct SessionParts {
   ApplyService* applier = nullptr;
   AuditSink* audit = nullptr;
   budget::BudgetClient* budget = nullptr;
+  // The code tools' server; may be null (no code tools).
+  knowledge::CodeService* code = nullptr;
   provider::ModelClient* model = nullptr;
   Journal* journal = nullptr;
   // OK while every helper runs (Helpers::CheckAlive); may be empty.

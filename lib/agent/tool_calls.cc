@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "lib/base/status_macros.h"
 #include "lib/question/question.h"
+#include "lib/tools/code_tools.h"
 #include "lib/tools/edit_tools.h"
 #include "lib/tools/result.h"
 #include "lib/tools/run.h"
@@ -67,6 +68,7 @@ class Call {
     request_ = *std::move(request);
     if (call_.name() == "bash") return Bash();
     if (IsEditTool(call_.name())) return Edit();
+    if (IsCodeTool(call_.name())) return Code();
     return ReadOnly();
   }
 
@@ -186,6 +188,36 @@ class Call {
         output.is_error ? "failed"
                         : absl::StrCat(output.content.size(), " characters");
     return Finish(*decision, std::move(output), outcome);
+  }
+
+  // The code tools read like read_file and are decided as it is; their
+  // answer leaves out files a read rule denies.
+  absl::StatusOr<ToolCallDone> Code() {
+    ASSIGN_OR_RETURN(std::optional<std::string> decision,
+                     Decide(false, absl::StrCat("Read: ", summary_), ""));
+    if (!decision) return std::move(done_);
+    absl::StatusOr<CodeToolInput> input =
+        ParseCodeToolInput(call_.name(), call_.arguments_json());
+    if (!input.ok()) {
+      return Finish(*decision, ErrorOutput(input.status()),
+                    "the call's input was refused");
+    }
+    if (c_.code == nullptr) {
+      return Finish(*decision,
+                    ErrorOutput(absl::FailedPreconditionError(
+                        "the code tools are not available in this session")),
+                    "not available");
+    }
+    const Permissions* permissions = c_.permissions;
+    std::string tool = call_.name();
+    HiddenPredicate hidden = [permissions, tool](const std::string& path) {
+      return permissions->Decide({"read_file", path}).verdict ==
+                 Verdict::kDeny ||
+             permissions->Decide({tool, path}).verdict == Verdict::kDeny;
+    };
+    CodeToolOutcome answered =
+        RunCodeTool(*c_.project, *c_.code, *input, hidden);
+    return Finish(*decision, std::move(answered.output), answered.screen);
   }
 
   absl::StatusOr<ToolCallDone> Bash() {

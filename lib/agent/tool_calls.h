@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/services.h"
+#include "lib/knowledge/code_tools_client.h"
 #include "lib/permissions/permissions.h"
 #include "lib/tools/definitions.h"
 #include "lib/tools/project.h"
@@ -38,6 +39,9 @@ struct ToolContext {
   CommandService* stager = nullptr;
   ApplyService* applier = nullptr;
   AuditSink* audit = nullptr;
+  // find_references, callers, impact (garuda-agent tool serve); null when
+  // the session has no code tools.
+  knowledge::CodeService* code = nullptr;
 };
 
 // The audit event of `kind` for a tool.

@@ -68,6 +68,11 @@ inline std::vector<TSNode> NamedChildren(TSNode node) {
   return children;
 }
 
+// A node's place in the project (file, start byte), as a map key.
+inline uint64_t Key(int file, uint32_t byte) {
+  return (static_cast<uint64_t>(file) << 32) | byte;
+}
+
 // Adds an occurrence for `node` (an identifier) and returns its id.
 int AddOccurrence(Index& index, int file, TSNode node, absl::string_view name);
 

@@ -64,6 +64,9 @@ struct Symbol {
   // A Java accessor generated for a field (record component, Lombok):
   // references to the accessor are references to this field.
   int accessor_of = -1;
+  // A Python name bound by an import (`from m import x`): a second name for
+  // a declaration elsewhere, never the declaration a name means.
+  bool is_import = false;
   // For callers: the span of the declaration (1-based lines).
   int end_line = 0;
 };

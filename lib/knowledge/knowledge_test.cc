@@ -317,3 +317,302 @@ TEST(ToolCommandTest, BatchAnswersEachLineFromOneIndex) {
 
 }  // namespace
 }  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PositionOfSymbolTest, NamesQualifiedAsFarAsNeeded) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"geo/Shape.java", kShapes},
+                             {"geo/Square.java", kSquare},
+                             {"pkg/a.py", "def size():\n    pass\n"},
+                             {"pkg/b.py", "from pkg.a import size\nsize()\n"}});
+  // `size` is a Java field, a Java method and a Python function (the
+  // import in b.py is not a declaration).
+  absl::StatusOr<QueryPosition> ambiguous = PositionOfSymbol(*index, "size");
+  EXPECT_TRUE(absl::IsInvalidArgument(ambiguous.status()));
+  EXPECT_NE(ambiguous.status().message().find("geo/Shape.java:4"),
+            std::string::npos)
+      << ambiguous.status();
+  absl::StatusOr<QueryPosition> function = PositionOfSymbol(*index, "a.size");
+  ASSERT_TRUE(function.ok()) << function.status();
+  EXPECT_EQ(function->path, "pkg/a.py");
+  EXPECT_EQ(function->line, 1);
+  EXPECT_EQ(PositionOfSymbol(*index, "pkg.a.size")->path, "pkg/a.py");
+  // A class and its constructors are one candidate: the class.
+  absl::StatusOr<QueryPosition> square = PositionOfSymbol(*index, "Square");
+  ASSERT_TRUE(square.ok()) << square.status();
+  EXPECT_EQ(square->line, 3);
+  EXPECT_EQ(PositionOfSymbol(*index, "geo.Square.unit")->line, 18);
+  // A suffix must end at a dot: "ize" names nothing.
+  EXPECT_TRUE(absl::IsNotFound(PositionOfSymbol(*index, "ize").status()));
+  EXPECT_TRUE(absl::IsNotFound(PositionOfSymbol(*index, "Nothing").status()));
+}
+
+TEST(AddContextTest, TheTrimmedLineOfEachHit) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"pkg/a.py", "def f():\n    pass\n"},
+       {"pkg/b.py", "from pkg.a import f\n\n   f()   \n"}});
+  QueryResult result = FindReferences(*index, *PositionOfSymbol(*index, "f"));
+  AddContext(*index, result);
+  ASSERT_EQ(result.results.size(), 2u);
+  EXPECT_EQ(result.results[0].context, "from pkg.a import f");
+  EXPECT_EQ(result.results[1].context, "f()");
+  EXPECT_NE(ModelText(result).find("pkg/b.py:3:4 [syntactic]: f()"),
+            std::string::npos)
+      << ModelText(result);
+}
+
+}  // namespace
+}  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+std::set<std::string> SitesOf(const Index& index, const std::string& symbol) {
+  absl::StatusOr<QueryPosition> position = PositionOfSymbol(index, symbol);
+  EXPECT_TRUE(position.ok()) << position.status();
+  if (!position.ok()) return {};
+  return Sites(FindReferences(index, *position));
+}
+
+TEST(PythonRulesTest, AnnotationStringsAreForwardReferences) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"pkg/env.py",
+        "class Environment:\n"
+        "    def render(self):\n"
+        "        pass\n"},
+       {"pkg/use.py",
+        "import typing as t\n"
+        "if t.TYPE_CHECKING:\n"
+        "    from pkg.env import Environment\n"
+        "\n"
+        "def make(env: \"Environment\") -> \"t.Optional[Environment]\":\n"
+        "    print(\"Environment\")\n"
+        "    return env\n"
+        "\n"
+        "def draw(env: \"Environment\"):\n"
+        "    env.render()\n"}});
+  std::set<std::string> sites = SitesOf(*index, "Environment");
+  // The import, both annotations of make, draw's annotation; the string
+  // printed on line 6 is not an annotation (the control).
+  EXPECT_EQ(sites, (std::set<std::string>{"pkg/use.py:3", "pkg/use.py:5",
+                                          "pkg/use.py:9"}));
+  // A parameter typed by a string annotation has the type it names.
+  EXPECT_EQ(SitesOf(*index, "Environment.render"),
+            std::set<std::string>{"pkg/use.py:10"});
+}
+
+TEST(PythonRulesTest, DunderAllNamesAreUsesAndOtherListsAreNot) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"pkg/__init__.py",
+                              "from pkg.cart import Cart\n"
+                              "__all__ = [\"Cart\"]\n"
+                              "names = [\"Cart\"]\n"},
+                             {"pkg/cart.py", "class Cart:\n    pass\n"}});
+  EXPECT_EQ(SitesOf(*index, "pkg.cart.Cart"),
+            (std::set<std::string>{"pkg/__init__.py:1", "pkg/__init__.py:2"}));
+}
+
+TEST(PythonRulesTest, AwaitHasTheReturnAnnotationsType) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"net.py",
+                              "class Response:\n"
+                              "    async def aclose(self):\n"
+                              "        pass\n"
+                              "\n"
+                              "async def fetch() -> Response:\n"
+                              "    return Response()\n"
+                              "\n"
+                              "async def main():\n"
+                              "    response = await fetch()\n"
+                              "    await response.aclose()\n"}});
+  QueryResult result =
+      FindReferences(*index, *PositionOfSymbol(*index, "aclose"));
+  ASSERT_EQ(result.results.size(), 1u);
+  EXPECT_EQ(result.results[0].line, 10);
+  EXPECT_EQ(result.results[0].provenance, Provenance::kSyntactic);
+}
+
+TEST(JavaRulesTest, AnAnonymousClassIsNoUseOfTheSuperConstructor) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"p/Base.java",
+        "package p;\n"
+        "public class Base {\n"
+        "  public Base() {}\n"
+        "  static Base plain() { return new Base(); }\n"
+        "  static Base anonymous() { return new Base() {}; }\n"
+        "}\n"}});
+  QueryResult constructor =
+      FindReferences(*index, QueryPosition{"p/Base.java", 3, 10});
+  EXPECT_EQ(Sites(constructor), std::set<std::string>{"p/Base.java:4"});
+  QueryResult cls = FindReferences(*index, QueryPosition{"p/Base.java", 2, 14});
+  EXPECT_EQ(Sites(cls),
+            (std::set<std::string>{"p/Base.java:4", "p/Base.java:5"}));
+}
+
+TEST(JavaRulesTest, QualifiedThisAndFinalLibraryTypes) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"p/Outer.java",
+        "package p;\n"
+        "public class Outer {\n"
+        "  void write() {}\n"
+        "  class Inner {\n"
+        "    void go() { Outer.this.write(); }\n"
+        "  }\n"
+        "}\n"},
+       {"p/Num.java", "package p;\npublic class Num extends Number {}\n"},
+       {"p/Box.java",
+        "package p;\n"
+        "public class Box {\n"
+        "  Box(String s) {}\n"
+        "  Box(Number n) {}\n"
+        "  static Box of() { return new Box(new Num()); }\n"
+        "}\n"},
+       {"p/Text.java",
+        "package p;\n"
+        "public class Text {\n"
+        "  Text append(String s) { return this; }\n"
+        "  String show(StringBuilder sb, Object unknown) {\n"
+        "    sb.append(\"a\").append(\"b\");\n"
+        "    String.valueOf(1).trim().append(\"c\");\n"
+        "    return unknown.toString().append(\"d\");\n"
+        "  }\n"
+        "}\n"}});
+  EXPECT_EQ(SitesOf(*index, "Outer.write"),
+            std::set<std::string>{"p/Outer.java:5"});
+  // No project class is a String: only the Number overload is called.
+  EXPECT_TRUE(
+      Sites(FindReferences(*index, QueryPosition{"p/Box.java", 3, 3})).empty());
+  EXPECT_EQ(Sites(FindReferences(*index, QueryPosition{"p/Box.java", 4, 3})),
+            std::set<std::string>{"p/Box.java:5"});
+  // Calls on StringBuilder and String results are the library's.
+  EXPECT_TRUE(SitesOf(*index, "Text.append").empty());
+}
+
+TEST(JavaRulesTest, AnUnknownReceiverStillMatchesAUniqueName) {
+  // The control of the test above: the same call on a receiver of unknown
+  // type is kept as a name match.
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"p/Text.java",
+                              "package p;\n"
+                              "public class Text {\n"
+                              "  Text append(String s) { return this; }\n"
+                              "  void show(java.util.List<Text> texts) {\n"
+                              "    texts.get(0).append(\"a\");\n"
+                              "  }\n"
+                              "}\n"}});
+  QueryResult result =
+      FindReferences(*index, *PositionOfSymbol(*index, "append"));
+  ASSERT_EQ(result.results.size(), 1u);
+  EXPECT_EQ(result.results[0].provenance, Provenance::kSearchBased);
+}
+
+}  // namespace
+}  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PythonRulesTest, AStubBesideItsModuleIsWhatImportsSee) {
+  const char kErrors[] = "class Frozen(Exception):\n    pass\n";
+  std::unique_ptr<Index> with_stub = BuildIndexFromSources(
+      {{"pkg/errors.py", kErrors},
+       {"pkg/errors.pyi", kErrors},
+       {"pkg/use.py", "from pkg.errors import Frozen\nraise Frozen()\n"}});
+  // The import resolves to the stub's class, not the module's.
+  EXPECT_TRUE(
+      Sites(FindReferences(*with_stub, QueryPosition{"pkg/errors.py", 1, 7}))
+          .empty());
+  EXPECT_EQ(
+      Sites(FindReferences(*with_stub, QueryPosition{"pkg/errors.pyi", 1, 7})),
+      (std::set<std::string>{"pkg/use.py:1", "pkg/use.py:2"}));
+  // The control: without the stub the module's class is used.
+  std::unique_ptr<Index> without = BuildIndexFromSources(
+      {{"pkg/errors.py", kErrors},
+       {"pkg/use.py", "from pkg.errors import Frozen\nraise Frozen()\n"}});
+  EXPECT_EQ(
+      Sites(FindReferences(*without, QueryPosition{"pkg/errors.py", 1, 7})),
+      (std::set<std::string>{"pkg/use.py:1", "pkg/use.py:2"}));
+}
+
+}  // namespace
+}  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(JavaRulesTest, AValueOfATypeParameterHasItsBoundsMembers) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"p/Text.java",
+        "package p;\n"
+        "public class Text {\n"
+        "  Text append(String s) { return this; }\n"
+        "  <A extends Appendable> A render(A out) { out.append(\"a\"); return "
+        "out; }\n"
+        "  <T> void any(T value) { value.append(\"b\"); }\n"
+        "  <B extends Text> void mine(B text) { text.append(\"c\"); }\n"
+        "}\n"}});
+  // Appendable's and Object's append are the library's; a bound in the
+  // project is that class (the control: the one site).
+  QueryResult result =
+      FindReferences(*index, *PositionOfSymbol(*index, "append"));
+  EXPECT_EQ(Sites(result), std::set<std::string>{"p/Text.java:6"});
+  ASSERT_EQ(result.results.size(), 1u);
+  EXPECT_EQ(result.results[0].provenance, Provenance::kSyntactic);
+}
+
+}  // namespace
+}  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PythonRulesTest, AModuleInsideAPackageIsNoTopLevelModule) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"src/pkg/__init__.py", ""},
+       {"src/pkg/json.py", "def dumps(value):\n    return value\n"},
+       {"src/pkg/app.py",
+        "import json\n"
+        "from pkg import json as ours\n"
+        "json.dumps(1)\n"
+        "ours.dumps(2)\n"}});
+  // `import json` is the standard library's, even beside pkg/json.py; the
+  // control is the import of pkg's own module (src/ is no package, so
+  // "pkg.json" still names it).
+  EXPECT_EQ(SitesOf(*index, "pkg.json.dumps"),
+            std::set<std::string>{"src/pkg/app.py:4"});
+}
+
+}  // namespace
+}  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+TEST(PythonRulesTest, TypingCastIsItsFirstArgument) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"m.py",
+        "import typing as t\n"
+        "from typing import cast\n"
+        "\n"
+        "class Group:\n"
+        "    def list_commands(self):\n"
+        "        return []\n"
+        "\n"
+        "def use(value, other):\n"
+        "    t.cast(Group, value).list_commands()\n"
+        "    cast(\"Group\", value).list_commands()\n"
+        "    other.cast(Group, value).list_commands()\n"}});
+  // The control: `other.cast` is not typing's, so its result is unknown
+  // (and Python's default keeps no unknown-receiver matches).
+  QueryOptions python;
+  python.unknown_receivers = DefaultUnknownReceivers("m.py");
+  EXPECT_EQ(
+      Sites(FindReferences(
+          *index, *PositionOfSymbol(*index, "Group.list_commands"), python)),
+      (std::set<std::string>{"m.py:10", "m.py:9"}));
+}
+
+}  // namespace
+}  // namespace garuda::knowledge

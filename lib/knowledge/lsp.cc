@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,9 +152,15 @@ absl::StatusOr<std::unique_ptr<LspSession>> LspSession::Start(
   std::vector<char*> argv;
   for (std::string& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return LastErrnoStatus("fork");
   if (pid == 0) {
+    // A client that dies without its destructor (killed) takes the server
+    // with it: the server is in a group of its own, out of the client's
+    // group's signals.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
     setpgid(0, 0);
     dup2(in_read.get(), 0);
     dup2(out_write.get(), 1);

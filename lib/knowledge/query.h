@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/knowledge/index.h"
 
@@ -33,6 +34,9 @@ struct Hit {
   int function_line = 0;
   // impact: how many calls away from the symbol (1 = a direct caller).
   int depth = 0;
+  // The source line of the hit, trimmed and cut (AddContext), for a reader
+  // who should not need to open the file to judge it.
+  std::string context;
 };
 
 struct QueryResult {
@@ -85,6 +89,19 @@ QueryResult Impact(const Index& index, const QueryPosition& position,
 // orders precise and syntactic results before search_based ones, and
 // truncates to `max_results`, keeping the flag.
 void Finish(QueryResult& result, int max_results);
+
+// Fills each hit's `context` from the indexed text of its file (hits in
+// files the index does not hold keep an empty one).
+void AddContext(const Index& index, QueryResult& result);
+
+// The declaration a name means, for the model's `{symbol}` form: a simple
+// name ("add"), or one qualified by its classes ("Cart.add"), its module or
+// package ("shop.cart.Cart.add"). Parameters and locals are never meant.
+// NOT_FOUND when nothing is declared with that name; INVALID_ARGUMENT
+// listing the candidates (path:line) when it is ambiguous. A class and its
+// constructors are one candidate: the class.
+absl::StatusOr<QueryPosition> PositionOfSymbol(const Index& index,
+                                               absl::string_view symbol);
 
 }  // namespace garuda::knowledge
 

@@ -58,6 +58,7 @@ std::string HitLine(const QueryResult& result, const Hit& hit) {
   }
   if (result.operation == "impact")
     absl::StrAppend(&line, " depth ", hit.depth);
+  if (!hit.context.empty()) absl::StrAppend(&line, ": ", hit.context);
   return line;
 }
 
@@ -122,6 +123,8 @@ std::string HitJson(const QueryResult& result, const Hit& hit, bool full) {
   }
   if (result.operation == "impact")
     absl::StrAppend(&json, ",\"depth\":", hit.depth);
+  if (full && !hit.context.empty())
+    absl::StrAppend(&json, ",\"context\":", JsonString(hit.context));
   json += "}";
   return json;
 }

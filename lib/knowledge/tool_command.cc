@@ -23,7 +23,9 @@ const char kToolUsage[] =
     "from a shell (the session itself: garuda-agent --help):\n"
     "\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT\n"
-    "      --path REL --line L --column C [--depth N] [--json] [--nolsp]\n"
+    "      --path REL --line L --column C | --symbol NAME [--depth N] "
+    "[--json]\n"
+    "      [--nolsp]\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--batch -\n"
     "\n"
@@ -34,149 +36,7 @@ const char kToolUsage[] =
     "{\"id\",\"path\",\"line\",\"column\"} and writes JSON lines "
     "{\"id\",\"approximate\",\"results\":[...]} from one index.\n";
 
-absl::StatusOr<LspConfig> LoadLspConfig(const SettingsLocations& locations) {
-  ASSIGN_OR_RETURN(SettingsSources sources, LoadSettingsSources(locations));
-  LspConfig config;
-  bool timeout_set = false;
-  // Highest first: a language named in a policy wins.
-  for (const Settings* settings :
-       {&sources.managed_policy, &sources.user_policy,
-        &sources.user_settings}) {
-    for (const auto& [language, command] : settings->knowledge().lsp()) {
-      config.commands.emplace(language, command);
-    }
-    if (settings->knowledge().lsp_timeout_ms() > 0 && !timeout_set) {
-      config.timeout_ms =
-          static_cast<int>(settings->knowledge().lsp_timeout_ms());
-      timeout_set = true;
-    }
-  }
-  return config;
-}
-
 namespace {
-
-std::string LanguageOfPath(const std::string& path) {
-  if (absl::EndsWith(path, ".java")) return "java";
-  if (absl::EndsWith(path, ".py") || absl::EndsWith(path, ".pyi"))
-    return "python";
-  return "";
-}
-
-// Files opened in a language server before the first question; a larger
-// project relies on the server's own scan.
-constexpr size_t kOpenedFiles = 300;
-
-class Answerer {
- public:
-  Answerer(const ToolCommandOptions& options, const Index& index, LspConfig lsp)
-      : options_(options), index_(index), lsp_(std::move(lsp)) {}
-
-  QueryResult Answer(const QueryPosition& position) {
-    QueryOptions query;
-    query.max_results = options_.max_results;
-    query.impact_depth = options_.depth;
-    if (options_.unknown_receivers == "all") {
-      query.unknown_receivers = UnknownReceivers::kAll;
-    } else if (options_.unknown_receivers == "none") {
-      query.unknown_receivers = UnknownReceivers::kNone;
-    } else if (options_.unknown_receivers == "unique") {
-      query.unknown_receivers = UnknownReceivers::kUnique;
-    } else {
-      query.unknown_receivers = DefaultUnknownReceivers(position.path);
-    }
-    if (options_.operation == "callers")
-      return Callers(index_, position, query);
-    if (options_.operation == "impact") return Impact(index_, position, query);
-    QueryResult experts = FindReferences(index_, position, query);
-    std::string language = LanguageOfPath(position.path);
-    auto command = lsp_.commands.find(language);
-    if (!options_.use_lsp || command == lsp_.commands.end()) return experts;
-    std::string failure;
-    LspSession* session = Session(language, command->second, &failure);
-    if (session != nullptr) {
-      absl::StatusOr<std::vector<Hit>> hits = session->References(position);
-      if (hits.ok()) {
-        QueryResult precise;
-        precise.operation = experts.operation;
-        precise.symbol = experts.symbol;
-        precise.approximate = false;
-        precise.results = *std::move(hits);
-        precise.notes.push_back(
-            absl::StrCat("from the language server `", command->second, "`"));
-        Finish(precise, options_.max_results);
-        return precise;
-      }
-      failure = std::string(hits.status().message());
-      failed_[language] = failure;
-      sessions_.erase(language);
-    }
-    experts.notes.push_back(
-        absl::StrCat("the language server failed (", failure,
-                     "); the identifier experts answered instead"));
-    experts.approximate = true;
-    return experts;
-  }
-
- private:
-  LspSession* Session(const std::string& language, const std::string& command,
-                      std::string* failure) {
-    auto failed = failed_.find(language);
-    if (failed != failed_.end()) {
-      *failure = failed->second;
-      return nullptr;
-    }
-    auto it = sessions_.find(language);
-    if (it != sessions_.end()) return it->second.get();
-    LspOptions lsp;
-    lsp.command = command;
-    char resolved[PATH_MAX];
-    lsp.root = realpath(options_.project.c_str(), resolved) != nullptr
-                   ? resolved
-                   : options_.project;
-    lsp.language_id = language;
-    lsp.timeout_ms = lsp_.timeout_ms;
-    absl::StatusOr<std::unique_ptr<LspSession>> session =
-        LspSession::Start(lsp);
-    if (!session.ok()) {
-      *failure = std::string(session.status().message());
-      failed_[language] = *failure;
-      return nullptr;
-    }
-    std::vector<std::string> paths;
-    for (const SourceFile& file : index_.files) {
-      if (LanguageOfPath(file.path) == language &&
-          paths.size() < kOpenedFiles) {
-        paths.push_back(file.path);
-      }
-    }
-    absl::Status opened = (*session)->OpenDocuments(paths);
-    if (!opened.ok()) {
-      *failure = std::string(opened.message());
-      failed_[language] = *failure;
-      return nullptr;
-    }
-    LspSession* raw = session->get();
-    sessions_[language] = *std::move(session);
-    return raw;
-  }
-
-  const ToolCommandOptions& options_;
-  const Index& index_;
-  LspConfig lsp_;
-  std::map<std::string, std::unique_ptr<LspSession>> sessions_;
-  std::map<std::string, std::string> failed_;
-};
-
-absl::Status ValidateOperation(const std::string& operation) {
-  if (operation == "find_references" || operation == "callers" ||
-      operation == "impact") {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown tool `", operation,
-                   "`: use find_references, callers or impact"));
-}
 
 // One batch line: {"id": any, "path": string, "line": n, "column": n}.
 absl::Status ParseBatchLine(const std::string& line, int number,
@@ -225,6 +85,15 @@ absl::Status ParseBatchLine(const std::string& line, int number,
 
 }  // namespace
 
+absl::StatusOr<LspConfig> ToolLspConfig(const ToolCommandOptions& options) {
+  if (!options.use_lsp || options.operation != "find_references") {
+    return LspConfig();
+  }
+  return LoadLspConfig(options.settings_given
+                           ? options.settings
+                           : DefaultSettingsLocations(options.project));
+}
+
 absl::Status RunToolCommand(const ToolCommandOptions& options, std::istream& in,
                             std::ostream& out) {
   RETURN_IF_ERROR(ValidateOperation(options.operation));
@@ -240,23 +109,31 @@ absl::Status RunToolCommand(const ToolCommandOptions& options, std::istream& in,
     return absl::InvalidArgumentError("--project is required");
   }
   if (!options.batch) {
-    if (options.path.empty() || options.line < 1 || options.column < 1) {
+    if (options.symbol.empty() &&
+        (options.path.empty() || options.line < 1 || options.column < 1)) {
       return absl::InvalidArgumentError(
-          "--path, --line and --column (1-based) are required, or --batch -");
+          "--path, --line and --column (1-based) are required, or --symbol "
+          "NAME, or --batch -");
     }
   }
   LspConfig lsp;
-  if (options.use_lsp && options.operation == "find_references") {
-    SettingsLocations locations =
-        options.settings_given ? options.settings
-                               : DefaultSettingsLocations(options.project);
-    ASSIGN_OR_RETURN(lsp, LoadLspConfig(locations));
+  if (options.lsp) {
+    lsp = *options.lsp;
+  } else {
+    ASSIGN_OR_RETURN(lsp, ToolLspConfig(options));
   }
+  if (!options.use_lsp || options.operation != "find_references") lsp = {};
   ASSIGN_OR_RETURN(std::unique_ptr<Index> index, BuildIndex(options.project));
-  Answerer answerer(options, *index, std::move(lsp));
+  Answerer answerer(options.project, std::move(lsp));
+  CodeQuestion question;
+  question.operation = options.operation;
+  question.depth = options.depth;
+  question.max_results = options.max_results;
+  question.unknown_receivers = options.unknown_receivers;
   if (!options.batch) {
-    QueryPosition position{options.path, options.line, options.column};
-    QueryResult result = answerer.Answer(position);
+    question.position = {options.path, options.line, options.column};
+    question.symbol = options.symbol;
+    QueryResult result = answerer.Answer(*index, question);
     out << (options.json ? ResultJson(result) + "\n" : ModelText(result));
     out.flush();
     return absl::OkStatus();
@@ -269,7 +146,8 @@ absl::Status RunToolCommand(const ToolCommandOptions& options, std::istream& in,
     std::string id_json;
     QueryPosition position;
     RETURN_IF_ERROR(ParseBatchLine(line, number, &id_json, &position));
-    out << BatchLineJson(id_json, answerer.Answer(position)) << "\n";
+    question.position = position;
+    out << BatchLineJson(id_json, answerer.Answer(*index, question)) << "\n";
     out.flush();
   }
   return absl::OkStatus();

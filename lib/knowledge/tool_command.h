@@ -4,11 +4,12 @@
 #define GARUDA_LIB_KNOWLEDGE_TOOL_COMMAND_H_
 
 #include <iosfwd>
-#include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/knowledge/answerer.h"
 #include "lib/policy/sources.h"
 
 namespace garuda::knowledge {
@@ -19,6 +20,7 @@ struct ToolCommandOptions {
   std::string path;       // relative to the project
   int line = 0;           // 1-based
   int column = 0;         // 1-based byte column
+  std::string symbol;     // instead of path, line and column
   int depth = 2;          // impact
   bool json = false;
   bool batch = false;   // read JSON lines from `in`
@@ -29,18 +31,16 @@ struct ToolCommandOptions {
   // Where settings come from; empty project means DefaultSettingsLocations.
   SettingsLocations settings;
   bool settings_given = false;
+  std::optional<LspConfig> lsp;
 };
 
-// Language -> server command and the timeout, from the settings. The
-// project's own settings cannot name a program to run: a cloned
-// repository would choose what runs on the user's machine. Only the
-// managed policy, the user's policy and the user's settings can.
-struct LspConfig {
-  std::map<std::string, std::string> commands;
-  int timeout_ms = 10000;
-};
-absl::StatusOr<LspConfig> LoadLspConfig(const SettingsLocations& locations);
+// The language servers this run may start: those of the settings, none
+// with --nolsp or for callers and impact (they come from the index).
+absl::StatusOr<LspConfig> ToolLspConfig(const ToolCommandOptions& options);
 
+// Checks the options, builds the index and answers. Uses `options.lsp` when
+// it is set (garuda-agent loads it before it locks down), else
+// ToolLspConfig.
 absl::Status RunToolCommand(const ToolCommandOptions& options, std::istream& in,
                             std::ostream& out);
 

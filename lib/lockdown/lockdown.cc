@@ -44,6 +44,12 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
   if (options.role.empty()) {
     return absl::InvalidArgumentError("LockDown: no role given");
   }
+  if (options.without_landlock && !options.writable_paths.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LockDown: role ", options.role,
+                     " leaves Landlock out, so it cannot confine writes to ",
+                     options.writable_paths.front()));
+  }
   ASSIGN_OR_RETURN(int threads, CountThreads());
   if (threads != 1) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -55,7 +61,10 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
   ASSIGN_OR_RETURN(SeccompPolicy policy,
                    SeccompPolicyForRole(options.role, options.allow_network));
   ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(policy));
-  ASSIGN_OR_RETURN(int kernel_abi, probe());
+  int kernel_abi = 0;
+  if (!options.without_landlock) {
+    ASSIGN_OR_RETURN(kernel_abi, probe());
+  }
 
   LockdownReport report;
   report.landlock_abi = kernel_abi;
@@ -64,7 +73,7 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
 
   // Every refusal comes before the first change to the process.
   const bool has_landlock = kernel_abi >= kLockdownMinLandlockAbi;
-  if (!has_landlock && !options.accept_weaker) {
+  if (!has_landlock && !options.accept_weaker && !options.without_landlock) {
     return absl::FailedPreconditionError(absl::StrCat(
         "role ", options.role, ": the kernel's Landlock ABI is ", kernel_abi,
         ", at least ", kLockdownMinLandlockAbi,
@@ -86,7 +95,10 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
     return LastErrnoStatus("prctl(PR_SET_NO_NEW_PRIVS)");
   }
 
-  if (!has_landlock) {
+  if (options.without_landlock) {
+    AddWeaker(&report, absl::StrCat("no Landlock for role ", options.role, ": ",
+                                    options.without_landlock->why));
+  } else if (!has_landlock) {
     AddWeaker(&report,
               absl::StrCat("no Landlock (kernel ABI ", kernel_abi,
                            "): writes are not confined to ",

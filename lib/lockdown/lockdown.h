@@ -24,6 +24,14 @@ struct AcceptWeakerLockdown {
   std::string why;
 };
 
+// A role that leaves Landlock out by design, with the reason (kept in
+// LockdownReport::weaker). A Landlock domain forbids mount(2) and
+// pivot_root(2) to the process and to everything it starts, so a process
+// that still builds sandboxes (garuda-stager) cannot have one.
+struct WithoutLandlock {
+  std::string why;
+};
+
 struct LockdownOptions {
   // "auditor", "applier", "budgeter", "stager", "agent": the seccomp policy
   // policies/seccomp/<role>.json (compiled in).
@@ -40,6 +48,9 @@ struct LockdownOptions {
   std::optional<std::vector<int>> tcp_connect_ports;
   // Without it a kernel without Landlock (or without seccomp) is an error.
   std::optional<AcceptWeakerLockdown> accept_weaker;
+  // Set: no Landlock step at all (writable_paths must be empty), whatever
+  // the kernel has.
+  std::optional<WithoutLandlock> without_landlock;
 };
 
 struct LockdownReport {

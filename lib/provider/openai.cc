@@ -1,5 +1,6 @@
 // OpenAI Chat Completions, as OpenAI serves it and as the OpenAI-compatible
 // local servers do (llama.cpp's llama-server, vLLM, Ollama's /v1 endpoint).
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "lib/provider/wire.h"
@@ -182,8 +183,11 @@ class OpenAiWire : public WireFormat {
           Value message = JsonObject();
           Set(&message, "role", JsonString("tool"));
           Set(&message, "tool_call_id", JsonString(result.tool_call_id()));
+          // This wire has no error flag: the text says it, once (the
+          // tools' own error results already start with "Error: ").
+          const bool marked = absl::StartsWith(result.content(), "Error: ");
           Set(&message, "content",
-              JsonString(result.is_error()
+              JsonString(result.is_error() && !marked
                              ? absl::StrCat("Error: ", result.content())
                              : result.content()));
           Append(messages, std::move(message));

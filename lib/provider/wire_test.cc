@@ -249,6 +249,18 @@ TEST(WireBodyTest, OpenAiConversation) {
   EXPECT_EQ(TokenCountMember(*json, "max_tokens"), 512);
 }
 
+TEST(WireBodyTest, OpenAiSaysErrorOnce) {
+  ModelRequest request = Conversation();
+  request.mutable_messages(2)->mutable_tool_results(0)->set_content(
+      "Error: read_file: no such file");
+  auto body = OpenAiWireFormat()->Body(request, "m", 512);
+  ASSERT_TRUE(body.ok()) << body.status();
+  auto json = ParseJson(*body, "body");
+  ASSERT_TRUE(json.ok());
+  EXPECT_EQ(StringMember(ListMember(*json, "messages")->values(3), "content"),
+            "Error: read_file: no such file");
+}
+
 TEST(WireBodyTest, AnthropicConversation) {
   auto body = AnthropicWireFormat()->Body(Conversation(), "m", 512);
   ASSERT_TRUE(body.ok()) << body.status();

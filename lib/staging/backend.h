@@ -56,6 +56,12 @@ std::unique_ptr<StagingBackend> MakeStagingBackend(const std::string& kind,
                                                    const std::string& project,
                                                    const std::string& folder);
 
+// One file each: overlay_backend.cc, copy_backend.cc.
+std::unique_ptr<StagingBackend> MakeOverlayBackend(const std::string& project,
+                                                   const std::string& folder);
+std::unique_ptr<StagingBackend> MakeCopyBackend(const std::string& project,
+                                                const std::string& folder);
+
 }  // namespace garuda
 
 #endif  // GARUDA_LIB_STAGING_BACKEND_H_

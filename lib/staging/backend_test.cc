@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/staging/copy_observe.h"
 #include "lib/staging/copy_sync.h"
 #include "lib/staging/folders.h"
 
@@ -25,10 +26,6 @@ using testing::NewTempDir;
 using testing::Snapshot;
 using testing::Symlink;
 using testing::Write;
-
-int64_t Nanoseconds(const struct timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
 
 // Every path beneath `root` ("" is the root) with its lstat result.
 void Walk(const std::string& root, const std::string& relative,
@@ -68,13 +65,7 @@ struct CopyStart {
     // recorded as pairs (the racy rule): wait for the clock to pass them.
     struct stat st;
     EXPECT_EQ(::lstat(JoinPath(project, "many/2/1199").c_str(), &st), 0);
-    for (;;) {
-      struct timespec now;
-      ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-      if (Nanoseconds(now) > Nanoseconds(st.st_ctim)) break;
-      struct timespec pause = {0, 1000000};
-      ::nanosleep(&pause, nullptr);
-    }
+    WaitForClockPast(TimespecNanoseconds(st.st_ctim));
     EXPECT_EQ(::mkdir(folder.c_str(), 0700), 0);
     backend = MakeStagingBackend("copy", project, folder);
   }

@@ -20,52 +20,6 @@
 namespace garuda {
 namespace {
 
-constexpr char kMagic[] = "garuda-copy-snapshot-v2\n";
-
-void Put(std::string* out, const void* data, size_t size) {
-  out->append(static_cast<const char*>(data), size);
-}
-
-void PutKey(std::string* out, const StatKey& key) {
-  Put(out, &key.mode, sizeof(key.mode));
-  Put(out, &key.inode, sizeof(key.inode));
-  Put(out, &key.size, sizeof(key.size));
-  Put(out, &key.mtime_ns, sizeof(key.mtime_ns));
-  Put(out, &key.ctime_ns, sizeof(key.ctime_ns));
-}
-
-class Reader {
- public:
-  explicit Reader(absl::string_view data) : data_(data) {}
-  bool Get(void* out, size_t size) {
-    if (data_.size() < size) return false;
-    std::memcpy(out, data_.data(), size);
-    data_.remove_prefix(size);
-    return true;
-  }
-  bool GetKey(StatKey* key) {
-    return Get(&key->mode, sizeof(key->mode)) &&
-           Get(&key->inode, sizeof(key->inode)) &&
-           Get(&key->size, sizeof(key->size)) &&
-           Get(&key->mtime_ns, sizeof(key->mtime_ns)) &&
-           Get(&key->ctime_ns, sizeof(key->ctime_ns));
-  }
-  bool GetString(std::string* out, size_t size) {
-    if (data_.size() < size) return false;
-    out->assign(data_.data(), size);
-    data_.remove_prefix(size);
-    return true;
-  }
-  bool done() const { return data_.empty(); }
-
- private:
-  absl::string_view data_;
-};
-
-std::string Child(const std::string& parent, const std::string& name) {
-  return parent.empty() ? name : absl::StrCat(parent, "/", name);
-}
-
 struct Side {
   bool present = false;
   struct stat st = {};
@@ -90,16 +44,6 @@ Side FromKey(const StatKey& key) {
   side.st.st_mtim = Timespec(key.mtime_ns);
   side.st.st_ctim = Timespec(key.ctime_ns);
   return side;
-}
-
-std::string Parent(const std::string& relative, std::string* name) {
-  size_t slash = relative.rfind('/');
-  if (slash == std::string::npos) {
-    *name = relative;
-    return "";
-  }
-  *name = relative.substr(slash + 1);
-  return relative.substr(0, slash);
 }
 
 // Whether a folder is ignored, asked only when a path beneath it needs it.
@@ -144,7 +88,7 @@ class Syncer {
           std::string rest = path;
           while (!rest.empty()) {
             std::string name;
-            std::string parent = Parent(rest, &name);
+            std::string parent = ParentPath(rest, &name);
             if (!children_[parent].insert(name).second) break;
             rest = parent;
           }
@@ -158,7 +102,7 @@ class Syncer {
       for (const auto& [path, entry] : previous_.entries()) {
         if (path.empty()) continue;
         std::string name;
-        std::string parent = Parent(path, &name);
+        std::string parent = ParentPath(path, &name);
         copy_names_[parent].push_back(std::move(name));
       }
     }
@@ -365,7 +309,7 @@ class Syncer {
       return opened ? opened.get() : -1;
     };
     for (const std::string& name : names) {
-      std::string child = Child(relative, name);
+      std::string child = ChildPath(relative, name);
       bool child_git = git || child == ".git";
       ++stats_->walked;
       absl::Status error;
@@ -514,274 +458,7 @@ class Syncer {
   std::unordered_map<std::string, std::set<std::string>> children_;
 };
 
-// The walk of the copy after a command (see ObserveCopy).
-class Observer {
- public:
-  Observer(const std::string& copy, const CopySnapshot& before,
-           std::unordered_set<std::string>* unchanged,
-           const std::function<void(const std::string&, int)>& before_read,
-           std::set<std::string>* links)
-      : copy_(copy),
-        before_(before),
-        unchanged_(unchanged),
-        before_read_(before_read),
-        links_(links) {}
-
-  absl::StatusOr<CopySnapshot> Run() {
-    next_.Reserve(before_.size());
-    UniqueFd root(
-        ::open(copy_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!root) return LastErrnoStatus(absl::StrCat("open(", copy_, ")"));
-    struct stat st;
-    if (::fstat(root.get(), &st) != 0) {
-      return LastErrnoStatus(absl::StrCat("stat(", copy_, ")"));
-    }
-    if (links_ != nullptr) links_->clear();
-    ASSIGN_OR_RETURN(bool same, Walk("", root.get()));
-    if (Keep("", st) && same) unchanged_->insert("");
-    return std::move(next_);
-  }
-
- private:
-  // Records `relative` as the copy has it; true when it is as `before` had
-  // it (its pair, if any, is kept).
-  bool Keep(const std::string& relative, const struct stat& st) {
-    const CopySnapshot::Entry* entry = before_.Find(relative);
-    if (entry != nullptr && entry->copy == StatKey::Of(st)) {
-      next_.RecordCopyKey(relative, *entry);
-      return true;
-    }
-    next_.RecordCopy(relative, st);
-    return false;
-  }
-
-  // Whether nothing beneath the folder `fd` changed. A name added, removed
-  // or renamed in it changes the folder's own times, which its parent
-  // compares.
-  absl::StatusOr<bool> Walk(const std::string& relative, int fd) {
-    if (before_read_) before_read_(relative, fd);
-    ASSIGN_OR_RETURN(std::vector<std::string> names,
-                     FolderNames(fd, JoinPath(copy_, relative)));
-    bool same = true;
-    for (const std::string& name : names) {
-      std::string child = Child(relative, name);
-      struct stat st;
-      if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) {
-          same = false;
-          continue;
-        }
-        return LastErrnoStatus(
-            absl::StrCat("stat(", VisiblePath(JoinPath(copy_, child)), ")"));
-      }
-      bool kept = Keep(child, st);
-      if (links_ != nullptr && !S_ISDIR(st.st_mode) && st.st_nlink > 1) {
-        links_->insert(child);
-      }
-      if (S_ISDIR(st.st_mode)) {
-        UniqueFd sub = OpenSubfolder(fd, name);
-        if (!sub) {
-          return LastErrnoStatus(
-              absl::StrCat("open(", VisiblePath(JoinPath(copy_, child)), ")"));
-        }
-        ASSIGN_OR_RETURN(bool sub_same, Walk(child, sub.get()));
-        if (kept && sub_same) {
-          unchanged_->insert(child);
-        } else {
-          kept = false;
-        }
-      }
-      same = same && kept;
-    }
-    return same;
-  }
-
-  const std::string& copy_;
-  const CopySnapshot& before_;
-  std::unordered_set<std::string>* unchanged_;
-  const std::function<void(const std::string&, int)>& before_read_;
-  std::set<std::string>* links_;
-  CopySnapshot next_;
-};
-
-// What ObserveCopyPaths found of one path.
-struct Seen {
-  std::string path;
-  bool present = false;
-  struct stat st = {};
-  bool named = false;  // an event named it (or it is in a named subtree)
-};
-
-// Every path beneath the open folder `fd` (`relative`), lstat'ed.
-absl::Status SeeSubtree(const std::string& copy, const std::string& relative,
-                        int fd, std::vector<Seen>* seen) {
-  ASSIGN_OR_RETURN(std::vector<std::string> names,
-                   FolderNames(fd, JoinPath(copy, relative)));
-  for (const std::string& name : names) {
-    Seen one;
-    one.path = Child(relative, name);
-    one.named = true;
-    if (::fstatat(fd, name.c_str(), &one.st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno == ENOENT) continue;
-      return LastErrnoStatus(
-          absl::StrCat("stat(", VisiblePath(JoinPath(copy, one.path)), ")"));
-    }
-    one.present = true;
-    bool folder = S_ISDIR(one.st.st_mode);
-    std::string path = one.path;
-    seen->push_back(std::move(one));
-    if (folder) {
-      UniqueFd sub = OpenSubfolder(fd, name);
-      if (!sub) {
-        return LastErrnoStatus(
-            absl::StrCat("open(", VisiblePath(JoinPath(copy, path)), ")"));
-      }
-      RETURN_IF_ERROR(SeeSubtree(copy, path, sub.get(), seen));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
-
-int64_t TimespecNanoseconds(const struct timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
-void WaitForClockPast(int64_t newest_ctime_ns) {
-  for (;;) {
-    struct timespec now;
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    if (TimespecNanoseconds(now) > newest_ctime_ns) return;
-    struct timespec pause = {0, 1000000};
-    ::nanosleep(&pause, nullptr);
-  }
-}
-
-StatKey StatKey::Of(const struct stat& st) {
-  StatKey key;
-  key.mode = st.st_mode;
-  key.inode = st.st_ino;
-  key.size = static_cast<uint64_t>(st.st_size);
-  key.mtime_ns = TimespecNanoseconds(st.st_mtim);
-  key.ctime_ns = TimespecNanoseconds(st.st_ctim);
-  return key;
-}
-
-absl::StatusOr<CopySnapshot> CopySnapshot::Load(const std::string& file) {
-  CopySnapshot snapshot;
-  absl::StatusOr<std::string> data = ReadFileToString(file);
-  if (absl::IsNotFound(data.status())) return snapshot;
-  RETURN_IF_ERROR(data.status());
-  absl::string_view rest = *data;
-  if (rest.substr(0, sizeof(kMagic) - 1) != kMagic) {
-    return absl::DataLossError(
-        absl::StrCat(file, " is not a copy snapshot (", kMagic, ")"));
-  }
-  rest.remove_prefix(sizeof(kMagic) - 1);
-  Reader reader(rest);
-  uint64_t count = 0;
-  if (!reader.Get(&count, sizeof(count))) {
-    return absl::DataLossError(absl::StrCat(file, " is truncated"));
-  }
-  snapshot.entries_.reserve(count);
-  while (!reader.done()) {
-    uint32_t length = 0;
-    uint8_t paired = 0;
-    std::string path;
-    Entry entry;
-    if (!reader.Get(&length, sizeof(length)) ||
-        !reader.GetString(&path, length) ||
-        !reader.Get(&paired, sizeof(paired)) || !reader.GetKey(&entry.copy) ||
-        (paired != 0 && !reader.GetKey(&entry.project))) {
-      return absl::DataLossError(absl::StrCat(file, " is truncated"));
-    }
-    entry.paired = paired != 0;
-    snapshot.entries_[std::move(path)] = entry;
-  }
-  return snapshot;
-}
-
-absl::Status CopySnapshot::Save(const std::string& file) const {
-  std::string data = kMagic;
-  data.reserve(entries_.size() * 110);
-  uint64_t count = entries_.size();
-  Put(&data, &count, sizeof(count));
-  for (const auto& [path, entry] : entries_) {
-    uint32_t length = static_cast<uint32_t>(path.size());
-    uint8_t paired = entry.paired ? 1 : 0;
-    Put(&data, &length, sizeof(length));
-    data += path;
-    Put(&data, &paired, sizeof(paired));
-    PutKey(&data, entry.copy);
-    if (entry.paired) PutKey(&data, entry.project);
-  }
-  // No fsync: after a crash a lost or older snapshot only means that more
-  // paths get compared; it never makes a changed path look unchanged,
-  // because every path it names has changed ctimes since. (Whether the
-  // copy's side may be trusted without a walk is a separate marker, made
-  // only after this file is in place; see backend.cc.)
-  std::string temporary = absl::StrCat(file, ".tmp");
-  {
-    ASSIGN_OR_RETURN(UniqueFd fd,
-                     OpenFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0600));
-    RETURN_IF_ERROR(WriteAll(fd.get(), data));
-  }
-  if (::rename(temporary.c_str(), file.c_str()) != 0) {
-    return LastErrnoStatus(absl::StrCat("rename(", temporary, ")"));
-  }
-  return absl::OkStatus();
-}
-
-bool CopySnapshot::KnownSame(const std::string& relative,
-                             const struct stat* project,
-                             const struct stat& copy) const {
-  auto it = entries_.find(relative);
-  if (it == entries_.end() || !it->second.paired ||
-      !(it->second.copy == StatKey::Of(copy))) {
-    return false;
-  }
-  return project == nullptr ? it->second.project.mode == 0
-                            : it->second.project == StatKey::Of(*project);
-}
-
-bool CopySnapshot::CopyUnchanged(const std::string& relative,
-                                 const struct stat& copy) const {
-  auto it = entries_.find(relative);
-  return it != entries_.end() && it->second.copy == StatKey::Of(copy);
-}
-
-void CopySnapshot::Record(const std::string& relative,
-                          const struct stat& project, const struct stat& copy) {
-  Entry entry;
-  if (project.st_mode != 0) entry.project = StatKey::Of(project);
-  entry.copy = StatKey::Of(copy);
-  entry.paired = true;
-  entries_[relative] = entry;
-}
-
-void CopySnapshot::Erase(const std::string& relative) {
-  auto it = entries_.find(relative);
-  if (it == entries_.end()) return;
-  bool folder = S_ISDIR(it->second.copy.mode);
-  entries_.erase(it);
-  if (!folder) return;
-  std::string prefix = relative.empty() ? "" : relative + "/";
-  for (auto next = entries_.begin(); next != entries_.end();) {
-    if (next->first.compare(0, prefix.size(), prefix) == 0) {
-      next = entries_.erase(next);
-    } else {
-      ++next;
-    }
-  }
-}
-
-void CopySnapshot::RecordCopy(const std::string& relative,
-                              const struct stat& copy) {
-  Entry entry;
-  entry.copy = StatKey::Of(copy);
-  entries_[relative] = entry;
-}
 
 absl::StatusOr<CopySnapshot> SyncCopy(const std::string& project,
                                       const std::string& copy,
@@ -801,107 +478,4 @@ absl::Status SyncCopyPaths(const std::string& project, const std::string& copy,
                 snapshot);
   return syncer.Run();
 }
-
-absl::StatusOr<CopySnapshot> ObserveCopy(
-    const std::string& copy, const CopySnapshot& before,
-    std::unordered_set<std::string>* unchanged_folders,
-    const std::function<void(const std::string&, int)>& before_read,
-    std::set<std::string>* links) {
-  Observer observer(copy, before, unchanged_folders, before_read, links);
-  return observer.Run();
-}
-
-absl::Status ObserveCopyPaths(const std::string& copy, const PathSet& named,
-                              std::set<std::string>* links,
-                              CopySnapshot* snapshot, ObservedPaths* observed) {
-  UniqueFd root(
-      ::open(copy.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!root) return LastErrnoStatus(absl::StrCat("open(", copy, ")"));
-  // The paths to look at: those named, the files with several links, and
-  // the folder of each (its own times change with a name added or gone).
-  std::set<std::string> look;
-  for (const auto* set : {&named.paths, &named.subtrees}) {
-    for (const std::string& path : *set) {
-      look.insert(path);
-      std::string name;
-      look.insert(Parent(path, &name));
-    }
-  }
-  for (const std::string& path : *links) look.insert(path);
-  // First everything is seen, then the snapshot changes: a new link leaves
-  // it as the command found it, for the walk.
-  std::vector<Seen> seen;
-  for (const std::string& path : look) {
-    Seen one;
-    one.path = path;
-    one.named = named.paths.count(path) != 0 || named.subtrees.count(path) != 0;
-    int at = ::fstatat(root.get(), path.empty() ? "." : path.c_str(), &one.st,
-                       AT_SYMLINK_NOFOLLOW);
-    if (at != 0 && errno != ENOENT && errno != ENOTDIR) {
-      return LastErrnoStatus(
-          absl::StrCat("stat(", VisiblePath(JoinPath(copy, path)), ")"));
-    }
-    one.present = at == 0;
-    bool walk = one.present && S_ISDIR(one.st.st_mode) &&
-                named.subtrees.count(path) != 0;
-    seen.push_back(std::move(one));
-    if (walk) {
-      UniqueFd sub = OpenSubfolder(root.get(), path);
-      if (!sub) {
-        return LastErrnoStatus(
-            absl::StrCat("open(", VisiblePath(JoinPath(copy, path)), ")"));
-      }
-      RETURN_IF_ERROR(SeeSubtree(copy, path, sub.get(), &seen));
-    }
-  }
-  for (const Seen& one : seen) {
-    if (one.present && !S_ISDIR(one.st.st_mode) && one.st.st_nlink > 1 &&
-        links->count(one.path) == 0) {
-      observed->new_link = true;
-      return absl::OkStatus();
-    }
-  }
-  // A folder created or moved in holds only what the walk saw.
-  for (const std::string& path : named.subtrees) snapshot->Erase(path);
-  for (const Seen& one : seen) {
-    const CopySnapshot::Entry* entry = snapshot->Find(one.path);
-    bool changed = false;
-    if (!one.present) {
-      if (entry != nullptr) {
-        snapshot->Erase(one.path);
-        changed = true;
-      }
-      changed = changed || one.named;
-      links->erase(one.path);
-    } else {
-      // An event names what the command wrote, even when a write within
-      // the clock tick of the last record left the lstat result as it was.
-      if (one.named || entry == nullptr ||
-          !(entry->copy == StatKey::Of(one.st))) {
-        snapshot->RecordCopy(one.path, one.st);
-        observed->newest_ctime_ns = std::max(
-            observed->newest_ctime_ns, TimespecNanoseconds(one.st.st_ctim));
-        changed = true;
-      }
-      if (!S_ISDIR(one.st.st_mode) && one.st.st_nlink > 1) {
-        links->insert(one.path);
-      } else {
-        links->erase(one.path);
-      }
-    }
-    if (!changed) continue;
-    observed->changed.insert(one.path);
-    if (one.present && S_ISDIR(one.st.st_mode)) {
-      observed->touched.insert(one.path);
-    }
-    std::string rest = one.path;
-    while (!rest.empty()) {
-      std::string name;
-      rest = Parent(rest, &name);
-      if (!observed->touched.insert(rest).second) break;
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace garuda

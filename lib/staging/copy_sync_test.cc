@@ -1,9 +1,11 @@
 #include "lib/staging/copy_sync.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_set>
 
@@ -11,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/staging/copy_observe.h"
 #include "lib/staging/tree_copy.h"
 
 namespace garuda {
@@ -28,6 +31,26 @@ int Git(const std::string& dir, const std::string& args) {
 bool Exists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
+}
+
+int64_t CtimeNs(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return TimespecNanoseconds(st.st_ctim);
+}
+
+// The newest ctime of anything beneath `root` (git's files included).
+int64_t NewestCtimeNs(const std::string& root) {
+  static int64_t newest;
+  newest = 0;
+  ::nftw(
+      root.c_str(),
+      [](const char*, const struct stat* st, int, struct FTW*) {
+        newest = std::max(newest, TimespecNanoseconds(st->st_ctim));
+        return 0;
+      },
+      16, FTW_PHYS);
+  return newest;
 }
 
 // A git project with an ignored build/ folder, its copy and first snapshot.
@@ -49,10 +72,8 @@ struct Fixture {
     EXPECT_EQ(Git(project, "add -A"), 0);
     SyncOptions fresh;
     fresh.fresh_copy = true;
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &fresh.copy_started);
     // The project's files must be older than the copy for the fresh rule.
-    struct timespec pause = {0, 20000000};
-    ::nanosleep(&pause, nullptr);
+    WaitForClockPast(NewestCtimeNs(project));
     ::clock_gettime(CLOCK_REALTIME_COARSE, &fresh.copy_started);
     CopyStats stats;
     EXPECT_TRUE(CopyTree(project, copy, &stats).ok());
@@ -146,8 +167,8 @@ TEST(CopySyncTest, AForgedMtimeDoesNotHideAChange) {
   std::string path = f.copy + "/src/a.c";
   struct stat before;
   ASSERT_EQ(::lstat(path.c_str(), &before), 0);
-  struct timespec pause = {0, 20000000};
-  ::nanosleep(&pause, nullptr);
+  // The write below then gets a newer ctime than the recorded one.
+  WaitForClockPast(TimespecNanoseconds(before.st_ctim));
   Write(path, "X\n");  // same size
   struct timespec times[2] = {before.st_atim, before.st_mtim};
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
@@ -214,8 +235,8 @@ TEST(CopySyncTest, ARefreshFromTheObservedCopyUndoesTheCommand) {
   ASSERT_EQ(::chmod((f.copy + "/src").c_str(), 0700), 0);
   f.Observe();
   Write(f.project + "/src/b.c", "edited by the person\n");
-  struct timespec pause = {0, 20000000};  // not racy: recorded as a pair
-  ::nanosleep(&pause, nullptr);
+  // Not racy (older than the sync's walk): recorded as a pair.
+  WaitForClockPast(CtimeNs(f.project + "/src/b.c"));
   SyncStats stats = f.SyncKnown();
   ExpectUndone(f, "new/deep.c");
   EXPECT_FALSE(Exists(f.copy + "/new"));

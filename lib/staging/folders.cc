@@ -119,7 +119,9 @@ absl::Status RemoveContent(int fd, const std::string& shown, bool parallel) {
         }
         return absl::OkStatus();
       },
-      &shared->failed);
+      &shared->failed,
+      // A forked remover writes only beneath the folder it empties.
+      [&shown] { return ConfineWritesBeneath(shown); });
 }
 
 }  // namespace

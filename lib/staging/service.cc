@@ -157,11 +157,12 @@ class StagerService {
 
     probe_ = ProbeSandbox({});
     problem_ = FirstSandboxProblem(probe_);
-    if (mode_ == "direct") return absl::OkStatus();
 
-    // Staged. The on_host runner first, while this process still sees the
-    // project writable: it is the only way an agreed on_host command can
-    // change the project.
+    // The on_host runner first, before this process locks down (its filter
+    // and no_new_privs would bind an on_host command too: sudo, a
+    // debugger) and, in staged mode, while it still sees the project
+    // writable: it is the only way an agreed on_host command can change the
+    // project.
     if (!RequiredSandbox(settings_).has_value()) {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
@@ -179,6 +180,7 @@ class StagerService {
                                         host.status().message()));
       }
     }
+    if (mode_ == "direct") return absl::OkStatus();
     StagedViewOptions view;
     view.project = project_;
     view.backend = options_.backend;
@@ -352,10 +354,10 @@ class StagerService {
           "on_host is refused: ", required->why,
           "; nothing was run (to allow it: ", required->undo, ")"));
     }
+    // Every mode but the runner's own: the stager agrees first, then the
+    // runner (started before the lockdown) runs the command.
     if (mode_ != kHostMode) {
       RETURN_IF_ERROR(AgreeOnHost(request, result));
-    }
-    if (mode_ == "staged") {
       if (!host_) {
         return absl::FailedPreconditionError(
             "on_host commands cannot run: the on_host runner did not start");
@@ -429,6 +431,12 @@ absl::Status RunStagerServe(const StagerServeOptions& options) {
                          ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
   StagerService service(options);
   RETURN_IF_ERROR(service.Start());
+  if (options.mode != kHostMode) {
+    StagerLockdownOptions lockdown;
+    lockdown.accept_weaker = options.accept_weaker;
+    RETURN_IF_ERROR(
+        TakeStagerLockdown(options.lock_down, lockdown, options.log));
+  }
   return service.Serve(channel);
 }
 

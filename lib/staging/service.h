@@ -16,19 +16,21 @@
 // stager decides itself whether it runs (lib/consent): it asks the person
 // on the terminal, or re-checks the allow rules it read at start; the
 // agent's word is never taken, but for an explicit relayed answer with
-// --consent=relayed. In staged
-// mode this process cannot write the project (the view's read-only bind),
-// so on_host commands go to a second stager process started before the
-// binds, `garuda-stager serve --mode host`, which runs nothing else.
+// --consent=relayed. This process locks itself down before it serves (and,
+// in staged mode, cannot write the project: the view's read-only bind), so
+// on_host commands go to a second stager process started before both,
+// `garuda-stager serve --mode host`, which runs nothing else.
 #ifndef GARUDA_LIB_STAGING_SERVICE_H_
 #define GARUDA_LIB_STAGING_SERVICE_H_
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "lib/consent/consent.h"
+#include "lib/lockdown/stager_lockdown.h"
 
 namespace garuda {
 
@@ -56,6 +58,14 @@ struct StagerServeOptions {
   // No "serving" line: the agent's helpers share the person's terminal,
   // and the session's first line says what the stager serves.
   bool quiet = false;
+  // LockDownStager: taken once the start is done (settings, probe, the
+  // on_host runner, the staging view and its read-only bind), before the
+  // first request is read. Not by the on_host runner: what it runs is a
+  // command the person agreed to run on the host, as themselves, and a
+  // filter or no_new_privs would bind that command too (sudo, a debugger).
+  // Empty: no lockdown.
+  StagerLockDown lock_down;
+  std::optional<AcceptWeakerLockdown> accept_weaker;
 };
 
 // Serves until EndSession or until the agent closes the channel (OK), or

@@ -26,6 +26,7 @@
 #include "lib/staging/backend.h"
 #include "lib/staging/folders.h"
 #include "lib/staging/mounts.h"
+#include "lib/staging/staged_guard.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/probe.h"
 #include "sandbox/sandbox.h"
@@ -137,18 +138,35 @@ void RefuseDeniedPaths(ChangeSet* change_set, const SandboxPolicy& policy) {
 }
 
 absl::Status WriteOut(const ChangeSet& change_set, const std::string& out) {
+  // Written unnamed (O_TMPFILE) and named only once whole, so that a run
+  // killed while it writes (the guard's SIGKILL after a signal) leaves no
+  // temporary behind; a file system without O_TMPFILE gets a named one.
+  UniqueFd fd(
+      ::open(Dirname(out).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+  bool unnamed = fd.valid();
   std::string temporary = absl::StrCat(out, ".tmp-", ::getpid());
-  {
-    ASSIGN_OR_RETURN(UniqueFd fd,
+  if (!unnamed) {
+    ASSIGN_OR_RETURN(fd,
                      OpenFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0600));
-    absl::Status written = WriteChangeSet(change_set, fd.get(), out);
-    if (written.ok() && ::fsync(fd.get()) != 0) {
-      written = LastErrnoStatus(absl::StrCat("fsync(", temporary, ")"));
+  }
+  absl::Status written = WriteChangeSet(change_set, fd.get(), out);
+  if (written.ok() && ::fsync(fd.get()) != 0) {
+    written = LastErrnoStatus(absl::StrCat("fsync(", temporary, ")"));
+  }
+  if (written.ok() && unnamed) {
+    // A name left by an earlier run of the same pid that was killed in the
+    // step below.
+    ::unlink(temporary.c_str());
+    std::string self = absl::StrCat("/proc/self/fd/", fd.get());
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, temporary.c_str(),
+                 AT_SYMLINK_FOLLOW) != 0) {
+      written = LastErrnoStatus(absl::StrCat("linkat(", temporary, ")"));
     }
-    if (!written.ok()) {
-      ::unlink(temporary.c_str());
-      return written;
-    }
+  }
+  fd.Reset();
+  if (!written.ok()) {
+    if (!unnamed) ::unlink(temporary.c_str());
+    return written;
   }
   if (::rename(temporary.c_str(), out.c_str()) != 0) {
     absl::Status status = LastErrnoStatus(absl::StrCat("rename to ", out));
@@ -467,13 +485,11 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
   return outcome;
 }
 
-int RunStagedCommand(const MergedSettings& settings,
-                     const StagedRunRequest& request) {
-  if (request.argv.empty()) {
-    Say("run: no command; usage: garuda-stager run --mode staged "
-        "[--session NAME] [--out FILE] -- CMD [ARGS...]");
-    return kNotRun;
-  }
+namespace {
+
+// The run itself, in the guard's child process.
+int RunStagedCommandHere(const MergedSettings& settings,
+                         const StagedRunRequest& request) {
   StagingTimings timings;
   int code = kNotRun;
   {
@@ -488,6 +504,10 @@ int RunStagedCommand(const MergedSettings& settings,
     Say((*view)->Describe());
     absl::Status entered = (*view)->EnterAndLock();
     if (!entered.ok()) return Stop(std::string(entered.message()));
+    StagerLockdownOptions lockdown;
+    lockdown.accept_weaker = request.accept_weaker;
+    absl::Status locked = TakeStagerLockdown(request.lock_down, lockdown, Say);
+    if (!locked.ok()) return Stop(std::string(locked.message()));
 
     CommandRequest command;
     command.project = request.project;
@@ -515,6 +535,24 @@ int RunStagedCommand(const MergedSettings& settings,
   timings.Mark("end");
   timings.Print();
   return code;
+}
+
+}  // namespace
+
+int RunStagedCommand(const MergedSettings& settings,
+                     const StagedRunRequest& request) {
+  if (request.argv.empty()) {
+    Say("run: no command; usage: garuda-stager run --mode staged "
+        "[--session NAME] [--out FILE] -- CMD [ARGS...]");
+    return kNotRun;
+  }
+  StagedGuardOptions guard;
+  guard.project = request.project;
+  guard.lock_down = request.lock_down;
+  guard.accept_weaker = request.accept_weaker;
+  guard.log = Say;
+  return RunStagedGuarded(
+      guard, [&] { return RunStagedCommandHere(settings, request); });
 }
 
 int EndStagedSession(const std::string& project, const std::string& session) {

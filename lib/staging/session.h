@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/changeset/changeset.h"
+#include "lib/lockdown/stager_lockdown.h"
 #include "lib/policy/merge.h"
 #include "lib/staging/backend.h"
 #include "lib/staging/folders.h"
@@ -136,12 +138,19 @@ struct StagedRunRequest {
   bool network = false;
   std::vector<std::string> write_paths;
   std::vector<std::string> argv;
+  // LockDownStager: the run takes it once the view is made and the project
+  // bound read-only, before the command starts; the guard
+  // (lib/staging/staged_guard.h) takes its own. Empty: no lockdown.
+  StagerLockDown lock_down;
+  std::optional<AcceptWeakerLockdown> accept_weaker;
 };
 
 // `garuda-stager run --mode staged`. Returns the command's exit code (128 +
 // signal, 124 timed out), or 125 when nothing was run. The ChangeSet goes
 // to `out`, else to stdout when it is not a terminal; on a terminal the
-// summary and the diff are printed.
+// summary and the diff are printed. The view lives in a child process
+// under RunStagedGuarded: SIGTERM, SIGHUP or SIGINT end the run with its
+// one-shot staging folder removed, and nothing listed.
 int RunStagedCommand(const MergedSettings& settings,
                      const StagedRunRequest& request);
 

@@ -318,7 +318,8 @@ constexpr size_t kWorkers = 4;
 
 // The file pass, in kWorkers processes (see workers.h).
 absl::Status CopyFiles(int from_root, int to_root, const std::string& root,
-                       const Plan& plan, FileResult* results_out) {
+                       const std::string& to, const Plan& plan,
+                       FileResult* results_out) {
   std::vector<Chunk> chunks = MakeChunks(plan);
   mode_t umask_bits = ::umask(0);
   ::umask(umask_bits);
@@ -333,7 +334,9 @@ absl::Status CopyFiles(int from_root, int to_root, const std::string& root,
         return CopyChunks(from_root, to_root, root, plan, chunks, umask_bits,
                           shared, results);
       },
-      &shared->failed);
+      &shared->failed,
+      // A forked worker writes only beneath the copy it makes.
+      [&to] { return ConfineWritesBeneath(to); });
   if (!copied.ok()) {
     return absl::Status(copied.code(),
                         absl::StrCat("copy of ", root, ": ", copied.message()));
@@ -406,7 +409,7 @@ absl::Status CopyFolder(const std::string& from, const std::string& to,
   }
   std::vector<FileResult> results(plan.files.size());
   RETURN_IF_ERROR(
-      CopyFiles(from_fd.get(), to_fd.get(), from, plan, results.data()));
+      CopyFiles(from_fd.get(), to_fd.get(), from, to, plan, results.data()));
   for (const FileResult& result : results) {
     if (result.state == kReflinked) ++stats->reflinked;
     if (result.state == kCopied) ++stats->copied;

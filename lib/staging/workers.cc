@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "lib/lockdown/landlock.h"
 
 namespace garuda {
 
@@ -26,9 +28,27 @@ SharedMemory::~SharedMemory() {
   if (data_ != nullptr) ::munmap(data_, size_);
 }
 
+absl::Status ConfineWritesBeneath(const std::string& path) {
+  absl::StatusOr<int> abi = LandlockAbiVersion();
+  if (!abi.ok() || *abi < 1) return absl::OkStatus();
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    return LastErrnoStatus("prctl(PR_SET_NO_NEW_PRIVS)");
+  }
+  LandlockRuleset ruleset = LandlockRuleset::ForWritesWithAbi(*abi, 1);
+  ruleset.AllowWritesBeneath(path);
+  absl::Status enforced = ruleset.Enforce();
+  if (!enforced.ok()) {
+    return absl::Status(
+        enforced.code(),
+        absl::StrCat("confine a worker to ", path, ": ", enforced.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunInProcesses(size_t processes,
                             const std::function<absl::Status()>& work,
-                            std::atomic<uint32_t>* stop) {
+                            std::atomic<uint32_t>* stop,
+                            const std::function<absl::Status()>& enter_worker) {
   struct Child {
     pid_t pid = -1;
     UniqueFd report;  // an error's text, or nothing
@@ -49,7 +69,8 @@ absl::Status RunInProcesses(size_t processes,
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(1);
       read_end.Reset();
-      absl::Status done = work();
+      absl::Status done = enter_worker ? enter_worker() : absl::OkStatus();
+      if (done.ok()) done = work();
       if (!done.ok()) {
         if (stop != nullptr) stop->store(1);
         (void)WriteAll(write_end.get(), done.message());

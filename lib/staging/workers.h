@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 
@@ -37,10 +38,18 @@ class SharedMemory {
 // children (fewer if a fork fails), which never outlive it (they get
 // SIGKILL when it dies). Waits for all of them; the first error wins. On an
 // error `stop` (in shared memory; may be null) is set, so that the others can
-// end early.
-absl::Status RunInProcesses(size_t processes,
-                            const std::function<absl::Status()>& work,
-                            std::atomic<uint32_t>* stop);
+// end early. `enter_worker` (may be empty) runs first in each forked child
+// only, and its error is that child's: where a worker confines itself.
+absl::Status RunInProcesses(
+    size_t processes, const std::function<absl::Status()>& work,
+    std::atomic<uint32_t>* stop,
+    const std::function<absl::Status()>& enter_worker = {});
+
+// For `enter_worker`: from here on this process writes only beneath `path`
+// (Landlock, with no_new_privs, which it needs). Where the kernel has no
+// Landlock it changes nothing (the sandbox itself refuses to run there).
+// Safe: both only take rights away, and only from the calling process.
+absl::Status ConfineWritesBeneath(const std::string& path);
 
 }  // namespace garuda
 

@@ -20,7 +20,17 @@ struct ToolText {
   const char* name;
   const char* description;
   const char* schema;
+  // find_references, callers, impact: offered for Java and Python projects.
+  bool code = false;
 };
+
+// The code tools take a position or a declaration's name ("%p" in their
+// schemas).
+constexpr char kCodeToolProperties[] =
+    R"("path": {"type": "string", "description": "The Java or Python file that holds the name, relative to the project root (with line and column)."},
+  "line": {"type": "integer", "minimum": 1, "description": "The line of the name (1 is the first line)."},
+  "column": {"type": "integer", "minimum": 1, "description": "The column of any character of the name (1 is the first byte of the line)."},
+  "symbol": {"type": "string", "description": "Instead of path, line and column: the name of a class, function, method, field or constant, qualified as far as needed to be unambiguous (Cart.add, shop.cart.Cart.add)."})";
 
 constexpr char kOutsideSandboxProperty[] =
     R"("outside_sandbox": {"type": "boolean", "description": "Run on the host, outside the OS sandbox. Always asks the user first unless a rule allows it; never staged. Use only when the sandbox prevents a command that must run."})";
@@ -72,6 +82,33 @@ constexpr ToolText kTools[] = {
   "path": {"type": "string", "description": "The file, relative to the project root."},
   "content": {"type": "string", "description": "The complete new content."}
 }, "required": ["path", "content"], "additionalProperties": false})"},
+    {"find_references",
+     "Find the references to a class, function, method, field or constant "
+     "in the project's Java and Python files: path:line:column, how each was "
+     "found (precise: a language server; syntactic: our index resolved it; "
+     "search_based: a name match only) and the line. A result found without "
+     "a compiler starts with a warning: check it before relying on it.",
+     R"({"type": "object", "properties": {
+  %p
+}, "additionalProperties": false})",
+     true},
+    {"callers",
+     "The functions and methods that call or use a symbol in the project's "
+     "Java and Python files, one per caller, with where the call is. As "
+     "find_references, a warning first when the result is approximate.",
+     R"({"type": "object", "properties": {
+  %p
+}, "additionalProperties": false})",
+     true},
+    {"impact",
+     "What a change to a symbol may affect: its callers, their callers, to "
+     "a depth, with a risk label that is a heuristic (a count of affected "
+     "functions), not an analysis. Java and Python files.",
+     R"({"type": "object", "properties": {
+  %p,
+  "depth": {"type": "integer", "minimum": 1, "description": "Levels of callers (default 2, at most 10)."}
+}, "additionalProperties": false})",
+     true},
 };
 
 const ToolText* FindTool(absl::string_view name) {
@@ -90,6 +127,8 @@ std::string SchemaText(const ToolText& tool, ToolProfile profile) {
                        ? ""
                        : absl::StrCat(",\n  ", kOutsideSandboxProperty));
   }
+  at = schema.find("%p");
+  if (at != std::string::npos) schema.replace(at, 2, kCodeToolProperties);
   return schema;
 }
 
@@ -128,7 +167,10 @@ absl::StatusOr<Value> ToolSchema(absl::string_view tool, ToolProfile profile) {
   if (text == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("there is no tool named \"", tool, "\" (the tools are ",
-                     absl::StrJoin(kToolNames, ", "), ")"));
+                     absl::StrJoin(kToolNames, ", "),
+                     ", and for Java and "
+                     "Python projects ",
+                     absl::StrJoin(kCodeToolNames, ", "), ")"));
   }
   absl::StatusOr<Value> schema =
       ParseJson(SchemaText(*text, profile), "a tool schema");
@@ -139,9 +181,11 @@ absl::StatusOr<Value> ToolSchema(absl::string_view tool, ToolProfile profile) {
   return schema;
 }
 
-std::vector<provider::ToolDefinition> ToolDefinitions(ToolProfile profile) {
+std::vector<provider::ToolDefinition> ToolDefinitions(ToolProfile profile,
+                                                      bool code_tools) {
   std::vector<provider::ToolDefinition> definitions;
   for (const ToolText& tool : kTools) {
+    if (tool.code && !code_tools) continue;
     provider::ToolDefinition definition;
     definition.set_name(tool.name);
     definition.set_description(tool.description);

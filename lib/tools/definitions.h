@@ -22,7 +22,20 @@ enum class ToolProfile { kDefault, kStrict };
 inline constexpr const char* kToolNames[] = {"bash", "read_file", "list_files",
                                              "grep", "edit_file", "write_file"};
 
-std::vector<provider::ToolDefinition> ToolDefinitions(ToolProfile profile);
+// The model's code questions (lib/tools/code_tools.h), listed only when the
+// session has them (`code_tools`: a Java or Python project).
+inline constexpr const char* kCodeToolNames[] = {"find_references", "callers",
+                                                 "impact"};
+
+inline bool IsCodeTool(absl::string_view tool) {
+  for (const char* name : kCodeToolNames) {
+    if (tool == name) return true;
+  }
+  return false;
+}
+
+std::vector<provider::ToolDefinition> ToolDefinitions(ToolProfile profile,
+                                                      bool code_tools = false);
 
 // The schema of one tool (a JSON object), or NOT_FOUND.
 absl::StatusOr<google::protobuf::Value> ToolSchema(absl::string_view tool,

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/status_macros.h"
+#include "lib/provider/json.h"
 #include "lib/tools/read_tools.h"
 #include "lib/tools/result.h"
 
@@ -37,10 +38,20 @@ absl::StatusOr<PermissionRequest> PermissionRequestFor(
   } else if (tool == "write_file") {
     ASSIGN_OR_RETURN(WriteFileInput input, ParseWriteFileInput(arguments_json));
     path = input.path;
+  } else if (IsCodeTool(tool)) {
+    ASSIGN_OR_RETURN(google::protobuf::Value input,
+                     CheckToolInput(tool, arguments_json, profile));
+    path = provider::StringMember(input, "path");
+    // By name: the rules see the name; the files the answer comes from are
+    // filtered by the read rules afterwards (RunCodeTool).
+    if (path.empty()) {
+      request.argument = provider::StringMember(input, "symbol");
+      return request;
+    }
   } else {
     return ToolSchema(tool, profile).status();  // names the tools there are
   }
-  if (IsReadOnlyTool(tool)) {
+  if (IsReadOnlyTool(tool) || IsCodeTool(tool)) {
     ASSIGN_OR_RETURN(OpenedPath opened, project.OpenForRead(path));
     request.argument = opened.relative;
   } else {

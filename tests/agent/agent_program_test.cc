@@ -287,6 +287,35 @@ TEST_F(AgentProgramTest, OneShotStagedWithNoPersonDiscards) {
                                 "discard leaves the project unchanged"));
 }
 
+TEST_F(AgentProgramTest, ProjectInstructionsReachTheModel) {
+  garuda::testing::Write(project_ + "/AGENTS.md",
+                         "Always run make check before you answer.\n");
+  garuda::testing::Write(home_ + "/.garuda/AGENTS.md", "Answer tersely.\n");
+  ProviderScript script;
+  *script.add_replies() = Text("Noted.");
+  *script.add_replies() = Text("Noted again.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "hello"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(absl::StrContains(
+      run.err,
+      "Instructions: ~/.garuda/AGENTS.md (16 bytes), AGENTS.md (41 bytes)"))
+      << run.err;
+  ASSERT_EQ(server_->request_count(), 1u);
+  const std::string body = server_->requests()[0].body();
+  EXPECT_TRUE(
+      absl::StrContains(body, "Always run make check before you answer."));
+  EXPECT_TRUE(absl::StrContains(body, "Answer tersely."));
+  // Control: without the files, the same run sends neither.
+  ASSERT_EQ(::unlink((project_ + "/AGENTS.md").c_str()), 0);
+  ASSERT_EQ(::unlink((home_ + "/.garuda/AGENTS.md").c_str()), 0);
+  AgentRun without = RunAgent({"-p", "hello"});
+  ASSERT_EQ(without.code, 0) << without.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_FALSE(absl::StrContains(server_->requests()[1].body(), "make check"));
+  EXPECT_FALSE(absl::StrContains(without.err, "Instructions:"));
+}
+
 TEST_F(AgentProgramTest, StrictWithoutSandboxDoesNotStart) {
   garuda::testing::Write(home_ + "/.garuda/policy.json",
                          R"({"profile": "strict"})");

@@ -1,6 +1,6 @@
 // find_references through a language server (pyright, pinned in
 // tools/knowledge/package.json, installed by tools/setup.sh), and the
-// fallback to the identifier experts when the server fails or is slow.
+// fallback to the syntactic index when the server fails or is slow.
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -124,7 +124,7 @@ TEST_F(LspTest, PyrightAnswersPrecisely) {
       << "the shadowing parameter is not a reference: " << json;
 
   // Negative control: without the server the same question is answered by
-  // the identifier experts, and says it is approximate.
+  // the syntactic index, and says it is approximate.
   std::string experts = Ask(false);
   EXPECT_NE(experts.find(R"("approximate":true)"), std::string::npos)
       << experts;
@@ -139,7 +139,7 @@ TEST_F(LspTest, AFailingServerFallsBackAndSaysSo) {
   std::string json = Ask(true);
   EXPECT_NE(json.find(R"("approximate":true)"), std::string::npos) << json;
   EXPECT_NE(json.find("the language server failed"), std::string::npos) << json;
-  EXPECT_NE(json.find("the identifier experts answered instead"),
+  EXPECT_NE(json.find("the syntactic index answered instead"),
             std::string::npos)
       << json;
   EXPECT_NE(json.find(R"("line":5,"column":12,"provenance":"syntactic")"),

@@ -10,22 +10,7 @@ set -u
 
 source "$(dirname "$0")/test_env.sh" staged
 
-failures=0
-checks=0
 BACKEND=""
-fail() {
-  echo "FAIL [$BACKEND] $*" >&2
-  failures=$((failures + 1))
-}
-check() {  # check "what" command...
-  local what="$1"
-  shift
-  checks=$((checks + 1))
-  if ! "$@"; then fail "$what"; fi
-}
-same() { [[ "$1" == "$2" ]] || { echo "  got: $(printf %q "$1")  want: $(printf %q "$2")" >&2; return 1; }; }
-contains() { [[ "$1" == *"$2"* ]] || { echo "  $(printf %q "$2") not in: $1" >&2; return 1; }; }
-absent() { [[ ! -e "$1" && ! -L "$1" ]]; }
 
 n=0
 # A fresh project: x.txt ("a\nb\n"), y.txt, a git repository that ignores

@@ -1,7 +1,7 @@
 #!/bin/bash
 # In staged mode no Garuda process but the applier can write the project:
 # garuda-stager holds the project through a read-only bind in its own mount
-# namespace (it mounts, so it has no Landlock or seccomp of its own). While
+# namespace (it mounts, so it has no Landlock of its own). While
 # a staged command waits on a fifo, this test
 #   - writes to the project through the stager's mount namespace (nsenter
 #     -m, and /proc/PID/root): both fail, the project is unchanged;
@@ -13,12 +13,6 @@ set -u
 
 source "$(dirname "$0")/test_env.sh" stager-ns
 
-failures=0
-fail() { echo "FAIL [$BACKEND] $*" >&2; failures=$((failures + 1)); }
-check() { local what="$1"; shift; "$@" || fail "$what"; }
-absent() { [[ ! -e "$1" && ! -L "$1" ]]; }
-same() { [[ "$1" == "$2" ]] || { echo "  got: $(printf %q "$1")  want: $(printf %q "$2")" >&2; return 1; }; }
-contains() { [[ "$1" == *"$2"* ]] || { echo "  $(printf %q "$2") not in: $1" >&2; return 1; }; }
 
 if ! command -v nsenter >/dev/null; then
   echo "nsenter (util-linux) is missing" >&2
@@ -40,15 +34,23 @@ run_backend() {
     --out "$T/cs-$BACKEND" -- \
     sh -c "echo from-command > '$P/cmd.txt'; echo ready > '$S/ready'; cat '$S/go' >/dev/null" \
     2>"$T/err-$BACKEND" &
-  local stager=$!
+  local guard=$!
   # Blocks until the command opened the fifo (bounded: a stager that fails
   # early must not hang the test).
   if ! timeout 120 cat "$S/ready" >/dev/null; then
     fail "the staged command never became ready: $(cat "$T/err-$BACKEND")"
-    kill "$stager" 2>/dev/null
-    wait "$stager"
+    kill "$guard" 2>/dev/null
+    wait "$guard"
     return
   fi
+  # The process started is the staged run's guard (lib/staging/staged_guard.h),
+  # which stays in the host's namespaces and writes only beneath the staging
+  # root (Landlock, lib/lockdown/stager_lockdown_test); the view and the
+  # read-only bind are in its one child, the run.
+  local stager
+  stager=$(cat "/proc/$guard/task/$guard/children")
+  stager=${stager%% *}
+  check "the guard has one child, the run" test -n "$stager"
 
   check "the stager has its own mount namespace" \
     test "$(readlink /proc/$stager/ns/mnt)" != "$(readlink /proc/self/ns/mnt)"
@@ -73,7 +75,7 @@ run_backend() {
   rm -f "$P/outside.txt"
 
   echo go >"$S/go"
-  wait "$stager"
+  wait "$guard"
   check "the staged command succeeded" same "$?" 0
   check "the command's write did not reach the project" absent "$P/cmd.txt"
   check "the command's write is in the change list" \

@@ -97,9 +97,11 @@ public class JavacOracle {
         @Override public Void visitIdentifier(IdentifierTree t, Void v) {
           long start = positions.getStartPosition(unit, t);
           String name = t.getName().toString();
-          // javac inserts super() into constructors that do not call this()
-          // or super(); such a call has no text in the source.
-          if ((name.equals("super") || name.equals("this")) && !textAt(start, name)) {
+          // javac inserts identifiers the source does not write: super() in
+          // constructors that do not call this() or super(), and the type of
+          // each enum constant's implicit `new`. A site is where the name is
+          // written.
+          if (!textAt(start, name)) {
             return super.visitIdentifier(t, v);
           }
           use(trees.getElement(getCurrentPath()), start);

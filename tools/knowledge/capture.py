@@ -52,7 +52,7 @@ def capture_java(project, queries_path):
         raise SystemExit("JavacOracle failed:\n" + out.stderr[-3000:])
     tool = ("%s compiler API (JavacTask, Trees.getElement over every identifier, "
             "member select, method reference and new; a call to a method that the "
-            "queried method overrides, declared in the project, counts; javac-inserted super() calls do not)" % (version.stdout + version.stderr).strip())
+            "queried method overrides, declared in the project, counts; identifiers javac inserts (implicit super(), an enum constant's type) do not)" % (version.stdout + version.stderr).strip())
     return tool, json.loads(out.stdout)
 
 

@@ -1,0 +1,216 @@
+#include "lib/staging/staged_guard.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
+#include "lib/staging/folders.h"
+
+namespace garuda {
+namespace {
+
+constexpr int kNotRun = 125;
+constexpr int kCaught[] = {SIGTERM, SIGHUP, SIGINT};
+
+void Log(const StagedGuardOptions& options, const std::string& line) {
+  if (options.log) options.log(line);
+}
+
+// The processes this one is the parent of (its own children and the
+// orphans it adopted as a subreaper). Empty when the kernel does not list
+// them (no CONFIG_PROC_CHILDREN): the waits below then rely on
+// PR_SET_PDEATHSIG alone.
+std::vector<pid_t> Children() {
+  std::vector<pid_t> pids;
+  absl::StatusOr<std::string> text = ReadFileToString(
+      absl::StrCat("/proc/self/task/", ::getpid(), "/children"));
+  if (!text.ok()) return pids;
+  for (absl::string_view word :
+       absl::StrSplit(*text, ' ', absl::SkipWhitespace())) {
+    int pid = 0;
+    if (absl::SimpleAtoi(word, &pid) && pid > 0) pids.push_back(pid);
+  }
+  return pids;
+}
+
+// Kills and waits for every process below this one, until none is left:
+// the run, its copy workers, the sandbox's PID 1 (whose namespace dies with
+// it) and anything orphaned on the way, which this subreaper adopts. After
+// this nothing can write into a staging folder any more. Safe: these are
+// all processes this one started or adopted, and a pid stays ours until we
+// reap it, so no unrelated process can be hit.
+void KillAndWaitForAll() {
+  for (;;) {
+    for (pid_t pid : Children()) ::kill(pid, SIGKILL);
+    pid_t ended = ::waitpid(-1, nullptr, 0);
+    if (ended < 0 && errno == EINTR) continue;
+    if (ended < 0) return;  // ECHILD: nothing left
+  }
+}
+
+// `root`: the staging root, found before the lockdown (empty: there is
+// none, so the run made no folder).
+void RemoveLeftovers(const StagedGuardOptions& options,
+                     const std::string& root) {
+  absl::Status removed = root.empty()
+                             ? absl::OkStatus()
+                             : RemoveEndedFolders(root, options.project);
+  if (!removed.ok()) {
+    Log(options, absl::StrCat("the staging folder could not be removed: ",
+                              removed.message(),
+                              " (the next start for the project removes it)"));
+  }
+}
+
+// The guard's own lockdown: it only waits, kills its children and removes
+// staging folders.
+absl::Status LockDownGuard(const StagedGuardOptions& options,
+                           const std::string& root) {
+  if (!options.lock_down) return absl::OkStatus();
+  if (root.empty()) {
+    return absl::FailedPreconditionError(
+        "no staging root (~/.garuda/staging) to confine the guard to");
+  }
+  StagerLockdownOptions lockdown;
+  lockdown.process = StagerProcess::kStagingGuard;
+  // Not the folder of --out: it may hold the project. The run writes its
+  // list there unnamed until it is whole (session.cc's WriteOut).
+  lockdown.writable_paths = {root};
+  lockdown.accept_weaker = options.accept_weaker;
+  return TakeStagerLockdown(options.lock_down, lockdown, options.log);
+}
+
+[[noreturn]] void EndBy(int sig) {
+  std::fflush(nullptr);
+  ::signal(sig, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, sig);
+  ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+  ::raise(sig);
+  ::_exit(128 + sig);  // not reached: the signal's default action ends us
+}
+
+}  // namespace
+
+int RunStagedGuarded(const StagedGuardOptions& options,
+                     const std::function<int()>& run) {
+  sigset_t caught;
+  sigemptyset(&caught);
+  for (int sig : kCaught) {
+    struct sigaction current = {};
+    ::sigaction(sig, nullptr, &current);
+    if (current.sa_handler != SIG_IGN) sigaddset(&caught, sig);
+  }
+  // SIGCHLD too, so that the guard learns of the run's end and reaps what
+  // it adopts (an on_host command's background process that ends) as it
+  // goes. At its default, so that children are not reaped behind our back.
+  ::signal(SIGCHLD, SIG_DFL);
+  sigset_t watched = caught;
+  sigaddset(&watched, SIGCHLD);
+  sigset_t previous;
+  ::sigprocmask(SIG_BLOCK, &watched, &previous);
+  UniqueFd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
+  if (!signals) {
+    absl::Status status = LastErrnoStatus("signalfd");
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    Log(options, absl::StrCat("cannot guard the staged run: ", status.message(),
+                              "; nothing was run"));
+    return kNotRun;
+  }
+  // Safe: as a subreaper this process adopts only its own orphaned
+  // descendants (the copy workers, the sandbox's PID 1), so that it can
+  // wait for them before it removes the folder they write.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // Made now, before the run and the guard's lockdown; when it cannot be
+  // made the run says why, and has made no folder.
+  absl::StatusOr<std::string> staging_root = StagingRoot();
+  const std::string root = staging_root.ok() ? *staging_root : "";
+  std::fflush(nullptr);
+  pid_t guard = ::getpid();
+  pid_t child = ::fork();
+  if (child < 0) {
+    absl::Status status = LastErrnoStatus("fork the staged run");
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    Log(options, absl::StrCat("cannot start the staged run: ", status.message(),
+                              "; nothing was run"));
+    return kNotRun;
+  }
+  if (child == 0) {
+    // The run never outlives its guard: a guard killed by SIGKILL takes the
+    // run, its workers and its sandbox with it (their PR_SET_PDEATHSIG).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != guard) ::_exit(kNotRun);
+    signals.Reset();
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    int code = run();
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  if (options.run_only_fd >= 0) ::close(options.run_only_fd);
+  absl::Status locked = LockDownGuard(options, root);
+  if (!locked.ok()) {
+    Log(options, absl::StrCat("the staged run stops: ", locked.message()));
+    KillAndWaitForAll();
+    RemoveLeftovers(options, root);
+    return kNotRun;
+  }
+
+  int wait_status = 0;
+  for (bool run_ended = false; !run_ended;) {
+    struct signalfd_siginfo info = {};
+    ssize_t got = ::read(signals.get(), &info, sizeof info);
+    if (got < 0 && errno == EINTR) continue;
+    if (got != sizeof info) {
+      Log(options, absl::StrCat("the staged run stops: ",
+                                LastErrnoStatus("read(signalfd)").message()));
+      KillAndWaitForAll();
+      RemoveLeftovers(options, root);
+      return kNotRun;
+    }
+    int sig = static_cast<int>(info.ssi_signo);
+    if (sig == SIGCHLD) {
+      // Signals of one kind merge: reap every child that has ended.
+      int status = 0;
+      for (pid_t ended; (ended = ::waitpid(-1, &status, WNOHANG)) > 0;) {
+        if (ended == child) {
+          wait_status = status;
+          run_ended = true;
+        }
+      }
+      continue;
+    }
+    // The run is killed, not asked: whatever it was doing (copying, running
+    // the command, listing) ends now, and the cleanup below is the one that
+    // counts.
+    ::kill(child, SIGKILL);
+    KillAndWaitForAll();
+    RemoveLeftovers(options, root);
+    Log(options, absl::StrCat("stopped by SIG", ::sigabbrev_np(sig),
+                              "; the staging view was removed, nothing was "
+                              "listed"));
+    EndBy(sig);
+  }
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  int sig = WTERMSIG(wait_status);
+  KillAndWaitForAll();
+  RemoveLeftovers(options, root);
+  Log(options, absl::StrCat("the staged run ended by SIG", ::sigabbrev_np(sig),
+                            "; its staging view was removed"));
+  return kNotRun;
+}
+
+}  // namespace garuda
