@@ -391,8 +391,9 @@ int RunAgent(const AgentOptions& options) {
     return stop(1);
   }
   // 4. Serve.
-  return stop(ServeSession(options, *opened, **helpers, *description, *lockdown,
-                           code_tools.get(), err));
+  return stop(
+      ServeSession(options, *opened, **helpers, *description, *lockdown,
+                   code_tools.get(), err));
 }
 
 }  // namespace agent

@@ -216,9 +216,9 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
   for (const provider::ChatMessage& message : messages_) {
     *request.add_messages() = message;
   }
-  for (provider::ToolDefinition& tool :
-       ToolDefinitions(tools.profile, tools.code != nullptr &&
-                                          !tools.code->languages().empty())) {
+  for (provider::ToolDefinition& tool : ToolDefinitions(
+           tools.profile,
+           tools.code != nullptr && !tools.code->languages().empty())) {
     *request.add_tools() = std::move(tool);
   }
   request.set_request_id(

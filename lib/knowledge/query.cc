@@ -411,8 +411,8 @@ std::string LineText(const std::string& text, int line) {
   view = absl::StripAsciiWhitespace(view);
   std::string out(view.substr(0, kContextChars));
   if (view.size() > kContextChars) {
-    while (!out.empty() &&
-           (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) {
+    while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) ==
+                               0x80) {
       out.pop_back();
     }
     if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) {
@@ -441,10 +441,8 @@ bool IsNamedDeclaration(const Symbol& s) {
 // "shop/cart.py" -> "shop.cart"; "src/main/java/a/B.java" ->
 // "src.main.java.a" (a Java file's classes carry their own names).
 std::string ModuleOfPath(absl::string_view path) {
-  size_t cut =
-      absl::EndsWith(path, ".java") ? path.rfind('/') : path.rfind('.');
-  path = cut == absl::string_view::npos ? absl::string_view()
-                                        : path.substr(0, cut);
+  size_t cut = absl::EndsWith(path, ".java") ? path.rfind('/') : path.rfind('.');
+  path = cut == absl::string_view::npos ? absl::string_view() : path.substr(0, cut);
   return absl::StrReplaceAll(path, {{"/", "."}});
 }
 
@@ -459,8 +457,7 @@ bool AnswersTo(const Index& index, const Symbol& s, absl::string_view symbol) {
     dotted = absl::StrCat(index.symbols[owner].name, ".", dotted);
   }
   std::string module = ModuleOfPath(index.files[s.file].path);
-  std::string full =
-      module.empty() ? dotted : absl::StrCat(module, ".", dotted);
+  std::string full = module.empty() ? dotted : absl::StrCat(module, ".", dotted);
   if (symbol == full) return true;
   return absl::EndsWith(full, symbol) && full.size() > symbol.size() &&
          full[full.size() - symbol.size() - 1] == '.';
@@ -510,9 +507,10 @@ absl::StatusOr<QueryPosition> PositionOfSymbol(const Index& index,
     std::vector<std::string> listed;
     for (size_t i = 0; i < kept.size() && i < 10; ++i) {
       const Symbol& s = index.symbols[kept[i]];
-      listed.push_back(absl::StrCat(
-          SymbolKindName(s.kind), " ", QualifiedName(index, s.id), " at ",
-          index.files[s.file].path, ":", s.line, ":", s.column));
+      listed.push_back(absl::StrCat(SymbolKindName(s.kind), " ",
+                                    QualifiedName(index, s.id), " at ",
+                                    index.files[s.file].path, ":", s.line, ":",
+                                    s.column));
     }
     return absl::InvalidArgumentError(absl::StrCat(
         "`", symbol, "` is ambiguous (", kept.size(), " declarations: ",

@@ -277,8 +277,8 @@ TEST(GoldenTest, NegativeControlAChangedPolicyChangesTheExport) {
 TEST(PolicyTest, RolesAreCompiledIn) {
   EXPECT_EQ(SeccompRoleNames(),
             (std::vector<std::string>{"agent", "applier", "auditor", "budgeter",
-                                      "code_tools", "code_tools_lsp", "command",
-                                      "stager"}));
+                                      "code_tools", "code_tools_lsp",
+                                      "command", "stager"}));
 }
 
 TEST(PolicyTest, NetworkChoiceDropsOnlyNetworkOffRules) {

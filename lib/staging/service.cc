@@ -364,8 +364,7 @@ class StagerService {
       }
       stager::StagerRequest forwarded;
       *forwarded.mutable_run() = request;
-      ASSIGN_OR_RETURN(stager::StagerReply reply,
-                       host_client_->Call(forwarded));
+      ASSIGN_OR_RETURN(stager::StagerReply reply, host_client_->Call(forwarded));
       std::string consent = result->consent();
       *result = reply.result();
       result->set_consent(consent);

@@ -111,6 +111,7 @@ constexpr ToolText kTools[] = {
      true},
 };
 
+
 const ToolText* FindTool(absl::string_view name) {
   for (const ToolText& tool : kTools) {
     if (name == tool.name) return &tool;
@@ -167,10 +168,9 @@ absl::StatusOr<Value> ToolSchema(absl::string_view tool, ToolProfile profile) {
   if (text == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("there is no tool named \"", tool, "\" (the tools are ",
-                     absl::StrJoin(kToolNames, ", "),
-                     ", and for Java and "
-                     "Python projects ",
-                     absl::StrJoin(kCodeToolNames, ", "), ")"));
+                     absl::StrJoin(kToolNames, ", "), ", and for Java and "
+                     "Python projects ", absl::StrJoin(kCodeToolNames, ", "),
+                     ")"));
   }
   absl::StatusOr<Value> schema =
       ParseJson(SchemaText(*text, profile), "a tool schema");

@@ -62,8 +62,8 @@ bool ReadUntil(int fd, absl::string_view text, std::string* seen) {
   absl::Time deadline = absl::Now() + kDeadline;
   char buffer[4096];
   while (!absl::StrContains(*seen, text)) {
-    int left =
-        static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    int left = static_cast<int>(
+        absl::ToInt64Milliseconds(deadline - absl::Now()));
     if (left <= 0) return false;
     struct pollfd ready = {fd, POLLIN, 0};
     if (::poll(&ready, 1, left) <= 0) continue;
@@ -298,13 +298,11 @@ TEST_F(AgentProgramTest, ProjectInstructionsReachTheModel) {
   AgentRun run = RunAgent({"-p", "hello"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_TRUE(absl::StrContains(
-      run.err,
-      "Instructions: ~/.garuda/AGENTS.md (16 bytes), AGENTS.md (41 bytes)"))
+      run.err, "Instructions: ~/.garuda/AGENTS.md (16 bytes), AGENTS.md (41 bytes)"))
       << run.err;
   ASSERT_EQ(server_->request_count(), 1u);
   const std::string body = server_->requests()[0].body();
-  EXPECT_TRUE(
-      absl::StrContains(body, "Always run make check before you answer."));
+  EXPECT_TRUE(absl::StrContains(body, "Always run make check before you answer."));
   EXPECT_TRUE(absl::StrContains(body, "Answer tersely."));
   // Control: without the files, the same run sends neither.
   ASSERT_EQ(::unlink((project_ + "/AGENTS.md").c_str()), 0);
@@ -393,9 +391,8 @@ TEST_F(AgentProgramTest, WithoutAModelTheSessionStartsAndBangCommandsWork) {
                                    helpers_};
   // Lines from a pipe: no person at a terminal, so the stager runs the
   // !command on the host only by an allow rule it reads itself.
-  garuda::testing::Write(
-      home_ + "/.garuda/settings.json",
-      R"json({"permissions": {"allow": ["bash(echo *)"]}})json");
+  garuda::testing::Write(home_ + "/.garuda/settings.json",
+                         R"json({"permissions": {"allow": ["bash(echo *)"]}})json");
   pid_t pid = Start(argv, Env(false), &in, &out, &err);
   ASSERT_TRUE(WriteAll(in.get(), "!echo from the person\nhello\n/exit\n").ok());
   in.Reset();
@@ -431,9 +428,8 @@ TEST_F(AgentProgramTest, HelpersAndHostCommandsNeverSeeTheApiKey) {
   env.push_back("GARUDA_TEST_MARKER=inherited-marker");
   // No person at a terminal: the stager runs `!env` on the host by this
   // rule, which it reads itself.
-  garuda::testing::Write(
-      home_ + "/.garuda/settings.json",
-      R"json({"permissions": {"allow": ["bash(env)"]}})json");
+  garuda::testing::Write(home_ + "/.garuda/settings.json",
+                         R"json({"permissions": {"allow": ["bash(env)"]}})json");
   pid_t pid = Start(Argv({}), env, &in, &out, &err);
   ASSERT_TRUE(WriteAll(in.get(), "!env\n/exit\n").ok());
   in.Reset();
@@ -518,8 +514,7 @@ TEST_F(AgentProgramTest, AKilledHelperStopsTheSession) {
         ReadFileToString(absl::StrCat("/proc/", stager, "/stat")).value_or("");
     std::vector<std::string> fields = absl::StrSplit(stat, ") ");
     return stat.empty() || (fields.size() > 1 && fields[1][0] == 'Z');
-  })) << "garuda-stager "
-      << stager << " was not dead within " << kDeadline;
+  })) << "garuda-stager " << stager << " was not dead within " << kDeadline;
   ASSERT_TRUE(WriteAll(in.get(), "hello\n").ok());
   in.Reset();
   std::string rest = ReadAll(err.get()).value_or("");

@@ -134,8 +134,7 @@ absl::StatusOr<agent::CommandService::Ran> FakeStager::Run(
   return ran;
 }
 
-agent::CommandService::Ran FakeStager::RunScripted(
-    const stager::RunCommand& command) {
+agent::CommandService::Ran FakeStager::RunScripted(const stager::RunCommand& command) {
   Ran ran;
   auto found = script_.find(command.command());
   if (found == script_.end()) {

@@ -139,7 +139,8 @@ class FakeStager : public agent::CommandService {
 
 class LocalApplier : public agent::ApplyService {
  public:
-  LocalApplier(std::string project, std::string undo_root, FakeConsent* consent)
+  LocalApplier(std::string project, std::string undo_root,
+               FakeConsent* consent)
       : project_(std::move(project)),
         undo_root_(std::move(undo_root)),
         consent_(consent) {}
