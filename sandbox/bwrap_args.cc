@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/files.h"
 #include "sandbox/defaults.h"
+#include "sandbox/mount_plan.h"
 
 namespace garuda {
 
@@ -21,7 +22,7 @@ std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
                                       const SandboxPolicy& policy,
                                       int seccomp_fd) {
   std::vector<std::string> args = {
-      bwrap,        "--unshare-all", "--die-with-parent",
+      bwrap,        "--unshare-all", "--die-with-parent", "--new-session",
       "--cap-drop", "ALL",           "--clearenv"};
   if (policy.network()) args.push_back("--share-net");
   for (const auto& [name, value] : policy.environment()) {
@@ -34,6 +35,9 @@ std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
                   DefaultSandboxSettings().read_only_paths().end());
   }
   for (const std::string& path : system) {
+    if (!policy.network() && (path == "/run" || path.rfind("/run/", 0) == 0)) {
+      continue;  // as BuildMountPlan: no host socket with the network off
+    }
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) continue;
     if (S_ISLNK(st.st_mode)) {
@@ -45,22 +49,51 @@ std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
       args.insert(args.end(), {"--ro-bind", path, path});
     }
   }
-  args.insert(args.end(),
-              {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-               policy.project_writable() ? "--bind" : "--ro-bind",
-               policy.project(), policy.project()});
+  args.insert(args.end(), {"--proc", "/proc", "--dev", "/dev"});
+  if (policy.limits().tmp_bytes() != 0) {
+    args.insert(args.end(),
+                {"--size", absl::StrCat(policy.limits().tmp_bytes())});
+  }
+  args.insert(args.end(), {"--tmpfs", "/tmp"});
+  if (policy.limits().shm_bytes() != 0) {
+    args.insert(args.end(),
+                {"--size", absl::StrCat(policy.limits().shm_bytes()), "--tmpfs",
+                 "/dev/shm"});
+  }
+  args.insert(args.end(), {policy.project_writable() ? "--bind" : "--ro-bind",
+                           policy.project(), policy.project()});
+  auto in_project = [&](const std::string& given) {
+    return given[0] == '/' ? given : JoinPath(policy.project(), given);
+  };
+  if (policy.project_writable()) {
+    for (const std::string& given : policy.pinned_paths()) {
+      std::string path = in_project(given);
+      struct stat st;
+      if (::lstat(path.c_str(), &st) != 0) continue;
+      args.insert(args.end(),
+                  {S_ISDIR(st.st_mode) ? "--bind" : "--ro-bind", path, path});
+    }
+    for (const std::string& given : policy.read_only_project_paths()) {
+      std::string path = in_project(given);
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+      if (::access(path.c_str(), F_OK) != 0) continue;
+      args.insert(args.end(), {"--ro-bind", path, path});
+    }
+  }
+  // bwrap follows links here, which is the weakness BuildMountPlan closes:
+  // callers give it link-free paths.
   for (const std::string& given : policy.writable_paths()) {
-    std::string path =
-        given[0] == '/' ? given : JoinPath(policy.project(), given);
+    std::string path = in_project(given);
     args.insert(args.end(), {"--bind", path, path});
   }
   for (const BindMount& bind : policy.binds()) {
     args.insert(args.end(), {bind.writable() ? "--bind" : "--ro-bind",
                              bind.source(), bind.target()});
   }
-  for (const std::string& given : policy.denied_paths()) {
-    std::string path =
-        given[0] == '/' ? given : JoinPath(policy.project(), given);
+  absl::StatusOr<std::vector<std::string>> denied =
+      ExpandDeniedPaths(policy, policy.project());
+  for (const std::string& path :
+       denied.ok() ? *denied : std::vector<std::string>()) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) {

@@ -45,9 +45,15 @@ absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
   for (const std::string& path : defaults.read_only_paths()) {
     policy.add_read_only_paths(path);
   }
+  if (policy.network()) {
+    for (const std::string& path : defaults.network_paths()) {
+      policy.add_read_only_paths(path);
+    }
+  }
+  // Relative paths stay relative: the sandbox opens them beneath the
+  // project without following links (sandbox/mount_plan.h).
   auto add_writable = [&](const std::string& path) {
-    if (path.empty()) return;
-    policy.add_writable_paths(path[0] == '/' ? path : JoinPath(project, path));
+    if (!path.empty()) policy.add_writable_paths(path);
   };
   for (const std::string& path : settings.settings.sandbox().write_paths()) {
     add_writable(path);
@@ -62,6 +68,15 @@ absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
   for (const std::string& path : settings.settings.sandbox().deny_paths()) {
     policy.add_denied_paths(path);
   }
+  for (const std::string& path : defaults.deny_private_under()) {
+    policy.add_deny_private_under(path);
+  }
+  for (const std::string& path : defaults.project_pinned_paths()) {
+    policy.add_pinned_paths(path);
+  }
+  for (const std::string& path : defaults.project_read_only_paths()) {
+    policy.add_read_only_project_paths(path);
+  }
 
   const SandboxLimits& limits = settings.settings.sandbox().limits();
   constexpr uint64_t kMiB = 1 << 20;
@@ -71,6 +86,8 @@ absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
   policy_limits->set_cpu_seconds(limits.cpu_seconds());
   policy_limits->set_wall_time_ms(uint64_t{limits.wall_time_seconds()} * 1000);
   policy_limits->set_file_size_bytes(limits.file_size_mb() * kMiB);
+  policy_limits->set_tmp_bytes(limits.tmp_mb() * kMiB);
+  policy_limits->set_shm_bytes(limits.shm_mb() * kMiB);
 
   const std::string& cwd = request.working_directory;
   if (cwd == project || absl::StartsWith(cwd, absl::StrCat(project, "/"))) {

@@ -24,10 +24,13 @@ struct CommandRequest {
   std::vector<std::string> environment;
 };
 
-// Direct mode: the project writable; system folders read-only; the extra
-// writable paths of the settings and the request; the denied paths of the
-// defaults (.git/hooks, .garuda, /etc/shadow...) and of the settings; the
-// limits of the settings.
+// Direct mode: the project writable, its .git pinned with .git/config and
+// .git/info read-only; system folders read-only (the network's own paths,
+// such as the DNS resolver's socket folder, only with the network on); the
+// extra writable paths of the settings and the request (relative ones
+// beneath the project); the denied paths of the defaults (.git/hooks,
+// .garuda, /etc/*shadow*..., and what the host keeps private under /etc)
+// and of the settings; the limits of the merged settings.
 absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
     const MergedSettings& settings, const CommandRequest& request);
 

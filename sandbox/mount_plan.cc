@@ -1,6 +1,8 @@
 #include "sandbox/mount_plan.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -9,12 +11,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
+#include "lib/changeset/beneath.h"
 #include "sandbox/defaults.h"
 
 namespace garuda {
@@ -38,6 +44,91 @@ bool IsAbsolute(const std::string& path) {
 }
 
 // --- Host side ---------------------------------------------------------
+
+bool IsPattern(const std::string& path) {
+  return path.find_first_of("*?[") != std::string::npos;
+}
+
+bool UnderRun(const std::string& path) {
+  return path == "/run" || absl::StartsWith(path, "/run/") ||
+         path == "/var/run" || absl::StartsWith(path, "/var/run/");
+}
+
+// Where a writable or project path is opened from: the project for a
+// relative path or one inside the project, else / . The second part is
+// relative to the first.
+std::pair<std::string, std::string> BaseAndRelative(
+    const std::string& given, const std::string& project) {
+  std::string path = given;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (!IsAbsolute(path)) return {project, path};
+  if (absl::StartsWith(path, project + "/")) {
+    return {project, path.substr(project.size() + 1)};
+  }
+  return {"/", path.substr(1)};
+}
+
+// Opens `relative` beneath `base` the way the child will (sandbox root's
+// kBindBeneath), so that a link on the way is refused here with the path
+// named, before anything starts.
+absl::StatusOr<struct stat> CheckBeneath(const std::string& base,
+                                         const std::string& relative,
+                                         absl::string_view what,
+                                         const std::string& given) {
+  ASSIGN_OR_RETURN(UniqueFd root, OpenRoot(base));
+  absl::StatusOr<UniqueFd> opened = OpenBeneath(root.get(), relative, O_PATH);
+  if (!opened.ok()) {
+    if (absl::IsFailedPrecondition(opened.status())) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          what, " \"", given, "\": ", opened.status().message(), " (beneath ",
+          base, "); ", what,
+          "s are opened without following links, so that a link planted in "
+          "the project cannot make another folder writable: remove the link, "
+          "or name the folder it points to"));
+    }
+    return absl::Status(
+        opened.status().code(),
+        absl::StrCat(what, " \"", given, "\": ", opened.status().message()));
+  }
+  struct stat st;
+  if (::fstat(opened->get(), &st) != 0) {
+    return LastErrnoStatus(absl::StrCat(what, " ", given));
+  }
+  return st;
+}
+
+// Every file or folder beneath `folder` that others may not read (or, for a
+// folder, enter): what the host keeps private, whatever its name. Links are
+// not followed; a private folder is listed, not entered.
+void FindPrivate(int dir_fd, const std::string& folder,
+                 std::vector<std::string>* found) {
+  DIR* dir = ::fdopendir(dir_fd);
+  if (dir == nullptr) {
+    ::close(dir_fd);
+    return;
+  }
+  while (struct dirent* entry = ::readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        S_ISLNK(st.st_mode)) {
+      continue;
+    }
+    std::string path = JoinPath(folder, name);
+    bool directory = S_ISDIR(st.st_mode);
+    bool readable =
+        (st.st_mode & S_IROTH) && (!directory || (st.st_mode & S_IXOTH));
+    if (!readable) {
+      found->push_back(path);
+    } else if (directory) {
+      int sub = ::openat(::dirfd(dir), name.c_str(),
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) FindPrivate(sub, path, found);
+    }
+  }
+  ::closedir(dir);
+}
 
 absl::Status AddDenied(std::string path, MountPlan* plan) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -104,6 +195,47 @@ absl::Status Bind(const std::string& source, const std::string& target,
   return absl::OkStatus();
 }
 
+// Binds `relative` beneath `base` (both as the host has them, under
+// /oldroot) at the same place in the new root. Both ends are opened beneath
+// their roots without following links (lib/changeset/beneath.h), and the
+// clone is made from the descriptor opened, so that a link swapped in after
+// the host's check (by a process an earlier command left running) can
+// neither change what is bound nor where. Safe for the same reasons as
+// Bind.
+absl::Status BindBeneath(const std::string& base, const std::string& relative,
+                         bool writable) {
+  ASSIGN_OR_RETURN(UniqueFd old_root, OpenRoot(kOldRoot));
+  std::string base_relative = base == "/" ? "" : base.substr(1);
+  ASSIGN_OR_RETURN(UniqueFd base_fd, OpenBeneath(old_root.get(), base_relative,
+                                                 O_PATH | O_DIRECTORY));
+  ASSIGN_OR_RETURN(UniqueFd source,
+                   OpenBeneath(base_fd.get(), relative, O_PATH));
+  struct stat st;
+  if (::fstat(source.get(), &st) != 0) return LastErrnoStatus("fstat");
+  std::string full = base == "/" ? "/" + relative : JoinPath(base, relative);
+  RETURN_IF_ERROR(
+      MakeMountPoint(absl::StrCat(kNewRoot, full), S_ISDIR(st.st_mode)));
+  ASSIGN_OR_RETURN(UniqueFd new_root, OpenRoot(kNewRoot));
+  ASSIGN_OR_RETURN(UniqueFd target,
+                   OpenBeneath(new_root.get(), full.substr(1), O_PATH));
+  UniqueFd tree(::open_tree(
+      source.get(), "",
+      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH));
+  if (!tree) return LastErrnoStatus(absl::StrCat("open_tree(", full, ")"));
+  struct mount_attr attr = {};
+  attr.attr_set =
+      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (writable ? 0 : MOUNT_ATTR_RDONLY);
+  if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                      sizeof attr) != 0) {
+    return LastErrnoStatus(absl::StrCat("mount_setattr(", full, ")"));
+  }
+  if (::move_mount(tree.get(), "", target.get(), "",
+                   MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0) {
+    return LastErrnoStatus(absl::StrCat("move_mount(", full, ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status MountTmpfs(const std::string& target, unsigned long flags,
                         const char* options) {
   RETURN_IF_ERROR(MakeMountPoint(target, true));
@@ -132,7 +264,13 @@ absl::Status MountProc(const std::string& target) {
   return absl::OkStatus();
 }
 
-absl::Status MountDev(const std::string& target) {
+// "mode=1777" and, when sized, ",size=<bytes>".
+std::string TmpfsOptions(uint64_t size_bytes) {
+  return size_bytes == 0 ? "mode=1777"
+                         : absl::StrCat("mode=1777,size=", size_bytes);
+}
+
+absl::Status MountDev(const std::string& target, uint64_t shm_bytes) {
   RETURN_IF_ERROR(MountTmpfs(target, 0, "mode=0755"));
   for (const char* node :
        {"null", "zero", "full", "random", "urandom", "tty"}) {
@@ -148,7 +286,8 @@ absl::Status MountDev(const std::string& target) {
               "newinstance,ptmxmode=0666,mode=620") != 0) {
     return LastErrnoStatus(absl::StrCat("mount devpts on ", pts));
   }
-  RETURN_IF_ERROR(MountTmpfs(JoinPath(target, "shm"), 0, "mode=1777"));
+  RETURN_IF_ERROR(
+      MountTmpfs(JoinPath(target, "shm"), 0, TmpfsOptions(shm_bytes).c_str()));
   const std::pair<const char*, const char*> links[] = {
       {"pts/ptmx", "ptmx"},
       {"/proc/self/fd", "fd"},
@@ -170,6 +309,8 @@ absl::Status ApplyStep(const MountStep& step) {
     case MountStep::Kind::kBind:
       return Bind(absl::StrCat(kOldRoot, step.source), target, step.writable,
                   false);
+    case MountStep::Kind::kBindBeneath:
+      return BindBeneath(step.source, step.target, step.writable);
     case MountStep::Kind::kSymlink:
       RETURN_IF_ERROR(MakeDirectories(Dirname(target), 0755));
       if (::symlink(step.source.c_str(), target.c_str()) != 0) {
@@ -177,11 +318,11 @@ absl::Status ApplyStep(const MountStep& step) {
       }
       return absl::OkStatus();
     case MountStep::Kind::kTmpfs:
-      return MountTmpfs(target, 0, "mode=1777");
+      return MountTmpfs(target, 0, TmpfsOptions(step.size_bytes).c_str());
     case MountStep::Kind::kProc:
       return MountProc(target);
     case MountStep::Kind::kDev:
-      return MountDev(target);
+      return MountDev(target, step.size_bytes);
     case MountStep::Kind::kDenyDir:
       // mode=000 and no capabilities later: the folder cannot even be
       // listed; read-only: nothing can be created in it.
@@ -193,6 +334,54 @@ absl::Status ApplyStep(const MountStep& step) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project) {
+  std::vector<std::string> denied;
+  for (const std::string& given : policy.denied_paths()) {
+    if (given.empty()) continue;
+    std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (!IsAbsolute(given) || !IsPattern(given)) {
+      denied.push_back(path);
+      continue;
+    }
+    glob_t matches = {};
+    int result = ::glob(path.c_str(), GLOB_NOSORT, nullptr, &matches);
+    if (result != 0 && result != GLOB_NOMATCH) {
+      ::globfree(&matches);
+      return absl::InternalError(
+          absl::StrCat("denied path pattern ", given, ": glob failed"));
+    }
+    for (size_t i = 0; i < matches.gl_pathc; ++i) {
+      struct stat st;
+      if (::lstat(matches.gl_pathv[i], &st) != 0 || S_ISLNK(st.st_mode)) {
+        continue;
+      }
+      denied.push_back(matches.gl_pathv[i]);
+    }
+    ::globfree(&matches);
+  }
+  for (const std::string& folder : policy.deny_private_under()) {
+    if (!IsAbsolute(folder)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "denyPrivateUnder \"", folder, "\" must be an absolute path"));
+    }
+    int fd =
+        ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) FindPrivate(fd, folder, &denied);
+  }
+  // A path inside one denied already adds nothing, and would need a mount
+  // point inside a folder nobody may open.
+  std::sort(denied.begin(), denied.end());
+  denied.erase(std::unique(denied.begin(), denied.end()), denied.end());
+  std::vector<std::string> kept;
+  for (const std::string& path : denied) {
+    if (!kept.empty() && absl::StartsWith(path, kept.back() + "/")) continue;
+    kept.push_back(path);
+  }
+  return kept;
+}
 
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
   MountPlan plan;
@@ -218,6 +407,10 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
       return absl::InvalidArgumentError(absl::StrCat(
           "read-only path \"", path, "\" must be an absolute path"));
     }
+    // Host sockets live under /run (the DNS resolver's, D-Bus, the
+    // container runtime's): with the network off none is bound, whatever
+    // the list says, so that none can carry data out.
+    if (!policy.network() && UnderRun(path)) continue;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) continue;  // not on this host
     if (S_ISLNK(st.st_mode)) {
@@ -231,23 +424,64 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
     }
   }
   plan.steps.push_back({MountStep::Kind::kProc, "", "/proc"});
-  plan.steps.push_back({MountStep::Kind::kDev, "", "/dev"});
-  plan.steps.push_back({MountStep::Kind::kTmpfs, "", "/tmp"});
+  MountStep dev{MountStep::Kind::kDev, "", "/dev"};
+  dev.size_bytes = policy.limits().shm_bytes();
+  plan.steps.push_back(dev);
+  MountStep tmp{MountStep::Kind::kTmpfs, "", "/tmp"};
+  tmp.size_bytes = policy.limits().tmp_bytes();
+  plan.steps.push_back(tmp);
   plan.writable = {"/tmp", "/dev"};
 
   plan.steps.push_back(
       {MountStep::Kind::kBind, project, project, policy.project_writable()});
-  if (policy.project_writable()) plan.writable.push_back(project);
+  if (policy.project_writable()) {
+    plan.writable.push_back(project);
+    // .git bound on itself (a mount point cannot be renamed, removed or
+    // replaced, so what is mounted in it stays), then its config and the
+    // like read-only in it. A .git that is a file (a worktree's pointer to
+    // its repository) is kept read-only.
+    for (const std::string& given : policy.pinned_paths()) {
+      auto [base, relative] = BaseAndRelative(given, project);
+      if (base != project) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "pinned path \"", given, "\" must be inside the project"));
+      }
+      absl::StatusOr<struct stat> st =
+          CheckBeneath(base, relative, "pinned path", given);
+      if (absl::IsNotFound(st.status())) continue;
+      if (!st.ok()) return st.status();
+      plan.steps.push_back({MountStep::Kind::kBindBeneath, base, relative,
+                            S_ISDIR(st->st_mode)});
+    }
+    for (const std::string& given : policy.read_only_project_paths()) {
+      auto [base, relative] = BaseAndRelative(given, project);
+      if (base != project) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("read-only project path \"", given,
+                         "\" must be inside the project"));
+      }
+      absl::StatusOr<struct stat> st =
+          CheckBeneath(base, relative, "read-only project path", given);
+      if (absl::IsNotFound(st.status())) continue;
+      if (!st.ok()) return st.status();
+      plan.steps.push_back(
+          {MountStep::Kind::kBindBeneath, base, relative, false});
+    }
+  }
 
   for (const std::string& given : policy.writable_paths()) {
-    std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
-    ASSIGN_OR_RETURN(std::string real, RealPath(path, "writable path"));
-    if (real == "/") {
+    auto [base, relative] = BaseAndRelative(given, project);
+    if (base == "/" && relative.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "writable path \"", given, "\" is the whole file system"));
     }
-    plan.steps.push_back({MountStep::Kind::kBind, real, real, true});
-    plan.writable.push_back(real);
+    RETURN_IF_ERROR(
+        CheckBeneath(base, relative, "writable path", given).status());
+    plan.steps.push_back({MountStep::Kind::kBindBeneath, base, relative, true});
+    plan.writable.push_back(
+        relative.empty()
+            ? base
+            : (base == "/" ? "/" + relative : JoinPath(base, relative)));
   }
   for (const BindMount& bind : policy.binds()) {
     if (!IsAbsolute(bind.target()) || bind.target() == "/") {
@@ -261,8 +495,9 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
         {MountStep::Kind::kBind, source, bind.target(), bind.writable()});
     if (bind.writable()) plan.writable.push_back(bind.target());
   }
-  for (const std::string& given : policy.denied_paths()) {
-    std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
+  ASSIGN_OR_RETURN(std::vector<std::string> denied,
+                   ExpandDeniedPaths(policy, project));
+  for (const std::string& path : denied) {
     RETURN_IF_ERROR(AddDenied(path, &plan));
   }
 

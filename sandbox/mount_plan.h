@@ -4,6 +4,7 @@
 #ifndef GARUDA_SANDBOX_MOUNT_PLAN_H_
 #define GARUDA_SANDBOX_MOUNT_PLAN_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,11 @@ namespace garuda {
 
 struct MountStep {
   enum class Kind {
-    kBind,      // source bound at target, read-only unless writable
+    kBind,  // source bound at target, read-only unless writable
+    // `target` (relative) opened beneath the folder `source` without
+    // following a link, in the child, and the folder or file opened bound
+    // at source/target: what is bound is what was checked.
+    kBindBeneath,
     kSymlink,   // a link at target pointing to source (/bin -> usr/bin)
     kTmpfs,     // an empty writable tmpfs (the private /tmp)
     kProc,      // a new /proc of the sandbox's PID namespace
@@ -27,6 +32,7 @@ struct MountStep {
   std::string source;
   std::string target;
   bool writable = false;
+  uint64_t size_bytes = 0;  // kTmpfs and kDev's /dev/shm: 0 the default
 };
 
 struct MountPlan {
@@ -38,10 +44,20 @@ struct MountPlan {
 };
 
 // Checks the policy against the host's file system and orders the steps:
-// system paths, /proc, /dev, /tmp, the project, writable paths, binds,
-// denied paths last so that they win. Paths are made absolute and free of
-// symbolic links; a writable path or bind source that does not exist, or a
-// denied path reached through a symbolic link, is an error naming it.
+// system paths, /proc, /dev, /tmp, the project, its pinned and read-only
+// paths, writable paths, binds, denied paths last so that they win. A
+// writable path, pinned or read-only project path is opened beneath its
+// base without following links; a writable path or bind source that does
+// not exist, any of them reached through a symbolic link, or a denied path
+// reached through one, is an error naming it. With the network off, nothing
+// under /run is bound (host sockets such as the DNS resolver's live there).
+// The policy's denied paths as they are on this host: project-relative ones
+// made absolute, absolute patterns expanded by glob(3) (a match that is a
+// symbolic link is left out: its target is matched on its own, or is not
+// in the sandbox), and every file or folder under deny_private_under that
+// others may not read. For BuildMountPlan and bubblewrap's arguments.
+absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project);
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy);
 
 // Inside the child, in its own user and mount namespaces: builds the new

@@ -46,26 +46,39 @@ struct RunOptions {
   // one can be made (sandbox/cgroup.h). Off: rlimits only (for tests that
   // show what the rlimits alone do).
   bool use_cgroups = true;
-  // For a single-threaded caller that exits right after the run
-  // (garuda-stager run): return as soon as PID 1 reports the command's end,
-  // by which time PID 1 has killed and reaped every other process of the
-  // sandbox, without waiting for the kernel's teardown of the namespaces.
-  // PID 1 stays a child of the caller, unreaped, until the caller exits.
-  // When there is nothing to supervise while the command runs (no output
-  // to capture, no wall time, no cgroups), PID 1 also shares the caller's
-  // memory until it exits (CLONE_VM | CLONE_VFORK: the caller sleeps
-  // meanwhile), so that nothing of it is copied. With cgroups, the run
-  // waits for PID 1 as usual (they can be removed only once it has left).
+  // For a caller that exits right after the run (garuda-stager run):
+  // return as soon as PID 1 reports the command's end, by which time PID 1
+  // has killed and reaped every other process of the sandbox, without
+  // waiting for the kernel's teardown of the namespaces. PID 1 stays a
+  // child of the caller, unreaped, until the caller exits. With cgroups,
+  // the run waits for PID 1 as usual (they can be removed only once it has
+  // left).
   bool return_before_teardown = false;
+  // A stop signal (SIGTERM, SIGHUP; see RunInSandbox) that ended the run
+  // is raised again only when the caller calls RaiseDeferredStopSignal(),
+  // after its own cleanup (a one-shot staging view to remove), instead of
+  // as the run returns.
+  bool defer_stop_signal = false;
 };
+
+// Raises the stop signal of a run made with defer_stop_signal, if one came;
+// by default the program ends of it here. Nothing when none came.
+void RaiseDeferredStopSignal();
 
 // A run whose command did not start is a RunResult of kind kFailedToStart
 // with the reason; an error status means the policy or options are wrong.
 // Project-relative denied paths missing from a writable project are first
-// created as empty folders, so that the command cannot create them. When
-// the output is passed through (the command shares the terminal), SIGINT
-// and SIGQUIT are ignored by the caller while the command runs, as
-// system(3) does: Ctrl-C goes to the command, and its end is reported.
+// created as empty folders, so that the command cannot create them.
+//
+// The command runs in a session of its own, without a controlling terminal
+// (sandbox/pid1.h). While it runs, the calling thread holds SIGTERM,
+// SIGHUP, SIGINT and SIGQUIT back (sandbox/supervisor.h): SIGTERM or SIGHUP
+// ends the command and everything it started at once, and is then raised
+// again in the caller, after the run's cleanup; so are SIGINT and SIGQUIT
+// when the output is captured. When the output is passed through (the
+// command shares the terminal), SIGINT and SIGQUIT go on to the command's
+// process group instead, as a terminal's Ctrl-C would, and the command's
+// end is reported, as system(3) does.
 absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
                                        const RunOptions& options);
 

@@ -287,8 +287,7 @@ TEST_F(SandboxTest, KeepProcessesWaitsForTheBackground) {
             "now\nlate\n");
 }
 
-// return_before_teardown, with nothing to supervise: PID 1 shares the
-// caller's memory and the run returns once PID 1 has reported and exited.
+// return_before_teardown: the run returns once PID 1 has reported.
 // The command's exit code, its writes, a failure to start, and its
 // background processes: gone when the run returns, which a lock that only
 // they held shows without waiting. The control: the same command on the
@@ -336,8 +335,7 @@ TEST_F(SandboxTest, ReturnBeforeTeardown) {
   EXPECT_FALSE(background_holds_lock(true));
   EXPECT_TRUE(background_holds_lock(false));
 
-  // With a wall time to keep, PID 1 is a fork of the caller, and the run
-  // still returns once PID 1 has reported.
+  // With a wall time to keep too.
   policy_.mutable_limits()->set_wall_time_ms(60000);
   EXPECT_FALSE(background_holds_lock(true));
   options.argv = {"/bin/sh", "-c", "exit 5"};

@@ -40,7 +40,11 @@ ABSL_FLAG(std::string, consent, "rules",
 ABSL_FLAG(std::string, terminal, "/dev/tty",
           "serve --consent=terminal: the terminal to ask on");
 ABSL_FLAG(std::string, undo_root, "",
-          "apply, undo, serve: the undo store (default: ~/.garuda/undo)");
+          "apply, undo, recover, serve: the undo store (default: "
+          "~/.garuda/undo)");
+ABSL_FLAG(std::string, accept_weaker_lockdown, "",
+          "run on a kernel without Landlock or seccomp, for this reason "
+          "(what is missing is said on stderr)");
 
 namespace {
 
@@ -64,11 +68,18 @@ The change list (a ChangeSet stream) comes on standard input, from
       the applier decides itself: it asks the person on the terminal, or
       applies only what an allow rule of the settings permits) and
       UndoApply (an undo id, or the session's last apply)
+  garuda-applier recover [--project DIR] [--undo-root DIR]
+      finish or reverse an apply that was interrupted (a kill, a crash, a
+      power loss) and say which; apply and undo do this first on their own
   garuda-applier diff-dirs [--project DIR] (--staged COPY | --upper UPPER)
                            [--command TEXT] [--file-limit N] > changes
       the change list of a staged copy or of an overlay upper layer
 
-Exit codes: 0 applied (or no changes), 1 error, 2 usage, 3 discarded,
+Every subcommand takes --accept-weaker-lockdown=WHY to run on a kernel
+without Landlock or seccomp.
+
+Exit codes: 0 applied (or no changes; recover: done, the line on standard
+output says "finished" or "reversed"), 1 error, 2 usage, 3 discarded,
 4 conflict (nothing written), 5 refused (nothing written).)";
 
 int Usage(const std::string& why) {
@@ -84,6 +95,12 @@ int main(int argc, char** argv) {
                             absl::GetFlag(FLAGS_project));
   if (args.size() < 2) return Usage("a subcommand is needed");
 
+  garuda::ApplierLockdownOptions lockdown;
+  lockdown.accept_weaker_why = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  auto lock_down = [lockdown](const std::vector<std::string>& writable) {
+    return garuda::LockDownApplier(writable, lockdown);
+  };
+
   if (args[1] == "serve") {
     if (args.size() != 2) return Usage("serve takes no arguments");
     if (absl::GetFlag(FLAGS_channel_fd) < 0) {
@@ -98,7 +115,7 @@ int main(int argc, char** argv) {
     if (!consent.ok()) return Usage(std::string(consent.status().message()));
     options.consent.mode = *consent;
     options.consent.terminal = absl::GetFlag(FLAGS_terminal);
-    options.lock_down = garuda::LockDownApplier;
+    options.lock_down = lock_down;
     auto say = [](const std::string& line) {
       std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
     };
@@ -138,8 +155,10 @@ int main(int argc, char** argv) {
     if (command.staged.empty() == command.upper.empty()) {
       return Usage("diff-dirs needs one of --staged or --upper");
     }
-  } else if (command.name == "show") {
-    if (args.size() != 2) return Usage("show takes no arguments");
+  } else if (command.name == "show" || command.name == "recover") {
+    if (args.size() != 2) {
+      return Usage(absl::StrCat(command.name, " takes no arguments"));
+    }
   } else {
     return Usage(absl::StrCat("unknown subcommand ", command.name));
   }
@@ -148,6 +167,6 @@ int main(int argc, char** argv) {
   }
   // Each subcommand opens what it needs, then locks down: writes only to the
   // project and the undo store (apply, undo), or nowhere; no network.
-  command.lock_down = garuda::LockDownApplier;
+  command.lock_down = lock_down;
   return garuda::RunApplierCommand(command);
 }

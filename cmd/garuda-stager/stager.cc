@@ -79,6 +79,9 @@ int StagerRun(const StagerRunOptions& options) {
     Say(std::string(settings.status().message()));
     return kStagerRefused;
   }
+  // The project settings left out because they would widen what the
+  // command may do, said before anything runs (issue 13).
+  for (const std::string& notice : settings->notices) Say(notice);
   if (options.network && !settings->network_off_policy_source.empty()) {
     Say(absl::StrCat(
         "--network is refused: ", settings->network_off_policy_source,
@@ -105,7 +108,9 @@ int StagerRun(const StagerRunOptions& options) {
     staged.argv = options.argv;
     staged.lock_down = options.lock_down;
     staged.accept_weaker = options.accept_weaker;
-    return RunStagedCommand(*settings, staged);
+    int code = RunStagedCommand(*settings, staged);
+    RaiseDeferredStopSignal();  // after the staging view is cleaned up
+    return code;
   }
   if (mode != "direct") {
     Say(absl::StrCat("--mode: \"", mode, "\" is not \"direct\" or \"staged\""));

@@ -101,9 +101,10 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
   helpers->stager_ = StagerChannelClient(helpers->stager_process_.get());
 
   std::vector<std::string> applier = {options.paths.applier, "serve",
-                                      "--channel-fd=3",      "--project",
-                                      options.project,       "--quiet"};
+                                      "--channel-fd=3", "--project",
+                                      options.project, "--quiet"};
   applier.insert(applier.end(), consent.begin(), consent.end());
+  applier.insert(applier.end(), weaker.begin(), weaker.end());
   ASSIGN_OR_RETURN(helpers->applier_process_, SpawnHelper(applier));
   helpers->applier_ = ApplierChannelClient(helpers->applier_process_.get());
   return helpers;

@@ -56,8 +56,9 @@ struct HelpersOptions {
   // The terminal they ask on with "terminal"; empty: /dev/tty (tests give a
   // pseudo-terminal).
   std::string consent_terminal;
-  // Passed to the auditor and the budgeter as --accept-weaker-lockdown when
-  // not empty (a kernel without Landlock or seccomp).
+  // Passed to the auditor, the budgeter, the stager and the applier as
+  // --accept-weaker-lockdown when not empty (a kernel without Landlock or
+  // seccomp).
   std::string accept_weaker_lockdown;
 };
 

@@ -13,6 +13,10 @@ absl::StatusOr<SessionSettings> LoadSessionSettings(
   ASSIGN_OR_RETURN(LoadedPermissions loaded, LoadPermissions(sources));
   result.permissions = std::move(loaded.permissions);
   result.notices = std::move(loaded.notices);
+  // Project settings that would have widened a command's bounds (issue 13).
+  for (const std::string& notice : result.merged.notices) {
+    result.notices.push_back(notice);
+  }
 
   const Settings* trusted[] = {&sources.managed_policy, &sources.user_policy,
                                &sources.user_settings};

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -73,6 +74,42 @@ TEST(ApplierLockdownTest, WritesOnlyTheProjectAndTheUndoStore) {
   EXPECT_EQ(
       ApplyThenWriteOutside(project, staged, undo, base + "/outside", false),
       "applied wrote-outside socket");
+}
+
+// In a child: lock down (or not), then try to run /bin/true. Returns "ran",
+// "EPERM" or what else happened.
+std::string RunProgramAfter(bool lock, const std::string& project) {
+  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
+    if (lock) {
+      absl::Status locked = LockDownApplier({project});
+      if (!locked.ok()) return locked.ToString();
+    }
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
+      ::execv(argv[0], argv);
+      ::_exit(errno == EPERM ? 3 : 4);
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid) return "waitpid failed";
+    if (!WIFEXITED(status)) return "killed";
+    switch (WEXITSTATUS(status)) {
+      case 0:
+        return "ran";
+      case 3:
+        return "EPERM";
+      default:
+        return absl::StrCat("exit ", WEXITSTATUS(status));
+    }
+  });
+  return result.ok() ? *result : result.status().ToString();
+}
+
+TEST(ApplierLockdownTest, StartsNoProgram) {
+  testing::ProjectPair pair = testing::MakeProjectPair("noexec");
+  EXPECT_EQ(RunProgramAfter(true, pair.project), "EPERM");
+  // Negative control: before the lockdown the same child runs it.
+  EXPECT_EQ(RunProgramAfter(false, pair.project), "ran");
 }
 
 }  // namespace

@@ -251,5 +251,53 @@ TEST(ApplyTest, SymlinkBecomesAFolder) {
   EXPECT_EQ(::access((f.project + "/src/file").c_str(), F_OK), -1);
 }
 
+// A save in the window between the conflict check and the rename (the
+// before_step seam writes it there).
+TEST(ApplyTest, SaveAfterTheCheckIsAConflictAndKept) {
+  for (bool verify : {true, false}) {
+    Fixture f = Make();
+    Write(f.staged + "/a.txt", "from the command\n");
+    ChangeSet change_set = Build(f);
+    ApplyOptions options = Options(f);
+    options.verify_replaced = verify;
+    options.before_step = [&](int step) {
+      if (step == 1) Write(f.project + "/a.txt", "the person's save\n");
+      return absl::OkStatus();
+    };
+    absl::StatusOr<ApplyResult> result = ApplyChangeSet(change_set, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    if (verify) {
+      EXPECT_EQ(result->outcome, ApplyOutcome::kConflict);
+      EXPECT_EQ(Read(f.project + "/a.txt"), "the person's save\n");
+      EXPECT_TRUE(ListUndoRecords(f.undo, f.project)->empty());
+    } else {
+      // Negative control: without the confirmation the save is lost, and
+      // the undo record holds the older content.
+      EXPECT_EQ(result->outcome, ApplyOutcome::kApplied);
+      EXPECT_EQ(Read(f.project + "/a.txt"), "from the command\n");
+      ApplyOptions undo = Options(f);
+      ASSERT_TRUE(UndoApply(result->undo_id, undo).ok());
+      EXPECT_EQ(Read(f.project + "/a.txt"), "a\n");
+    }
+  }
+}
+
+// The link resolver, in-process: chains judged against the tree after the
+// apply (control: the same links, each harmless alone, are applied).
+TEST(ApplyTest, LinkChainsJudgedOnTheTreeAfterTheApply) {
+  Fixture f = Make();
+  Symlink(".", f.staged + "/L0");
+  ChangeSet alone = Build(f);
+  absl::StatusOr<ApplyResult> applied = ApplyChangeSet(alone, Options(f));
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->outcome, ApplyOutcome::kApplied);
+  Symlink("L0/..", f.staged + "/L1");
+  ChangeSet chained = Build(f);
+  applied = ApplyChangeSet(chained, Options(f));
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->outcome, ApplyOutcome::kRefused);
+  EXPECT_EQ(::access((f.project + "/L1").c_str(), F_OK), -1);
+}
+
 }  // namespace
 }  // namespace garuda

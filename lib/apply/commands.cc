@@ -5,10 +5,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/apply/apply.h"
+#include "lib/apply/checks.h"
 #include "lib/apply/outcome.h"
+#include "lib/apply/signals.h"
 #include "lib/base/files.h"
 #include "lib/base/home.h"
 #include "lib/base/status_macros.h"
@@ -53,6 +57,64 @@ int Fail(const ApplierCommand& command, const absl::Status& status) {
   return kExitError;
 }
 
+// A list that cannot be read is an error (exit 1), except one read whole
+// whose content does not match its SHA-256: that list is refused for what
+// it holds (exit 5), as the checks refuse one whose size does not match.
+int FailInput(const ApplierCommand& command, const absl::Status& status) {
+  if (!IsContentMismatch(status)) return Fail(command, status);
+  Say(command.err, absl::StrCat("garuda-applier: refused; nothing was "
+                                "written:\n  ",
+                                status.message(), "\n"));
+  Say(command.out, absl::StrCat("The changes were not applied: refused: ",
+                                status.message(), "\n"));
+  return kExitRefused;
+}
+
+// Test seam GARUDA_TEST_ONLY_APPLY_PAUSE=STEP:FD: before step STEP of an
+// apply (1: after the check, the undo record, the journal and the
+// temporaries, before the first rename; one past the last: after the
+// commit, before the cleanup), "paused STEP" is written to FD and
+// one byte is awaited on it: 'f' fails the apply there, anything else goes
+// on. It lets a test act in that window (a save, a signal, a kill, a folder
+// moved away) at a chosen point; it can only stop an apply, never widen
+// what one may do.
+std::function<absl::Status(int)> PauseSeam() {
+  const char* value = std::getenv("GARUDA_TEST_ONLY_APPLY_PAUSE");
+  int step = 0, fd = -1;
+  if (value == nullptr || std::sscanf(value, "%d:%d", &step, &fd) != 2 ||
+      fd < 0) {
+    return nullptr;
+  }
+  return [step, fd](int number) -> absl::Status {
+    if (number != step) return absl::OkStatus();
+    (void)WriteAll(fd, absl::StrCat("paused ", number, "\n"));
+    char answer = 0;
+    ssize_t n;
+    do {
+      n = ::read(fd, &answer, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n == 1 && answer == 'f') {
+      return absl::InternalError(
+          absl::StrCat("stopped at step ", number, " by the test seam"));
+    }
+    return absl::OkStatus();
+  };
+}
+
+// What an interrupted apply of this project left is finished or reversed
+// before anything else; each on a line of its own.
+absl::Status RecoverFirst(const ApplierCommand& command,
+                          const ApplierPlaces& places, int fd) {
+  ASSIGN_OR_RETURN(std::vector<RecoveryResult> results,
+                   RecoverInterruptedApplies(places.undo_root, places.project));
+  for (const RecoveryResult& result : results) {
+    Say(fd, absl::StrCat(fd == command.err ? "garuda-applier: " : "",
+                         result.Line(), "\n"));
+  }
+  if (results.empty() && fd == command.out) Say(fd, "Nothing to recover\n");
+  return absl::OkStatus();
+}
+
 int Report(const ApplierCommand& command, const ApplyResult& result,
            bool undo) {
   switch (result.outcome) {
@@ -86,13 +148,51 @@ int Show(const ApplierCommand& command) {
     if (!locked.ok()) return Fail(command, locked);
   }
   absl::StatusOr<ChangeSet> change_set = ReadInput(command, *project);
-  if (!change_set.ok()) return Fail(command, change_set.status());
+  if (!change_set.ok()) return FailInput(command, change_set.status());
   if (change_set->NoChanges()) {
     SayNoChanges(command, *change_set);
     return kExitApplied;
   }
+  // show writes nothing, so it cannot recover; it says what is waiting.
+  absl::StatusOr<ApplierPlaces> places = Locate(command);
+  if (places.ok()) {
+    for (const std::string& id :
+         PendingApplies(places->undo_root, places->project)) {
+      Say(command.err,
+          absl::StrCat("garuda-applier: apply ", id,
+                       " in this project is running or was interrupted; "
+                       "`garuda-applier recover` finishes or reverses it; "
+                       "this diff compares with the project as it is now\n"));
+    }
+  }
   Rendered rendered = RenderChangeSet(*change_set, root->get());
   Say(command.out, absl::StrCat(rendered.summary, "\n", rendered.diff));
+  // The same refusals as apply, and where each link leads once applied.
+  std::vector<std::string> problems;
+  CheckEntries(*change_set, &problems);
+  std::vector<ResolvedLink> links;
+  absl::Status checked =
+      CheckLinks(*change_set, root->get(), &links, &problems);
+  if (!checked.ok()) return Fail(command, checked);
+  if (!links.empty()) {
+    std::string text = "\nLinks, resolved against the project as it will be:\n";
+    for (const ResolvedLink& link : links) {
+      absl::StrAppend(
+          &text, "  ", VisiblePath(link.path), " -> ", VisiblePath(link.target),
+          link.existing ? " (already in the project)" : "", ": ",
+          link.inside
+              ? absl::StrCat("leads to ", VisiblePath(link.resolved))
+              : absl::StrCat("leads out of the project (", link.why, ")"),
+          "\n");
+    }
+    Say(command.out, text);
+  }
+  if (!problems.empty()) {
+    Say(command.out,
+        absl::StrCat("\nRefused: apply would write nothing of this list:\n  ",
+                     absl::StrJoin(problems, "\n  "), "\n"));
+    return kExitRefused;
+  }
   return kExitApplied;
 }
 
@@ -119,8 +219,12 @@ int Apply(const ApplierCommand& command) {
     absl::Status locked = command.lock_down(writable);
     if (!locked.ok()) return Fail(command, locked);
   }
+  if (command.mode != ApplyMode::kDryRun) {
+    absl::Status recovered = RecoverFirst(command, *places, command.err);
+    if (!recovered.ok()) return Fail(command, recovered);
+  }
   absl::StatusOr<ChangeSet> change_set = ReadInput(command, project);
-  if (!change_set.ok()) return Fail(command, change_set.status());
+  if (!change_set.ok()) return FailInput(command, change_set.status());
   if (change_set->NoChanges()) {
     SayNoChanges(command, *change_set);
     return kExitApplied;
@@ -128,6 +232,7 @@ int Apply(const ApplierCommand& command) {
   ApplyOptions options;
   options.project = project;
   options.undo_root = undo_root;
+  options.before_step = PauseSeam();
 
   // An incomplete list is never applied: the question offers Discard only,
   // and --yes discards.
@@ -178,6 +283,9 @@ int Apply(const ApplierCommand& command) {
     Say(command.out, absl::StrCat(kDiscardedLine, "\n"));
     return kExitDiscarded;
   }
+  // A signal from here on waits until the apply is whole or put back and
+  // its outcome is said; it is delivered when `deferred` ends.
+  DeferredTerminationSignals deferred;
   absl::StatusOr<ApplyResult> result = ApplyChangeSet(*change_set, options);
   if (!result.ok()) return Fail(command, result.status());
   int code = Report(command, *result, false);
@@ -188,6 +296,22 @@ int Apply(const ApplierCommand& command) {
                                   result->undo_id, "\n"));
   }
   return code;
+}
+
+int Recover(const ApplierCommand& command) {
+  absl::StatusOr<ApplierPlaces> places = Locate(command);
+  if (!places.ok()) return Fail(command, places.status());
+  absl::Status made = MakeDirectories(places->undo_root, 0700);
+  if (!made.ok()) return Fail(command, made);
+  if (command.lock_down) {
+    absl::Status locked =
+        command.lock_down({places->project, places->undo_root});
+    if (!locked.ok()) return Fail(command, locked);
+  }
+  DeferredTerminationSignals deferred;
+  absl::Status recovered = RecoverFirst(command, *places, command.out);
+  if (!recovered.ok()) return Fail(command, recovered);
+  return kExitApplied;
 }
 
 int Undo(const ApplierCommand& command) {
@@ -221,9 +345,13 @@ int Undo(const ApplierCommand& command) {
     }
     return kExitApplied;
   }
+  absl::Status recovered = RecoverFirst(command, *places, command.err);
+  if (!recovered.ok()) return Fail(command, recovered);
   ApplyOptions options;
   options.project = project;
   options.undo_root = undo_root;
+  options.before_step = PauseSeam();
+  DeferredTerminationSignals deferred;
   absl::StatusOr<ApplyResult> result = UndoApply(command.undo_id, options);
   if (!result.ok()) return Fail(command, result.status());
   int code = Report(command, *result, true);
@@ -276,6 +404,7 @@ int RunApplierCommand(const ApplierCommand& command) {
   if (command.name == "show") return Show(command);
   if (command.name == "apply") return Apply(command);
   if (command.name == "undo") return Undo(command);
+  if (command.name == "recover") return Recover(command);
   if (command.name == "diff-dirs") return DiffDirs(command);
   Say(command.err, absl::StrCat("garuda-applier: unknown subcommand ",
                                 MakeVisible(command.name), "\n"));

@@ -24,7 +24,7 @@ inline constexpr int kExitRefused = 5;
 enum class ApplyMode { kNone, kAsk, kYes, kDryRun };
 
 struct ApplierCommand {
-  std::string name;     // show, apply, undo, diff-dirs
+  std::string name;     // show, apply, undo, recover, diff-dirs
   std::string project;  // --project; empty: the current folder
   ApplyMode mode = ApplyMode::kNone;
   bool list = false;            // undo --list

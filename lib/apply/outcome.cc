@@ -1,10 +1,5 @@
 #include "lib/apply/outcome.h"
 
-#include <limits.h>
-#include <stdlib.h>
-
-#include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +11,7 @@
 #include "lib/base/visible.h"
 
 namespace garuda {
+
 absl::StatusOr<ApplierPlaces> LocateApplierPlaces(
     const std::string& project, const std::string& undo_root) {
   ApplierPlaces places;
@@ -33,13 +29,20 @@ absl::StatusOr<ChangeSet> ReadChangeSetForProject(int fd,
                                                   const std::string& project) {
   ASSIGN_OR_RETURN(ChangeSet change_set, ReadChangeSet(fd, name));
   const std::string& made_for = change_set.header.project_root();
-  if (!made_for.empty()) {
-    absl::StatusOr<std::string> real = RealProjectRoot(made_for);
-    if (!real.ok() || *real != project) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the change list was made for ", VisiblePath(made_for),
-                       ", not for ", VisiblePath(project), " (use --project)"));
-    }
+  // Every list names the project it was made for; one that names none could
+  // be for any project, so it is not taken as this one's.
+  if (made_for.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name,
+        ": the change list names no project (an empty project_root in "
+        "its header), so it cannot be checked to be for ",
+        VisiblePath(project)));
+  }
+  absl::StatusOr<std::string> real = RealProjectRoot(made_for);
+  if (!real.ok() || *real != project) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the change list was made for ", VisiblePath(made_for),
+                     ", not for ", VisiblePath(project), " (use --project)"));
   }
   return change_set;
 }

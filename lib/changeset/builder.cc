@@ -386,9 +386,11 @@ class Walker {
     }
     Side old = Stat(old_parent, name, relative, false);
     bool gone = now.type == FILE_TYPE_ABSENT || now.whiteout;
-    if (relative == ".git") {
-      // Never applied: git's own files stay in the staging view. The
-      // overlay walk sees what the command wrote there and counts it.
+    if (absl::EqualsIgnoreCase(name, ".git")) {
+      // Never applied, at any depth (a nested repository's hooks and config
+      // run code as the top one's do; the applier refuses them too): git's
+      // own files stay in the staging view. The overlay walk sees what the
+      // command wrote there and counts it.
       if (overlay_ && now.type == FILE_TYPE_DIRECTORY) {
         UniqueFd fd = OpenFolder(new_parent, name, relative);
         if (fd) CountWritten(relative, fd.get());

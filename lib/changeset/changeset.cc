@@ -8,12 +8,14 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
-#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/frame_stream.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace {
+
+constexpr char kContentMismatchPayload[] = "garuda/changeset/content-mismatch";
 
 absl::Status WriteChunks(FrameWriter& writer, absl::string_view data) {
   ChangeSetFrame frame;
@@ -52,8 +54,7 @@ absl::StatusOr<std::string> ReadSourceContent(const Change& change) {
     content.append(buffer.data(), static_cast<size_t>(n));
     if (content.size() > entry.size()) break;
   }
-  if (content.size() != entry.size() ||
-      Sha256Bytes(content) != entry.new_sha256()) {
+  if (content.size() != entry.size() || Sha256Bytes(content) != entry.new_sha256()) {
     return absl::AbortedError(absl::StrCat(
         VisiblePath(entry.path()),
         " changed in the staging copy after the change list was made"));
@@ -72,7 +73,9 @@ absl::Status LoadContents(ChangeSet* change_set) {
   return absl::OkStatus();
 }
 
-namespace {}  // namespace
+bool IsContentMismatch(const absl::Status& status) {
+  return status.GetPayload(kContentMismatchPayload).has_value();
+}
 
 absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
                             const std::string& name) {
@@ -129,9 +132,11 @@ absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name) {
     }
     if (current->entry.new_type() == FILE_TYPE_REGULAR &&
         Sha256Bytes(current->content) != current->entry.new_sha256()) {
-      return absl::DataLossError(absl::StrCat(
+      absl::Status mismatch = absl::DataLossError(absl::StrCat(
           name, ": content of ", VisiblePath(current->entry.path()),
           " does not match its SHA-256"));
+      mismatch.SetPayload(kContentMismatchPayload, absl::Cord("1"));
+      return mismatch;
     }
     return absl::OkStatus();
   };

@@ -56,8 +56,15 @@ absl::Status WriteChangeSet(const ChangeSet& change_set, int fd,
 // Reads a whole change list. Anything out of order (no header first, a chunk
 // with no entry, more or fewer content bytes than the entry's size, content
 // whose SHA-256 differs from the entry's, frames after the summary, no
-// summary) is an error, and nothing of the list is used.
+// summary) is an error, and nothing of the list is used. Content whose
+// SHA-256 differs is DATA_LOSS marked so that IsContentMismatch() tells it
+// from a damaged stream: the list was read whole and is refused for what it
+// holds (garuda-applier's exit 5), not for how it came.
 absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name);
+
+// True for ReadChangeSet's error about content that does not match its
+// entry's SHA-256.
+bool IsContentMismatch(const absl::Status& status);
 
 }  // namespace garuda
 

@@ -63,6 +63,12 @@ TEST(ChangeSetStreamTest, ContentNotMatchingItsHashIsRefused) {
   change_set.changes[0].entry.set_new_sha256(Sha256Bytes("other"));
   absl::StatusOr<ChangeSet> read = Parse(Serialize(change_set));
   EXPECT_TRUE(absl::IsDataLoss(read.status())) << read.status();
+  EXPECT_TRUE(IsContentMismatch(read.status())) << read.status();
+  // Control: a damaged stream is not a content mismatch.
+  std::string bytes = Serialize(Sample("hello"));
+  absl::StatusOr<ChangeSet> cut = Parse(bytes.substr(0, bytes.size() - 3));
+  EXPECT_FALSE(cut.ok());
+  EXPECT_FALSE(IsContentMismatch(cut.status())) << cut.status();
 }
 
 TEST(ChangeSetStreamTest, GarbageIsRefused) {

@@ -1,20 +1,29 @@
 // One effective Settings from the four sources of lib/policy/sources.h.
 //
-// The rules (spec T7):
+// The rules (spec T7, issue 13): the person's files are the managed policy,
+// the user's policy and ~/.garuda/settings.json; a project's
+// .garuda/settings.json can only narrow what they allow for every setting
+// that bounds a command, and each of its settings left out for that is a
+// notice for the first line.
 //   - profile and requireSandbox: the strictest source wins. "strict" from
 //     any source makes the result strict; a project can turn strict on and
 //     never off ("profile": "default" in a project does not undo a policy's
 //     strict). requireSandbox true from any source stays true.
 //   - A strict result implies requireSandbox.
-//   - Other scalar settings: the first source that sets them, in the order
-//     managed policy, user policy, project settings, user settings.
+//   - commands.mode: the first of the person's files that sets it (default
+//     "direct"); a project may make it "staged", never "direct".
+//   - Network: the first of the person's files that sets it decides (off by
+//     default); a project may turn it off, never on.
 //   - Denied paths: the union of all sources (more denials are stricter).
-//   - Writable paths: the union; a project may add only relative paths
-//     inside itself, so a cloned project cannot open the home folder.
-//   - Network: a policy file that sets it decides; otherwise the project,
-//     then the user's settings.
-//   - Sandbox limits (memory, processes, CPU, wall time, file size): each
-//     the smallest value any source sets; a project can lower, not raise.
+//   - Writable paths: the union of the person's files; a project's are
+//     ignored (they could only widen), and one outside the project is an
+//     error, as before.
+//   - Sandbox limits (memory, processes, CPU, wall time, file size, /tmp
+//     and /dev/shm): each the smallest value of the person's files, else
+//     the default of policies/sandbox/defaults.json (processes, /tmp and
+//     /dev/shm have one, so the person may raise those); a project may
+//     lower a limit, never raise it.
+//   - commands.backend: the first source that sets it.
 //   - Audit settings: only from policy files.
 //   - permissions, model, knowledge and budget are not merged here yet.
 // A value that is not allowed ("profile": "strickt") is an error naming the
@@ -24,6 +33,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lib/policy/sources.h"
@@ -41,6 +51,11 @@ struct MergedSettings {
   // The policy file (managed or the user's) that turned the network off for
   // commands, when one did: then no flag may turn it on again.
   std::string network_off_policy_source;
+
+  // A project's settings that were left out because they would widen what
+  // a command may do, each naming the file, the setting and why, for the
+  // first line of garuda-agent and garuda-stager.
+  std::vector<std::string> notices;
 
   bool strict() const { return settings.profile() == "strict"; }
   bool require_sandbox() const { return settings.require_sandbox(); }

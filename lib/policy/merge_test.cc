@@ -1,5 +1,6 @@
 #include "lib/policy/merge.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/json_message.h"
 
@@ -115,10 +116,86 @@ TEST_F(MergeTest, PolicyOverridesProjectForModeAndNetwork) {
   MergedSettings merged = Merge();
   EXPECT_EQ(merged.settings.commands().mode(), "staged");
   EXPECT_FALSE(merged.settings.sandbox().network());
-  // Without the policy, the project decides.
+  // Without the policy, the project still cannot widen: the defaults
+  // (direct, network off) stand, and a notice says why the project's
+  // network was ignored.
   sources_.user_policy.Clear();
-  EXPECT_EQ(Merge().settings.commands().mode(), "direct");
-  EXPECT_TRUE(Merge().settings.sandbox().network());
+  merged = Merge();
+  EXPECT_EQ(merged.settings.commands().mode(), "direct");
+  EXPECT_FALSE(merged.settings.sandbox().network());
+  ASSERT_EQ(merged.notices.size(), 1u);
+  EXPECT_NE(merged.notices[0].find("sandbox.network true is ignored"),
+            std::string::npos)
+      << merged.notices[0];
+  EXPECT_NE(merged.notices[0].find("/p/.garuda/settings.json"),
+            std::string::npos);
+}
+
+// Issue 13, point 3: the project's settings outranked the person's. The
+// person's ~/.garuda/settings.json says staged and network off; the
+// project's says direct and network on: the person's stand, with a notice
+// for each. Control: the same project settings narrowing (staged, network
+// off over the person's direct, network on) are taken.
+TEST_F(MergeTest, AProjectCanNarrowButNeverWidenThePersonsSettings) {
+  sources_.user_settings = Parse(R"({"commands":{"mode":"staged"},
+                                     "sandbox":{"network":false,
+                                     "limits":{"processes":100}}})");
+  sources_.project_settings = Parse(R"({"commands":{"mode":"direct"},
+                                        "sandbox":{"network":true,
+                                        "writePaths":["build"],
+                                        "limits":{"processes":5000,
+                                                  "memoryMb":256}}})");
+  MergedSettings merged = Merge();
+  EXPECT_EQ(merged.settings.commands().mode(), "staged");
+  EXPECT_FALSE(merged.settings.sandbox().network());
+  EXPECT_EQ(merged.settings.sandbox().write_paths_size(), 0);
+  EXPECT_EQ(merged.settings.sandbox().limits().processes(), 100u);
+  EXPECT_EQ(merged.settings.sandbox().limits().memory_mb(), 256u);
+  ASSERT_EQ(merged.notices.size(), 4u);
+  for (const char* what :
+       {"commands.mode \"direct\"", "sandbox.network true",
+        "sandbox.writePaths", "sandbox.limits.processes 5000"}) {
+    bool found = false;
+    for (const std::string& notice : merged.notices) {
+      if (notice.find(what) != std::string::npos) found = true;
+    }
+    EXPECT_TRUE(found) << what;
+  }
+
+  sources_.user_settings = Parse(R"({"commands":{"mode":"direct"},
+                                     "sandbox":{"network":true}})");
+  sources_.project_settings = Parse(R"({"commands":{"mode":"staged"},
+                                        "sandbox":{"network":false}})");
+  merged = Merge();
+  EXPECT_EQ(merged.settings.commands().mode(), "staged");
+  EXPECT_FALSE(merged.settings.sandbox().network());
+  EXPECT_TRUE(merged.notices.empty());
+  // And with the person's network on, a project's "on" is no widening.
+  sources_.project_settings = Parse(R"({"sandbox":{"network":true}})");
+  merged = Merge();
+  EXPECT_TRUE(merged.settings.sandbox().network());
+  EXPECT_TRUE(merged.notices.empty());
+}
+
+// Issue 13, point 10: a process limit and sized /tmp and /dev/shm by
+// default, which the person's files may raise and a project only lower.
+TEST_F(MergeTest, DefaultLimitsThePersonCanRaise) {
+  const SandboxLimits& defaults = Merge().settings.sandbox().limits();
+  EXPECT_GT(defaults.processes(), 0u);
+  EXPECT_GT(defaults.tmp_mb(), 0u);
+  EXPECT_GT(defaults.shm_mb(), 0u);
+  EXPECT_EQ(defaults.memory_mb(), 0u) << "memory is unbounded by default";
+  uint32_t processes = defaults.processes();
+  sources_.user_settings = Parse(absl::StrCat(
+      R"({"sandbox":{"limits":{"processes":)", processes * 4, "}}}"));
+  EXPECT_EQ(Merge().settings.sandbox().limits().processes(), processes * 4);
+  sources_.user_settings.Clear();
+  sources_.project_settings = Parse(absl::StrCat(
+      R"({"sandbox":{"limits":{"processes":)", processes * 4, "}}}"));
+  EXPECT_EQ(Merge().settings.sandbox().limits().processes(), processes);
+  sources_.project_settings =
+      Parse(R"({"sandbox":{"limits":{"processes":8}}})");
+  EXPECT_EQ(Merge().settings.sandbox().limits().processes(), 8u);
 }
 
 TEST_F(MergeTest, NetworkOffInAPolicyIsRemembered) {
@@ -149,11 +226,12 @@ TEST_F(MergeTest, ProjectCannotAddWritablePathsOutsideItself) {
     auto merged = MergeSettings(sources_);
     EXPECT_FALSE(merged.ok()) << bad;
   }
-  // Negative control: a path inside the project, and any path from a policy.
+  // Negative control: a path inside the project is no error (it is ignored
+  // with a notice: it could only widen), and any path from a policy.
   sources_.project_settings = Parse(R"({"sandbox":{"writePaths":["build"]}})");
   sources_.user_policy =
       Parse(R"({"sandbox":{"writePaths":["/home/u/.cache"]}})");
-  EXPECT_EQ(Merge().settings.sandbox().write_paths_size(), 2);
+  EXPECT_EQ(Merge().settings.sandbox().write_paths_size(), 1);
 }
 
 TEST_F(MergeTest, EachLimitIsTheSmallestOfAnySource) {
@@ -162,7 +240,7 @@ TEST_F(MergeTest, EachLimitIsTheSmallestOfAnySource) {
   // A project can lower a limit...
   sources_.project_settings =
       Parse(R"({"sandbox":{"limits":{"memoryMb":512,"cpuSeconds":30}}})");
-  // ...and no source can raise one.
+  // ...and among the person's files the smallest wins.
   sources_.user_settings = Parse(
       R"({"sandbox":{"limits":{"processes":4096,"wallTimeSeconds":600}}})");
   const SandboxLimits& limits = Merge().settings.sandbox().limits();

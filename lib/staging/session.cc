@@ -517,6 +517,9 @@ int RunStagedCommandHere(const MergedSettings& settings,
     command.environment = CurrentEnvironment();
     RunOptions run;
     run.argv = request.argv;
+    // SIGTERM/SIGHUP end the command at once; the one-shot view is removed
+    // before the stager meets the signal (garuda-stager's StagerRun).
+    run.defer_stop_signal = true;
     // The command's output goes to stderr: stdout carries the list.
     absl::StatusOr<StagedOutcome> outcome = WithStdoutOnStderr([&] {
       return (*view)->Run(settings, command, run, 0,

@@ -18,87 +18,27 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/changeset/test_tree.h"
+#include "tests/apply/runner.h"
 
 namespace garuda {
 namespace {
 
+using testing::ApplyArgs;
+using testing::ChangeList;
+using testing::ChildExec;
 using testing::CopyTree;
 using testing::MakeDir;
+using testing::MakeScene;
 using testing::NewTempDir;
 using testing::Read;
 using testing::Remove;
+using testing::Result;
+using testing::RunApplier;
+using testing::Scene;
 using testing::Snapshot;
 using testing::Symlink;
+using testing::Wait;
 using testing::Write;
-
-std::string Binary() {
-  return absl::StrCat(std::getenv("TEST_SRCDIR"),
-                      "/garuda/cmd/garuda-applier/garuda-applier");
-}
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-  std::string terminal;  // what the question showed
-};
-
-struct Scene : testing::ProjectPair {
-  std::string home;
-};
-
-Scene MakeScene() {
-  Scene s;
-  static_cast<testing::ProjectPair&>(s) = testing::MakeProjectPair("scene");
-  s.home = s.base + "/home";
-  MakeDir(s.home);
-  return s;
-}
-
-void ChildExec(const Scene& scene, const std::vector<std::string>& args,
-               const std::string& in, const std::string& out,
-               const std::string& err) {
-  // Under forkpty, 0 is the terminal: a copy keeps it open (and the
-  // program's /dev/tty alive) once 0, 1 and 2 are redirected.
-  if (::isatty(0)) (void)::dup(0);
-  int in_fd = ::open(in.empty() ? "/dev/null" : in.c_str(), O_RDONLY);
-  int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ::dup2(in_fd, 0);
-  ::dup2(out_fd, 1);
-  ::dup2(err_fd, 2);
-  ::setenv("HOME", scene.home.c_str(), 1);
-  std::vector<char*> argv;
-  std::string binary = Binary();
-  argv.push_back(binary.data());
-  for (const std::string& arg : args)
-    argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  ::execv(argv[0], argv.data());
-  ::_exit(127);
-}
-
-int Wait(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// Runs garuda-applier with `in` (a file) on stdin and no terminal.
-Result RunApplier(const Scene& scene, const std::vector<std::string>& args,
-                  const std::string& in = "") {
-  std::string out = NewTempDir("out") + "/out", err = out + ".err";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setsid();  // no controlling terminal: /dev/tty cannot be opened
-    ChildExec(scene, args, in, out, err);
-  }
-  Result result;
-  result.code = Wait(pid);
-  result.out = Read(out);
-  result.err = Read(err);
-  return result;
-}
 
 // Reads the terminal into *seen until `text` shows up after `*from`
 // (false if the program closes the terminal or a minute passes first).
@@ -141,36 +81,12 @@ Result RunAsking(const Scene& scene, const std::vector<std::string>& args,
   return result;
 }
 
-// The change list of the staged copy, in a file.
-// `extra` may replace the source: {"--upper", DIR} walks an overlay layer.
-std::string ChangeList(const Scene& scene,
-                       std::vector<std::string> extra = {}) {
-  std::string path = NewTempDir("cs") + "/changes";
-  std::vector<std::string> args = {"diff-dirs", "--project", scene.project};
-  if (extra.empty() || extra[0] != "--upper") {
-    args.insert(args.end(), {"--staged", scene.staged});
-  }
-  args.insert(args.end(), extra.begin(), extra.end());
-  std::string out = path;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setsid();
-    ChildExec(scene, args, "", out, path + ".err");
-  }
-  EXPECT_EQ(Wait(pid), 0) << Read(path + ".err");
-  return path;
-}
-
-std::vector<std::string> Apply(const Scene& scene, const std::string& how) {
-  return {"apply", "--project", scene.project, how};
-}
-
 TEST(ApplierTest, DiscardLeavesTheProjectUnchanged) {
   Scene scene = MakeScene();
   Write(scene.staged + "/a.txt", "beta\n");
   auto before = Snapshot(scene.project);
   std::string changes = ChangeList(scene);
-  Result result = RunAsking(scene, Apply(scene, "--ask"), changes, {"d\n"});
+  Result result = RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"d\n"});
   EXPECT_EQ(result.code, 3) << result.err << result.terminal;
   EXPECT_EQ(result.out,
             "The user discarded the changes: the project did not change\n");
@@ -178,7 +94,8 @@ TEST(ApplierTest, DiscardLeavesTheProjectUnchanged) {
       << result.terminal;
   EXPECT_EQ(Snapshot(scene.project), before);
   // Negative control: the same list applied does change the project.
-  Result applied = RunAsking(scene, Apply(scene, "--ask"), changes, {"a\n"});
+  Result applied =
+      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"a\n"});
   EXPECT_EQ(applied.code, 0) << applied.err << applied.terminal;
   EXPECT_EQ(applied.out, "The user applied the changes\n");
   EXPECT_EQ(Read(scene.project + "/a.txt"), "beta\n");
@@ -190,12 +107,12 @@ TEST(ApplierTest, CtrlCAndEndOfInputDiscard) {
   auto before = Snapshot(scene.project);
   std::string changes = ChangeList(scene);
   Result interrupted =
-      RunAsking(scene, Apply(scene, "--ask"), changes, {"\x03"});
+      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"\x03"});
   EXPECT_EQ(interrupted.code, 3) << interrupted.err << interrupted.terminal;
-  Result ended = RunAsking(scene, Apply(scene, "--ask"), changes, {"\x04"});
+  Result ended = RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"\x04"});
   EXPECT_EQ(ended.code, 3) << ended.err << ended.terminal;
   Result view_then_discard =
-      RunAsking(scene, Apply(scene, "--ask"), changes, {"v\n", "d\n"});
+      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"v\n", "d\n"});
   EXPECT_EQ(view_then_discard.code, 3);
   EXPECT_EQ(Snapshot(scene.project), before);
 }
@@ -205,7 +122,8 @@ TEST(ApplierTest, ApplyThenUndoRestores) {
   auto before = Snapshot(scene.project);
   Write(scene.staged + "/a.txt", "beta\n");
   Write(scene.staged + "/added/file.txt", "new\n");
-  Result applied = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
+  Result applied =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(applied.code, 0) << applied.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
   Result list =
@@ -227,7 +145,7 @@ TEST(ApplierTest, DeletionIsListedAndApplied) {
   Result shown =
       RunApplier(scene, {"show", "--project", scene.project}, changes);
   EXPECT_NE(shown.out.find("D src/x.c"), std::string::npos) << shown.out;
-  Result applied = RunApplier(scene, Apply(scene, "--yes"), changes);
+  Result applied = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
   EXPECT_EQ(applied.code, 0) << applied.err;
   EXPECT_EQ(::access((scene.project + "/src/x.c").c_str(), F_OK), -1);
 }
@@ -235,13 +153,15 @@ TEST(ApplierTest, DeletionIsListedAndApplied) {
 TEST(ApplierTest, NoChangeAsksNothing) {
   Scene scene = MakeScene();
   // No terminal here: a question could not be asked (it would discard, 3).
-  Result result = RunApplier(scene, Apply(scene, "--ask"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--ask"), ChangeList(scene));
   EXPECT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(result.out, "No changes\n");
   // Negative control: with a change and no terminal, the question fails and
   // discards.
   Write(scene.staged + "/a.txt", "beta\n");
-  Result asked = RunApplier(scene, Apply(scene, "--ask"), ChangeList(scene));
+  Result asked =
+      RunApplier(scene, ApplyArgs(scene, "--ask"), ChangeList(scene));
   EXPECT_EQ(asked.code, 3);
 }
 
@@ -252,11 +172,11 @@ TEST(ApplierTest, ConflictRefusesAndWritesNothing) {
   std::string changes = ChangeList(scene);
   Write(scene.project + "/a.txt", "the person's edit\n");
   auto before = Snapshot(scene.project);
-  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
   EXPECT_EQ(result.code, 4) << result.err;
   EXPECT_NE(result.err.find("a.txt"), std::string::npos);
   EXPECT_EQ(Snapshot(scene.project), before);
-  EXPECT_EQ(RunApplier(scene, Apply(scene, "--dry-run"), changes).code, 4);
+  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--dry-run"), changes).code, 4);
 }
 
 TEST(ApplierTest, ReplacedRenamedFoldersAndModeChanges) {
@@ -266,7 +186,8 @@ TEST(ApplierTest, ReplacedRenamedFoldersAndModeChanges) {
   Write(scene.staged + "/d/new", "");
   ::rename((scene.staged + "/src").c_str(), (scene.staged + "/source").c_str());
   ::chmod((scene.staged + "/tool.sh").c_str(), 0700);
-  Result result = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
 }
@@ -279,7 +200,7 @@ TEST(ApplierTest, ModeChangeOnly) {
       RunApplier(scene, {"show", "--project", scene.project}, changes);
   EXPECT_NE(shown.out.find("m a.txt  (mode 0644 -> 0600)"), std::string::npos)
       << shown.out;
-  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
   ASSERT_EQ(result.code, 0) << result.err;
   struct stat st;
   ASSERT_EQ(::stat((scene.project + "/a.txt").c_str(), &st), 0);
@@ -293,7 +214,8 @@ TEST(ApplierTest, FileBecomesFolderAndBack) {
   Write(scene.staged + "/a.txt/inner", "inside\n");
   Remove(scene.staged + "/d");
   Write(scene.staged + "/d", "a file now\n");
-  Result result = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
 }
@@ -301,12 +223,14 @@ TEST(ApplierTest, FileBecomesFolderAndBack) {
 TEST(ApplierTest, SymlinkInsideAppliedOutsideRefused) {
   Scene scene = MakeScene();
   Symlink("src/x.c", scene.staged + "/inside");
-  Result inside = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
+  Result inside =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(inside.code, 0) << inside.err;
   EXPECT_EQ(Read(scene.project + "/inside"), "int x;\n");
   Symlink("../../etc/passwd", scene.staged + "/outside");
   auto before = Snapshot(scene.project);
-  Result outside = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
+  Result outside =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   EXPECT_EQ(outside.code, 5) << outside.err;
   EXPECT_NE(outside.err.find("out of the project"), std::string::npos);
   EXPECT_EQ(Snapshot(scene.project), before);
@@ -322,7 +246,7 @@ TEST(ApplierTest, WriteThroughASymlinkedFolderIsRefused) {
   // After the list was made, the project's folder became a link outward.
   Remove(scene.project + "/via");
   Symlink(outside, scene.project + "/via");
-  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
   EXPECT_EQ(result.code, 5) << result.err;
   EXPECT_NE(result.err.find("symbolic link"), std::string::npos) << result.err;
   EXPECT_EQ(::access((outside + "/planted").c_str(), F_OK), -1);
@@ -337,7 +261,8 @@ TEST(ApplierTest, HundredMegabyteFile) {
   for (size_t i = 0; i < big.size(); i += 4096)
     big[i] = static_cast<char>(i / 4096);
   Write(scene.staged + "/big.bin", big);
-  Result result = RunApplier(scene, Apply(scene, "--yes"), ChangeList(scene));
+  Result result =
+      RunApplier(scene, ApplyArgs(scene, "--yes"), ChangeList(scene));
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_TRUE(Read(scene.project + "/big.bin") == big);
 }
@@ -354,7 +279,7 @@ TEST(ApplierTest, NamesWithSpacesNewlinesAndBadBytes) {
       << shown.out;
   EXPECT_NE(shown.out.find("bad\\xff\\xfe.txt"), std::string::npos)
       << shown.out;
-  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
   ASSERT_EQ(result.code, 0) << result.err;
   for (const std::string& name : names) {
     EXPECT_EQ(Read(scene.project + "/" + name), name);
@@ -382,7 +307,7 @@ TEST(ApplierTest, SensitiveIgnoredFileIsShownByNameAndNotApplied) {
   EXPECT_NE(shown.out.find("  .env\n"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("build/: 5 files"), std::string::npos) << shown.out;
   EXPECT_EQ(shown.out.find("TOKEN"), std::string::npos);
-  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(::access((scene.project + "/.env").c_str(), F_OK), -1);
   EXPECT_EQ(::access((scene.project + "/build").c_str(), F_OK), -1);
@@ -395,16 +320,16 @@ TEST(ApplierTest, IncompleteListOffersOnlyDiscard) {
     Write(absl::StrCat(scene.staged, "/many/", i), "x");
   auto before = Snapshot(scene.project);
   std::string changes = ChangeList(scene, {"--file-limit", "10"});
-  Result result = RunAsking(scene, Apply(scene, "--ask"), changes,
+  Result result = RunAsking(scene, ApplyArgs(scene, "--ask"), changes,
                             {"a\n", "apply\n", "d\n"});
   EXPECT_EQ(result.code, 3) << result.err << result.terminal;
   EXPECT_NE(result.terminal.find("apply is not offered"), std::string::npos);
   EXPECT_NE(result.terminal.find("limit of 10 files"), std::string::npos);
   EXPECT_EQ(Snapshot(scene.project), before);
-  EXPECT_EQ(RunApplier(scene, Apply(scene, "--yes"), changes).code, 3);
+  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"), changes).code, 3);
   // Negative control: without the limit the same change can be applied.
   Result complete =
-      RunAsking(scene, Apply(scene, "--ask"), ChangeList(scene), {"a\n"});
+      RunAsking(scene, ApplyArgs(scene, "--ask"), ChangeList(scene), {"a\n"});
   EXPECT_EQ(complete.code, 0) << complete.err << complete.terminal;
 }
 
@@ -432,7 +357,7 @@ TEST(ApplierTest, OverlayUpperLayerIsApplied) {
   EXPECT_NE(shown.out.find("R d  (folder removed and made again)"),
             std::string::npos)
       << shown.out;
-  Result result = RunApplier(scene, Apply(scene, "--yes"), changes);
+  Result result = RunApplier(scene, ApplyArgs(scene, "--yes"), changes);
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(Snapshot(scene.project), Snapshot(scene.staged));
 }
@@ -446,7 +371,7 @@ TEST(ApplierTest, UsageErrors) {
   // Garbage on stdin is an error, not an apply.
   std::string garbage = NewTempDir("garbage") + "/g";
   Write(garbage, "not a change list");
-  EXPECT_EQ(RunApplier(scene, Apply(scene, "--yes"), garbage).code, 1);
+  EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"), garbage).code, 1);
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -116,6 +118,57 @@ int Connect(const char* port) {
   return 0;
 }
 
+// Opens the controlling terminal.
+int OpenTty() {
+  int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return Refused("open /dev/tty");
+  ::close(fd);
+  return 0;
+}
+
+// kill(0, SIGUSR1): the caller's whole process group. This process ignores
+// the signal itself, so that it can report.
+int KillGroup() {
+  ::signal(SIGUSR1, SIG_IGN);
+  if (::kill(0, SIGUSR1) != 0) return Refused("kill(0)");
+  return 0;
+}
+
+// A file made with a set-id mode by `how` ("open", "tmpfile", "mknod"): 0
+// when the file exists with the bit.
+int SetIdFile(const char* how, const char* path, const char* mode_text) {
+  mode_t mode = static_cast<mode_t>(std::strtoul(mode_text, nullptr, 8));
+  std::string verb = how;
+  if (verb == "open") {
+    int fd = ::open(path, O_CREAT | O_WRONLY | O_CLOEXEC, mode);
+    if (fd < 0) return Refused("open(O_CREAT)");
+    ::close(fd);
+  } else if (verb == "tmpfile") {
+    std::string folder = path;
+    folder = folder.substr(0, folder.rfind('/'));
+    int fd = ::open(folder.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    if (fd < 0) return Refused("open(O_TMPFILE)");
+    std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path, AT_SYMLINK_FOLLOW) !=
+        0) {
+      return Refused("linkat");
+    }
+    ::close(fd);
+  } else if (verb == "mknod") {
+    if (::mknod(path, S_IFREG | mode, 0) != 0) return Refused("mknod");
+  } else {
+    return 2;
+  }
+  struct stat st;
+  if (::stat(path, &st) != 0) return Refused("stat");
+  if ((st.st_mode & (S_ISUID | S_ISGID)) == 0) {
+    std::fprintf(stderr, "made without the set-id bits (mode %o)\n",
+                 st.st_mode & 07777);
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,9 +182,13 @@ int main(int argc, char** argv) {
   if (verb == "userns" && argc == 2) return UserNamespace();
   if (verb == "tiocsti" && argc == 2) return Tiocsti();
   if (verb == "connect" && argc == 3) return Connect(argv[2]);
-  std::fprintf(stderr,
-               "usage: escape_helper write|read PATH | hardlink FROM TO | "
-               "ptrace PID | memory PID | mount DIR | userns | tiocsti | "
-               "connect PORT\n");
+  if (verb == "tty" && argc == 2) return OpenTty();
+  if (verb == "killgroup" && argc == 2) return KillGroup();
+  if (verb == "setid" && argc == 5) return SetIdFile(argv[2], argv[3], argv[4]);
+  std::fprintf(
+      stderr,
+      "usage: escape_helper write|read PATH | hardlink FROM TO | "
+      "ptrace PID | memory PID | mount DIR | userns | tiocsti | "
+      "connect PORT | tty | killgroup | setid open|tmpfile|mknod PATH MODE\n");
   return 2;
 }
