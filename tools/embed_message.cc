@@ -57,7 +57,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::unique_ptr<google::protobuf::Message> message(prototype->New());
-  absl::Status read = garuda::ReadJsonMessageFile(argv[2], message.get());
+  // Build inputs are links into the source tree (Bazel sandbox).
+  absl::Status read = garuda::ReadJsonMessageFile(argv[2], message.get(),
+                                                  garuda::JsonFileOptions(true));
   if (!read.ok()) {
     std::fprintf(stderr, "embed_message: %s\n",
                  std::string(read.message()).c_str());

@@ -1,6 +1,8 @@
 // garuda-audit: read-only verification of the audit logs, and the reference
 // witness.
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,19 @@ ABSL_FLAG(bool, json, false, "verify: one JSON object per log, for programs.");
 ABSL_FLAG(std::string, witness, "",
           "verify: a witness store; each log must agree with its heads.");
 ABSL_FLAG(std::string, store, "", "witness: the file that keeps the heads.");
+ABSL_FLAG(std::string, accept_weaker_lockdown, "",
+          "Run even where the kernel lacks Landlock or seccomp; the reason "
+          "given here is reported.");
+
+namespace {
+
+// Tests only: GARUDA_TEST_ONLY_VERIFY_PAUSE_FD=N (see VerifyCliOptions).
+int TestPauseFd() {
+  const char* value = std::getenv("GARUDA_TEST_ONLY_VERIFY_PAUSE_FD");
+  return value == nullptr ? -1 : std::atoi(value);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> positional = garuda::ParseProgramFlags(
@@ -32,22 +47,35 @@ int main(int argc, char** argv) {
   garuda::RequireFolderFlag("garuda-audit", "project",
                             absl::GetFlag(FLAGS_project));
   std::string mode = positional.size() == 2 ? positional[1] : "";
+  const std::string weaker = absl::GetFlag(FLAGS_accept_weaker_lockdown);
   if (mode == "verify") {
     garuda::VerifyCliOptions options;
     options.project = absl::GetFlag(FLAGS_project);
     options.all = absl::GetFlag(FLAGS_all);
     options.json = absl::GetFlag(FLAGS_json);
     options.witness_file = absl::GetFlag(FLAGS_witness);
+    options.pause_fd = TestPauseFd();
     if (options.all && !options.project.empty()) {
       std::fprintf(
           stderr,
           "garuda-audit verify: --project and --all exclude each other\n");
       return 2;
     }
+    // Nothing to open first: verify opens each file read-only as it goes.
+    if (!garuda::LockDownAuditOrSay("garuda-audit verify", weaker, stderr)) {
+      return 2;
+    }
     return garuda::RunVerify(options, stdout, stderr);
   }
   if (mode == "witness") {
-    return garuda::RunWitness(absl::GetFlag(FLAGS_store), stderr);
+    std::optional<garuda::WitnessStore> store = garuda::OpenWitnessStoreOrSay(
+        absl::GetFlag(FLAGS_store), stderr);
+    if (!store) return 2;
+    // The store is open: from here on no file can be written.
+    if (!garuda::LockDownAuditOrSay("garuda-audit witness", weaker, stderr)) {
+      return 2;
+    }
+    return garuda::RunWitness(*store, stderr);
   }
   std::fprintf(stderr,
                "garuda-audit: give one mode, verify or witness (see --help)\n");

@@ -48,7 +48,9 @@ absl::Status Journal::Append(const JournalRecord& record) {
 
 absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
     const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
+  RegularFileOptions options;  // no link, a journal's cap
+  options.max_bytes = kMaxJournalFileBytes;
+  absl::StatusOr<std::string> text = ReadRegularFile(path, options);
   if (absl::IsNotFound(text.status())) {
     return absl::NotFoundError(
         absl::StrCat("no session journal at ", path,

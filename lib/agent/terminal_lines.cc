@@ -277,6 +277,16 @@ class TerminalLineSource : public LineSource {
                          strerror(errno), ")\n"));
       return;
     }
+    // A FIFO there would hang the read below (this process is its writer).
+    absl::Status regular = CheckRegularFile(history_fd_.get(), path);
+    if (!regular.ok()) {
+      Write(absl::StrCat("(history not kept: ",
+                         terminal_internal::TerminalSafe(
+                             std::string(regular.message())),
+                         ")\n"));
+      history_fd_.Reset();
+      return;
+    }
     // The history is the person's own typing: only they may read it.
     (void)::fchmod(history_fd_.get(), 0600);
     absl::StatusOr<std::string> content = ReadAll(history_fd_.get());

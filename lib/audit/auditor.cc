@@ -2,9 +2,9 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +13,8 @@
 #include "lib/audit/paths.h"
 #include "lib/audit/server.h"
 #include "lib/audit/writer.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/unique_fd.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/lockdown/roles.h"
 #include "lib/policy/sources.h"
@@ -20,24 +22,20 @@
 namespace garuda {
 namespace {
 
-std::atomic<bool> interrupted{false};
-
-void OnInterrupt(int) { interrupted.store(true); }
-
 // SIGINT and SIGTERM end append's input; the log is then closed as at the
-// end of input. They stay blocked except while append waits for input.
-void CatchInterrupts() {
-  struct sigaction action = {};
-  action.sa_handler = OnInterrupt;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;
-  ::sigaction(SIGINT, &action, nullptr);
-  ::sigaction(SIGTERM, &action, nullptr);
+// end of input. They stay blocked in every thread (so the timed-sync thread
+// never takes one) and arrive on a signalfd that append looks at before
+// every read: unlike a mask that ppoll lets go only while it waits, that
+// holds while input keeps coming.
+absl::StatusOr<UniqueFd> InterruptsAsDescriptor() {
   sigset_t both;
   sigemptyset(&both);
   sigaddset(&both, SIGINT);
   sigaddset(&both, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &both, nullptr);
+  int fd = ::signalfd(-1, &both, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (fd < 0) return LastErrnoStatus("signalfd(SIGINT, SIGTERM)");
+  return UniqueFd(fd);
 }
 
 void Say(const std::string& text) {
@@ -86,6 +84,12 @@ int RunAuditor(const AuditorOptions& options) {
   absl::StatusOr<std::unique_ptr<AuditWriter>> writer =
       AuditWriter::Open(writer_options);
   if (!writer.ok()) return Fail(writer.status());
+  UniqueFd interrupts;
+  if (options.mode == "append") {
+    absl::StatusOr<UniqueFd> fd = InterruptsAsDescriptor();
+    if (!fd.ok()) return Fail(fd.status());
+    interrupts = std::move(fd).value();
+  }
   std::unique_ptr<ipc::Channel> channel;
   if (options.mode == "serve") {
     ipc::ChannelOptions channel_options;
@@ -112,24 +116,21 @@ int RunAuditor(const AuditorOptions& options) {
   int status = 0;
   std::vector<std::string> warnings;
   if (options.mode == "append") {
-    CatchInterrupts();
     absl::StatusOr<AppendStreamResult> result = AppendEventsFromStream(
         STDIN_FILENO, **writer,
         [](const std::string& refused) {
           Say(absl::StrCat("refused standard input ", refused,
                            "; nothing written for it"));
         },
-        &interrupted);
+        interrupts.get());
     absl::StatusOr<AppendResult> closed = (*writer)->Close();
     if (!result.ok()) return Fail(result.status());
     if (!closed.ok()) return Fail(closed.status());
     warnings = result->warnings;
     warnings.insert(warnings.end(), closed->warnings.begin(),
                     closed->warnings.end());
-    std::printf("%s: %llu appended, %llu refused, last seq %llu\n",
-                (*writer)->log_path().c_str(),
-                static_cast<unsigned long long>(result->appended),
-                static_cast<unsigned long long>(result->refused),
+    std::printf("%s: %s, last seq %llu\n", (*writer)->log_path().c_str(),
+                RefusalSummary(*result).c_str(),
                 static_cast<unsigned long long>(closed->last_seq));
     if (result->refused > 0) status = 1;
     if (result->interrupted) {

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "lib/audit/json_check.h"
 #include "lib/base/sha256.h"
 
 namespace garuda {
@@ -19,39 +20,20 @@ using google::protobuf::Value;
 constexpr absl::string_view kHashMember = ",\"hash\":\"";
 // `,"hash":"` + 64 hex digits + `"}`
 constexpr size_t kSuffixSize = 9 + 64 + 2;
-constexpr int kMaxDepth = 64;
+constexpr int kMaxDepth = kMaxJsonDepth;
 
 // Well-formed UTF-8 (no overlong forms, no surrogates, at most U+10FFFF).
 bool IsUtf8(absl::string_view text) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(text.data());
   const unsigned char* end = p + text.size();
   while (p < end) {
-    unsigned char c = *p;
-    if (c < 0x80) {
+    if (*p < 0x80) {
       ++p;
       continue;
     }
-    int extra;
-    uint32_t min;
-    uint32_t code;
-    if ((c & 0xe0) == 0xc0) {
-      extra = 1, min = 0x80, code = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      extra = 2, min = 0x800, code = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      extra = 3, min = 0x10000, code = c & 0x07;
-    } else {
-      return false;
-    }
-    if (end - p <= extra) return false;
-    for (int i = 1; i <= extra; ++i) {
-      if ((p[i] & 0xc0) != 0x80) return false;
-      code = (code << 6) | (p[i] & 0x3f);
-    }
-    if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
-      return false;
-    }
-    p += extra + 1;
+    int length = Utf8SequenceLength(p, end);
+    if (length == 0) return false;
+    p += length;
   }
   return true;
 }
@@ -215,149 +197,6 @@ void AppendValue(const Value& value, std::string* out) {
   }
 }
 
-// A small JSON checker: position `i` advances over one value.
-class JsonChecker {
- public:
-  explicit JsonChecker(absl::string_view text) : text_(text) {}
-
-  bool WholeValue() {
-    SkipSpace();
-    if (!Value(0)) return false;
-    SkipSpace();
-    return i_ == text_.size();
-  }
-
- private:
-  void SkipSpace() {
-    while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t' ||
-                                 text_[i_] == '\n' || text_[i_] == '\r')) {
-      ++i_;
-    }
-  }
-  bool Literal(absl::string_view word) {
-    if (text_.substr(i_, word.size()) != word) return false;
-    i_ += word.size();
-    return true;
-  }
-  bool Digits() {
-    size_t start = i_;
-    while (i_ < text_.size() && text_[i_] >= '0' && text_[i_] <= '9') ++i_;
-    return i_ > start;
-  }
-  bool Number() {
-    if (i_ < text_.size() && text_[i_] == '-') ++i_;
-    if (i_ < text_.size() && text_[i_] == '0') {
-      ++i_;
-    } else if (!Digits()) {
-      return false;
-    }
-    if (i_ < text_.size() && text_[i_] == '.') {
-      ++i_;
-      if (!Digits()) return false;
-    }
-    if (i_ < text_.size() && (text_[i_] == 'e' || text_[i_] == 'E')) {
-      ++i_;
-      if (i_ < text_.size() && (text_[i_] == '+' || text_[i_] == '-')) ++i_;
-      if (!Digits()) return false;
-    }
-    return true;
-  }
-  static bool IsHex(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-           (c >= 'A' && c <= 'F');
-  }
-  bool String() {
-    if (i_ >= text_.size() || text_[i_] != '"') return false;
-    ++i_;
-    while (i_ < text_.size()) {
-      unsigned char c = static_cast<unsigned char>(text_[i_]);
-      if (c == '"') {
-        ++i_;
-        return true;
-      }
-      if (c < 0x20) return false;
-      if (c == '\\') {
-        if (++i_ >= text_.size()) return false;
-        char e = text_[i_];
-        if (e == 'u') {
-          if (i_ + 4 >= text_.size()) return false;
-          for (int k = 1; k <= 4; ++k) {
-            if (!IsHex(text_[i_ + k])) return false;
-          }
-          i_ += 4;
-        } else if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' &&
-                   e != 'n' && e != 'r' && e != 't') {
-          return false;
-        }
-      }
-      ++i_;
-    }
-    return false;
-  }
-  bool Value(int depth) {
-    if (depth > kMaxDepth || i_ >= text_.size()) return false;
-    switch (text_[i_]) {
-      case '{': {
-        ++i_;
-        SkipSpace();
-        if (i_ < text_.size() && text_[i_] == '}') {
-          ++i_;
-          return true;
-        }
-        for (;;) {
-          SkipSpace();
-          if (!String()) return false;
-          SkipSpace();
-          if (i_ >= text_.size() || text_[i_] != ':') return false;
-          ++i_;
-          SkipSpace();
-          if (!Value(depth + 1)) return false;
-          SkipSpace();
-          if (i_ >= text_.size()) return false;
-          if (text_[i_] == '}') {
-            ++i_;
-            return true;
-          }
-          if (text_[i_] != ',') return false;
-          ++i_;
-        }
-      }
-      case '[': {
-        ++i_;
-        SkipSpace();
-        if (i_ < text_.size() && text_[i_] == ']') {
-          ++i_;
-          return true;
-        }
-        for (;;) {
-          SkipSpace();
-          if (!Value(depth + 1)) return false;
-          SkipSpace();
-          if (i_ >= text_.size()) return false;
-          if (text_[i_] == ']') {
-            ++i_;
-            return true;
-          }
-          if (text_[i_] != ',') return false;
-          ++i_;
-        }
-      }
-      case '"':
-        return String();
-      case 't':
-        return Literal("true");
-      case 'f':
-        return Literal("false");
-      case 'n':
-        return Literal("null");
-      default:
-        return Number();
-    }
-  }
-
-  absl::string_view text_;
-  size_t i_ = 0;
-};
 
 // Reads a decimal number without sign or leading zeros at `*i`.
 bool ReadUnsigned(absl::string_view text, size_t* i, uint64_t* value) {
@@ -508,8 +347,11 @@ ParsedLine ParseAuditLine(absl::string_view line) {
       !Expect(line, &i, ",\"time\":\"")) {
     return not_canonical(ParsedLine::Kind::kBadLayout);
   }
-  while (i < line.size() && line[i] != '"' && line[i] != '\\' &&
-         static_cast<unsigned char>(line[i]) >= 0x20) {
+  // Only what FormatAuditTime writes: digits, '-', ':', 'T', '.', 'Z'.
+  while (i < line.size() && ((line[i] >= '0' && line[i] <= '9') ||
+                             line[i] == '-' || line[i] == ':' ||
+                             line[i] == 'T' || line[i] == '.' ||
+                             line[i] == 'Z')) {
     ++i;
   }
   if (!Expect(line, &i, "\",\"prev\":\"")) {
@@ -529,8 +371,19 @@ ParsedLine ParseAuditLine(absl::string_view line) {
   parsed.hash = line.substr(line.size() - kSuffixSize + kHashMember.size(), 64);
   absl::string_view event = line.substr(i, line.size() - kSuffixSize - i);
   parsed.event = event;
-  if (!IsJsonValue(event)) {
+  JsonChecker checker(event);
+  if (!checker.WholeValue()) {
     parsed.kind = ParsedLine::Kind::kNotJson;
+    return parsed;
+  }
+  // Before the hash: a recomputed chain over bytes the writer never emits
+  // must not verify.
+  if (checker.bad_utf8()) {
+    parsed.kind = ParsedLine::Kind::kBadUtf8;
+    return parsed;
+  }
+  if (checker.non_canonical_escape()) {
+    parsed.kind = ParsedLine::Kind::kBadLayout;
     return parsed;
   }
   if (!IsHexDigest(parsed.hash) || event.substr(0, 9) != "{\"kind\":\"") {

@@ -56,6 +56,7 @@ struct ParsedLine {
     kNotJson,         // the bytes are not one JSON object
     kUnknownVersion,  // JSON with a "v" other than 1
     kBadLayout,       // JSON, version 1, but not the canonical layout
+    kBadUtf8,         // a string of the event is not valid UTF-8
     kBadHash,         // canonical layout, but the hash does not match
   };
   Kind kind = Kind::kNotJson;

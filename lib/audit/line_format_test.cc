@@ -122,6 +122,17 @@ TEST(LineFormatTest, ParsedKinds) {
   std::string changed = line;
   changed[changed.find("secret")] = 'S';
   EXPECT_EQ(ParseAuditLine(changed).kind, ParsedLine::Kind::kBadHash);
+  // Invalid UTF-8 and escapes the writer never writes are found before the
+  // hash, so a recomputed hash does not make them pass.
+  changed = line;
+  changed[changed.find("secret")] = '\xff';
+  EXPECT_EQ(ParseAuditLine(changed).kind, ParsedLine::Kind::kBadUtf8);
+  changed = line;
+  changed.replace(changed.find("secret"), 1, "\\u0073");
+  EXPECT_EQ(ParseAuditLine(changed).kind, ParsedLine::Kind::kBadLayout);
+  changed = line;
+  changed.replace(changed.find("secret"), 1, "\\/");
+  EXPECT_EQ(ParseAuditLine(changed).kind, ParsedLine::Kind::kBadLayout);
 }
 
 TEST(LineFormatTest, JsonChecker) {

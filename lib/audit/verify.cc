@@ -2,12 +2,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -20,8 +22,13 @@
 #include "lib/base/json_message.h"
 #include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
+
+using audit::AuditCheckpoint;
+using audit::LogReport;
+
 namespace {
 
 std::string Lines(uint64_t n) {
@@ -57,58 +64,317 @@ absl::StatusOr<std::set<std::string>> ListNames(const std::string& folder,
   return names;
 }
 
-// A read-only view of a whole file.
-class MappedFile {
+// The hash chain of one log, checked line by line as the bytes arrive, so
+// the log is read in bounded memory.
+class ChainCheck {
  public:
-  static absl::StatusOr<MappedFile> Open(const std::string& path) {
-    ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY | O_NOFOLLOW));
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0) {
-      return LastErrnoStatus(absl::StrCat("fstat(", path, ")"));
+  ChainCheck(absl::string_view log_name, const AuditCheckpoint* checkpoint,
+             const std::map<uint64_t, std::string>* witnessed)
+      : checkpoint_(checkpoint),
+        witnessed_(witnessed != nullptr && witnessed->empty() ? nullptr
+                                                              : witnessed),
+        genesis_(GenesisHash(log_name)),
+        prev_(genesis_) {
+    report_.set_log(std::string(log_name));
+    report_.set_checkpoint(checkpoint != nullptr);
+    if (checkpoint != nullptr && checkpoint->seq() == 0 &&
+        checkpoint->hash() != genesis_) {
+      Fail(&report_, kStatusCheckpointMismatch,
+           "the checkpoint at seq 0 does not hold this log's genesis hash", 0,
+           0);
+      done_ = true;
     }
-    if (!S_ISREG(st.st_mode)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat(path, " is not a regular file"));
-    }
-    MappedFile file;
-    if (st.st_size == 0) return file;
-    void* data =
-        ::mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (data == MAP_FAILED) {
-      return LastErrnoStatus(absl::StrCat("mmap(", path, ")"));
-    }
-    ::madvise(data, st.st_size, MADV_SEQUENTIAL);
-    file.data_ = static_cast<const char*>(data);
-    file.size_ = static_cast<size_t>(st.st_size);
-    return file;
   }
-  MappedFile() = default;
-  MappedFile(MappedFile&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)) {}
-  MappedFile& operator=(MappedFile&&) = delete;
-  ~MappedFile() {
-    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+
+  // False once a finding ends the check.
+  bool ok() const { return !done_; }
+
+  // One whole line without its newline.
+  void Line(absl::string_view line);
+
+  // The bytes after the last newline (a torn tail) are `torn_bytes` long.
+  LogReport Finish(size_t torn_bytes);
+
+  // A finding that is not about one line (the file shrank while read).
+  void Stop(const char* status, std::string message) {
+    if (done_) return;
+    Fail(&report_, status, std::move(message), line_number_ + 1, expected_seq_);
+    ++line_number_;  // counted as the failing line, as Line() does
+    done_ = true;
   }
-  absl::string_view view() const { return absl::string_view(data_, size_); }
 
  private:
-  const char* data_ = nullptr;
-  size_t size_ = 0;
+  LogReport report_;
+  const AuditCheckpoint* checkpoint_;
+  const std::map<uint64_t, std::string>* witnessed_;
+  std::string genesis_;
+  std::string prev_;
+  uint64_t expected_seq_ = 1;
+  uint64_t line_number_ = 0;
+  bool closed_ = false;  // the last line is the auditor's session_end
+  bool done_ = false;
 };
 
-audit::LogReport VerifyOneLog(
-    const std::string& folder, const std::string& dir_name,
-    const std::string& log, bool has_log_file, bool has_checkpoint_file,
-    const std::map<uint64_t, std::string>* witnessed) {
-  audit::LogReport report;
+void ChainCheck::Line(absl::string_view line) {
+  if (done_) return;
+  ++line_number_;
+  auto where = [&] { return absl::StrCat("line ", line_number_); };
+  done_ = true;  // until the line is found whole
+  if (line.size() > kMaxAuditLineBytes) {
+    Fail(&report_, kStatusModified,
+         absl::StrCat(where(), " is longer than any line the auditor writes"),
+         line_number_, expected_seq_);
+    return;
+  }
+  ParsedLine parsed = ParseAuditLine(line);
+  switch (parsed.kind) {
+    case ParsedLine::Kind::kOk:
+      break;
+    case ParsedLine::Kind::kNotJson:
+      Fail(&report_, kStatusNotJson,
+           absl::StrCat(where(), " (seq ", expected_seq_,
+                        " expected) is not JSON"),
+           line_number_, expected_seq_);
+      return;
+    case ParsedLine::Kind::kUnknownVersion:
+      Fail(&report_, kStatusUnknownVersion,
+           absl::StrCat(where(), " has format version ", parsed.version,
+                        "; this verify knows version ", kAuditFormatVersion),
+           line_number_, expected_seq_);
+      return;
+    case ParsedLine::Kind::kBadLayout:
+      Fail(&report_, kStatusModified,
+           absl::StrCat(where(), " (seq ", expected_seq_,
+                        " expected) is not in the canonical form: modified"),
+           line_number_, expected_seq_);
+      return;
+    case ParsedLine::Kind::kBadUtf8:
+      Fail(&report_, kStatusModified,
+           absl::StrCat(where(), " (seq ", expected_seq_,
+                        " expected) is not valid UTF-8, which the canonical "
+                        "form never holds: modified"),
+           line_number_, expected_seq_);
+      return;
+    case ParsedLine::Kind::kBadHash:
+      Fail(&report_, kStatusModified,
+           absl::StrCat(where(), " (seq ", parsed.seq,
+                        ") was modified: its hash does not match its content"),
+           line_number_, parsed.seq);
+      return;
+  }
+  if (parsed.seq != expected_seq_) {
+    std::string what =
+        parsed.seq > expected_seq_
+            ? absl::StrCat("lines removed: seq ", expected_seq_, " to ",
+                           parsed.seq - 1, " are missing")
+            : "lines inserted or reordered";
+    Fail(&report_, kStatusChainBroken,
+         absl::StrCat(where(), " has seq ", parsed.seq, " where seq ",
+                      expected_seq_, " was expected: ", what),
+         line_number_, parsed.seq);
+    return;
+  }
+  if (parsed.prev != prev_) {
+    Fail(&report_, kStatusChainBroken,
+         absl::StrCat(where(), " (seq ", parsed.seq,
+                      ") does not follow the line before it (its prev hash "
+                      "differs): lines inserted, removed or reordered, or a "
+                      "line from another log"),
+         line_number_, parsed.seq);
+    return;
+  }
+  if (checkpoint_ != nullptr && parsed.seq == checkpoint_->seq() &&
+      parsed.hash != checkpoint_->hash()) {
+    Fail(&report_, kStatusCheckpointMismatch,
+         absl::StrCat("the line at seq ", parsed.seq,
+                      " is not the one the checkpoint holds: the log was "
+                      "rewritten (or the checkpoint replaced)"),
+         line_number_, parsed.seq);
+    return;
+  }
+  if (witnessed_ != nullptr) {
+    auto head = witnessed_->find(parsed.seq);
+    if (head != witnessed_->end() && head->second != parsed.hash) {
+      Fail(&report_, kStatusWitnessMismatch,
+           absl::StrCat("the line at seq ", parsed.seq,
+                        " differs from the head the witness holds: the "
+                        "chain was rewritten"),
+           line_number_, parsed.seq);
+      return;
+    }
+  }
+  done_ = false;
+  prev_.assign(parsed.hash.data(), parsed.hash.size());
+  closed_ = absl::StartsWith(
+      parsed.event, absl::StrCat("{\"kind\":\"", kSessionEndKind, "\""));
+  ++expected_seq_;
+}
+
+LogReport ChainCheck::Finish(size_t torn_bytes) {
+  LogReport& report = report_;
+  const bool torn = torn_bytes > 0;
+  const uint64_t line_number = line_number_;
+  const uint64_t last_seq = expected_seq_ - 1;
+  report.set_lines(report.status().empty() ? line_number : line_number - 1);
+  report.set_last_seq(last_seq);
+  if (!report.status().empty()) return report;
+
+  if (checkpoint_ != nullptr && checkpoint_->seq() > last_seq) {
+    uint64_t cut = checkpoint_->seq() - last_seq;
+    Fail(&report, kStatusCut,
+         absl::StrCat(Lines(cut), " cut back from the checkpoint at seq ",
+                      checkpoint_->seq(), ": the log ends at seq ", last_seq,
+                      torn ? " and a torn line" : ""),
+         line_number + 1, last_seq + 1);
+    return report;
+  }
+  std::string note;
+  if (checkpoint_ != nullptr && checkpoint_->seq() < last_seq) {
+    if (closed_ && !torn) {
+      // The auditor checkpoints after the session_end line: a closed log
+      // with an older checkpoint had its checkpoint put back.
+      Fail(&report, kStatusCheckpointBehind,
+           absl::StrCat("the checkpoint is at seq ", checkpoint_->seq(),
+                        " but the closed log goes on to seq ", last_seq,
+                        ": an older checkpoint was put back"),
+           0, checkpoint_->seq());
+      return report;
+    }
+    // An open log (or one whose auditor stopped without closing it) may run
+    // ahead of its checkpoint by the lines of an unsynced group.
+    note = absl::StrCat(", ", Lines(last_seq - checkpoint_->seq()),
+                        " after the checkpoint at seq ", checkpoint_->seq(),
+                        " (not closed: still open, or the auditor stopped)");
+  }
+  if (witnessed_ != nullptr) {
+    uint64_t witnessed_seq = witnessed_->rbegin()->first;
+    report.set_witnessed_seq(witnessed_seq);
+    if (witnessed_seq > last_seq) {
+      Fail(
+          &report, kStatusWitnessMismatch,
+          absl::StrCat("rolled back: the log ends at seq ", last_seq,
+                       " but the witness holds its head at seq ", witnessed_seq,
+                       " (", Lines(witnessed_seq - last_seq), " missing)"),
+          line_number + 1, last_seq + 1);
+      return report;
+    }
+  }
+  if (torn) {
+    report.set_status(kStatusTornTail);
+    report.set_message(absl::StrCat(
+        "torn tail: line ", line_number + 1, " is incomplete (", torn_bytes,
+        " bytes without a newline), a write cut short by a crash; the ",
+        Lines(line_number), " before it are ok"));
+    report.set_line(line_number + 1);
+    report.set_seq(last_seq + 1);
+    return report;
+  }
+  report.set_status(kStatusOk);
+  std::string message =
+      absl::StrCat(Lines(line_number), ", last seq ", last_seq);
+  absl::StrAppend(&message, closed_ ? ", closed" : "");
+  if (checkpoint_ != nullptr) {
+    absl::StrAppend(&message, note.empty() ? ", matches its checkpoint" : note);
+  }
+  if (witnessed_ != nullptr) {
+    absl::StrAppend(&message, ", witnessed up to seq ", report.witnessed_seq());
+  }
+  report.set_message(message);
+  return report;
+}
+
+// Reads the log at `path` in pieces and checks it. Only the bytes present
+// when it was opened are read (an auditor may be appending); fewer is a
+// finding, never a crash (nothing is mapped).
+LogReport VerifyLogFile(const std::string& path, absl::string_view log_name,
+                        const AuditCheckpoint* checkpoint,
+                        const std::map<uint64_t, std::string>* witnessed,
+                        const std::function<void()>& after_first_read) {
+  LogReport unreadable;
+  unreadable.set_status(kStatusUnreadable);
+  absl::StatusOr<UniqueFd> fd = OpenRegularFile(path);
+  struct stat st;
+  if (fd.ok() && ::fstat(fd->get(), &st) != 0) {
+    fd = LastErrnoStatus(absl::StrCat("fstat(", path, ")"));
+  }
+  if (!fd.ok()) {
+    unreadable.set_message(std::string(fd.status().message()));
+    return unreadable;
+  }
+  ::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  const uint64_t size_at_open = static_cast<uint64_t>(st.st_size);
+  // Room for the longest line the auditor writes, its newline, and a read.
+  static constexpr size_t kReadBytes = size_t{1} << 20;
+  static constexpr size_t kBufferBytes = kMaxAuditLineBytes + 1 + kReadBytes;
+  std::unique_ptr<char[]> buffer(new char[kBufferBytes]);
+  size_t have = 0;  // bytes in buffer not yet checked
+  uint64_t read_total = 0;
+  bool first_read = true;
+  ChainCheck check(log_name, checkpoint, witnessed);
+  while (check.ok() && read_total < size_at_open) {
+    size_t want = static_cast<size_t>(
+        std::min<uint64_t>(kBufferBytes - have, size_at_open - read_total));
+    ssize_t n = ::read(fd->get(), buffer.get() + have, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      unreadable.set_message(std::string(
+          LastErrnoStatus(absl::StrCat("read(", path, ")")).message()));
+      return unreadable;
+    }
+    if (n == 0) break;  // shorter than at the open: see below
+    have += static_cast<size_t>(n);
+    read_total += static_cast<uint64_t>(n);
+    if (first_read && after_first_read) after_first_read();
+    first_read = false;
+    size_t pos = 0;
+    while (check.ok()) {
+      const void* found = std::memchr(buffer.get() + pos, '\n', have - pos);
+      if (found == nullptr) break;
+      size_t end = static_cast<const char*>(found) - buffer.get();
+      check.Line(absl::string_view(buffer.get() + pos, end - pos));
+      pos = end + 1;
+    }
+    if (!check.ok()) break;
+    std::memmove(buffer.get(), buffer.get() + pos, have - pos);
+    have -= pos;
+    if (have > kMaxAuditLineBytes) {
+      // No newline within the longest line: it is longer.
+      check.Line(absl::string_view(buffer.get(), have));
+    }
+  }
+  if (check.ok()) {
+    // Cut while we read: fewer bytes came than the open saw, or the file is
+    // shorter now than what was read.
+    uint64_t size_now = size_at_open;
+    if (::fstat(fd->get(), &st) == 0) {
+      size_now = static_cast<uint64_t>(st.st_size);
+    }
+    if (read_total < size_at_open || size_now < read_total) {
+      check.Stop(kStatusCut,
+                 absl::StrCat("the log shrank while it was read: ",
+                              size_at_open, " bytes when opened, ",
+                              std::min(read_total, size_now),
+                              " now: lines were cut or the log rewritten "
+                              "while verify ran"));
+    }
+  }
+  return check.Finish(have);
+}
+
+LogReport VerifyOneLog(const std::string& folder, const std::string& dir_name,
+                       const std::string& log, bool has_log_file,
+                       bool has_checkpoint_file,
+                       const std::map<uint64_t, std::string>* witnessed,
+                       const std::function<void()>& after_first_read) {
+  LogReport report;
   std::string log_path = JoinPath(folder, absl::StrCat(log, kLogSuffix));
   std::string checkpoint_path = JoinPath(JoinPath(folder, kCheckpointFolder),
                                          absl::StrCat(log, kCheckpointSuffix));
   audit::AuditCheckpoint checkpoint;
   bool have_checkpoint = false;
   if (has_checkpoint_file) {
-    absl::Status read = ReadJsonMessageFile(checkpoint_path, &checkpoint);
+    absl::Status read = ReadJsonMessageFile(checkpoint_path, &checkpoint,
+                                            CheckpointFileOptions());
     if (!read.ok()) {
       report.set_status(kStatusCheckpointMismatch);
       report.set_message(
@@ -139,15 +405,9 @@ audit::LogReport VerifyOneLog(
         report.set_seq(last);
       }
     } else {
-      absl::StatusOr<MappedFile> file = MappedFile::Open(log_path);
-      if (!file.ok()) {
-        report.set_status(kStatusUnreadable);
-        report.set_message(std::string(file.status().message()));
-      } else {
-        report = VerifyLogContent(file->view(), log,
-                                  have_checkpoint ? &checkpoint : nullptr,
-                                  witnessed);
-      }
+      report = VerifyLogFile(log_path, log,
+                             have_checkpoint ? &checkpoint : nullptr,
+                             witnessed, after_first_read);
     }
   }
   report.set_dir(dir_name);
@@ -158,195 +418,21 @@ audit::LogReport VerifyOneLog(
 
 }  // namespace
 
-audit::LogReport VerifyLogContent(
-    absl::string_view content, absl::string_view log_name,
-    const audit::AuditCheckpoint* checkpoint,
-    const std::map<uint64_t, std::string>* witnessed) {
-  audit::LogReport report;
-  report.set_log(std::string(log_name));
-  report.set_checkpoint(checkpoint != nullptr);
-  if (witnessed != nullptr && witnessed->empty()) witnessed = nullptr;
-
-  std::string genesis = GenesisHash(log_name);
-  std::string prev_storage = genesis;
-  absl::string_view prev = prev_storage;
-  uint64_t expected_seq = 1;
-  uint64_t line_number = 0;
+LogReport VerifyLogContent(absl::string_view content,
+                           absl::string_view log_name,
+                           const AuditCheckpoint* checkpoint,
+                           const std::map<uint64_t, std::string>* witnessed) {
+  ChainCheck check(log_name, checkpoint, witnessed);
   size_t pos = 0;
-  bool torn = false;
-  bool closed = false;  // the last line is the auditor's session_end
-
-  if (checkpoint != nullptr && checkpoint->seq() == 0 &&
-      checkpoint->hash() != genesis) {
-    Fail(&report, kStatusCheckpointMismatch,
-         "the checkpoint at seq 0 does not hold this log's genesis hash", 0, 0);
-    return report;
-  }
-  while (pos < content.size()) {
+  while (check.ok() && pos < content.size()) {
     const void* found =
         std::memchr(content.data() + pos, '\n', content.size() - pos);
-    if (found == nullptr) {
-      torn = true;
-      break;
-    }
+    if (found == nullptr) break;
     size_t end = static_cast<const char*>(found) - content.data();
-    absl::string_view line = content.substr(pos, end - pos);
+    check.Line(content.substr(pos, end - pos));
     pos = end + 1;
-    ++line_number;
-    if (line.size() > kMaxAuditLineBytes) {
-      std::string where = absl::StrCat("line ", line_number);
-      Fail(&report, kStatusModified,
-           absl::StrCat(where, " is longer than any line the auditor writes"),
-           line_number, expected_seq);
-      break;
-    }
-    ParsedLine parsed = ParseAuditLine(line);
-    auto where = [&] { return absl::StrCat("line ", line_number); };
-    switch (parsed.kind) {
-      case ParsedLine::Kind::kOk:
-        break;
-      case ParsedLine::Kind::kNotJson:
-        Fail(&report, kStatusNotJson,
-             absl::StrCat(where(), " (seq ", expected_seq,
-                          " expected) is not JSON"),
-             line_number, expected_seq);
-        break;
-      case ParsedLine::Kind::kUnknownVersion:
-        Fail(&report, kStatusUnknownVersion,
-             absl::StrCat(where(), " has format version ", parsed.version,
-                          "; this verify knows version ", kAuditFormatVersion),
-             line_number, expected_seq);
-        break;
-      case ParsedLine::Kind::kBadLayout:
-        Fail(&report, kStatusModified,
-             absl::StrCat(where(), " (seq ", expected_seq,
-                          " expected) is not in the canonical form: modified"),
-             line_number, expected_seq);
-        break;
-      case ParsedLine::Kind::kBadHash:
-        Fail(
-            &report, kStatusModified,
-            absl::StrCat(where(), " (seq ", parsed.seq,
-                         ") was modified: its hash does not match its content"),
-            line_number, parsed.seq);
-        break;
-    }
-    if (!report.status().empty()) break;
-    if (parsed.seq != expected_seq) {
-      std::string what =
-          parsed.seq > expected_seq
-              ? absl::StrCat("lines removed: seq ", expected_seq, " to ",
-                             parsed.seq - 1, " are missing")
-              : "lines inserted or reordered";
-      Fail(&report, kStatusChainBroken,
-           absl::StrCat(where(), " has seq ", parsed.seq, " where seq ",
-                        expected_seq, " was expected: ", what),
-           line_number, parsed.seq);
-      break;
-    }
-    if (parsed.prev != prev) {
-      Fail(&report, kStatusChainBroken,
-           absl::StrCat(where(), " (seq ", parsed.seq,
-                        ") does not follow the line before it (its prev hash "
-                        "differs): lines inserted, removed or reordered, or a "
-                        "line from another log"),
-           line_number, parsed.seq);
-      break;
-    }
-    if (checkpoint != nullptr && parsed.seq == checkpoint->seq() &&
-        parsed.hash != checkpoint->hash()) {
-      Fail(&report, kStatusCheckpointMismatch,
-           absl::StrCat("the line at seq ", parsed.seq,
-                        " is not the one the checkpoint holds: the log was "
-                        "rewritten (or the checkpoint replaced)"),
-           line_number, parsed.seq);
-      break;
-    }
-    if (witnessed != nullptr) {
-      auto head = witnessed->find(parsed.seq);
-      if (head != witnessed->end() && head->second != parsed.hash) {
-        Fail(&report, kStatusWitnessMismatch,
-             absl::StrCat("the line at seq ", parsed.seq,
-                          " differs from the head the witness holds: the "
-                          "chain was rewritten"),
-             line_number, parsed.seq);
-        break;
-      }
-    }
-    prev = parsed.hash;
-    closed = absl::StartsWith(
-        parsed.event, absl::StrCat("{\"kind\":\"", kSessionEndKind, "\""));
-    ++expected_seq;
   }
-  const uint64_t last_seq = expected_seq - 1;
-  report.set_lines(report.status().empty() ? line_number : line_number - 1);
-  report.set_last_seq(report.status().empty() ? last_seq : expected_seq - 1);
-  if (!report.status().empty()) return report;
-
-  if (checkpoint != nullptr && checkpoint->seq() > last_seq) {
-    uint64_t cut = checkpoint->seq() - last_seq;
-    Fail(&report, kStatusCut,
-         absl::StrCat(Lines(cut), " cut back from the checkpoint at seq ",
-                      checkpoint->seq(), ": the log ends at seq ", last_seq,
-                      torn ? " and a torn line" : ""),
-         line_number + 1, last_seq + 1);
-    return report;
-  }
-  std::string note;
-  if (checkpoint != nullptr && checkpoint->seq() < last_seq) {
-    if (closed && !torn) {
-      // The auditor checkpoints after the session_end line: a closed log
-      // with an older checkpoint had its checkpoint put back.
-      Fail(&report, kStatusCheckpointBehind,
-           absl::StrCat("the checkpoint is at seq ", checkpoint->seq(),
-                        " but the closed log goes on to seq ", last_seq,
-                        ": an older checkpoint was put back"),
-           0, checkpoint->seq());
-      return report;
-    }
-    // An open log (or one whose auditor stopped without closing it) may run
-    // ahead of its checkpoint by the lines of an unsynced group.
-    note = absl::StrCat(", ", Lines(last_seq - checkpoint->seq()),
-                        " after the checkpoint at seq ", checkpoint->seq(),
-                        " (not closed: still open, or the auditor stopped)");
-  }
-  if (witnessed != nullptr) {
-    uint64_t witnessed_seq = witnessed->rbegin()->first;
-    report.set_witnessed_seq(witnessed_seq);
-    if (witnessed_seq > last_seq) {
-      Fail(
-          &report, kStatusWitnessMismatch,
-          absl::StrCat("rolled back: the log ends at seq ", last_seq,
-                       " but the witness holds its head at seq ", witnessed_seq,
-                       " (", Lines(witnessed_seq - last_seq), " missing)"),
-          line_number + 1, last_seq + 1);
-      return report;
-    }
-  }
-  if (torn) {
-    report.set_status(kStatusTornTail);
-    report.set_message(
-        absl::StrCat("torn tail: line ", line_number + 1, " is incomplete (",
-                     content.size() - pos,
-                     " bytes without a newline), a write cut short "
-                     "by a crash; the ",
-                     Lines(line_number), " before it are ok"));
-    report.set_line(line_number + 1);
-    report.set_seq(last_seq + 1);
-    return report;
-  }
-  report.set_status(kStatusOk);
-  std::string message =
-      absl::StrCat(Lines(line_number), ", last seq ", last_seq);
-  absl::StrAppend(&message, closed ? ", closed" : "");
-  if (checkpoint != nullptr) {
-    absl::StrAppend(&message, note.empty() ? ", matches its checkpoint" : note);
-  }
-  if (witnessed != nullptr) {
-    absl::StrAppend(&message, ", witnessed up to seq ", report.witnessed_seq());
-  }
-  report.set_message(message);
-  return report;
+  return check.Finish(content.size() - pos);
 }
 
 absl::StatusOr<std::vector<audit::LogReport>> VerifyAuditLogs(
@@ -392,9 +478,15 @@ absl::StatusOr<std::vector<audit::LogReport>> VerifyAuditLogs(
     }
     for (const std::string& log : names) {
       auto heads = witness.find({dir, log});
+      std::function<void()> after_first_read;
+      if (options.after_first_read) {
+        std::string path = JoinPath(folder, absl::StrCat(log, kLogSuffix));
+        after_first_read = [&options, path] { options.after_first_read(path); };
+      }
       reports.push_back(VerifyOneLog(
           folder, dir, log, logs.count(log) > 0, checkpoints.count(log) > 0,
-          heads == witness.end() ? nullptr : &heads->second));
+          heads == witness.end() ? nullptr : &heads->second,
+          after_first_read));
     }
   }
   return reports;

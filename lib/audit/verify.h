@@ -4,6 +4,7 @@
 #define GARUDA_LIB_AUDIT_VERIFY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/audit/witness.h"
+#include "lib/base/files.h"
 #include "proto/audit_log.pb.h"
 
 namespace garuda {
@@ -30,7 +32,8 @@ inline constexpr char kStatusNotJson[] = "not_json";
 inline constexpr char kStatusUnknownVersion[] = "unknown_version";
 inline constexpr char kStatusUnreadable[] = "unreadable";
 
-// Verifies the bytes of one log. `checkpoint` and `witnessed` (seq -> hash)
+// Verifies the bytes of one log (garuda-audit reads a log in pieces through
+// the same checks, in bounded memory). `checkpoint` and `witnessed` (seq -> hash)
 // are compared when given. Fills status, message and the counters; the
 // caller sets dir.
 audit::LogReport VerifyLogContent(
@@ -43,7 +46,19 @@ struct VerifyOptions {
   std::string project;       // verify this project's logs ...
   bool all = false;          // ... or every project's
   std::string witness_file;  // empty: no witness
+  // Tests only: called with a log's path after its first read, so a test
+  // can cut the log at a known point of the read.
+  std::function<void(const std::string& log_path)> after_first_read;
 };
+
+// A checkpoint is small and never a link (one linked to /etc/passwd is
+// refused without a byte of the target read).
+inline constexpr size_t kMaxCheckpointBytes = 64 << 10;
+inline RegularFileOptions CheckpointFileOptions() {
+  RegularFileOptions options;
+  options.max_bytes = kMaxCheckpointBytes;
+  return options;
+}
 
 // Every log of the project (or all projects), sorted by folder and name,
 // including logs known only from a checkpoint or the witness (deleted).

@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "lib/audit/audit_lockdown.h"
 #include "lib/audit/json_records.h"
 #include "lib/audit/paths.h"
 #include "lib/audit/verify.h"
 #include "lib/audit/witness.h"
+#include "lib/base/files.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 
@@ -23,17 +26,28 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
   verify.project =
       options.project.empty() && !options.all ? "." : options.project;
   verify.witness_file = options.witness_file;
+  if (options.pause_fd >= 0) {
+    // The test seam: say which log was read once, wait for the go-ahead.
+    const int fd = options.pause_fd;
+    verify.after_first_read = [fd](const std::string& path) {
+      WriteAll(fd, absl::StrCat(path, "\n")).IgnoreError();
+      char go;
+      ReadExact(fd, &go, 1).IgnoreError();
+    };
+  }
   absl::StatusOr<std::vector<audit::LogReport>> reports =
       VerifyAuditLogs(verify);
   if (!reports.ok()) {
     std::fprintf(err, "garuda-audit verify: %s\n",
-                 std::string(reports.status().message()).c_str());
+                 MakeMessageVisible(reports.status().message()).c_str());
     return 2;
   }
   int status = 0;
   for (const audit::LogReport& report : *reports) {
-    std::string line =
-        options.json ? LogReportJson(report) : FormatLogReport(report);
+    // Names and messages can hold bytes of the files (a folder's name, a
+    // checkpoint's log field): shown visibly, never raw.
+    std::string line = options.json ? LogReportJson(report)
+                                    : MakeMessageVisible(FormatLogReport(report));
     std::fprintf(out, "%s\n", line.c_str());
     if (report.status() == "unreadable") {
       status = status == 1 ? 1 : 2;
@@ -48,21 +62,41 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
   return status;
 }
 
-int RunWitness(const std::string& store_path, FILE* err) {
-  if (store_path.empty()) {
-    std::fprintf(err, "garuda-audit witness: --store FILE is required\n");
-    return 2;
+bool LockDownAuditOrSay(const char* program,
+                        const std::string& accept_weaker_lockdown, FILE* err) {
+  absl::StatusOr<LockdownReport> report = LockDownAudit(accept_weaker_lockdown);
+  if (!report.ok()) {
+    std::fprintf(err, "%s: %s\n", program,
+                 std::string(report.status().message()).c_str());
+    return false;
   }
-  absl::StatusOr<WitnessStore> store = WitnessStore::Open(store_path);
+  if (!report->weaker.empty()) {
+    std::fprintf(err, "%s: weaker lockdown: %s\n", program,
+                 report->weaker.c_str());
+  }
+  return true;
+}
+
+std::optional<WitnessStore> OpenWitnessStoreOrSay(const std::string& path,
+                                                  FILE* err) {
+  if (path.empty()) {
+    std::fprintf(err, "garuda-audit witness: --store FILE is required\n");
+    return std::nullopt;
+  }
+  absl::StatusOr<WitnessStore> store = WitnessStore::Open(path);
   if (!store.ok()) {
     std::fprintf(err, "garuda-audit witness: %s\n",
-                 std::string(store.status().message()).c_str());
-    return 1;
+                 MakeMessageVisible(store.status().message()).c_str());
+    return std::nullopt;
   }
-  absl::Status served = ServeWitness(STDIN_FILENO, STDOUT_FILENO, *store);
+  return std::move(store).value();
+}
+
+int RunWitness(WitnessStore& store, FILE* err) {
+  absl::Status served = ServeWitness(STDIN_FILENO, STDOUT_FILENO, store);
   if (!served.ok()) {
     std::fprintf(err, "garuda-audit witness: %s\n",
-                 std::string(served.message()).c_str());
+                 MakeMessageVisible(served.message()).c_str());
     return 1;
   }
   return 0;

@@ -4,7 +4,10 @@
 #define GARUDA_LIB_AUDIT_VERIFY_CLI_H_
 
 #include <cstdio>
+#include <optional>
 #include <string>
+
+#include "lib/audit/witness.h"
 
 namespace garuda {
 
@@ -13,6 +16,10 @@ struct VerifyCliOptions {
   bool all = false;
   bool json = false;
   std::string witness_file;
+  // Tests only (GARUDA_TEST_ONLY_VERIFY_PAUSE_FD): after the first read of
+  // each log, its path and a newline are written here and one byte is read
+  // before verify goes on, so a test can cut the log mid-read.
+  int pause_fd = -1;
 };
 
 // Prints one line per log (or one JSON object per line) to `out` and
@@ -20,9 +27,17 @@ struct VerifyCliOptions {
 // 2 a usage error or input that cannot be read.
 int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err);
 
-// Serves heads on standard input against the store file; exit status 0 at
-// end of input, 1 when the store cannot be written, 2 on a usage error.
-int RunWitness(const std::string& store, FILE* err);
+// LockDownAudit, or the reason on `err` and false.
+bool LockDownAuditOrSay(const char* program,
+                        const std::string& accept_weaker_lockdown, FILE* err);
+
+// The witness store at `path` (created when missing), or the reason on `err`.
+std::optional<WitnessStore> OpenWitnessStoreOrSay(const std::string& path,
+                                                  FILE* err);
+
+// Serves heads on standard input against the store; exit status 0 at end of
+// input, 1 when the store cannot be written.
+int RunWitness(WitnessStore& store, FILE* err);
 
 }  // namespace garuda
 

@@ -197,7 +197,8 @@ absl::Status WitnessClient::Finish() {
 }
 
 absl::StatusOr<WitnessedHeads> ReadWitnessStore(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  ASSIGN_OR_RETURN(std::string text,
+                   ReadRegularFile(path, WitnessStoreFileOptions()));
   WitnessedHeads heads;
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -218,7 +219,8 @@ absl::StatusOr<WitnessedHeads> ReadWitnessStore(const std::string& path) {
 
 absl::StatusOr<WitnessStore> WitnessStore::Open(const std::string& path) {
   ASSIGN_OR_RETURN(UniqueFd fd,
-                   OpenFile(path, O_RDWR | O_CREAT | O_APPEND, 0600));
+                   OpenRegularFile(path, WitnessStoreFileOptions(),
+                                   O_RDWR | O_CREAT | O_APPEND, 0600));
   return WitnessStore(path, std::move(fd));
 }
 
@@ -228,6 +230,13 @@ absl::Status WitnessStore::CatchUp() {
     return LastErrnoStatus(absl::StrCat("fstat(", path_, ")"));
   }
   if (st.st_size <= read_offset_) return absl::OkStatus();
+  if (static_cast<uint64_t>(st.st_size - read_offset_) >
+      WitnessStoreFileOptions().max_bytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path_, " grew by more than the ",
+                     WitnessStoreFileOptions().max_bytes,
+                     "-byte limit of a witness store since it was read"));
+  }
   std::string text(static_cast<size_t>(st.st_size - read_offset_), '\0');
   ssize_t n = ::pread(fd_.get(), text.data(), text.size(), read_offset_);
   if (n != static_cast<ssize_t>(text.size())) {

@@ -19,10 +19,20 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
 #include "proto/audit_witness.pb.h"
 
 namespace garuda {
+
+// A witness store is named by the person (--witness, --store): a link is
+// followed, the target must be a regular file of at most 256 MiB.
+inline RegularFileOptions WitnessStoreFileOptions() {
+  RegularFileOptions options;
+  options.follow_links = true;
+  options.max_bytes = kMaxJournalFileBytes;
+  return options;
+}
 
 // The auditor's side: one long-lived child, `/bin/sh -c COMMAND`, started
 // once per session BEFORE the auditor locks itself down, so that the command

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <vector>
@@ -40,14 +41,117 @@ absl::StatusOr<std::string> ReadAll(int fd) {
   }
 }
 
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  ASSIGN_OR_RETURN(UniqueFd fd, OpenFile(path, O_RDONLY));
-  absl::StatusOr<std::string> content = ReadAll(fd.get());
-  if (!content.ok()) {
-    return absl::Status(content.status().code(),
-                        absl::StrCat(path, ": ", content.status().message()));
+const char* FileTypeName(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a folder";
+    case S_IFLNK:
+      return "a symbolic link";
+    case S_IFIFO:
+      return "a FIFO (named pipe)";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    case S_IFSOCK:
+      return "a socket";
   }
-  return content;
+  return "a file of unknown type";
+}
+
+namespace {
+
+absl::Status NotRegular(const std::string& path, mode_t mode) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      path, " is ", FileTypeName(mode), ", not a regular file",
+      S_ISLNK(mode) ? " (links are not followed here; nothing of the target "
+                      "was read)"
+                    : ""));
+}
+
+}  // namespace
+
+absl::Status CheckRegularFile(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    return LastErrnoStatus(absl::StrCat("fstat(", path, ")"));
+  }
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<UniqueFd> OpenRegularFile(const std::string& path,
+                                         const RegularFileOptions& options,
+                                         int flags, mode_t mode) {
+  // The type first, so that a device is never opened (opening one can have
+  // effects of its own: a tape rewinds, a modem line hangs up). A missing
+  // file falls through to the open, which may create it (O_CREAT).
+  struct stat st;
+  int looked = options.follow_links ? ::stat(path.c_str(), &st)
+                                    : ::lstat(path.c_str(), &st);
+  if (looked == 0 && !S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  int open_flags = flags | O_NONBLOCK | O_NOCTTY;
+  if (!options.follow_links) open_flags |= O_NOFOLLOW;
+  int raw;
+  do {
+    raw = ::open(path.c_str(), open_flags | O_CLOEXEC, mode);
+  } while (raw < 0 && errno == EINTR);
+  if (raw < 0) {
+    // Replaced by a link between the lstat and the open.
+    if (errno == ELOOP && !options.follow_links) {
+      return NotRegular(path, S_IFLNK);
+    }
+    return LastErrnoStatus(absl::StrCat("open(", path, ")"));
+  }
+  UniqueFd fd(raw);
+  // What was opened is what counts: the path may have changed since the
+  // lstat.
+  RETURN_IF_ERROR(CheckRegularFile(fd.get(), path));
+  int status_flags = ::fcntl(fd.get(), F_GETFL);
+  if (status_flags >= 0) ::fcntl(fd.get(), F_SETFL, status_flags & ~O_NONBLOCK);
+  return fd;
+}
+
+absl::StatusOr<std::string> ReadUpTo(int fd, const std::string& path,
+                                     size_t max_bytes) {
+  std::string out;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 &&
+      static_cast<uint64_t>(st.st_size) <= max_bytes) {
+    out.reserve(static_cast<size_t>(st.st_size));
+  }
+  char buffer[65536];
+  for (;;) {
+    // One byte more than the cap may take, to tell "exactly the cap" from
+    // "more".
+    size_t want = std::min(sizeof(buffer), max_bytes + 1 - out.size());
+    ssize_t n = ::read(fd, buffer, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return LastErrnoStatus(absl::StrCat("read(", path, ")"));
+    }
+    if (n == 0) return out;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          path, " is larger than the ", max_bytes,
+          "-byte limit for this kind of file; nothing of it was used"));
+    }
+    out.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
+                                            const RegularFileOptions& options) {
+  ASSIGN_OR_RETURN(UniqueFd fd, OpenRegularFile(path, options));
+  return ReadUpTo(fd.get(), path, options.max_bytes);
+}
+
+absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
+  RegularFileOptions options;
+  options.follow_links = true;
+  return ReadRegularFile(path, options);
 }
 
 absl::Status WriteAll(int fd, absl::string_view data) {

@@ -3,6 +3,7 @@
 #ifndef GARUDA_LIB_BASE_FILES_H_
 #define GARUDA_LIB_BASE_FILES_H_
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include <string>
@@ -18,7 +19,54 @@ namespace garuda {
 absl::StatusOr<UniqueFd> OpenFile(const std::string& path, int flags,
                                   mode_t mode = 0);
 
-// The whole content of `path`.
+// What a file we read must be: a regular file of at most `max_bytes`.
+struct RegularFileOptions {
+  // Links are refused by default (O_NOFOLLOW on the last component), so a
+  // checkpoint or a project's settings linked to /etc/passwd or /dev/zero is
+  // never opened. The person's own dotfiles (~/.garuda/policy.json,
+  // /etc/garuda/policy.json) may be links; the target must still be a
+  // regular file.
+  bool follow_links = false;
+  // More than this is an error (RESOURCE_EXHAUSTED) naming the file and the
+  // cap; nothing past the cap is read.
+  size_t max_bytes = size_t{1} << 30;
+};
+
+// The caps of the files Garuda reads (docs/audit.md, docs/budget.md,
+// docs/lockdown.md say them too).
+inline constexpr size_t kMaxSettingsFileBytes = size_t{4} << 20;  // JSON
+inline constexpr size_t kMaxJournalFileBytes = size_t{256} << 20;
+
+// Opens `path` for reading without blocking and without side effects on a
+// special file: the type is looked at before the open (a device is never
+// opened), the open has O_NONBLOCK (a FIFO cannot hang it) and O_NOFOLLOW
+// (unless options.follow_links), and fstat must then say "regular file".
+// `flags` may add O_RDWR, O_APPEND, O_CREAT... (O_NONBLOCK is cleared again
+// once the file is known to be regular). Anything else is
+// FAILED_PRECONDITION: "<path> is a FIFO (named pipe), not a regular file".
+absl::StatusOr<UniqueFd> OpenRegularFile(const std::string& path,
+                                         const RegularFileOptions& options = {},
+                                         int flags = O_RDONLY, mode_t mode = 0);
+
+// FAILED_PRECONDITION unless `fd` is a regular file ("<path> is a ...").
+absl::Status CheckRegularFile(int fd, const std::string& path);
+
+// Reads what is left on `fd` (a regular file) up to `max_bytes`; more is
+// RESOURCE_EXHAUSTED naming `path` and the cap.
+absl::StatusOr<std::string> ReadUpTo(int fd, const std::string& path,
+                                     size_t max_bytes);
+
+// OpenRegularFile + ReadUpTo: the whole content of a regular file.
+absl::StatusOr<std::string> ReadRegularFile(
+    const std::string& path, const RegularFileOptions& options = {});
+
+// "a FIFO (named pipe)", "a character device", "a symbolic link", "a
+// folder"... for messages.
+const char* FileTypeName(mode_t mode);
+
+// The whole content of `path`, which must be a regular file (links are
+// followed; at most 1 GiB). For files the person or the system owns; use
+// ReadRegularFile for anything a project, a log or a journal could hold.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
 // Reads everything left on `fd` (a pipe or file) until end of file.

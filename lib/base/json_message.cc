@@ -13,6 +13,7 @@
 #include "lib/base/files.h"
 #include "lib/base/json_syntax.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace {
@@ -237,8 +238,11 @@ absl::Status CheckObject(const google::protobuf::Struct& object,
 
 }  // namespace
 
-absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
-                              google::protobuf::Message* message) {
+namespace {
+
+absl::Status ParseJsonMessageRaw(absl::string_view json,
+                                 absl::string_view source,
+                                 google::protobuf::Message* message) {
   message->Clear();
   absl::Status syntax = CheckJsonObjectSyntax(json);
   if (!syntax.ok()) {
@@ -271,9 +275,20 @@ absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status ParseJsonMessage(absl::string_view json, absl::string_view source,
+                              google::protobuf::Message* message) {
+  absl::Status status = ParseJsonMessageRaw(json, source, message);
+  if (status.ok()) return status;
+  // The message can quote the file (a key, the text near a syntax error).
+  return absl::Status(status.code(), MakeMessageVisible(status.message()));
+}
+
 absl::Status ReadJsonMessageFile(const std::string& path,
-                                 google::protobuf::Message* message) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+                                 google::protobuf::Message* message,
+                                 RegularFileOptions options) {
+  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, options));
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     // An empty file is an empty object: a person who empties a settings
     // file means "no settings here".

@@ -85,6 +85,26 @@ TEST(JsonMessageTest, SixtyFourBitIntegersMayBeStrings) {
                    .ok());
 }
 
+TEST(JsonMessageTest, ErrorsShowTheFileBytesVisibly) {
+  Settings settings;
+  // A key that would set the terminal's title and clear the screen, written
+  // with JSON escapes (raw control bytes are refused by the syntax check).
+  absl::Status status = ParseJsonMessage(
+      "{\"\\u001b]0;owned\\u0007\\u001b[2J\":1}", "settings.json",
+      &settings);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().find('\x1b'), absl::string_view::npos) << status;
+  EXPECT_EQ(status.message().find('\x07'), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("\\e]0;owned"), absl::string_view::npos)
+      << status;
+  // A raw byte is named, not quoted; the message's own "\n" hint stays as
+  // written (not doubled).
+  status = ParseJsonMessage("{\"a\x1b[2J\":1}", "settings.json", &settings);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().find('\x1b'), absl::string_view::npos) << status;
+  EXPECT_EQ(status.message().find("\\\\"), absl::string_view::npos) << status;
+}
+
 }  // namespace
 }  // namespace garuda
 

@@ -54,7 +54,8 @@ bool IsHiddenCodePoint(uint32_t cp) {
          (cp >= 0xe0000 && cp <= 0xe007f);  // tag characters
 }
 
-std::string Visible(absl::string_view text, bool keep_tab, int* count) {
+std::string Visible(absl::string_view text, bool keep_tab, int* count,
+                    bool double_backslash = true) {
   std::string out;
   out.reserve(text.size());
   int marks = 0;
@@ -62,7 +63,7 @@ std::string Visible(absl::string_view text, bool keep_tab, int* count) {
     unsigned char c = static_cast<unsigned char>(text[0]);
     if (c < 0x80) {
       if (c == '\\') {
-        out += "\\\\";
+        out += double_backslash ? "\\\\" : "\\";
       } else if (c == '\t' && keep_tab) {
         out += '\t';
       } else if (c < 0x20 || c == 0x7f) {
@@ -108,6 +109,11 @@ std::string Visible(absl::string_view text, bool keep_tab, int* count) {
 
 std::string MakeVisible(absl::string_view text, int* count) {
   return Visible(text, /*keep_tab=*/false, count);
+}
+
+std::string MakeMessageVisible(absl::string_view text) {
+  return Visible(text, /*keep_tab=*/false, nullptr,
+                 /*double_backslash=*/false);
 }
 
 std::string MakeLineVisible(absl::string_view line, int* count) {

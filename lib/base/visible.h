@@ -18,6 +18,12 @@ namespace garuda {
 // `count` (optional) receives how many marks were made.
 std::string MakeVisible(absl::string_view text, int* count = nullptr);
 
+// An error message that can quote bytes of a file: the same marks as
+// MakeVisible, but a backslash stays one (the message's own "\n" hints
+// read as written), so applying it twice changes nothing. Marks can then be
+// imitated, which matters for what a person approves, not for a message.
+std::string MakeMessageVisible(absl::string_view text);
+
 // A line of a diff: like MakeVisible, but a tab stays a tab.
 std::string MakeLineVisible(absl::string_view line, int* count = nullptr);
 

@@ -43,5 +43,14 @@ TEST(VisiblePathTest, QuotesOddNames) {
   EXPECT_EQ(VisiblePath("a\nb"), "\"a\\nb\"");
 }
 
+TEST(VisibleTest, MessagesKeepTheirBackslashesAndFilterOnce) {
+  const std::string raw = "write \\n here; \x1b]0;title\x07 \xe2\x80\xae";
+  std::string once = MakeMessageVisible(raw);
+  EXPECT_EQ(once, "write \\n here; \\e]0;title\\x07 <U+202E>");
+  EXPECT_EQ(MakeMessageVisible(once), once);
+  // Control: MakeVisible doubles the backslash (its marks cannot be forged).
+  EXPECT_EQ(MakeVisible("\\n"), "\\\\n");
+}
+
 }  // namespace
 }  // namespace garuda

@@ -37,35 +37,13 @@
 #include "absl/strings/string_view.h"
 #include "lib/base/home.h"
 #include "lib/base/unique_fd.h"
+#include "lib/budget/journal_records.h"
 #include "lib/budget/ledger.h"
 #include "proto/budget_journal.pb.h"
 #include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {
-
-// One record as a line of JSON with its newline, and back.
-std::string FormatRecord(const JournalRecord& record);
-absl::StatusOr<JournalRecord> ParseRecord(absl::string_view line);
-
-// Applies one record to `ledger`, checking that the ledger gives the result
-// the record says (the same reservation id, child id, lease and charge).
-absl::Status ApplyRecord(const JournalRecord& record, Ledger* ledger);
-
-struct Replay {
-  Ledger ledger{0};
-  int64_t records = 0;
-  size_t valid_bytes = 0;  // length of the whole lines that were applied
-  bool dropped_torn_line = false;
-  bool missing_final_newline = false;  // the last line parsed but has no "\n"
-};
-
-// Replays a journal's text. Errors start with "<path>:<line>: ".
-absl::StatusOr<Replay> ReplayJournal(absl::string_view text,
-                                     absl::string_view path);
-
-// Reads and replays the journal at `path` without changing it (for status).
-absl::StatusOr<Replay> ReadJournal(const std::string& path);
 
 // The server flushes after this long with no request...
 inline constexpr std::chrono::milliseconds kIdleBeforeFlush{5};

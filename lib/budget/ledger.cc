@@ -63,7 +63,7 @@ void Ledger::AddUsed(AgentId id, int64_t delta) {
   while (delta != 0) {
     Agent& agent = agents_.at(id);
     const int64_t before = agent.used;
-    agent.used += delta;
+    agent.used = SaturatingAdd(agent.used, delta);
     if (id == kTopAgent || !agent.open) return;
     // An open child holds its whole lease in its parent, or more if it has
     // passed it (overrun).
@@ -118,7 +118,7 @@ absl::StatusOr<ReserveResult> Ledger::Reserve(AgentId id, int64_t tokens) {
   result.reservation = next_reservation_++;
   open_.emplace(result.reservation,
                 OpenReservation{result.reservation, id, tokens});
-  agent->reserved += tokens;
+  agent->reserved = SaturatingAdd(agent->reserved, tokens);
   AddUsed(id, tokens);
   result.left = Left(id);
   return result;
@@ -139,21 +139,31 @@ absl::StatusOr<SettleResult> Ledger::Settle(AgentId id, uint64_t reservation,
   }
   Agent& agent = **found;
   const int64_t tokens = it->second.tokens;
-  const int64_t charged = usage_reported ? used : tokens;
+  // Both at most kMaxTokens: the cap is at most 2^51.
+  const int64_t cap = tokens + agent.lease;
+  const bool capped = usage_reported && used > cap;
+  const int64_t charged = !usage_reported ? tokens : capped ? cap : used;
   agent.reserved -= tokens;
-  agent.spent += charged;
-  if (!usage_reported) agent.unreported += tokens;
-  if (charged > tokens) agent.overrun += charged - tokens;
+  agent.spent = SaturatingAdd(agent.spent, charged);
+  if (!usage_reported) {
+    agent.unreported = SaturatingAdd(agent.unreported, tokens);
+  }
+  if (charged > tokens) {
+    agent.overrun = SaturatingAdd(agent.overrun, charged - tokens);
+  }
+  if (capped) ++agent.capped;
   open_.erase(it);
   AddUsed(id, charged - tokens);
-  return SettleResult{charged, Left(id)};
+  SettleResult result{charged, Left(id)};
+  result.capped = capped;
+  return result;
 }
 
 void Ledger::SettleKept(const OpenReservation& reservation) {
   Agent& agent = agents_.at(reservation.agent);
   agent.reserved -= reservation.tokens;
-  agent.spent += reservation.tokens;
-  agent.unreported += reservation.tokens;
+  agent.spent = SaturatingAdd(agent.spent, reservation.tokens);
+  agent.unreported = SaturatingAdd(agent.unreported, reservation.tokens);
   open_.erase(reservation.id);
   // used does not change: the reservation becomes a charge of the same size.
 }
@@ -224,7 +234,7 @@ absl::StatusOr<CloseChildResult> Ledger::CloseChild(AgentId parent_id,
     agent.open = false;
     parent.open_children.erase(std::find(parent.open_children.begin(),
                                          parent.open_children.end(), id));
-    parent.closed_children += charge;
+    parent.closed_children = SaturatingAdd(parent.closed_children, charge);
     // The child no longer propagates: carry the parent's change by hand.
     AddUsed(agent.parent, charge - held);
     if (id == child_id) {
@@ -289,10 +299,10 @@ absl::StatusOr<OpenReservation> Ledger::FindReservation(
 int64_t Ledger::SettledPlusOutstanding() const {
   int64_t total = 0;
   for (const auto& [id, agent] : agents_) {
-    total += agent.spent + agent.reserved;
+    total = SaturatingAdd(total, SaturatingAdd(agent.spent, agent.reserved));
     // A closing report above what the child was counted for is charged too.
     if (id != kTopAgent && !agent.open) {
-      total += agent.close_charge - agent.used;
+      total = SaturatingAdd(total, agent.close_charge - agent.used);
     }
   }
   return total;
@@ -306,12 +316,14 @@ BudgetStatus Ledger::Status() const {
   status.set_left(Left(kTopAgent));
   int64_t spent = 0, reserved = 0, leased = 0;
   for (const auto& [id, agent] : agents_) {
-    spent += agent.spent;
-    reserved += agent.reserved;
-    if (id != kTopAgent && !agent.open)
-      spent += agent.close_charge - agent.used;
+    spent = SaturatingAdd(spent, agent.spent);
+    reserved = SaturatingAdd(reserved, agent.reserved);
+    if (id != kTopAgent && !agent.open) {
+      spent = SaturatingAdd(spent, agent.close_charge - agent.used);
+    }
     if (id != kTopAgent && agent.open) {
-      leased += std::max<int64_t>(0, agent.lease - agent.used);
+      leased = SaturatingAdd(leased,
+                             std::max<int64_t>(0, agent.lease - agent.used));
     }
     AgentUsage* row = status.add_agents();
     row->set_agent(id);
@@ -325,7 +337,7 @@ BudgetStatus Ledger::Status() const {
     int64_t children = agent.closed_children;
     for (AgentId child : agent.open_children) {
       const Agent& c = agents_.at(child);
-      children += std::max(c.lease, c.used);
+      children = SaturatingAdd(children, std::max(c.lease, c.used));
     }
     row->set_children(children);
     row->set_floor(agent.floor);

@@ -44,6 +44,11 @@ struct ReserveResult {
 struct SettleResult {
   int64_t charged = 0;
   int64_t left = 0;
+  // The usage reported was more than the cap of a charge (the reservation
+  // plus the agent's whole lease) and was charged at the cap: a provider
+  // cannot bill that much for one request, so the report is wrong; the
+  // agent is past its lease and gets nothing more either way.
+  bool capped = false;
 };
 
 struct OpenChildResult {
@@ -80,7 +85,8 @@ class Ledger {
   absl::StatusOr<ReserveResult> Reserve(AgentId agent, int64_t tokens);
 
   // Ends `agent`'s open `reservation`. With `usage_reported` the charge is
-  // `used`; without, the whole reservation stays charged.
+  // `used`, at most the reservation plus the agent's lease (then
+  // SettleResult::capped); without, the whole reservation stays charged.
   absl::StatusOr<SettleResult> Settle(AgentId agent, uint64_t reservation,
                                       int64_t used, bool usage_reported);
 
@@ -141,6 +147,7 @@ class Ledger {
     int64_t reserved = 0;
     int64_t unreported = 0;
     int64_t overrun = 0;
+    int64_t capped = 0;  // settles charged at the cap
     int64_t closed_children = 0;  // charges of closed children
     int64_t floor = 0;
     int64_t requests = 0;

@@ -456,6 +456,66 @@ TEST(LedgerPropertyTest, NegativeControlSeparateBudgetsPassTheLimit) {
   EXPECT_GT(passed_runs, 0);
 }
 
+TEST(LedgerOverflowTest, SaturatingAddHoldsTheRange) {
+  EXPECT_EQ(SaturatingAdd(kMaxLedgerTokens, kMaxLedgerTokens),
+            kMaxLedgerTokens);
+  EXPECT_EQ(SaturatingAdd(-kMaxLedgerTokens, -kMaxLedgerTokens),
+            -kMaxLedgerTokens);
+  EXPECT_EQ(SaturatingAdd(5, -7), -2);
+}
+
+// Settled charges whose plain sum passes 2^63, in a top agent and in a
+// child whose charges reach its parent.
+TEST(LedgerOverflowTest, ChargesFarBeyondReservationsNeverWrap) {
+  Ledger ledger(kMaxTokens);
+  const AgentId child = Child(ledger, kTopAgent, kMaxTokens / 2, kMaxTokens / 2);
+  std::vector<std::pair<AgentId, uint64_t>> open;
+  for (int i = 0; i < 5000; ++i) {
+    open.push_back({kTopAgent, Grant(ledger, kTopAgent, 1)});
+    open.push_back({child, Grant(ledger, child, 1)});
+  }
+  int capped = 0;
+  for (const auto& [agent, reservation] : open) {
+    auto settled = ledger.Settle(agent, reservation, kMaxTokens, true);
+    ASSERT_TRUE(settled.ok()) << settled.status();
+    EXPECT_GT(settled->charged, 0);
+    capped += settled->capped ? 1 : 0;
+  }
+  // The child's lease is half: its reports are capped at 1 + lease.
+  EXPECT_EQ(capped, 5000);
+  BudgetStatus status = ledger.Status();
+  EXPECT_GT(status.spent(), 0);
+  EXPECT_LE(status.spent(), kMaxLedgerTokens);
+  EXPECT_EQ(status.left(), 0);
+  EXPECT_GE(ledger.SettledPlusOutstanding(), 0);
+  for (const AgentUsage& agent : status.agents()) {
+    EXPECT_GE(agent.spent(), 0);
+    EXPECT_GE(agent.overrun(), 0);
+    EXPECT_GE(agent.children(), 0);
+  }
+  auto more = ledger.Reserve(kTopAgent, 1);
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(more->granted);
+  auto child_more = ledger.Reserve(child, 1);
+  ASSERT_TRUE(child_more.ok());
+  EXPECT_FALSE(child_more->granted);
+  // Closing the child with the largest report keeps every sum in range.
+  auto closed = ledger.CloseChild(kTopAgent, child, kMaxTokens);
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  EXPECT_GT(closed->charged, 0);
+  EXPECT_GT(ledger.Status().spent(), 0);
+}
+
+TEST(LedgerOverflowTest, AReportAtOrUnderTheCapIsChargedAsReported) {
+  Ledger ledger(1000);
+  uint64_t reservation = Grant(ledger, kTopAgent, 100);
+  auto settled = ledger.Settle(kTopAgent, reservation, 1100, true);
+  ASSERT_TRUE(settled.ok());
+  EXPECT_EQ(settled->charged, 1100);  // reservation + lease: the cap itself
+  EXPECT_FALSE(settled->capped);
+  EXPECT_EQ(ledger.Status().spent(), 1100);
+}
+
 }  // namespace
 }  // namespace budget
 }  // namespace garuda

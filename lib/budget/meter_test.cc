@@ -271,8 +271,12 @@ TEST_F(MeterTest, ChildStallingInAFrameIsCutOffAndOthersGoOn) {
   // The parent is answered (once the stalled read gave up).
   auto status = top_->Status();
   ASSERT_TRUE(status.ok()) << status.status();
-  char byte;
-  EXPECT_EQ(::read(child->channel.get(), &byte, 1), 0);  // cut off
+  // Cut off, told why first (an Error reply, as for any broken frame).
+  ipc::Channel raw(std::move(child->channel));
+  BudgetReply reply;
+  ASSERT_TRUE(raw.Receive(&reply).ok());
+  EXPECT_TRUE(reply.has_error());
+  EXPECT_FALSE(raw.Receive(&reply).ok());  // closed
   EXPECT_TRUE(top_->Reserve(10, "turn", "after").ok());
 }
 

@@ -82,6 +82,14 @@ absl::Status BudgetServer::Apply(AgentId agent, const BudgetRequest& request,
       ASSIGN_OR_RETURN(SettleResult result,
                        ledger_->Settle(agent, settle.reservation(),
                                        settle.used(), settle.usage_reported()));
+      if (result.capped && log_) {
+        log_(absl::StrCat("agent ", agent, " reported ", settle.used(),
+                          " tokens for reservation ", settle.reservation(),
+                          ", more than one request can cost; charged ",
+                          result.charged,
+                          " (the reservation plus the agent's whole lease), "
+                          "which stops its grants"));
+      }
       reply->mutable_settled()->set_charged(result.charged);
       reply->mutable_settled()->set_left(result.left);
       return absl::OkStatus();
@@ -109,9 +117,9 @@ absl::Status BudgetServer::Apply(AgentId agent, const BudgetRequest& request,
       }
       out->set_child(result.child);
       out->set_lease(result.lease);
-      added_.push_back(std::unique_ptr<Connection>(new Connection{
+      added_.push_back(NewConnection(
           result.child, ipc::Channel(std::move(pair.first),
-                                     AgentChannelOptions(result.child))}));
+                                     AgentChannelOptions(result.child))));
       reply_fds->push_back(std::move(pair.second));
       return absl::OkStatus();
     }
@@ -143,50 +151,44 @@ absl::Status BudgetServer::Apply(AgentId agent, const BudgetRequest& request,
   return absl::InvalidArgumentError("a request with no verb");
 }
 
-bool BudgetServer::ReadRequest(Connection& connection,
-                               std::vector<Answer>* answers) {
-  BudgetRequest request;
-  // Clients send no descriptors: one that comes is a protocol error.
-  absl::Status status = connection.channel.Receive(&request, nullptr);
+std::unique_ptr<BudgetServer::Connection> BudgetServer::NewConnection(
+    AgentId agent, ipc::Channel channel) {
+  auto connection = std::unique_ptr<Connection>(
+      new Connection{agent, std::move(channel), Dispatcher()});
+  // One state: every verb is allowed at any time; what the table adds is
+  // the seq check and the end of the channel on an unknown verb.
+  auto handler = [this, agent](const BudgetRequest& request,
+                               std::vector<UniqueFd>& fds, BudgetReply* reply,
+                               std::vector<UniqueFd>* reply_fds) {
+    if (!fds.empty()) {
+      return absl::InvalidArgumentError(
+          "a budget request carries no descriptors; the ones sent were "
+          "closed");
+    }
+    return Apply(agent, request, reply, reply_fds);
+  };
+  for (BudgetRequest::VerbCase verb :
+       {BudgetRequest::kReserve, BudgetRequest::kSettle,
+        BudgetRequest::kOpenChild, BudgetRequest::kCloseChild,
+        BudgetRequest::kSetFloor, BudgetRequest::kStatus}) {
+    connection->dispatcher.OnWithReplyFds(verb, {0}, handler);
+  }
+  connection->dispatcher.NameState(0, "serving");
+  return connection;
+}
+
+absl::Status BudgetServer::ReadRequest(Connection& connection,
+                                       std::vector<Answer>* answers) {
+  Answer answer{&connection, {}};
+  absl::Status status =
+      connection.dispatcher.Handle(connection.channel, &answer.answer);
   // A wake-up with no frame after all times out and keeps the channel.
   if (absl::IsDeadlineExceeded(status) && connection.channel.status().ok()) {
-    return true;
+    return absl::OkStatus();
   }
-  if (!status.ok()) return false;  // closed, or a bad frame: the channel ended
-  const std::string& peer = connection.channel.options().peer_name;
-  absl::Status broken;
-  if (request.seq() != connection.expected_seq) {
-    broken = absl::InvalidArgumentError(
-        absl::StrCat(peer, ": seq ", request.seq(), " where seq ",
-                     connection.expected_seq, " was expected"));
-  } else if (request.verb_case() == BudgetRequest::VERB_NOT_SET) {
-    broken = absl::InvalidArgumentError(
-        absl::StrCat(peer, ": a request with no verb this budgeter knows (seq ",
-                     request.seq(), ")"));
-  }
-  if (!broken.ok()) {
-    // Tell the peer why, then end its channel (OpenSSH's monitor rule: a
-    // protocol violation is never skipped over).
-    BudgetReply reply;
-    reply.set_seq(request.seq());
-    reply.mutable_error()->set_code(static_cast<int>(broken.code()));
-    reply.mutable_error()->set_message(std::string(broken.message()));
-    connection.channel.Send(reply).IgnoreError();
-    connection.channel.Close();
-    return false;
-  }
-  ++connection.expected_seq;
-  Answer answer{&connection, BudgetReply(), {}};
-  status = Apply(connection.agent, request, &answer.reply, &answer.fds);
-  if (!status.ok()) {
-    answer.reply.Clear();
-    answer.fds.clear();
-    answer.reply.mutable_error()->set_code(static_cast<int>(status.code()));
-    answer.reply.mutable_error()->set_message(std::string(status.message()));
-  }
-  answer.reply.set_seq(request.seq());
+  if (!status.ok()) return status;
   answers->push_back(std::move(answer));
-  return true;
+  return absl::OkStatus();
 }
 
 absl::Status BudgetServer::Serve(ipc::Channel top) {
@@ -218,13 +220,11 @@ int BudgetServer::PollTimeoutMs() const {
 
 absl::Status BudgetServer::ServeAll(ipc::Channel top) {
   RETURN_IF_ERROR(SetReceiveTimeout(top.fd()));
-  connections_.push_back(
-      std::unique_ptr<Connection>(new Connection{kTopAgent, std::move(top)}));
+  connections_.push_back(NewConnection(kTopAgent, std::move(top)));
   // Kept from round to round: a round allocates nothing of its own.
   std::vector<struct pollfd> polled;
   std::vector<Answer> answers;
   std::vector<bool> ended;
-  std::vector<int> fds;
   while (true) {
     polled.clear();
     bool buffered = false;  // a request already read ahead
@@ -248,37 +248,45 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
     ended.assign(connections_.size(), false);
     bool any_ended = false;
     bool top_ended = false;
+    absl::Status top_broken;
     for (size_t i = 0; i < polled.size(); ++i) {
       if (polled[i].revents == 0 &&
           !connections_[i]->channel.has_buffered_frame()) {
         continue;
       }
-      if (!ReadRequest(*connections_[i], &answers)) {
-        // A child's channel ended (its process exited, or it broke the
-        // protocol): its lease stays held until its parent closes it. The
-        // top agent's: the session is over.
-        ended[i] = any_ended = true;
-        if (connections_[i]->agent == kTopAgent) top_ended = true;
+      absl::Status read = ReadRequest(*connections_[i], &answers);
+      if (read.ok()) continue;
+      // A child's channel ended (its process exited, or it broke the
+      // protocol): its lease stays held until its parent closes it. The
+      // top agent's: the session is over, with an error if it broke the
+      // protocol.
+      ended[i] = any_ended = true;
+      const bool closed = absl::IsOutOfRange(read);
+      if (connections_[i]->agent == kTopAgent) {
+        top_ended = true;
+        if (!closed) top_broken = read;
+      } else if (!closed && log_) {
+        log_(absl::StrCat("ended the channel of child agent ",
+                          connections_[i]->agent, ": ", read.message()));
       }
     }
     // At most one write for the whole round, before any answer (and an
     // fdatasync only when a closed child's lease returns).
     RETURN_IF_ERROR(ledger_->Commit());
     for (Answer& answer : answers) {
-      fds.clear();
-      for (const UniqueFd& fd : answer.fds) fds.push_back(fd.get());
-      if (!answer.connection->channel.Send(answer.reply, fds).ok()) {
+      Connection& connection = *answer.connection;
+      if (connection.channel.fd() < 0) continue;  // ended this round
+      if (!connection.dispatcher.Send(connection.channel, answer.answer)
+               .ok()) {
         for (size_t i = 0; i < connections_.size(); ++i) {
-          if (connections_[i].get() == answer.connection) {
-            ended[i] = any_ended = true;
-          }
+          if (connections_[i].get() == &connection) ended[i] = any_ended = true;
         }
       }
     }
     for (size_t i = 0; i < connections_.size(); ++i) {
       if (ended[i] && connections_[i]->agent == kTopAgent) top_ended = true;
     }
-    if (top_ended) return absl::OkStatus();
+    if (top_ended) return top_broken;
     // Busy all along while records waited kLongestUnsynced: flush now,
     // after the answers.
     last_request_ = JournaledLedger::Clock::now();
@@ -321,7 +329,7 @@ absl::Status RunServe(const ServeOptions& options) {
   lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
   lockdown.log = options.log;
   RETURN_IF_ERROR(options.lock_down(lockdown));
-  BudgetServer server(ledger.get());
+  BudgetServer server(ledger.get(), options.log);
   return server.Serve(std::move(top));
 }
 
@@ -357,7 +365,8 @@ absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          bool json) {
   ASSIGN_OR_RETURN(std::string directory, GarudaSessionFolder(home, session));
   const std::string path = BudgetJournalFile(directory);
-  absl::StatusOr<UniqueFd> opened = OpenFile(path, O_RDONLY);
+  absl::StatusOr<UniqueFd> opened =
+      OpenRegularFile(path, JournalFileOptions());
   if (absl::IsNotFound(opened.status())) {
     return absl::NotFoundError(absl::StrCat(
         "session ", session, " has no budget journal (", path, ")"));
@@ -366,7 +375,8 @@ absl::StatusOr<std::string> StatusReport(const std::string& home,
   UniqueFd fd = *std::move(opened);
   // A budgeter serving the session holds an exclusive lock on its journal.
   const bool serving = ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0;
-  ASSIGN_OR_RETURN(std::string text, ReadAll(fd.get()));
+  ASSIGN_OR_RETURN(std::string text,
+                   ReadUpTo(fd.get(), path, kMaxJournalFileBytes));
   ASSIGN_OR_RETURN(Replay replay, ReplayJournal(text, path));
   BudgetStatus status = replay.ledger.Status();
   if (json) return absl::StrCat(MessageToJsonLine(status), "\n");

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "lib/budget/journal.h"
 #include "lib/ipc/channel.h"
+#include "lib/ipc/dispatcher.h"
 #include "lib/lockdown/roles.h"
 #include "proto/budgeter_service.pb.h"
 
@@ -27,46 +28,59 @@ inline constexpr size_t kMaxLabelBytes =
 
 class BudgetServer {
  public:
-  explicit BudgetServer(JournaledLedger* ledger) : ledger_(ledger) {}
+  // `log` (optional) gets one line per event a person should see: a child
+  // channel ended for a protocol error, a usage charged at the cap.
+  explicit BudgetServer(JournaledLedger* ledger,
+                        std::function<void(const std::string&)> log = nullptr)
+      : ledger_(ledger), log_(std::move(log)) {}
 
-  // Serves until the top agent's channel closes (OK: the session is over) or
-  // the journal fails (its error: nothing more may be answered). A child
-  // channel that breaks the protocol is ended alone, with an error reply.
+  // Serves until the top agent's channel closes (OK: the session is over),
+  // the top agent breaks the protocol (garbage bytes, an oversized length, a
+  // frame that does not parse, a wrong seq or verb: an Error reply when the
+  // channel still takes one, then that error) or the journal fails (its
+  // error: nothing more may be answered). A child channel that breaks the
+  // protocol is ended alone, with an error reply.
   //
-  // Group commit: every request that is ready in one poll round is applied,
-  // then the journal is written with one write, then the replies go out. No
-  // reply that raises a charge leaves before its record is written (see
-  // journal.h); fdatasync follows once the server is idle (see
-  // kIdleBeforeFlush), and at the end of Serve.
+  // Group commit: every request that is ready in one poll round is handled
+  // (lib/ipc's Dispatcher table, one per channel), then the journal is
+  // written with one write, then the replies go out. No reply that raises a
+  // charge leaves before its record is written (see journal.h); fdatasync
+  // follows once the server is idle (see kIdleBeforeFlush), and at the end
+  // of Serve.
   absl::Status Serve(ipc::Channel top);
 
  private:
+  using Dispatcher = ipc::Dispatcher<BudgetRequest, BudgetReply>;
   struct Connection {
     AgentId agent;
     ipc::Channel channel;
-    uint64_t expected_seq = 1;
+    Dispatcher dispatcher;
   };
   struct Answer {
     Connection* connection;
-    BudgetReply reply;
-    std::vector<UniqueFd> fds;
+    Dispatcher::Answer answer;
   };
 
+  std::unique_ptr<Connection> NewConnection(AgentId agent,
+                                            ipc::Channel channel);
   absl::Status ServeAll(ipc::Channel top);
   // When the journal's queued and unsynced records are to be flushed: after
   // kIdleBeforeFlush with no request, or kLongestUnsynced at the latest.
   JournaledLedger::Clock::time_point FlushDue() const;
   // poll(2)'s timeout: until the flush is due, or none.
   int PollTimeoutMs() const;
-  // Reads one request from `connection` and applies it, queueing its answer.
-  // Returns false when the channel has ended (closed by the peer, or broken).
-  bool ReadRequest(Connection& connection, std::vector<Answer>* answers);
+  // Reads one request from `connection` and handles it, queueing its
+  // answer. OK when the channel goes on; OUT_OF_RANGE when the peer closed
+  // it; any other error has ended it (a protocol violation).
+  absl::Status ReadRequest(Connection& connection,
+                           std::vector<Answer>* answers);
   // Applies one verb for `agent` to the ledger (its record is queued, not yet
   // written).
   absl::Status Apply(AgentId agent, const BudgetRequest& request,
                      BudgetReply* reply, std::vector<UniqueFd>* reply_fds);
 
   JournaledLedger* ledger_;
+  std::function<void(const std::string&)> log_;
   JournaledLedger::Clock::time_point last_request_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> added_;

@@ -90,11 +90,31 @@ class Dispatcher {
     return absl::OkStatus();
   }
 
+  // A request that was read and handled, its reply not yet sent.
+  struct Answer {
+    Verb verb{};
+    uint64_t seq = 0;
+    Reply reply;
+    std::vector<UniqueFd> fds;  // sent with the reply
+  };
+
   // Reads and answers one request. OUT_OF_RANGE when the peer closed cleanly
   // instead; DEADLINE_EXCEEDED when a receive timeout (SO_RCVTIMEO) ran out
   // before a frame began (the channel goes on); any other error has ended
   // the channel as Serve() describes.
   absl::Status ServeOne(Channel& channel) {
+    Answer answer;
+    absl::Status status = Handle(channel, &answer);
+    if (!status.ok()) return status;
+    return Send(channel, answer);
+  }
+
+  // ServeOne in two halves, for a server that must do something between
+  // the handler and the reply (a group commit of its journal for every
+  // request of a round): Handle reads one request and runs its handler
+  // (same results as ServeOne, the state already moved); Send sends its
+  // reply.
+  absl::Status Handle(Channel& channel, Answer* answer) {
     if (!setup_error_.ok()) return setup_error_;
     Request request;
     std::vector<UniqueFd> fds;
@@ -136,28 +156,36 @@ class Dispatcher {
                             " (only in ", absl::StrJoin(allowed, ", "), ")")));
     }
     ++expected_seq_;
-    Reply reply;
-    std::vector<UniqueFd> reply_fds;
-    status = row->second.handler(request, fds, &reply, &reply_fds);
+    answer->verb = verb;
+    answer->seq = request.seq();
+    answer->reply.Clear();
+    answer->fds.clear();
+    status = row->second.handler(request, fds, &answer->reply, &answer->fds);
     fds.clear();  // Descriptors the handler did not take.
     if (status.ok()) {
       if (row->second.next_state != kSameState) state_ = row->second.next_state;
     } else {
-      reply.Clear();
-      reply_fds.clear();
-      reply.mutable_error()->set_code(static_cast<int>(status.code()));
-      reply.mutable_error()->set_message(std::string(status.message()));
+      answer->reply.Clear();
+      answer->fds.clear();
+      answer->reply.mutable_error()->set_code(static_cast<int>(status.code()));
+      answer->reply.mutable_error()->set_message(
+          std::string(status.message()));
     }
-    reply.set_seq(request.seq());
+    answer->reply.set_seq(request.seq());
+    return absl::OkStatus();
+  }
+
+  absl::Status Send(Channel& channel, const Answer& answer) {
     std::vector<int> raw_fds;
-    for (const UniqueFd& fd : reply_fds) raw_fds.push_back(fd.get());
-    status = channel.Send(reply, raw_fds);
+    for (const UniqueFd& fd : answer.fds) raw_fds.push_back(fd.get());
+    absl::Status status = channel.Send(answer.reply, raw_fds);
     if (!status.ok()) {
       channel.Close();
-      return absl::Status(status.code(),
-                          absl::StrCat(status.message(), " (replying to verb ",
-                                       VerbName(verb), ", seq ", request.seq(),
-                                       ", in ", StateName(state_), ")"));
+      return absl::Status(
+          status.code(),
+          absl::StrCat(status.message(), " (replying to verb ",
+                       VerbName(answer.verb), ", seq ", answer.seq, ", in ",
+                       StateName(state_), ")"));
     }
     return absl::OkStatus();
   }

@@ -222,12 +222,14 @@ absl::StatusOr<SeccompPolicy> ReadEmbedded(const std::string& name) {
 
 absl::StatusOr<SeccompPolicy> LoadSeccompPolicy(const std::string& path) {
   SeccompPolicy top;
-  RETURN_IF_ERROR(ReadJsonMessageFile(path, &top));
+  // Policy files are installed data (in tests, Bazel's runfile links).
+  RETURN_IF_ERROR(ReadJsonMessageFile(path, &top, JsonFileOptions(true)));
   const std::string folder = Dirname(path);
   return MergeIncludes(top, path, [&folder](const std::string& name) {
     SeccompPolicy included;
     absl::Status status =
-        ReadJsonMessageFile(JoinPath(folder, name + ".json"), &included);
+        ReadJsonMessageFile(JoinPath(folder, name + ".json"), &included,
+                            JsonFileOptions(true));
     if (!status.ok()) return absl::StatusOr<SeccompPolicy>(status);
     return absl::StatusOr<SeccompPolicy>(std::move(included));
   });

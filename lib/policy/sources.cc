@@ -11,10 +11,13 @@ namespace garuda {
 namespace {
 
 // Reads `path` into `settings`; a missing file leaves it empty and `found`
-// empty.
-absl::Status ReadOptionalSource(const std::string& path, Settings* settings,
-                                std::string* found) {
-  absl::Status status = ReadJsonMessageFile(path, settings);
+// empty. Links are followed only in the person's and the system's own files
+// (dotfile managers link them); a project's settings come with the
+// repository, which can commit a link to /dev/zero or to a secret.
+absl::Status ReadOptionalSource(const std::string& path, bool follow_links,
+                                Settings* settings, std::string* found) {
+  absl::Status status =
+      ReadJsonMessageFile(path, settings, JsonFileOptions(follow_links));
   if (absl::IsNotFound(status)) {
     settings->Clear();
     return absl::OkStatus();
@@ -41,18 +44,20 @@ absl::StatusOr<SettingsSources> LoadSettingsSources(
   if (home.empty()) {
     ASSIGN_OR_RETURN(home, HomeDirectory());
   }
-  RETURN_IF_ERROR(ReadOptionalSource(ManagedPolicyFile(locations.managed_dir),
-                                     &sources.managed_policy,
-                                     &sources.managed_policy_path));
-  RETURN_IF_ERROR(ReadOptionalSource(UserPolicyFile(home), &sources.user_policy,
+  RETURN_IF_ERROR(
+      ReadOptionalSource(ManagedPolicyFile(locations.managed_dir), true,
+                         &sources.managed_policy,
+                         &sources.managed_policy_path));
+  RETURN_IF_ERROR(ReadOptionalSource(UserPolicyFile(home),
+                                     true, &sources.user_policy,
                                      &sources.user_policy_path));
   RETURN_IF_ERROR(ReadOptionalSource(UserSettingsFile(home),
-                                     &sources.user_settings,
+                                     true, &sources.user_settings,
                                      &sources.user_settings_path));
   if (!locations.project.empty()) {
-    RETURN_IF_ERROR(ReadOptionalSource(ProjectSettingsFile(locations.project),
-                                       &sources.project_settings,
-                                       &sources.project_settings_path));
+    RETURN_IF_ERROR(ReadOptionalSource(
+        ProjectSettingsFile(locations.project), false,
+        &sources.project_settings, &sources.project_settings_path));
   }
   return sources;
 }

@@ -3,6 +3,8 @@
 // (child_agent), each test with its negative control.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,7 +24,9 @@
 #include "lib/base/unique_fd.h"
 #include "lib/budget/journal.h"
 #include "lib/budget/meter.h"
+#include "lib/ipc/frame_header.h"
 #include "lib/ipc/helper_process.h"
+#include "proto/budgeter_service.pb.h"
 
 namespace garuda {
 namespace budget {
@@ -490,6 +494,170 @@ TEST_F(BudgetProcessTest, BudgeterServesLockedDown) {
   // Negative control: this test process, not locked down, shows neither.
   std::string free = proc_status("self");
   EXPECT_TRUE(absl::StrContains(free, "Seccomp:\t0")) << free;
+}
+
+// --- issue 14 point 12: no sum of the ledger wraps ---
+
+// Reported usages whose plain sum passes 2^63: each settle reports
+// kMaxTokens for a 1-token reservation.
+TEST_F(BudgetProcessTest, UsageFarBeyondItsReservationNeverWraps) {
+  constexpr int kSettles = 8200;
+  // Control: these reports summed in int64 would wrap (spent negative).
+  int64_t naive = 0;
+  bool wrapped = false;
+  for (int i = 0; i < kSettles; ++i) {
+    wrapped = wrapped || __builtin_add_overflow(naive, kMaxTokens, &naive);
+  }
+  ASSERT_TRUE(wrapped);
+
+  {
+    auto budgeter = StartBudgeter("overflow", kMaxTokens);
+    ASSERT_TRUE(budgeter);
+    BudgetClient parent(budgeter.get());
+    std::vector<uint64_t> open;
+    for (int i = 0; i < kSettles; ++i) {
+      auto reserved = parent.Reserve(1, "turn", absl::StrCat(i));
+      ASSERT_TRUE(reserved.ok() && reserved->granted()) << i;
+      open.push_back(reserved->reservation());
+    }
+    for (uint64_t reservation : open) {
+      auto settled = parent.Settle(reservation, kMaxTokens, true);
+      ASSERT_TRUE(settled.ok()) << settled.status();
+      EXPECT_EQ(settled->charged(), kMaxTokens);
+      EXPECT_EQ(settled->left(), 0);
+    }
+    auto status = parent.Status();
+    ASSERT_TRUE(status.ok());
+    EXPECT_EQ(status->spent(), kMaxLedgerTokens);  // saturated, not wrapped
+    EXPECT_EQ(status->left(), 0);
+    // Nothing more is granted, however small.
+    auto after = parent.Reserve(1, "turn", "after");
+    ASSERT_TRUE(after.ok());
+    EXPECT_FALSE(after->granted());
+    ASSERT_TRUE(budgeter->Stop().ok());
+  }
+  // What was persisted replays to the same, and a new run still grants
+  // nothing.
+  EXPECT_EQ(JournalStatus("overflow").spent(), kMaxLedgerTokens);
+  auto budgeter = StartBudgeter("overflow", kMaxTokens);
+  ASSERT_TRUE(budgeter);
+  BudgetClient parent(budgeter.get());
+  auto again = parent.Reserve(1, "turn", "resumed");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->granted());
+  EXPECT_GE(parent.Status()->spent(), 0);
+  ASSERT_TRUE(budgeter->Stop().ok());
+
+  // A report beyond what one request can cost (the reservation plus the
+  // whole lease) is charged at that cap.
+  auto small = StartBudgeter("capped", 1000);
+  ASSERT_TRUE(small);
+  BudgetClient agent(small.get());
+  auto reserved = agent.Reserve(10, "turn", "a");
+  ASSERT_TRUE(reserved.ok() && reserved->granted());
+  auto settled = agent.Settle(reserved->reservation(), int64_t{1} << 40, true);
+  ASSERT_TRUE(settled.ok()) << settled.status();
+  EXPECT_EQ(settled->charged(), 1010);
+  EXPECT_EQ(agent.Status()->agents(0).overrun(), 1000);
+  ASSERT_TRUE(small->Stop().ok());
+  EXPECT_EQ(JournalStatus("capped").spent(), 1010);
+}
+
+// --- issue 14 point 13: bytes that are not a request ---
+
+struct RawRun {
+  int exit_code = -1;
+  std::string reply_error;  // the Error reply's message, if one came
+  std::string err;          // the budgeter's stderr
+};
+
+// Starts `garuda-budgeter serve` on a socketpair, writes `bytes` on it and
+// (with `close_after`) shuts the writing side, then waits for it to end.
+RawRun SendRaw(const std::string& home, const std::string& session,
+               const std::string& bytes, bool close_after) {
+  RawRun run;
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return run;
+  }
+  std::string err_path = JoinPath(home, session + ".stderr");
+  std::string budgeter = BudgeterPath();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pair[1], 3);
+    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(err, 2);
+    ::execl(budgeter.c_str(), budgeter.c_str(), "serve", "--channel-fd=3",
+            ("--session=" + session).c_str(), "--limit=1000",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(pair[1]);
+  ipc::ChannelOptions options;
+  options.peer_name = "garuda-budgeter";
+  ipc::Channel channel{UniqueFd(pair[0]), options};
+  if (!WriteAll(channel.fd(), bytes).ok()) return run;
+  if (close_after) ::shutdown(channel.fd(), SHUT_WR);
+  BudgetReply reply;
+  // The receive timeout of the channel is the deadline.
+  struct timeval timeout = {60, 0};
+  ::setsockopt(channel.fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout,
+               sizeof(timeout));
+  if (channel.Receive(&reply, nullptr).ok() && reply.has_error()) {
+    run.reply_error = reply.error().message();
+  }
+  channel.Close();
+  int status = 0;
+  if (::waitpid(pid, &status, 0) == pid && WIFEXITED(status)) {
+    run.exit_code = WEXITSTATUS(status);
+  }
+  run.err = ReadFileToString(err_path).value_or("");
+  return run;
+}
+
+std::string Frame(const std::string& body) {
+  std::string header(4, '\0');
+  ipc::EncodeFrameLength(static_cast<uint32_t>(body.size()), header.data());
+  return header + body;
+}
+
+TEST_F(BudgetProcessTest, GarbageOnTheChannelIsAnErrorWithItsReason) {
+  struct Case {
+    const char* name;
+    std::string bytes;
+    const char* reason;  // in the reply and on stderr
+  };
+  BudgetRequest unknown_field;  // a valid frame with a wrong seq
+  unknown_field.set_seq(7);
+  unknown_field.mutable_status();
+  const Case cases[] = {
+      {"garbage", "hello, budgeter\n", "byte limit"},
+      {"oversized", std::string("\xff\xff\xff\x7f", 4) + "x", "byte limit"},
+      {"unparsable", Frame(std::string(16, '\xff')), "does not parse"},
+      {"wrong-seq", Frame(unknown_field.SerializeAsString()),
+       "seq 7 where seq 1 was expected"},
+  };
+  for (const Case& test : cases) {
+    SCOPED_TRACE(test.name);
+    RawRun run = SendRaw(home_, test.name, test.bytes, false);
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.exit_code, -1);
+    EXPECT_TRUE(absl::StrContains(run.reply_error, test.reason))
+        << run.reply_error;
+    EXPECT_TRUE(absl::StrContains(run.err, test.reason)) << run.err;
+  }
+  // A frame cut short by the peer's end: no reply can go, still non-zero.
+  RawRun cut = SendRaw(home_, "truncated", Frame("abcdef").substr(0, 6), true);
+  EXPECT_EQ(cut.exit_code, 1) << cut.err;
+  EXPECT_TRUE(absl::StrContains(cut.err, "truncated")) << cut.err;
+  // Control: a well-formed request is answered and a clean close ends the
+  // budgeter with 0.
+  BudgetRequest good;
+  good.set_seq(1);
+  good.mutable_status();
+  RawRun clean = SendRaw(home_, "clean", Frame(good.SerializeAsString()), true);
+  EXPECT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.reply_error, "");
 }
 
 }  // namespace

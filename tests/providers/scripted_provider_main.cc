@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   if (!kind.ok()) return Fail(kind.status());
   garuda::provider::ProviderScript script;
   absl::Status read =
-      garuda::ReadJsonMessageFile(absl::GetFlag(FLAGS_script), &script);
+      garuda::ReadJsonMessageFile(absl::GetFlag(FLAGS_script), &script,
+                                  garuda::JsonFileOptions(true));
   if (!read.ok()) return Fail(read);
   const std::string log = absl::GetFlag(FLAGS_requests_log);
   auto server = garuda::provider::testing::ScriptedServer::Start(
