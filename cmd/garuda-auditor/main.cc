@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "lib/audit/auditor.h"
 #include "lib/base/flags.h"
+#include "lib/lockdown/roles.h"
 
 ABSL_FLAG(std::string, project, "", "The project folder whose log this is.");
 ABSL_FLAG(std::string, log, "",
@@ -35,5 +36,6 @@ int main(int argc, char** argv) {
   options.log = absl::GetFlag(FLAGS_log);
   options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
   options.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  options.lock_down = garuda::LockDownAuditor;
   return garuda::RunAuditor(options);
 }

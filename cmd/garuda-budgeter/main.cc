@@ -10,6 +10,7 @@
 #include "lib/base/files.h"
 #include "lib/base/flags.h"
 #include "lib/budget/server.h"
+#include "lib/lockdown/roles.h"
 
 ABSL_FLAG(int, channel_fd, -1,
           "serve: the descriptor of the top agent's channel (a Unix stream "
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
     options.limit = absl::GetFlag(FLAGS_limit);
     options.accept_weaker_lockdown =
         absl::GetFlag(FLAGS_accept_weaker_lockdown);
+    options.lock_down = garuda::LockDownBudgeter;
     if (options.channel_fd < 0) return Usage("serve needs --channel-fd");
     if (options.limit < 0) return Usage("serve needs --limit");
     options.log = [](const std::string& line) {

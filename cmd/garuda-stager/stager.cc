@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/home.h"
 #include "lib/policy/merge.h"
 #include "lib/staging/session.h"
 #include "lib/staging/staged_guard.h"
@@ -68,7 +69,7 @@ int StagerRun(const StagerRunOptions& options) {
     return kStagerRefused;
   }
   std::string cwd = CurrentDirectory();
-  absl::StatusOr<std::string> project = RealProjectPath(options.project);
+  absl::StatusOr<std::string> project = RealProjectRoot(options.project);
   if (!project.ok()) {
     Say(std::string(project.status().message()));
     return kStagerRefused;
@@ -192,7 +193,7 @@ int StagerServe(StagerServeOptions options) {
   };
   // The on_host runner has no staging view; a project that cannot be
   // found is said by the serve itself, before anything is made.
-  absl::StatusOr<std::string> project = RealProjectPath(options.project);
+  absl::StatusOr<std::string> project = RealProjectRoot(options.project);
   if (options.mode == "host" || !project.ok()) return serve();
   // The session's staging view lives in the guard's child, as for `run
   // --mode staged`: a caught signal removes it.
@@ -206,7 +207,7 @@ int StagerServe(StagerServeOptions options) {
 }
 
 int StagerEndSession(const std::string& project, const std::string& session) {
-  absl::StatusOr<std::string> real = RealProjectPath(project);
+  absl::StatusOr<std::string> real = RealProjectRoot(project);
   if (!real.ok()) {
     Say(std::string(real.status().message()));
     return kStagerRefused;

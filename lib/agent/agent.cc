@@ -46,7 +46,7 @@ constexpr char kNoModelHint[] =
     "server (OPENAI_API_KEY or ANTHROPIC_API_KEY for the hosted services), "
     "or pass --provider, --model and --base-url.";
 
-provider::CancelFlag* g_cancel = nullptr;
+CancelFlag* g_cancel = nullptr;
 
 // First Ctrl-C: cancel the request in flight. Second, before the session
 // reset the flag: leave (the default action).
@@ -313,7 +313,7 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
                  const stager::SessionDescription& description,
                  const std::string& lockdown_summary,
                  knowledge::CodeService* code_tools, Printer& err) {
-  provider::CancelFlag cancel;
+  CancelFlag cancel;
   g_cancel = &cancel;
   std::unique_ptr<Interaction> interaction;
   std::unique_ptr<LineSource> lines;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
 
@@ -89,7 +90,7 @@ ProjectInstructions LoadProjectInstructions(const std::string& project,
                                             const std::string& home) {
   ProjectInstructions result;
   if (!home.empty()) {
-    const std::string path = JoinPath(home, ".garuda/AGENTS.md");
+    const std::string path = UserInstructionsFile(home);
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     InstructionsFile file;
     if (fd.valid()) {

@@ -13,9 +13,9 @@
 #include "absl/strings/str_split.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
-#include "lib/budget/journal.h"
 
 namespace garuda {
 namespace agent {
@@ -29,9 +29,8 @@ std::string NewSessionId(absl::Time now) {
 
 absl::StatusOr<std::string> SessionJournalPath(const std::string& home,
                                                const std::string& session_id) {
-  ASSIGN_OR_RETURN(std::string folder,
-                   budget::SessionDirectory(home, session_id));
-  return JoinPath(folder, kJournalFile);
+  ASSIGN_OR_RETURN(std::string folder, GarudaSessionFolder(home, session_id));
+  return SessionJournalFile(folder);
 }
 
 absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(

@@ -18,8 +18,6 @@
 namespace garuda {
 namespace agent {
 
-inline constexpr char kJournalFile[] = "journal.jsonl";
-
 // "20261130T003000-<pid>-<6 hex>": sortable, unique enough, and a valid
 // session id for the budgeter.
 std::string NewSessionId(absl::Time now);

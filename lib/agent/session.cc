@@ -315,7 +315,7 @@ void Session::CountUsage(const provider::ModelResponse& response,
 
 absl::StatusOr<bool> Session::RunToolCalls(
     const ToolContext& tools, const provider::ModelResponse& response,
-    const provider::CancelFlag* cancel, TurnOutcome* outcome) {
+    const CancelFlag* cancel, TurnOutcome* outcome) {
   provider::ChatMessage results;
   results.set_role("user");
   bool cancelled = false;
@@ -340,8 +340,8 @@ absl::StatusOr<bool> Session::RunToolCalls(
   return cancelled;
 }
 
-absl::StatusOr<TurnOutcome> Session::RunTurn(
-    const std::string& prompt, const provider::CancelFlag* cancel) {
+absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
+                                             const CancelFlag* cancel) {
   const absl::Time start = absl::Now();
   TurnOutcome outcome;
   RETURN_IF_ERROR(CheckHelpers());
@@ -441,7 +441,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
 }
 
 absl::StatusOr<Session::LineOutcome> Session::HandleLine(
-    const std::string& line, const provider::CancelFlag* cancel) {
+    const std::string& line, const CancelFlag* cancel) {
   std::string trimmed(absl::StripAsciiWhitespace(line));
   if (trimmed.empty()) return LineOutcome::kContinue;
   if (trimmed[0] == '/') return SlashCommand(trimmed);
@@ -522,8 +522,7 @@ absl::Status Session::End() {
       "session_end", "", parts_.project->root(), "end", config_.session_id));
 }
 
-absl::Status RunLines(Session& session, LineSource& lines,
-                      provider::CancelFlag* cancel) {
+absl::Status RunLines(Session& session, LineSource& lines, CancelFlag* cancel) {
   while (true) {
     if (cancel != nullptr) cancel->Reset();
     std::optional<std::string> line = lines.ReadLine("> ");

@@ -119,12 +119,12 @@ class Session {
   // One line from the person: a prompt, a slash command or "!command". An
   // error means the session cannot go on (a helper is gone).
   absl::StatusOr<LineOutcome> HandleLine(const std::string& line,
-                                         const provider::CancelFlag* cancel);
+                                         const CancelFlag* cancel);
 
   // One prompt to the end of its turn. An error means the session cannot go
   // on; the turn's own failures (budget, provider, cancel) are in `stopped`.
   absl::StatusOr<TurnOutcome> RunTurn(const std::string& prompt,
-                                      const provider::CancelFlag* cancel);
+                                      const CancelFlag* cancel);
 
   // Ends the session: audit event. The helpers are stopped by the caller.
   absl::Status End();
@@ -154,7 +154,7 @@ class Session {
   void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
   absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
                                     const provider::ModelResponse& response,
-                                    const provider::CancelFlag* cancel,
+                                    const CancelFlag* cancel,
                                     TurnOutcome* outcome);
 
   Session(SessionConfig config, SessionParts parts);
@@ -178,8 +178,7 @@ class Session {
 
 // Reads lines until the end of input or /exit; a turn interrupted by the
 // CancelFlag returns to the prompt (the flag is reset before each line).
-absl::Status RunLines(Session& session, LineSource& lines,
-                      provider::CancelFlag* cancel);
+absl::Status RunLines(Session& session, LineSource& lines, CancelFlag* cancel);
 
 }  // namespace agent
 }  // namespace garuda

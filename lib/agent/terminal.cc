@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/files.h"
+#include "lib/base/visible.h"
 #include "lib/consent/terminal_turn.h"
 #include "lib/question/permission_question.h"
 #include "lib/question/question.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace agent {

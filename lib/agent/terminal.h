@@ -5,7 +5,7 @@
 // Everything that came from the model or a tool (streamed text, tool
 // summaries, outcomes, notices, question details) is written with its
 // control, bidirectional and zero-width characters made visible
-// (lib/question/visible.h), so an answer cannot move the cursor, rewrite
+// (lib/base/visible.h), so an answer cannot move the cursor, rewrite
 // the screen or hide text from the person.
 //
 // Ctrl-C (SIGINT): while a request is in flight (between two ReadLine
@@ -26,7 +26,7 @@
 
 #include "absl/strings/string_view.h"
 #include "lib/agent/interaction.h"
-#include "lib/provider/http.h"
+#include "lib/base/cancel_flag.h"
 
 namespace garuda {
 namespace agent {
@@ -43,13 +43,12 @@ std::unique_ptr<Interaction> MakeTerminalInteraction(int in_fd, int out_fd);
 // resets it when the prompt comes back. Only one LineSource may exist at a
 // time (it owns the process's SIGINT handler while it lives).
 std::unique_ptr<LineSource> MakeTerminalLineSource(
-    const std::string& history_path, provider::CancelFlag* cancel);
+    const std::string& history_path, CancelFlag* cancel);
 
 namespace terminal_internal {
 // The same on chosen descriptors (tests: a pty).
 std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
-    int in_fd, int out_fd, const std::string& history_path,
-    provider::CancelFlag* cancel);
+    int in_fd, int out_fd, const std::string& history_path, CancelFlag* cancel);
 
 // Text for the terminal: control, bidirectional and zero-width characters
 // made visible as lib/question does, newlines and tabs kept, backslashes

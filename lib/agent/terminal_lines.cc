@@ -26,7 +26,7 @@
 #include "lib/agent/terminal_signals.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace agent {
@@ -102,7 +102,7 @@ FILE* DupFile(int fd, const char* mode) {
 class TerminalLineSource : public LineSource {
  public:
   TerminalLineSource(int in_fd, int out_fd, const std::string& history_path,
-                     provider::CancelFlag* cancel)
+                     CancelFlag* cancel)
       : in_(in_fd), out_(out_fd), cancel_(cancel), catcher_(cancel) {
     EnsureUtf8Ctype();
     in_file_ = DupFile(in_fd, "r");
@@ -331,7 +331,7 @@ class TerminalLineSource : public LineSource {
 
   int in_;
   int out_;
-  provider::CancelFlag* cancel_;
+  CancelFlag* cancel_;
   SigintCatcher catcher_;
   FILE* in_file_ = nullptr;
   FILE* out_file_ = nullptr;
@@ -347,7 +347,7 @@ class TerminalLineSource : public LineSource {
 }  // namespace
 
 std::unique_ptr<LineSource> MakeTerminalLineSource(
-    const std::string& history_path, provider::CancelFlag* cancel) {
+    const std::string& history_path, CancelFlag* cancel) {
   return terminal_internal::MakeTerminalLineSourceOn(
       STDIN_FILENO, STDOUT_FILENO, history_path, cancel);
 }
@@ -356,7 +356,7 @@ namespace terminal_internal {
 
 std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
     int in_fd, int out_fd, const std::string& history_path,
-    provider::CancelFlag* cancel) {
+    CancelFlag* cancel) {
   return std::make_unique<TerminalLineSource>(in_fd, out_fd, history_path,
                                               cancel);
 }

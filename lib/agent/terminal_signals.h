@@ -15,7 +15,7 @@
 #include <atomic>
 #include <string>
 
-#include "lib/provider/http.h"
+#include "lib/base/cancel_flag.h"
 
 namespace garuda {
 namespace agent {
@@ -35,7 +35,7 @@ inline constexpr char kResizedByte = 'w';
 
 class SigintCatcher {
  public:
-  explicit SigintCatcher(provider::CancelFlag* cancel) : cancel_(cancel) {
+  explicit SigintCatcher(CancelFlag* cancel) : cancel_(cancel) {
     if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) {
       pipe_[0] = pipe_[1] = -1;
       return;
@@ -120,7 +120,7 @@ class SigintCatcher {
     errno = saved_errno;
   }
 
-  provider::CancelFlag* cancel_;
+  CancelFlag* cancel_;
   int pipe_[2] = {-1, -1};
   bool installed_ = false;
   std::atomic<bool> busy_{false};

@@ -251,7 +251,7 @@ void RunChild(int slave, int report, int go, const std::string& history,
     signal(SIGTTOU, SIG_DFL);
     (void)WriteAll(report, absl::StrCat("pid:", getpid(), "\n"));
   }
-  provider::CancelFlag cancel;
+  CancelFlag cancel;
   std::unique_ptr<LineSource> source =
       terminal_internal::MakeTerminalLineSourceOn(slave, slave, history,
                                                   &cancel);

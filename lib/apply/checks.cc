@@ -16,9 +16,10 @@
 #include "lib/apply/paths.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 
@@ -77,7 +78,7 @@ void CheckEntries(const ChangeSet& change_set,
               absl::StrCat(shown, ": the setuid or setgid bit"));
         }
         if (change.content.size() != entry.size() ||
-            Sha256(change.content) != entry.new_sha256()) {
+            Sha256Bytes(change.content) != entry.new_sha256()) {
           problems->push_back(absl::StrCat(
               shown, ": the content does not match its size and SHA-256"));
         }

@@ -14,12 +14,13 @@
 #include "lib/apply/outcome.h"
 #include "lib/apply/signals.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/builder.h"
 #include "lib/changeset/changeset.h"
 #include "lib/question/question.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {
@@ -31,7 +32,7 @@ absl::StatusOr<ApplierPlaces> Locate(const ApplierCommand& command) {
 }
 
 absl::StatusOr<std::string> ProjectOf(const ApplierCommand& command) {
-  return RealProjectFolder(command.project);
+  return RealProjectRoot(command.project);
 }
 
 // The list on stdin, checked to be for this project.

@@ -1,45 +1,25 @@
 #include "lib/apply/outcome.h"
 
-#include <limits.h>
-#include <stdlib.h>
-
-#include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/apply/apply.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
-namespace {
-
-absl::StatusOr<std::string> RealPath(const std::string& path) {
-  char resolved[PATH_MAX];
-  if (::realpath(path.c_str(), resolved) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("project folder ", path, ": ", std::strerror(errno)));
-  }
-  return std::string(resolved);
-}
-
-}  // namespace
-
-absl::StatusOr<std::string> RealProjectFolder(const std::string& project) {
-  return RealPath(project.empty() ? "." : project);
-}
 
 absl::StatusOr<ApplierPlaces> LocateApplierPlaces(
     const std::string& project, const std::string& undo_root) {
   ApplierPlaces places;
-  ASSIGN_OR_RETURN(places.project, RealProjectFolder(project));
+  ASSIGN_OR_RETURN(places.project, RealProjectRoot(project));
   places.undo_root = undo_root;
   if (places.undo_root.empty()) {
     ASSIGN_OR_RETURN(std::string home, HomeDirectory());
-    places.undo_root = JoinPath(home, ".garuda/undo");
+    places.undo_root = GarudaUndoRoot(home);
   }
   return places;
 }
@@ -58,7 +38,7 @@ absl::StatusOr<ChangeSet> ReadChangeSetForProject(int fd,
         "its header), so it cannot be checked to be for ",
         VisiblePath(project)));
   }
-  absl::StatusOr<std::string> real = RealPath(made_for);
+  absl::StatusOr<std::string> real = RealProjectRoot(made_for);
   if (!real.ok() || *real != project) {
     return absl::FailedPreconditionError(
         absl::StrCat("the change list was made for ", VisiblePath(made_for),

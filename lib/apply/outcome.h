@@ -19,9 +19,6 @@ struct ApplierPlaces {
   std::string undo_root;  // ~/.garuda/undo unless given
 };
 
-// The real path of `project` (empty: the current folder).
-absl::StatusOr<std::string> RealProjectFolder(const std::string& project);
-
 // `project` empty: the current folder; `undo_root` empty: ~/.garuda/undo.
 absl::StatusOr<ApplierPlaces> LocateApplierPlaces(const std::string& project,
                                                   const std::string& undo_root);

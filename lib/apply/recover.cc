@@ -18,7 +18,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace apply_internal {

@@ -7,12 +7,12 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "lib/apply/apply.h"
 #include "lib/apply/outcome.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
@@ -29,22 +29,11 @@ namespace garuda {
 namespace {
 
 constexpr int kServing = 0;
-constexpr size_t kMaxSessionIdBytes = 128;
 
-// `session_id` goes into the undo record.
+// `session_id` goes into the undo record; empty: an apply of no session.
 absl::Status CheckServedSessionId(const std::string& session_id) {
-  if (session_id.size() > kMaxSessionIdBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("session_id of ", session_id.size(), " bytes is over ",
-                     kMaxSessionIdBytes));
-  }
-  for (char c : session_id) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') {
-      return absl::InvalidArgumentError(
-          "session_id may hold only letters, digits, '.', '_' and '-'");
-    }
-  }
-  return absl::OkStatus();
+  if (session_id.empty()) return absl::OkStatus();
+  return CheckSessionId(session_id);
 }
 
 applier::ApplyOutcome::Kind KindOf(ApplyOutcome outcome) {
@@ -171,8 +160,8 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
                    RelayedAnswerOf(apply, consent.mode()));
   ASSIGN_OR_RETURN(ChangeSet change_set,
                    ReadServedList(fd, name, places.project));
-  const bool complete = !change_set.summary.incomplete() &&
-                        change_set.summary.refused().empty();
+  const bool complete =
+      !change_set.summary.incomplete() && change_set.summary.refused().empty();
   if (!change_set.NoChanges() && complete) {
     ASSIGN_OR_RETURN(ConsentDecision decision,
                      Decide(consent, apply, change_set, project_fd, relayed));

@@ -23,9 +23,11 @@
 #include "lib/apply/paths.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace apply_internal {
@@ -50,7 +52,7 @@ Fingerprint NewFingerprint(const ChangeEntry& entry) {
       fingerprint.set_sha256(entry.new_sha256());
       break;
     case FILE_TYPE_SYMLINK:
-      fingerprint.set_sha256(Sha256(entry.link_target()));
+      fingerprint.set_sha256(Sha256Bytes(entry.link_target()));
       break;
     case FILE_TYPE_DIRECTORY:
       fingerprint.set_mode(entry.new_mode());
@@ -187,12 +189,8 @@ absl::StatusOr<UniqueFd> LockUndoFolder(const std::string& folder) {
 
 absl::StatusOr<std::string> UndoFolder(const std::string& undo_root,
                                        const std::string& project) {
-  char resolved[PATH_MAX];
-  if (::realpath(project.c_str(), resolved) == nullptr) {
-    return LastErrnoStatus(absl::StrCat("realpath(", project, ")"));
-  }
-  std::string hash = absl::BytesToHexString(Sha256(resolved).substr(0, 8));
-  return JoinPath(undo_root, absl::StrCat(Basename(resolved), "-", hash));
+  ASSIGN_OR_RETURN(std::string real, RealProjectRoot(project));
+  return JoinPath(undo_root, ProjectKey(real));
 }
 
 absl::StatusOr<std::vector<UndoRecordInfo>> ListUndoRecords(

@@ -11,7 +11,7 @@
 #include "lib/audit/line_format.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/status_macros.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 

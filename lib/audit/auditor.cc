@@ -16,7 +16,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/unique_fd.h"
 #include "lib/ipc/helper_process.h"
-#include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 #include "lib/policy/sources.h"
 
 namespace garuda {
@@ -103,23 +103,13 @@ int RunAuditor(const AuditorOptions& options) {
   // 2. Lock down: writes only beneath this project's audit folder, no
   //    network sockets, no exec. Done while single-threaded (Landlock binds
   //    only the calling thread), so the timed-sync thread starts after.
-  LockdownOptions lockdown;
-  lockdown.role = "auditor";
+  if (!options.lock_down) return Fail(NoLockDownGiven("garuda-auditor"));
+  RoleLockdownOptions lockdown;
   lockdown.writable_paths = {(*writer)->folder()};
-  lockdown.allow_network = false;
-  if (!options.accept_weaker_lockdown.empty()) {
-    lockdown.accept_weaker =
-        AcceptWeakerLockdown{options.accept_weaker_lockdown};
-  }
-  absl::StatusOr<LockdownReport> report = LockDown(lockdown);
-  if (!report.ok()) {
-    return Fail(absl::Status(
-        report.status().code(),
-        absl::StrCat("cannot lock down: ", report.status().message(),
-                     " (--accept-weaker-lockdown=WHY runs anyway)")));
-  }
-  if (!report->weaker.empty())
-    Say(absl::StrCat("weaker lockdown: ", report->weaker));
+  lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  lockdown.log = Say;
+  absl::Status locked = options.lock_down(lockdown);
+  if (!locked.ok()) return Fail(locked);
   (*writer)->StartTimedSync();
 
   // 3. Serve.

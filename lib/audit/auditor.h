@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "lib/lockdown/roles.h"
+
 namespace garuda {
 
 struct AuditorOptions {
@@ -17,6 +19,8 @@ struct AuditorOptions {
   // Non-empty: run on a kernel without Landlock, with this reason in the
   // report. Without it, the auditor refuses to start there.
   std::string accept_weaker_lockdown;
+  // Step 2, once the log and the channel are open (LockDownAuditor).
+  LockDownRole lock_down;
 };
 
 // Returns the process exit status: 0 done, 1 an event refused or a failure,

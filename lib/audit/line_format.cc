@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/audit/json_check.h"
-#include "lib/audit/sha256.h"
+#include "lib/base/sha256.h"
 
 namespace garuda {
 namespace {

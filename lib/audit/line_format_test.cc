@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "gtest/gtest.h"
-#include "lib/audit/sha256.h"
 #include "lib/audit/test_util.h"
 #include "lib/base/json_message.h"
+#include "lib/base/sha256.h"
 
 namespace garuda {
 namespace {

@@ -9,38 +9,24 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/audit/sha256.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
 
 namespace garuda {
 
 absl::StatusOr<std::string> AuditRoot() {
   ASSIGN_OR_RETURN(std::string home, HomeDirectory());
-  return JoinPath(home, ".garuda/audit");
+  return GarudaAuditRoot(home);
 }
 
 absl::StatusOr<std::string> ProjectAuditFolderName(const std::string& project) {
   if (project.empty()) {
     return absl::InvalidArgumentError("no project folder given (--project)");
   }
-  std::unique_ptr<char, decltype(&free)> resolved(
-      realpath(project.c_str(), nullptr), &free);
-  if (resolved == nullptr) {
-    return LastErrnoStatus(absl::StrCat("realpath(", project, ")"));
-  }
-  std::string path = resolved.get();
-  std::string name = Basename(path);
-  if (name.empty()) name = "root";
-  for (char& c : name) {
-    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!keep) c = '_';
-  }
-  if (name[0] == '.') name[0] = '_';
-  if (name.size() > 64) name.resize(64);
-  return absl::StrCat(name, "-", Sha256Hex(path).substr(0, 16));
+  ASSIGN_OR_RETURN(std::string real, RealProjectRoot(project));
+  return ProjectKey(real);
 }
 
 absl::Status CheckLogName(absl::string_view name) {

@@ -23,9 +23,9 @@ inline constexpr absl::string_view kCheckpointFolder = "checkpoints";
 // ~/.garuda/audit (from $HOME, or the password database).
 absl::StatusOr<std::string> AuditRoot();
 
-// "<name>-<first 16 hex digits of SHA-256 of the absolute path>", the name
-// with anything but [A-Za-z0-9._-] replaced by '_'. `project` is made
-// absolute and resolved (realpath); it must exist.
+// The project's key (lib/base/home.h, ProjectKey of its RealProjectRoot):
+// "<name>-<first 16 hex digits of SHA-256 of the real path>". `project`
+// must exist.
 absl::StatusOr<std::string> ProjectAuditFolderName(const std::string& project);
 
 // A log name is 1 to 100 of [A-Za-z0-9._-], not starting with '.'.

@@ -17,12 +17,12 @@
 #include "absl/strings/str_cat.h"
 #include "lib/audit/line_format.h"
 #include "lib/audit/paths.h"
-#include "lib/audit/sha256.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 

@@ -9,7 +9,7 @@
 #include "lib/audit/verify.h"
 #include "lib/audit/witness.h"
 #include "lib/base/files.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 

@@ -14,10 +14,10 @@
 #include "absl/strings/str_split.h"
 #include "lib/audit/json_records.h"
 #include "lib/audit/paths.h"
-#include "lib/audit/sha256.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/ipc/helper_process.h"
 

@@ -30,7 +30,7 @@ class CrashTest : public ::testing::Test {
   void SetUp() override {
     std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "crashXXXXXX");
     ASSERT_NE(::mkdtemp(templ.data()), nullptr);
-    path_ = JournalPath(*SessionDirectory(templ, "s"));
+    path_ = BudgetJournalFile(*GarudaSessionFolder(templ, "s"));
   }
   void TearDown() override {
     client_.reset();

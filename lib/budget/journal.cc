@@ -17,28 +17,6 @@
 namespace garuda {
 namespace budget {
 
-absl::StatusOr<std::string> SessionDirectory(absl::string_view home,
-                                             absl::string_view session_id) {
-  bool valid = !session_id.empty() && session_id.size() <= 128 &&
-               session_id != "." && session_id != "..";
-  for (char c : session_id) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' &&
-        c != '_' && c != '-') {
-      valid = false;
-    }
-  }
-  if (!valid) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "session id \"", session_id,
-        "\" must be 1 to 128 letters, digits, '.', '_' or '-' (not . or ..)"));
-  }
-  return JoinPath(JoinPath(home, ".garuda/sessions"), session_id);
-}
-
-std::string JournalPath(absl::string_view session_directory) {
-  return JoinPath(session_directory, "budget.jsonl");
-}
-
 JournaledLedger::JournaledLedger(UniqueFd fd, std::string path, Ledger ledger)
     : fd_(std::move(fd)), path_(std::move(path)), ledger_(std::move(ledger)) {}
 

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "lib/base/home.h"
 #include "lib/base/unique_fd.h"
 #include "lib/budget/journal_records.h"
 #include "lib/budget/ledger.h"
@@ -43,13 +44,6 @@
 
 namespace garuda {
 namespace budget {
-
-// ~/.garuda/sessions/<id> under `home`. A session id is 1 to 128 of
-// [A-Za-z0-9._-], not "." or "..": it names a folder.
-absl::StatusOr<std::string> SessionDirectory(absl::string_view home,
-                                             absl::string_view session_id);
-// <session directory>/budget.jsonl
-std::string JournalPath(absl::string_view session_directory);
 
 // The server flushes after this long with no request...
 inline constexpr std::chrono::milliseconds kIdleBeforeFlush{5};

@@ -8,7 +8,7 @@
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace budget {

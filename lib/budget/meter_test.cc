@@ -73,7 +73,7 @@ class MeterTest : public ::testing::Test {
   void Start(int64_t limit) {
     std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "meterXXXXXX");
     home_ = ::mkdtemp(templ.data());
-    path_ = JournalPath(*SessionDirectory(home_, "s"));
+    path_ = BudgetJournalFile(*GarudaSessionFolder(home_, "s"));
     auto ledger = JournaledLedger::Open({path_, limit});
     ASSERT_TRUE(ledger.ok()) << ledger.status();
     ledger_ = std::move(*ledger);

@@ -18,7 +18,7 @@
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
 #include "lib/ipc/helper_process.h"
-#include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace budget {
@@ -312,36 +312,24 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
 
 absl::Status RunServe(const ServeOptions& options) {
   ASSIGN_OR_RETURN(std::string directory,
-                   SessionDirectory(options.home, options.session));
+                   GarudaSessionFolder(options.home, options.session));
   ASSIGN_OR_RETURN(
       ipc::Channel top,
       ipc::ChannelFromFd(options.channel_fd, AgentChannelOptions(kTopAgent)));
   ASSIGN_OR_RETURN(
       std::unique_ptr<JournaledLedger> ledger,
-      JournaledLedger::Open({JournalPath(directory), options.limit}));
+      JournaledLedger::Open({BudgetJournalFile(directory), options.limit}));
   if (options.log) {
     for (const std::string& note : ledger->start_notes()) options.log(note);
   }
   // Everything the role needs is open (the journal, the channel); from here
   // on a bug cannot write outside the session folder nor reach a network.
-  LockdownOptions lockdown;
-  lockdown.role = "budgeter";
+  if (!options.lock_down) return NoLockDownGiven("garuda-budgeter");
+  RoleLockdownOptions lockdown;
   lockdown.writable_paths = {directory};
-  lockdown.allow_network = false;
-  if (!options.accept_weaker_lockdown.empty()) {
-    lockdown.accept_weaker =
-        AcceptWeakerLockdown{options.accept_weaker_lockdown};
-  }
-  absl::StatusOr<LockdownReport> report = LockDown(lockdown);
-  if (!report.ok()) {
-    return absl::Status(
-        report.status().code(),
-        absl::StrCat(report.status().message(),
-                     " (--accept-weaker-lockdown=WHY runs anyway)"));
-  }
-  if (!report->weaker.empty() && options.log) {
-    options.log(absl::StrCat("weaker lockdown: ", report->weaker));
-  }
+  lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  lockdown.log = options.log;
+  RETURN_IF_ERROR(options.lock_down(lockdown));
   BudgetServer server(ledger.get(), options.log);
   return server.Serve(std::move(top));
 }
@@ -350,8 +338,8 @@ absl::Status RunServe(const ServeOptions& options) {
 absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          const std::string& session,
                                          bool json) {
-  ASSIGN_OR_RETURN(std::string directory, SessionDirectory(home, session));
-  const std::string path = JournalPath(directory);
+  ASSIGN_OR_RETURN(std::string directory, GarudaSessionFolder(home, session));
+  const std::string path = BudgetJournalFile(directory);
   absl::StatusOr<UniqueFd> opened =
       OpenRegularFile(path, JournalFileOptions());
   if (absl::IsNotFound(opened.status())) {

@@ -15,6 +15,7 @@
 #include "lib/budget/journal.h"
 #include "lib/ipc/channel.h"
 #include "lib/ipc/dispatcher.h"
+#include "lib/lockdown/roles.h"
 #include "proto/budgeter_service.pb.h"
 
 namespace garuda {
@@ -95,6 +96,8 @@ struct ServeOptions {
   // session folder, no network, no exec. A kernel without Landlock or
   // seccomp stops the start unless a reason to run anyway is given here.
   std::string accept_weaker_lockdown;
+  // That lockdown (LockDownBudgeter); RunServe refuses to serve without one.
+  LockDownRole lock_down;
   // Where the start notes go (replayed records, crash charges).
   std::function<void(const std::string& line)> log;
 };

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <openssl/sha.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,8 +13,9 @@
 #include "absl/strings/str_split.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 
@@ -85,48 +85,6 @@ absl::StatusOr<UniqueFd> OpenRoot(const std::string& path) {
   return OpenFile(path, O_RDONLY | O_DIRECTORY);
 }
 
-// SHA-256 through OpenSSL's low-level SHA256_Init/Update/Final rather than
-// EVP: deprecated in OpenSSL 3.0 but shipped, and the same assembly. EVP's
-// digests go through OpenSSL 3's provider machinery (its algorithm tables,
-// property parser and error strings), which a statically linked program
-// that starts once per command (garuda-stager) pays for at every start: some
-// 90 page faults and 2 ms of CPU, for a digest it may never compute. The
-// deprecation warning is silenced here only, for that reason.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-
-std::string Sha256(absl::string_view data) {
-  // Not the one-shot SHA256(): OpenSSL 3 implements it with EVP_Q_digest.
-  SHA256_CTX context;
-  SHA256_Init(&context);
-  SHA256_Update(&context, data.data(), data.size());
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256_Final(digest, &context);
-  return std::string(reinterpret_cast<char*>(digest), sizeof digest);
-}
-
-absl::StatusOr<std::string> Sha256OfFd(int fd) {
-  SHA256_CTX context;
-  if (SHA256_Init(&context) != 1) {
-    return absl::InternalError("cannot start a SHA-256 digest");
-  }
-  std::string buffer(1 << 16, '\0');
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return LastErrnoStatus("read");
-    }
-    if (n == 0) break;
-    SHA256_Update(&context, buffer.data(), static_cast<size_t>(n));
-  }
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256_Final(digest, &context);
-  return std::string(reinterpret_cast<char*>(digest), sizeof digest);
-}
-
-#pragma GCC diagnostic pop
-
 FileType FileTypeOfMode(mode_t mode) {
   if (S_ISREG(mode)) return FILE_TYPE_REGULAR;
   if (S_ISLNK(mode)) return FILE_TYPE_SYMLINK;
@@ -167,7 +125,7 @@ absl::StatusOr<Fingerprint> FingerprintAt(int dir_fd, const std::string& name,
         absl::StatusOr<std::string> bytes = ReadAll(file.get());
         if (bytes.ok()) {
           *content = *std::move(bytes);
-          digest = Sha256(*content);
+          digest = Sha256Bytes(*content);
         } else {
           digest = bytes.status();
         }
@@ -191,7 +149,7 @@ absl::StatusOr<Fingerprint> FingerprintAt(int dir_fd, const std::string& name,
             absl::StrCat("readlink(", VisiblePath(what), ")"));
       }
       target.resize(static_cast<size_t>(n));
-      fingerprint.set_sha256(Sha256(target));
+      fingerprint.set_sha256(Sha256Bytes(target));
       break;
     }
     case FILE_TYPE_DIRECTORY:

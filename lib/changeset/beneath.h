@@ -37,10 +37,6 @@ absl::StatusOr<UniqueFd> OpenParentBeneath(int root_fd,
 // Opens a folder as the root for the calls above.
 absl::StatusOr<UniqueFd> OpenRoot(const std::string& path);
 
-std::string Sha256(absl::string_view data);
-// Of everything readable from `fd`, from its current offset.
-absl::StatusOr<std::string> Sha256OfFd(int fd);
-
 // The state of `name` in the folder `dir_fd`, not following a link there.
 // ENOENT is FILE_TYPE_ABSENT. `what` names the path in errors. With
 // `content`, a regular file's bytes are kept there (the ones hashed).

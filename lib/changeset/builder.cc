@@ -18,9 +18,9 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/rules.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {

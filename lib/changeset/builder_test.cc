@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "lib/base/sha256.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/test_tree.h"
 
@@ -54,7 +55,7 @@ TEST(BuildFromCopyTest, AddedModifiedDeletedAndModeChanged) {
   ASSERT_NE(modified, nullptr);
   EXPECT_EQ(modified->kind(), CHANGE_KIND_MODIFIED);
   EXPECT_EQ(modified->base().type(), FILE_TYPE_REGULAR);
-  EXPECT_EQ(modified->base().sha256(), Sha256("a\n"));
+  EXPECT_EQ(modified->base().sha256(), Sha256Bytes("a\n"));
   const ChangeEntry* deleted = FindEntry(change_set, "src/y.c");
   ASSERT_NE(deleted, nullptr);
   EXPECT_EQ(deleted->kind(), CHANGE_KIND_DELETED);

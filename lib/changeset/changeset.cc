@@ -6,10 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/frame_stream.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 namespace garuda {
 namespace {
@@ -53,7 +54,7 @@ absl::StatusOr<std::string> ReadSourceContent(const Change& change) {
     content.append(buffer.data(), static_cast<size_t>(n));
     if (content.size() > entry.size()) break;
   }
-  if (content.size() != entry.size() || Sha256(content) != entry.new_sha256()) {
+  if (content.size() != entry.size() || Sha256Bytes(content) != entry.new_sha256()) {
     return absl::AbortedError(absl::StrCat(
         VisiblePath(entry.path()),
         " changed in the staging copy after the change list was made"));
@@ -130,7 +131,7 @@ absl::StatusOr<ChangeSet> ReadChangeSet(int fd, const std::string& name) {
           current->content.size(), " of ", current->entry.size(), " bytes"));
     }
     if (current->entry.new_type() == FILE_TYPE_REGULAR &&
-        Sha256(current->content) != current->entry.new_sha256()) {
+        Sha256Bytes(current->content) != current->entry.new_sha256()) {
       absl::Status mismatch = absl::DataLossError(absl::StrCat(
           name, ": content of ", VisiblePath(current->entry.path()),
           " does not match its SHA-256"));

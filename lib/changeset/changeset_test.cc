@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/frame_stream.h"
 #include "lib/changeset/test_tree.h"
@@ -59,7 +60,7 @@ TEST(ChangeSetStreamTest, TruncatedStreamIsRefused) {
 
 TEST(ChangeSetStreamTest, ContentNotMatchingItsHashIsRefused) {
   ChangeSet change_set = Sample("hello");
-  change_set.changes[0].entry.set_new_sha256(Sha256("other"));
+  change_set.changes[0].entry.set_new_sha256(Sha256Bytes("other"));
   absl::StatusOr<ChangeSet> read = Parse(Serialize(change_set));
   EXPECT_TRUE(absl::IsDataLoss(read.status())) << read.status();
   EXPECT_TRUE(IsContentMismatch(read.status())) << read.status();

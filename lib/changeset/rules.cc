@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "lib/base/home.h"
 
 namespace garuda {
 
@@ -44,11 +45,9 @@ absl::StatusOr<std::unique_ptr<IgnoreRules>> IgnoreRules::ForProject(
     rules->repository_ = nullptr;
     return rules;
   }
-  char resolved[PATH_MAX];
-  if (::realpath(project.c_str(), resolved) == nullptr) {
-    return absl::NotFoundError(absl::StrCat("realpath(", project, ") failed"));
-  }
-  std::string root = absl::StrCat(resolved, "/");
+  absl::StatusOr<std::string> resolved = RealProjectRoot(project);
+  if (!resolved.ok()) return resolved.status();
+  std::string root = absl::StrCat(*resolved, "/");
   std::string work = workdir;
   if (!absl::StartsWith(root, work)) {
     return absl::FailedPreconditionError(

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/changeset/beneath.h"
 
 namespace garuda::testing {
@@ -150,7 +151,7 @@ Change AddedFile(const std::string& path, const std::string& content) {
   change.entry.set_new_type(FILE_TYPE_REGULAR);
   change.entry.set_new_mode(0644);
   change.entry.set_size(content.size());
-  change.entry.set_new_sha256(Sha256(content));
+  change.entry.set_new_sha256(Sha256Bytes(content));
   change.content = content;
   return change;
 }

@@ -11,9 +11,9 @@
 #include "absl/strings/str_join.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 #include "lib/consent/terminal_turn.h"
 #include "lib/policy/sources.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {

@@ -8,6 +8,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
 #include "lib/jobs/scope.h"
@@ -19,7 +20,7 @@ absl::StatusOr<std::string> JobFilePath(const std::string& checkout,
                                         const std::string& job) {
   if (job.empty()) return absl::InvalidArgumentError("no job named");
   if (absl::StrContains(job, '/') || absl::EndsWith(job, ".json")) return job;
-  const std::string path = JoinPath(checkout, ".garuda/jobs/" + job + ".json");
+  const std::string path = ProjectJobFile(checkout, job);
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrCat(

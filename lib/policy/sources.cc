@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
 
@@ -44,18 +45,18 @@ absl::StatusOr<SettingsSources> LoadSettingsSources(
     ASSIGN_OR_RETURN(home, HomeDirectory());
   }
   RETURN_IF_ERROR(
-      ReadOptionalSource(JoinPath(locations.managed_dir, "policy.json"), true,
+      ReadOptionalSource(ManagedPolicyFile(locations.managed_dir), true,
                          &sources.managed_policy,
                          &sources.managed_policy_path));
-  RETURN_IF_ERROR(ReadOptionalSource(JoinPath(home, ".garuda/policy.json"),
+  RETURN_IF_ERROR(ReadOptionalSource(UserPolicyFile(home),
                                      true, &sources.user_policy,
                                      &sources.user_policy_path));
-  RETURN_IF_ERROR(ReadOptionalSource(JoinPath(home, ".garuda/settings.json"),
+  RETURN_IF_ERROR(ReadOptionalSource(UserSettingsFile(home),
                                      true, &sources.user_settings,
                                      &sources.user_settings_path));
   if (!locations.project.empty()) {
     RETURN_IF_ERROR(ReadOptionalSource(
-        JoinPath(locations.project, ".garuda/settings.json"), false,
+        ProjectSettingsFile(locations.project), false,
         &sources.project_settings, &sources.project_settings_path));
   }
   return sources;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "lib/base/home.h"
 #include "proto/settings.pb.h"
 
 namespace garuda {
@@ -20,7 +21,7 @@ namespace garuda {
 struct SettingsLocations {
   // Folder of the managed policy; "/etc/garuda" unless a test points
   // elsewhere.
-  std::string managed_dir = "/etc/garuda";
+  std::string managed_dir = kManagedPolicyFolder;
   // The user's home folder; empty means HomeDirectory().
   std::string home;
   // The project's root; empty means no project settings.

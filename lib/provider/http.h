@@ -4,7 +4,6 @@
 #ifndef GARUDA_LIB_PROVIDER_HTTP_H_
 #define GARUDA_LIB_PROVIDER_HTTP_H_
 
-#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -12,25 +11,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "lib/base/cancel_flag.h"
 
 namespace garuda {
 namespace provider {
-
-// Set from any thread, or from a signal handler (a lock-free atomic store):
-// the transfer in flight stops at its next callback (at once when bytes are
-// arriving, within about a second when the server is silent), and a backoff
-// wait ends.
-class CancelFlag {
- public:
-  void Cancel() { cancelled_.store(true, std::memory_order_relaxed); }
-  void Reset() { cancelled_.store(false, std::memory_order_relaxed); }
-  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
-
- private:
-  static_assert(std::atomic<bool>::is_always_lock_free,
-                "CancelFlag::Cancel must be safe in a signal handler");
-  std::atomic<bool> cancelled_{false};
-};
 
 struct HttpRequest {
   std::string url;

@@ -3,8 +3,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/files.h"
+#include "lib/base/visible.h"
 #include "lib/question/answer_reader.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 

@@ -12,10 +12,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/question/answer_reader.h"
 #include "lib/question/diff.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {
@@ -46,7 +47,8 @@ bool OldContent(int project_fd, const ChangeEntry& entry, std::string* out) {
       OpenBeneath(project_fd, entry.path(), O_RDONLY | O_NONBLOCK);
   if (!fd.ok()) return false;
   absl::StatusOr<std::string> content = ReadAll(fd->get());
-  if (!content.ok() || Sha256(*content) != entry.base().sha256()) return false;
+  if (!content.ok() || Sha256Bytes(*content) != entry.base().sha256())
+    return false;
   *out = *std::move(content);
   return true;
 }

@@ -13,7 +13,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 #include "lib/staging/folders.h"
 #include "lib/staging/tree_copy.h"
 

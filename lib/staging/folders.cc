@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
 #include "lib/staging/workers.h"
@@ -127,13 +128,9 @@ absl::Status RemoveContent(int fd, const std::string& shown, bool parallel) {
 
 absl::StatusOr<std::string> StagingRoot() {
   ASSIGN_OR_RETURN(std::string home, HomeDirectory());
-  std::string root = JoinPath(JoinPath(home, ".garuda"), "staging");
+  std::string root = GarudaStagingRoot(home);
   RETURN_IF_ERROR(MakeDirectories(root, 0700));
   return root;
-}
-
-std::string ProjectHash(const std::string& project) {
-  return absl::BytesToHexString(Sha256(project)).substr(0, 16);
 }
 
 absl::Status CheckSessionName(const std::string& name) {

@@ -20,9 +20,6 @@ namespace garuda {
 // ~/.garuda/staging, created 0700 when missing.
 absl::StatusOr<std::string> StagingRoot();
 
-// A short hex hash of the project's real path.
-std::string ProjectHash(const std::string& project);
-
 // Letters, digits, '.', '_' and '-', 1 to 64 of them, not starting with '.'.
 absl::Status CheckSessionName(const std::string& name);
 

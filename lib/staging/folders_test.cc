@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 
 namespace garuda {
 namespace {

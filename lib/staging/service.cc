@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
@@ -136,7 +137,7 @@ class StagerService {
       : options_(options) {}
 
   absl::Status Start() {
-    ASSIGN_OR_RETURN(project_, RealProjectPath(options_.project));
+    ASSIGN_OR_RETURN(project_, RealProjectRoot(options_.project));
     ASSIGN_OR_RETURN(settings_, LoadProjectSettings(project_));
     mode_ = options_.mode.empty() ? settings_.settings.commands().mode()
                                   : options_.mode;

@@ -1,35 +1,10 @@
 #include "lib/staging/stager_settings.h"
 
-#include <limits.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "lib/base/status_macros.h"
 #include "lib/policy/sources.h"
 
 namespace garuda {
-
-absl::StatusOr<std::string> RealProjectPath(const std::string& project) {
-  std::string path = project;
-  if (path.empty()) {
-    char cwd[PATH_MAX];
-    if (::getcwd(cwd, sizeof cwd) == nullptr) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the current folder: ", std::strerror(errno)));
-    }
-    path = cwd;
-  }
-  char real[PATH_MAX];
-  if (::realpath(path.c_str(), real) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("project ", path, ": ", std::strerror(errno)));
-  }
-  return std::string(real);
-}
 
 absl::StatusOr<MergedSettings> LoadProjectSettings(const std::string& project) {
   ASSIGN_OR_RETURN(SettingsSources sources,

@@ -1,5 +1,5 @@
 // What `garuda-stager run` and `garuda-stager serve` both read before a
-// command: the project's real path, its merged settings, and whether they
+// command: its merged settings, and whether they
 // require the OS sandbox.
 #ifndef GARUDA_LIB_STAGING_STAGER_SETTINGS_H_
 #define GARUDA_LIB_STAGING_STAGER_SETTINGS_H_
@@ -12,10 +12,6 @@
 #include "sandbox/probe.h"
 
 namespace garuda {
-
-// The real path of `project` (empty: the current folder); the error names
-// the path.
-absl::StatusOr<std::string> RealProjectPath(const std::string& project);
 
 // The four settings sources of `project` (lib/policy/sources.h), merged.
 absl::StatusOr<MergedSettings> LoadProjectSettings(const std::string& project);

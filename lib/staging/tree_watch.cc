@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 #include "lib/staging/folders.h"
 
 namespace garuda {

@@ -9,11 +9,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/rules.h"
 #include "lib/question/question.h"
-#include "lib/question/visible.h"
 
 namespace garuda {
 namespace {
@@ -74,7 +75,7 @@ absl::StatusOr<Current> ReadCurrent(const Project& project,
   // The base is what was read, so the applier's check compares against the
   // very text the edit was made from.
   current.base.set_mode(st.st_mode & 07777);
-  current.base.set_sha256(Sha256(current.content));
+  current.base.set_sha256(Sha256Bytes(current.content));
   return current;
 }
 
@@ -96,7 +97,7 @@ ProposedEdit MakeProposal(const Project& project, const std::string& relative,
   entry.set_new_type(FILE_TYPE_REGULAR);
   entry.set_new_mode(added ? 0644 : current.base.mode());
   entry.set_size(new_content.size());
-  entry.set_new_sha256(Sha256(new_content));
+  entry.set_new_sha256(Sha256Bytes(new_content));
   entry.set_sensitive(SensitiveNames::Default().Matches(relative));
   change.content = std::move(new_content);
   set.changes.push_back(std::move(change));

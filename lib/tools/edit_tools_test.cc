@@ -2,6 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/apply/apply.h"
+#include "lib/base/sha256.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/test_tree.h"
 #include "lib/tools/test_project.h"
@@ -45,7 +46,7 @@ TEST(EditFileTest, OneMatchMakesAOneFileChangeSetTheApplierTakes) {
   EXPECT_EQ(entry.base().mode(), 0640u);
   EXPECT_EQ(entry.new_mode(), 0640u);
   EXPECT_EQ(entry.base().sha256(),
-            Sha256("int a = 1;\nint b = 1;\nint c = 2;\n"));
+            Sha256Bytes("int a = 1;\nint b = 1;\nint c = 2;\n"));
   EXPECT_NE(edit->question_text.find("-int c = 2;"), std::string::npos)
       << edit->question_text;
   EXPECT_NE(edit->question_text.find("+int c = 3;"), std::string::npos);

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/status_macros.h"
 #include "lib/permissions/rules.h"
 
@@ -25,10 +26,7 @@ namespace garuda {
 
 absl::StatusOr<std::unique_ptr<Project>> Project::Open(
     const std::string& root) {
-  char resolved[PATH_MAX];
-  if (::realpath(root.c_str(), resolved) == nullptr) {
-    return LastErrnoStatus(absl::StrCat("realpath(", root, ")"));
-  }
+  ASSIGN_OR_RETURN(std::string resolved, RealProjectRoot(root));
   std::unique_ptr<Project> project(new Project());
   project->root_ = resolved;
   if (absl::StartsWith(root, "/")) {

@@ -146,7 +146,7 @@ class HelpersSessionTest : public ::testing::Test {
   std::unique_ptr<provider::ModelClient> client_;
   Permissions permissions_;
   ScriptedPerson person_;
-  provider::CancelFlag cancel_;
+  CancelFlag cancel_;
   std::unique_ptr<Session> session_;
 };
 

@@ -120,8 +120,8 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     StartHelpers(limit);
     // The fake helpers' own copy of the rules, as the real ones read
     // theirs; the person answers their questions.
-    consent_ = std::make_unique<garuda::testing::FakeConsent>(&person_,
-                                                              &permissions_);
+    consent_ =
+        std::make_unique<garuda::testing::FakeConsent>(&person_, &permissions_);
     stager_ = std::make_unique<FakeStager>(
         project_.project.get(), Described(mode, sandboxed), consent_.get());
     applier_ = std::make_unique<LocalApplier>(
@@ -132,7 +132,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
     options.base_url = server_->base_url();
     options.max_tokens = max_tokens;
     options.min_output_tokens = 100;
-    options.sleep = [this](absl::Duration delay, const provider::CancelFlag*) {
+    options.sleep = [this](absl::Duration delay, const CancelFlag*) {
       sleeps_.push_back(delay);
     };
     auto client = provider::ModelClient::Create(std::move(options));
@@ -235,7 +235,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
   std::unique_ptr<Journal> journal_;
   Permissions permissions_;
   ScriptedPerson person_;
-  provider::CancelFlag cancel_;
+  CancelFlag cancel_;
   std::vector<absl::Duration> sleeps_;
   absl::Status start_status_;
   std::unique_ptr<Session> session_;

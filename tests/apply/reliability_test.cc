@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/changeset.h"
 #include "lib/changeset/test_tree.h"
@@ -483,7 +484,7 @@ TEST(ApplierRefusalTest, HashMismatchExitsWithTheRefusedCode) {
   Scene scene = MakeScene();
   ChangeSet change_set = Crafted(scene);
   change_set.changes.push_back(AddedFile("new.txt", "hello\n"));
-  change_set.changes[0].entry.set_new_sha256(Sha256("something else"));
+  change_set.changes[0].entry.set_new_sha256(Sha256Bytes("something else"));
   std::string list = testing::WriteList(change_set);
   auto before = Snapshot(scene.project);
   Result applied = RunApplier(scene, ApplyArgs(scene, "--yes"), list);
@@ -493,7 +494,7 @@ TEST(ApplierRefusalTest, HashMismatchExitsWithTheRefusedCode) {
   EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--dry-run"), list).code, 5);
   EXPECT_EQ(Snapshot(scene.project), before);
   // Control: with its real hash the list applies.
-  change_set.changes[0].entry.set_new_sha256(Sha256("hello\n"));
+  change_set.changes[0].entry.set_new_sha256(Sha256Bytes("hello\n"));
   EXPECT_EQ(ApplyCrafted(scene, change_set).code, 0);
 }
 

@@ -18,7 +18,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "lib/audit/line_format.h"
-#include "lib/audit/sha256.h"
+#include "lib/base/sha256.h"
 #include "tests/audit/audit_fixture.h"
 
 namespace garuda {

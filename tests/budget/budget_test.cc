@@ -158,7 +158,8 @@ class BudgetProcessTest : public ::testing::Test {
   }
 
   BudgetStatus JournalStatus(const std::string& session) {
-    auto replay = ReadJournal(JournalPath(*SessionDirectory(home_, session)));
+    auto replay =
+        ReadJournal(BudgetJournalFile(*GarudaSessionFolder(home_, session)));
     EXPECT_TRUE(replay.ok()) << replay.status();
     return replay.ok() ? replay->ledger.Status() : BudgetStatus();
   }
@@ -439,7 +440,8 @@ TEST_F(BudgetProcessTest, CorruptJournalStopsTheStartWithItsLineNumber) {
     }
     ASSERT_TRUE(budgeter->Stop().ok());
   }
-  const std::string path = JournalPath(*SessionDirectory(home_, "corrupt"));
+  const std::string path =
+      BudgetJournalFile(*GarudaSessionFolder(home_, "corrupt"));
   std::string text = *ReadFileToString(path);
   std::vector<std::string> lines = absl::StrSplit(text, '\n');
   ASSERT_GE(lines.size(), 5u);

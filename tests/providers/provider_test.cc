@@ -37,7 +37,7 @@ class ProviderTest : public ::testing::TestWithParam<ServerKind> {
   void StartBudget(int64_t limit) {
     std::string templ = JoinPath(std::getenv("TEST_TMPDIR"), "budgetXXXXXX");
     home_ = ::mkdtemp(templ.data());
-    journal_path_ = budget::JournalPath(*budget::SessionDirectory(home_, "s"));
+    journal_path_ = BudgetJournalFile(*GarudaSessionFolder(home_, "s"));
     auto ledger = budget::JournaledLedger::Open({journal_path_, limit});
     ASSERT_TRUE(ledger.ok()) << ledger.status();
     ledger_ = std::move(*ledger);

@@ -1,7 +1,7 @@
 // Text as a person must see it before saying yes: every character that a
 // terminal would hide, reorder or interpret is replaced by a visible mark.
-#ifndef GARUDA_LIB_QUESTION_VISIBLE_H_
-#define GARUDA_LIB_QUESTION_VISIBLE_H_
+#ifndef GARUDA_LIB_BASE_VISIBLE_H_
+#define GARUDA_LIB_BASE_VISIBLE_H_
 
 #include <string>
 
@@ -38,4 +38,4 @@ std::string VisiblePath(absl::string_view path);
 
 }  // namespace garuda
 
-#endif  // GARUDA_LIB_QUESTION_VISIBLE_H_
+#endif  // GARUDA_LIB_BASE_VISIBLE_H_

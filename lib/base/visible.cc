@@ -1,4 +1,4 @@
-#include "lib/question/visible.h"
+#include "lib/base/visible.h"
 
 #include <cstdint>
 
