@@ -362,7 +362,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
 }
 
 absl::Status Session::RunSteps(const std::string& prompt,
-                               const provider::CancelFlag* cancel,
+                               const CancelFlag* cancel,
                                CountingMeter* meter,
                                TurnOutcome* outcome) {
   ++turns_;

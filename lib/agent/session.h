@@ -149,7 +149,7 @@ class Session {
                                     TurnOutcome* outcome);
   // The turn after the prompt's checks, its requests metered by `meter`.
   absl::Status RunSteps(const std::string& prompt,
-                        const provider::CancelFlag* cancel,
+                        const CancelFlag* cancel,
                         CountingMeter* meter, TurnOutcome* outcome);
   void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
   absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
