@@ -129,7 +129,7 @@ run_backend() {
   tar cf "$P/data.tar" -C "$T/src-$BACKEND" lib
   staged -- tar xf data.tar >"$T/cs" 2>/dev/null
   check "tar x listed" contains "$("$APPLIER" show <"$T/cs")" "A lib/one.txt"
-  "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>&1
+  "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>"$T/err" || cat "$T/err" >&2
   check "tar x applied" same "$(cat lib/one.txt)" one
 
   # --- git: .git is staged (the command may write it) but never applied,
@@ -241,7 +241,9 @@ c")" s
   staged -- sh -c 'rm -rf d && mkdir d && touch d/new && mv r r2 && rm -rf q && echo file > q' \
     >"$T/cs" 2>/dev/null
   "$APPLIER" apply --yes <"$T/cs" >/dev/null 2>"$T/err"
-  check "folders: applied" same "$?" 0
+  rc=$?
+  [[ $rc == 0 ]] || cat "$T/err" >&2
+  check "folders: applied" same "$rc" 0
   check "replaced folder: new file" test -e d/new
   check "replaced folder: old file gone" absent d/old.txt
   check "renamed folder: new name" same "$(cat r2/m.txt)" moved
