@@ -63,15 +63,10 @@ absl::StatusOr<Job> ParseJobFile(const std::string& text,
 
 absl::StatusOr<Job> ReadJobFile(const std::string& path) {
   // A job file comes with the repository: no link (to /dev/zero or a
-  // secret), never more than one byte past the cap read.
+  // secret), and a larger file is refused by the reader, naming the cap.
   RegularFileOptions options;
-  options.max_bytes = kMaxJobFileBytes + 1;
+  options.max_bytes = kMaxJobFileBytes;
   ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, options));
-  if (text.size() > kMaxJobFileBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": a job file is at most ", kMaxJobFileBytes, " bytes; this one has ",
-        text.size()));
-  }
   return ParseJobFile(text, path);
 }
 
