@@ -10,10 +10,11 @@
 namespace garuda {
 namespace budget {
 
-BudgetClient::BudgetClient(ipc::HelperProcess* budgeter) : process_(budgeter) {}
+BudgetClient::BudgetClient(ipc::HelperProcess* budgeter)
+    : client_(budgeter, "garuda-budgeter") {}
 
 BudgetClient::BudgetClient(ipc::Channel channel)
-    : channel_(std::move(channel)) {}
+    : client_(std::move(channel), "garuda-budgeter") {}
 
 ipc::ChannelOptions BudgeterChannelOptions() {
   ipc::ChannelOptions options;
@@ -30,38 +31,20 @@ absl::StatusOr<std::unique_ptr<BudgetClient>> BudgetClient::FromFd(int fd) {
   return std::make_unique<BudgetClient>(std::move(channel));
 }
 
-int BudgetClient::fd() {
-  return process_ != nullptr ? process_->channel().fd() : channel_->fd();
-}
+int BudgetClient::fd() { return client_.channel().fd(); }
 
-absl::StatusOr<BudgetReply> BudgetClient::Call(BudgetRequest& request,
+absl::StatusOr<BudgetReply> BudgetClient::Call(BudgetRequest request,
                                                std::vector<UniqueFd>* fds) {
   if (!dead_.ok()) return dead_;
-  request.set_seq(++seq_);
-  BudgetReply reply;
-  absl::Status status;
-  if (process_ != nullptr) {
-    status = process_->Call(request, &reply, fds);
-  } else {
-    status = channel_->Send(request);
-    if (status.ok()) status = channel_->Receive(&reply, fds);
-  }
-  if (status.ok() && reply.seq() != request.seq()) {
-    status = absl::DataLossError(absl::StrCat(
-        "reply seq ", reply.seq(), " to request seq ", request.seq()));
-  }
-  if (!status.ok()) {
+  absl::StatusOr<BudgetReply> reply = client_.Call(std::move(request), fds);
+  if (!client_.transport().ok()) {
     // Whatever the cause, the ledger can no longer be asked: stop metering
     // for good, so that no model request goes out without a reservation.
+    // (An Error reply is the budgeter's answer: the channel goes on.)
     dead_ = absl::UnavailableError(
-        absl::StrCat("garuda-budgeter is gone (", status.message(),
+        absl::StrCat("garuda-budgeter is gone (", client_.transport().message(),
                      "): no model request may go out unmetered"));
     return dead_;
-  }
-  if (reply.has_error()) {
-    return absl::Status(
-        static_cast<absl::StatusCode>(reply.error().code()),
-        absl::StrCat("garuda-budgeter: ", reply.error().message()));
   }
   return reply;
 }

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "lib/base/unique_fd.h"
 #include "lib/ipc/channel.h"
+#include "lib/ipc/client.h"
 #include "lib/ipc/helper_process.h"
 #include "proto/budgeter_service.pb.h"
 
@@ -56,12 +56,10 @@ class BudgetClient {
   int fd();
 
  private:
-  absl::StatusOr<BudgetReply> Call(BudgetRequest& request,
+  absl::StatusOr<BudgetReply> Call(BudgetRequest request,
                                    std::vector<UniqueFd>* fds);
 
-  ipc::HelperProcess* process_ = nullptr;
-  std::optional<ipc::Channel> channel_;
-  uint64_t seq_ = 0;
+  ipc::Client<BudgetRequest, BudgetReply> client_;
   absl::Status dead_;
 };
 

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
@@ -94,6 +96,65 @@ TEST(ClientTest, AHelperThatDiesIsUnavailable) {
   crash.mutable_crash()->set_signal(9);
   absl::StatusOr<EchoReply> reply = client.Call(crash);
   EXPECT_TRUE(absl::IsUnavailable(reply.status())) << reply.status();
+}
+
+// Over a bare channel (a child agent's to the budgeter): the other end is a
+// thread that answers one request with `answer`'s reply, or closes.
+TEST(ChannelClientTest, TellsAnErrorReplyFromATransportFailure) {
+  absl::StatusOr<std::pair<UniqueFd, UniqueFd>> pair = MakeSocketPair();
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  EchoClient client(Channel(std::move(pair->first)), "budget server");
+  Channel server(std::move(pair->second));
+  auto answer_once = [&](int seq_offset, bool error, bool close) {
+    return std::thread([&server, seq_offset, error, close] {
+      EchoRequest request;
+      if (!server.Receive(&request).ok()) return;
+      if (close) {
+        server.Close();
+        return;
+      }
+      EchoReply reply;
+      reply.set_seq(request.seq() + seq_offset);
+      if (error) {
+        reply.mutable_error()->set_code(
+            static_cast<int>(absl::StatusCode::kResourceExhausted));
+        reply.mutable_error()->set_message("over the limit");
+      } else {
+        reply.mutable_echoed()->set_text(request.echo().text());
+      }
+      server.Send(reply).IgnoreError();
+    });
+  };
+
+  std::thread served = answer_once(0, false, false);
+  absl::StatusOr<EchoReply> echoed = client.Call(Echo("a"));
+  served.join();
+  ASSERT_TRUE(echoed.ok()) << echoed.status();
+  EXPECT_EQ(echoed->echoed().text(), "a");
+  EXPECT_TRUE(client.transport().ok());
+
+  // The peer's answer: a status, and the channel is fine.
+  served = answer_once(0, true, false);
+  absl::StatusOr<EchoReply> refused = client.Call(Echo("b"));
+  served.join();
+  EXPECT_TRUE(absl::IsResourceExhausted(refused.status())) << refused.status();
+  EXPECT_EQ(refused.status().message(), "budget server: over the limit");
+  EXPECT_TRUE(client.transport().ok()) << client.transport();
+
+  // A reply to another request: the channel cannot be trusted.
+  served = answer_once(1, false, false);
+  absl::StatusOr<EchoReply> other = client.Call(Echo("c"));
+  served.join();
+  EXPECT_TRUE(absl::IsDataLoss(other.status())) << other.status();
+  EXPECT_TRUE(absl::IsDataLoss(client.transport())) << client.transport();
+
+  // The peer gone: a transport failure too.
+  served = answer_once(0, false, true);
+  absl::StatusOr<EchoReply> gone = client.Call(Echo("d"));
+  served.join();
+  EXPECT_FALSE(gone.ok());
+  EXPECT_FALSE(client.transport().ok());
+  EXPECT_EQ(client.transport(), gone.status());
 }
 
 }  // namespace
