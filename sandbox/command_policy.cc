@@ -1,6 +1,5 @@
 #include "sandbox/command_policy.h"
 
-#include <limits.h>
 #include <stdlib.h>
 
 #include "absl/container/flat_hash_set.h"
@@ -8,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/status_macros.h"
 #include "sandbox/defaults.h"
 
 extern char** environ;
@@ -29,11 +29,7 @@ void LowerWallTime(uint64_t wall_time_ms, SandboxPolicy* policy) {
 
 absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
     const MergedSettings& settings, const CommandRequest& request) {
-  char real[PATH_MAX];
-  if (::realpath(request.project.c_str(), real) == nullptr) {
-    return ErrnoStatus(errno, absl::StrCat("project ", request.project));
-  }
-  std::string project = real;
+  ASSIGN_OR_RETURN(std::string project, RealPath(request.project, "project"));
   const SandboxDefaults& defaults = DefaultSandboxSettings();
 
   SandboxPolicy policy;

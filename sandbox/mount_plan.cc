@@ -30,15 +30,6 @@ constexpr char kNewRoot[] = "/newroot";
 constexpr char kOldRoot[] = "/oldroot";
 constexpr char kDeniedFile[] = "/denied-file";
 
-absl::StatusOr<std::string> RealPath(const std::string& path,
-                                     absl::string_view what) {
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer) == nullptr) {
-    return ErrnoStatus(errno, absl::StrCat(what, " ", path));
-  }
-  return std::string(buffer);
-}
-
 bool IsAbsolute(const std::string& path) {
   return !path.empty() && path[0] == '/';
 }

@@ -71,7 +71,9 @@ struct ApplyResult {
 absl::StatusOr<ApplyResult> ApplyChangeSet(const ChangeSet& change_set,
                                            const ApplyOptions& options);
 
-// The folder of a project's undo records: <undo_root>/<hash of its path>.
+// The folder of a project's undo records: <undo_root>/<ProjectKey>
+// (lib/base/home.h). Records a project made under the key before it
+// (its folder name unchanged) are moved in first.
 absl::StatusOr<std::string> UndoFolder(const std::string& undo_root,
                                        const std::string& project);
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/builder.h"
 #include "lib/changeset/test_tree.h"
@@ -86,6 +87,40 @@ TEST(ApplyTest, AppliesAndUndoRestores) {
   ASSERT_EQ(undone->outcome, ApplyOutcome::kApplied)
       << ::testing::PrintToString(undone->problems);
   EXPECT_EQ(Snapshot(f.project), before);
+}
+
+// Records made before the undo folder took the audit's project key (the
+// folder name as it was: here with a space, which ProjectKey replaces) are
+// still found, and undone.
+TEST(ApplyTest, RecordsUnderTheOldUndoKeyAreStillFound) {
+  Fixture f = Make();
+  const std::string odd = f.base + "/my project";
+  ASSERT_EQ(::rename(f.project.c_str(), odd.c_str()), 0);
+  f.project = odd;
+  auto before = Snapshot(f.project);
+  Write(f.staged + "/a.txt", "changed\n");
+  auto applied = ApplyChangeSet(Build(f), Options(f));
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  ASSERT_EQ(applied->outcome, ApplyOutcome::kApplied);
+  absl::StatusOr<std::string> real = RealProjectRoot(f.project);
+  ASSERT_TRUE(real.ok()) << real.status();
+  const std::string now = JoinPath(f.undo, ProjectKey(*real));
+  const std::string old =
+      JoinPath(f.undo, absl::StrCat(Basename(*real), "-", ProjectHash(*real)));
+  ASSERT_NE(now, old);
+  // As an applier from before the key left the store.
+  ASSERT_EQ(::rename(now.c_str(), old.c_str()), 0);
+  // Negative control: under the new key there is nothing.
+  ASSERT_NE(::access(now.c_str(), F_OK), 0);
+  auto records = ListUndoRecords(f.undo, f.project);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  auto undone = UndoApply(applied->undo_id, Options(f));
+  ASSERT_TRUE(undone.ok()) << undone.status();
+  ASSERT_EQ(undone->outcome, ApplyOutcome::kApplied)
+      << ::testing::PrintToString(undone->problems);
+  EXPECT_EQ(Snapshot(f.project), before);
+  EXPECT_NE(::access(old.c_str(), F_OK), 0);  // moved, not copied
 }
 
 TEST(ApplyTest, ConflictWritesNothing) {

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,8 +27,8 @@
 #include "lib/base/home.h"
 #include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
-#include "lib/changeset/beneath.h"
 #include "lib/base/visible.h"
+#include "lib/changeset/beneath.h"
 
 namespace garuda {
 namespace apply_internal {
@@ -187,10 +188,51 @@ absl::StatusOr<UniqueFd> LockUndoFolder(const std::string& folder) {
 
 }  // namespace apply_internal
 
+namespace {
+
+// Until 2026-12-01 the undo folder was "<folder name>-<ProjectHash>",
+// the name as it is; it is ProjectKey now, the audit's, whose name part
+// replaces what is not [A-Za-z0-9._-] (and a leading '.') and stops at 64
+// characters. A project whose name differs under that rule still finds the
+// records it made before: they move into the new folder, the whole folder
+// at once when the new one is not there yet, else record by record (ids are
+// unique: times and a random part; one already there is left where it is).
+// Each move is a rename within the undo store: a crash leaves every record
+// in one folder or the other, whole.
+void MoveRecordsOfTheOldKey(const std::string& undo_root,
+                            const std::string& real,
+                            const std::string& folder) {
+  const std::string old_folder =
+      JoinPath(undo_root, absl::StrCat(Basename(real), "-", ProjectHash(real)));
+  if (old_folder == folder) return;
+  struct stat old_info;
+  if (::lstat(old_folder.c_str(), &old_info) != 0 ||
+      !S_ISDIR(old_info.st_mode)) {
+    return;
+  }
+  if (::rename(old_folder.c_str(), folder.c_str()) == 0) return;
+  if (errno != EEXIST && errno != ENOTEMPTY) return;
+  absl::StatusOr<UniqueFd> old_fd =
+      OpenFile(old_folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  if (!old_fd.ok()) return;
+  for (const std::string& name :
+       apply_internal::ListFolderNames(old_fd->get())) {
+    if (name == "lock") continue;
+    const std::string target = JoinPath(folder, name);
+    struct stat there;
+    if (::lstat(target.c_str(), &there) == 0) continue;
+    ::rename(JoinPath(old_folder, name).c_str(), target.c_str());
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> UndoFolder(const std::string& undo_root,
                                        const std::string& project) {
   ASSIGN_OR_RETURN(std::string real, RealProjectRoot(project));
-  return JoinPath(undo_root, ProjectKey(real));
+  std::string folder = JoinPath(undo_root, ProjectKey(real));
+  MoveRecordsOfTheOldKey(undo_root, real, folder);
+  return folder;
 }
 
 absl::StatusOr<std::vector<UndoRecordInfo>> ListUndoRecords(

@@ -1,6 +1,7 @@
 #include "lib/base/files.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -183,6 +184,15 @@ absl::Status ReadExact(int fd, void* buffer, size_t size) {
     done += static_cast<size_t>(n);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> RealPath(const std::string& path,
+                                     absl::string_view what) {
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) {
+    return ErrnoStatus(errno, absl::StrCat(what, " ", path));
+  }
+  return std::string(resolved);
 }
 
 std::string Dirname(absl::string_view path) {

@@ -100,6 +100,12 @@ std::string Basename(absl::string_view path);
 // a + "/" + b, without doubling the slash.
 std::string JoinPath(absl::string_view a, absl::string_view b);
 
+// `path` made absolute with every link resolved (realpath(3)); it must
+// exist. The error has errno's code and says "<what> <path>: <reason>"
+// ("project folder /src/x: No such file or directory").
+absl::StatusOr<std::string> RealPath(const std::string& path,
+                                     absl::string_view what);
+
 // The user's home folder: $HOME, else the password database.
 absl::StatusOr<std::string> HomeDirectory();
 

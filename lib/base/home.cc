@@ -1,11 +1,5 @@
 #include "lib/base/home.h"
 
-#include <limits.h>
-#include <stdlib.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/files.h"
@@ -14,13 +8,7 @@
 namespace garuda {
 
 absl::StatusOr<std::string> RealProjectRoot(const std::string& project) {
-  const std::string path = project.empty() ? "." : project;
-  char resolved[PATH_MAX];
-  if (::realpath(path.c_str(), resolved) == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("project folder ", path, ": ", std::strerror(errno)));
-  }
-  return std::string(resolved);
+  return RealPath(project.empty() ? "." : project, "project folder");
 }
 
 std::string ProjectHash(absl::string_view real_project) {
@@ -42,8 +30,8 @@ std::string ProjectKey(absl::string_view real_project) {
 }
 
 absl::Status CheckSessionId(absl::string_view session_id) {
-  bool valid = !session_id.empty() && session_id.size() <= 128 &&
-               session_id != "." && session_id != "..";
+  bool valid =
+      !session_id.empty() && session_id.size() <= 128 && session_id[0] != '.';
   for (char c : session_id) {
     if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' &&
         c != '_' && c != '-') {
@@ -53,7 +41,8 @@ absl::Status CheckSessionId(absl::string_view session_id) {
   if (valid) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "session id \"", session_id,
-      "\" must be 1 to 128 letters, digits, '.', '_' or '-' (not . or ..)"));
+      "\" must be 1 to 128 letters, digits, '.', '_' or '-', not starting "
+      "with '.'"));
 }
 
 std::string GarudaFolder(absl::string_view home) {

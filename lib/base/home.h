@@ -27,7 +27,8 @@ namespace garuda {
 inline constexpr char kManagedPolicyFolder[] = "/etc/garuda";
 
 // The project's real path: `project` (empty: the current folder) made
-// absolute with every link resolved; it must exist. NOT_FOUND names it.
+// absolute with every link resolved (lib/base/files.h's RealPath); it must
+// exist. The error names it ("project folder ...").
 absl::StatusOr<std::string> RealProjectRoot(const std::string& project);
 
 // The first 16 hex digits of SHA-256 of `real_project` (a RealProjectRoot).
@@ -38,7 +39,9 @@ std::string ProjectHash(absl::string_view real_project);
 std::string ProjectKey(absl::string_view real_project);
 
 // A session id goes into paths and records: 1 to 128 of [A-Za-z0-9._-],
-// not "." nor "..". The error names it.
+// not starting with '.' (so never "." nor "..", nor a hidden folder). The
+// one rule for every session name: the agent's session ids, the budgeter's
+// --session, the stager's --session NAME. The error names it.
 absl::Status CheckSessionId(absl::string_view session_id);
 
 // <home>/.garuda and the folders in it.

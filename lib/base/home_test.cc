@@ -22,7 +22,8 @@ std::string TempFolder(const std::string& name) {
 TEST(SessionIdTest, OneRuleForEveryProgram) {
   EXPECT_TRUE(CheckSessionId("abc-1.2_x").ok());
   EXPECT_TRUE(CheckSessionId(std::string(128, 'a')).ok());
-  for (const char* bad : {"", ".", "..", "a/b", "../x", "a b", "é"}) {
+  for (const char* bad :
+       {"", ".", "..", ".hidden", "a/b", "../x", "a b", "é"}) {
     EXPECT_FALSE(CheckSessionId(bad).ok()) << bad;
   }
   EXPECT_FALSE(CheckSessionId(std::string(129, 'a')).ok());

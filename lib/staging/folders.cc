@@ -134,16 +134,10 @@ absl::StatusOr<std::string> StagingRoot() {
 }
 
 absl::Status CheckSessionName(const std::string& name) {
-  bool ok = !name.empty() && name.size() <= 64 && name[0] != '.';
-  for (char c : name) {
-    ok = ok && (absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-                c == '.' || c == '_' || c == '-');
-  }
-  if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat("--session \"", name,
-                   "\": use 1 to 64 letters, digits, '.', '_' or '-', not "
-                   "starting with '.'"));
+  absl::Status checked = CheckSessionId(name);
+  if (checked.ok()) return checked;
+  return absl::Status(checked.code(),
+                      absl::StrCat("--session: ", checked.message()));
 }
 
 absl::StatusOr<StagingFolder> OpenStagingFolder(const std::string& root,

@@ -20,7 +20,8 @@ namespace garuda {
 // ~/.garuda/staging, created 0700 when missing.
 absl::StatusOr<std::string> StagingRoot();
 
-// Letters, digits, '.', '_' and '-', 1 to 64 of them, not starting with '.'.
+// --session NAME: lib/base's one rule for session names (CheckSessionId),
+// the error naming the flag.
 absl::Status CheckSessionName(const std::string& name);
 
 struct StagingFolder {

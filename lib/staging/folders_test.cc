@@ -32,7 +32,7 @@ TEST(Folders, SessionNames) {
   EXPECT_FALSE(CheckSessionName("../x").ok());
   EXPECT_FALSE(CheckSessionName(".hidden").ok());
   EXPECT_FALSE(CheckSessionName("a/b").ok());
-  EXPECT_FALSE(CheckSessionName(std::string(65, 'a')).ok());
+  EXPECT_FALSE(CheckSessionName(std::string(129, 'a')).ok());
 }
 
 TEST(Folders, OneShotFolderIsPrivateAndNamedByHashPidRandom) {
