@@ -17,6 +17,7 @@
 #include "lib/base/status_macros.h"
 #include "lib/budget/limits.h"
 #include "lib/budget/meter.h"
+#include "lib/provider/json.h"
 #include "lib/provider/wire.h"
 
 namespace garuda {
@@ -95,15 +96,16 @@ provider::ToolDefinition TaskToolDefinition() {
 }
 
 absl::StatusOr<TaskArguments> ParseTaskArguments(absl::string_view json) {
-  google::protobuf::Struct object;
-  absl::Status parsed = ParseJsonMessage(json, "task arguments", &object);
-  if (!parsed.ok()) {
+  absl::StatusOr<provider::Value> parsed =
+      provider::ParseJson(json, "task arguments");
+  if (!parsed.ok() ||
+      parsed->kind_case() != google::protobuf::Value::kStructValue) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "task needs {\"description\": string, \"prompt\": string}: ",
-        parsed.message()));
+        "task needs {\"description\": string, \"prompt\": string}",
+        parsed.ok() ? "" : absl::StrCat(": ", parsed.status().message())));
   }
   TaskArguments out;
-  for (const auto& [key, value] : object.fields()) {
+  for (const auto& [key, value] : parsed->struct_value().fields()) {
     std::string* field = key == "description" ? &out.description
                          : key == "prompt"    ? &out.prompt
                                               : nullptr;
@@ -234,7 +236,8 @@ Session::Session(const Session& parent, SessionParts parts,
       depth_(parent.depth_ + 1),
       agent_id_(std::move(agent_id)),
       locks_(parent.locks_),
-      root_interaction_(parent.root_interaction_) {}
+      root_interaction_(parent.root_interaction_),
+      session_audit_(parent.session_audit_) {}
 
 Session::~Session() = default;
 
@@ -339,9 +342,8 @@ absl::StatusOr<bool> Session::StartChild(
   agent.interaction =
       std::make_unique<ChildInteraction>(root_interaction_, locks_.get(),
                                          depth_ + 1);
-  agent.audit = std::make_unique<AgentAudit>(
-      own_audit_ != nullptr ? own_audit_->inner() : parts_.audit, locks_.get(),
-      agent.agent_id);
+  agent.audit = std::make_unique<AgentAudit>(session_audit_, locks_.get(),
+                                             agent.agent_id);
   SessionParts parts = parts_;
   parts.interaction = agent.interaction.get();
   parts.audit = agent.audit.get();
@@ -349,7 +351,8 @@ absl::StatusOr<bool> Session::StartChild(
   parts.model = agent.model.get();
   parts.events = nullptr;
   parts.journal = nullptr;
-  if (parts_.check_helpers) {
+  // A child's own check is already behind the lock; the session's is not.
+  if (depth_ == 0 && parts_.check_helpers) {
     parts.check_helpers = [locks = locks_, check = parts_.check_helpers] {
       absl::MutexLock lock(&locks->tools);
       return check();
@@ -554,6 +557,7 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
   // tools included), also with no step done yet.
   provider::ModelRequest request = NextRequest(tools, step, 0);
   request.set_purpose("wrap-up");
+  request.set_min_output_tokens(0);  // the client's least output
   request.set_request_id(absl::StrCat(request.request_id(), "-wrap-up"));
   provider::StreamCallbacks callbacks;
   absl::StatusOr<provider::ModelResponse> response =

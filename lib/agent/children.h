@@ -108,7 +108,6 @@ class AgentAudit : public AuditSink {
       : inner_(inner), locks_(locks), agent_id_(std::move(agent_id)) {}
   absl::Status Record(const audit::AuditEvent& event) override;
   absl::Status Close() override { return absl::OkStatus(); }
-  AuditSink* inner() const { return inner_; }
 
  private:
   AuditSink* inner_;

@@ -74,7 +74,8 @@ Session::Session(SessionConfig config, SessionParts parts)
     : config_(std::move(config)),
       parts_(parts),
       locks_(std::make_shared<AgentLocks>()),
-      root_interaction_(parts.interaction) {
+      root_interaction_(parts.interaction),
+      session_audit_(parts.audit) {
   // The audit channel is shared with the children's threads.
   own_audit_ = std::make_unique<AgentAudit>(parts_.audit, locks_.get(), "");
   parts_.audit = own_audit_.get();
@@ -236,6 +237,11 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
   }
   if (depth_ < config_.agents.max_depth) {
     *request.add_tools() = TaskToolDefinition();
+  }
+  // A child's step is sent only with its whole output limit: a step cut
+  // short helps nobody, and what is left goes to its wrap-up request.
+  if (depth_ > 0 && parts_.model != nullptr) {
+    request.set_min_output_tokens(parts_.model->options().max_tokens);
   }
   request.set_request_id(absl::StrCat(
       config_.session_id, depth_ > 0 ? absl::StrCat("-", agent_id_) : "", "-",

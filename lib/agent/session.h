@@ -243,7 +243,9 @@ class Session {
   // Shared by every agent of the session.
   std::shared_ptr<AgentLocks> locks_;
   Interaction* root_interaction_ = nullptr;
-  // The session's agent: its audit sink behind the audit lock.
+  // The session's audit channel itself (every agent's AgentAudit records
+  // through it), and the session's agent's own sink behind the audit lock.
+  AuditSink* session_audit_ = nullptr;
   std::unique_ptr<AgentAudit> own_audit_;
   int children_started_ = 0;
   // The running turn's meter (its last reservation is the floor's bound).
