@@ -296,7 +296,9 @@ absl::StatusOr<bool> Session::StartChild(
     const provider::ChatMessage& known_results, int pending,
     const CancelFlag* cancel, ChildInteraction& view,
     const std::function<void()>& finished, TaskDone* refused) {
-  const int64_t floor = FloorTokens(known_results, call.id(), pending);
+  const int64_t floor = config_.agents.keep_floor
+                            ? FloorTokens(known_results, call.id(), pending)
+                            : 0;
   ASSIGN_OR_RETURN(budget::FloorSet floor_set, parts_.budget->SetFloor(floor));
   (void)floor_set;
   agent.agent_id = absl::StrCat(agent_id_, ".", ++children_started_);

@@ -43,6 +43,9 @@ struct ChildSettings {
   int max_parallel = 4;
   int64_t child_token_budget = 150000;
   int64_t context_window = 200000;
+  // Off only in the negative control of the floor's test: without the
+  // floor a child's lease can take what the parent needs to answer.
+  bool keep_floor = true;
 };
 ChildSettings ChildSettingsFrom(const AgentSettings& agents,
                                 const ModelSettings& model);
