@@ -249,12 +249,7 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
   if (known_results.tool_results_size() > 0) {
     *request.add_messages() = known_results;
   }
-  const provider::ClientOptions& options = parts_.model->options();
-  std::unique_ptr<provider::WireFormat> wire =
-      options.provider == "anthropic" ? provider::AnthropicWireFormat()
-                                      : provider::OpenAiWireFormat();
-  absl::StatusOr<std::string> body =
-      wire->Body(request, options.model, options.max_tokens);
+  absl::StatusOr<std::string> body = RequestBody(request);
   // The exact structure of one more, empty, result.
   provider::ModelRequest plus = request;
   provider::ChatMessage* results = nullptr;
@@ -265,8 +260,7 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
     results->set_role("user");
   }
   results->add_tool_results()->set_tool_call_id(pending_id);
-  absl::StatusOr<std::string> plus_body =
-      wire->Body(plus, options.model, options.max_tokens);
+  absl::StatusOr<std::string> plus_body = RequestBody(plus);
   budget::FloorShape shape;
   shape.last_reservation =
       turn_meter_ != nullptr ? turn_meter_->last_reserved() : 0;
@@ -274,7 +268,7 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
   if (body.ok()) chars = static_cast<int64_t>(body->size());
   shape.current_input_tokens =
       std::max(budget::TokensForChars(chars), request.input_tokens_hint());
-  shape.output_limit = options.max_tokens;
+  shape.output_limit = parts_.model->options().max_tokens;
   shape.pending_subagent_results = pending_children;
   if (body.ok() && plus_body.ok()) {
     shape.empty_result_message_chars =

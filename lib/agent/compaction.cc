@@ -35,14 +35,20 @@ constexpr char kSummaryHeader[] =
 
 }  // namespace
 
-int64_t Session::InputEstimate(const provider::ModelRequest& request) const {
-  if (parts_.model == nullptr) return request.input_tokens_hint();
+absl::StatusOr<std::string> Session::RequestBody(
+    const provider::ModelRequest& request) const {
+  if (parts_.model == nullptr) {
+    return absl::FailedPreconditionError("no model is configured");
+  }
   const provider::ClientOptions& options = parts_.model->options();
   std::unique_ptr<provider::WireFormat> wire =
       options.provider == "anthropic" ? provider::AnthropicWireFormat()
                                       : provider::OpenAiWireFormat();
-  absl::StatusOr<std::string> body =
-      wire->Body(request, options.model, options.max_tokens);
+  return wire->Body(request, options.model, options.max_tokens);
+}
+
+int64_t Session::InputEstimate(const provider::ModelRequest& request) const {
+  absl::StatusOr<std::string> body = RequestBody(request);
   // The client estimates from the same body (lib/provider/client.cc).
   const int64_t whole =
       body.ok() ? budget::TokensForChars(static_cast<int64_t>(body->size()))

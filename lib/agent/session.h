@@ -205,6 +205,9 @@ class Session {
   // /budget: the totals and one row per agent.
   std::string BudgetText(const budget::BudgetStatus& status) const;
   // ---- Compaction (lib/agent/compaction.cc) ----
+  // `request` as the model client would send it (its wire format).
+  absl::StatusOr<std::string> RequestBody(
+      const provider::ModelRequest& request) const;
   // The input estimate of `request`, as the model client makes it.
   int64_t InputEstimate(const provider::ModelRequest& request) const;
   // A request of `next_input_tokens` plus the output limit would pass

@@ -25,6 +25,7 @@
 #include "lib/provider/json.h"
 #include "lib/tools/test_project.h"
 #include "tests/agent/fakes.h"
+#include "tests/agent/real_helpers.h"
 #include "tests/providers/scripted_server.h"
 
 namespace garuda {
@@ -122,21 +123,10 @@ class ChildrenTest : public ::testing::TestWithParam<ServerKind> {
   }
 
   void StartHelpers(int64_t limit, const std::string& session) {
-    ipc::HelperOptions auditor;
-    auditor.argv = {Runfile("cmd/garuda-auditor/garuda-auditor"), "serve",
-                    "--channel-fd=3", "--project", project_.root};
-    auto started = ipc::HelperProcess::Spawn(auditor);
-    ASSERT_TRUE(started.ok()) << started.status();
-    auditor_ = std::move(*started);
-    audit_ = AuditChannelClient(auditor_.get());
-    ipc::HelperOptions budgeter;
-    budgeter.argv = {Runfile("cmd/garuda-budgeter/garuda-budgeter"), "serve",
-                     "--channel-fd=3", absl::StrCat("--session=", session),
-                     absl::StrCat("--limit=", limit)};
-    started = ipc::HelperProcess::Spawn(budgeter);
-    ASSERT_TRUE(started.ok()) << started.status();
-    budgeter_ = std::move(*started);
-    budget_ = std::make_unique<budget::BudgetClient>(budgeter_.get());
+    absl::Status started = garuda::testing::StartRealHelpers(
+        project_.root, session, limit, &auditor_, &budgeter_, &audit_,
+        &budget_);
+    ASSERT_TRUE(started.ok()) << started;
   }
 
   void StartServer(ProviderScript script) {
@@ -226,13 +216,7 @@ class ChildrenTest : public ::testing::TestWithParam<ServerKind> {
   }
 
   std::string AuditLog() {
-    EXPECT_TRUE(audit_->Close().ok());
-    std::string all;
-    for (const auto& [path, content] :
-         garuda::testing::Snapshot(JoinPath(home_, ".garuda/audit"))) {
-      if (absl::EndsWith(path, ".jsonl")) all += content;
-    }
-    return all;
+    return garuda::testing::ClosedAuditLogs(*audit_, home_);
   }
 
   std::string home_;
