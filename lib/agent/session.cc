@@ -460,7 +460,9 @@ absl::Status Session::RunSteps(const std::string& prompt,
       return StopForFailedRequest(absl::CancelledError("cancelled"), request,
                                   outcome);
     }
-    if (CompactionDue(InputEstimate(request))) {
+    // A conversation of one message (a summary, a prompt) is not compacted
+    // again: there is nothing to gain, and it would loop.
+    if (messages_.size() > 1 && CompactionDue(InputEstimate(request))) {
       ASSIGN_OR_RETURN(bool compacted, Compact(meter, cancel, outcome));
       if (!compacted) return absl::OkStatus();
       request = NextRequest(tools, step, messages_.size());
