@@ -416,10 +416,12 @@ absl::StatusOr<TaskDone> Session::FinishChild(const provider::ToolCall& call,
   }
   const std::string ended =
       absl::StrCat("task ended: ", closed.charged(), " tokens");
-  view.ShowToolOutcome({call.id(), kTaskTool,
-                        state == "answered" ? ended
-                                            : absl::StrCat(ended, " (", state, ")"),
-                        is_error});
+  // The description too: parallel children end in any order.
+  view.ShowToolOutcome(
+      {call.id(), kTaskTool,
+       absl::StrCat(ended, " (", OneLineOf(agent.args.description),
+                    state == "answered" ? "" : absl::StrCat("; ", state), ")"),
+       is_error});
   RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
       "child_end", kTaskTool, agent.agent_id, state,
       absl::StrCat("charged ", closed.charged(), ", returned ",
@@ -595,10 +597,17 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
 
 std::string Session::BudgetText(const budget::BudgetStatus& status) const {
   std::string out = absl::StrFormat(
-      "Token budget: limit %d, spent %d, reserved %d, left %d (floor %d kept "
-      "for the main agent's final answer).\n",
-      status.limit(), status.spent(), status.reserved(),
-      status.left(), status.floor());
+      "Token budget: limit %d, spent %d, reserved %d, left %d", status.limit(),
+      status.spent(), status.reserved(), status.left());
+  if (status.leased() > 0) {
+    absl::StrAppendFormat(&out, ", %d leased to running children",
+                          status.leased());
+  }
+  if (status.floor() > 0) {
+    absl::StrAppendFormat(
+        &out, " (%d kept for the main agent's final answer)", status.floor());
+  }
+  absl::StrAppend(&out, ".\n");
   absl::StrAppend(
       &out,
       "  reserved: held for requests in flight; what a request does not use "

@@ -403,7 +403,7 @@ TEST_P(ChildrenTest, AChildThatStopsEarlyReturnsItsUnusedLease) {
   EXPECT_EQ(status.left(), 400000 - status.spent());
   // The person saw it end.
   ASSERT_EQ(person_.outcomes.size(), 1u);
-  EXPECT_EQ(person_.outcomes[0].outcome, "task ended: 230 tokens");
+  EXPECT_EQ(person_.outcomes[0].outcome, "task ended: 230 tokens (look)");
   const std::string audit = AuditLog();
   EXPECT_TRUE(absl::StrContains(audit, "child_start")) << audit;
   EXPECT_TRUE(absl::StrContains(audit, "child_end")) << audit;
