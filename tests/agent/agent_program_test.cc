@@ -699,6 +699,13 @@ TEST_F(AgentProgramTest, OneShotJsonShowsEachChildAndAgreesWithTheBudgeter) {
       << run.out;
   EXPECT_EQ(report.usage().requests(), 6u);
   EXPECT_GT(report.usage().charged_tokens(), 340u);
+  // The children's charges are journaled as child_debit records, each
+  // attributed to its direct child.
+  const std::string ledger = garuda::testing::Read(absl::StrCat(
+      home_, "/.garuda/sessions/", report.session_id(), "/budget.jsonl"));
+  EXPECT_TRUE(absl::StrContains(ledger, "childDebit")) << ledger;
+  EXPECT_TRUE(absl::StrContains(ledger, R"("reportId":"main.1")")) << ledger;
+  EXPECT_TRUE(absl::StrContains(ledger, R"("reportId":"main.2")")) << ledger;
   // --resume: the budgeter replays the children's charges.
   AgentRun resumed = RunAgent(
       {"--resume", report.session_id(), "-p", "again", "--output-format",
