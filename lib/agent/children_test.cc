@@ -38,7 +38,8 @@ TEST(CapChildAnswerTest, ShortAnswersPassLongOnesAreCutInsideTheCap) {
   EXPECT_FALSE(cut);
   const std::string capped = CapChildAnswer(exact + "b", &cut);
   EXPECT_TRUE(cut);
-  EXPECT_LE(capped.size(), static_cast<size_t>(budget::kSubagentResultCapChars));
+  EXPECT_LE(capped.size(),
+            static_cast<size_t>(budget::kSubagentResultCapChars));
   EXPECT_TRUE(absl::StrContains(capped, "cut at 20000 characters"));
 }
 
@@ -80,7 +81,8 @@ TEST(ChildSettingsTest, DefaultsAndWhatTheSettingsSay) {
 TEST(TaskToolDefinitionTest, NamedTaskWithBothArguments) {
   provider::ToolDefinition tool = TaskToolDefinition();
   EXPECT_EQ(tool.name(), "task");
-  EXPECT_TRUE(absl::StrContains(tool.parameters_json(), R"("required":["description","prompt"])"));
+  EXPECT_TRUE(absl::StrContains(tool.parameters_json(),
+                                R"("required":["description","prompt"])"));
 }
 
 }  // namespace

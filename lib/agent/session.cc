@@ -196,7 +196,7 @@ absl::Status Session::NoteForModel(const std::string& note) {
   return Add(std::move(message));
 }
 
-ToolContext Session::Tools() {
+ToolContext Session::Tools() const {
   ToolContext tools;
   tools.session_id = config_.session_id;
   tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
@@ -388,7 +388,9 @@ absl::StatusOr<bool> Session::RunToolCalls(
       }
       TaskDone& child = children[t];
       child.done.report.set_output(ReportOutput(child.done.result.content()));
-      if (parts_.events != nullptr) parts_.events->ToolResult(child.done.report);
+      if (parts_.events != nullptr) {
+        parts_.events->ToolResult(child.done.report);
+      }
       AddUsage(child.usage, &outcome->children_usage);
       ordered[i] = child.done.result;
       reports[i] = child.done.report;
