@@ -470,12 +470,16 @@ absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
                                std::string(args.status().message()));
       view.ShowToolOutcome({calls[i].id(), kTaskTool,
                             std::string(args.status().message()), true});
+      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+          "tool_call", kTaskTool, OneLineOf(calls[i].arguments_json()),
+          "input check failed", args.status().message())));
     } else if (depth_ >= config_.agents.max_depth) {
-      done[i].done = ErrorDone(
-          calls[i], "refused",
-          absl::StrCat("task is not available at depth ", depth_,
-                       " (agents.maxDepth is ", config_.agents.max_depth,
-                       "): do this work yourself."));
+      const std::string why = absl::StrCat(
+          "task is not available at depth ", depth_, " (agents.maxDepth is ",
+          config_.agents.max_depth, "): do this work yourself.");
+      done[i].done = ErrorDone(calls[i], "refused", why);
+      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+          "tool_call", kTaskTool, OneLineOf(args->description), "deny", why)));
     } else {
       agents[i] = std::make_unique<ChildAgent>();
       agents[i]->args = std::move(*args);
