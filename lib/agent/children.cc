@@ -582,12 +582,30 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
   auto& fields = *result.mutable_fields();
   fields["status"].set_string_value("budget_exhausted");
   fields["reason"].set_string_value(std::string(response.status().message()));
-  fields["last_text"].set_string_value(outcome->answer);
+  // Bounded so that the whole stays valid JSON inside the answer's cap
+  // (escaping can make a character six): fewer calls first, then less text.
   google::protobuf::ListValue* calls_run =
       fields["tool_calls"].mutable_list_value();
   for (const ToolCallReport& call : outcome->tool_calls) {
     calls_run->add_values()->set_string_value(
         OneLineOf(absl::StrCat(call.tool(), ": ", call.outcome())));
+  }
+  std::string last_text = outcome->answer;
+  fields["last_text"].set_string_value(last_text);
+  while (MessageToJsonLine(result).size() >
+         static_cast<size_t>(budget::kSubagentResultCapChars)) {
+    if (calls_run->values_size() > 0) {
+      calls_run->mutable_values()->erase(calls_run->mutable_values()->begin());
+      continue;
+    }
+    if (last_text.empty()) break;  // the reason alone (a short status)
+    size_t keep = last_text.size() / 2;
+    while (keep > 0 &&
+           (static_cast<unsigned char>(last_text[keep]) & 0xC0) == 0x80) {
+      --keep;
+    }
+    last_text.resize(keep);
+    fields["last_text"].set_string_value(last_text);
   }
   outcome->answer = MessageToJsonLine(result);
   outcome->end = TurnEnd::kBudget;
