@@ -55,13 +55,22 @@ TEST(MarkdownTest, WhatIsNotMarkdownPassesAsWritten) {
   EXPECT_EQ(Render("plain\n"), "plain\n");
 }
 
-TEST(MarkdownTest, LinesAreShownWhenWholeAndAtTheEnd) {
+TEST(MarkdownTest, TextStreamsAndOnlyWhatMayBeMarkupWaits) {
   MarkdownRenderer renderer;
-  EXPECT_EQ(renderer.Feed("# Ti"), "");
-  EXPECT_EQ(Named(renderer.Feed("tle\nsecond **li")),
-            "<b><u>Title<reset>\n");
-  EXPECT_EQ(Named(renderer.Feed("ne**")), "");
-  EXPECT_EQ(Named(renderer.Finish()), "second <b>line</b>");
+  // Plain text is shown as it comes (a streamed answer is not held back).
+  EXPECT_EQ(renderer.Feed("Once upon a time"), "Once upon a time");
+  EXPECT_EQ(renderer.Feed(" there\n"), " there\n");
+  EXPECT_EQ(Named(renderer.Feed("# Ti")), "<b><u>Ti");
+  EXPECT_EQ(Named(renderer.Feed("tle\nsecond **li")), "tle<reset>\nsecond ");
+  EXPECT_EQ(Named(renderer.Feed("ne**")), "<b>line</b>");
+  EXPECT_EQ(Named(renderer.Finish()), "");
+  // A line start that may be a list waits for the character that decides.
+  EXPECT_EQ(renderer.Feed("-"), "");
+  EXPECT_EQ(renderer.Feed(" item\n"), "\xe2\x80\xa2 item\n");
+  // An opening backtick waits for its close, or for the line's end.
+  EXPECT_EQ(renderer.Feed("run `mak"), "run ");
+  EXPECT_EQ(Named(renderer.Feed("e` now\n")), "<code>make</code> now\n");
+  EXPECT_EQ(renderer.Feed("a `lone\n"), "a `lone\n");
   // An unclosed code block ends with the answer.
   EXPECT_EQ(Named(renderer.Feed("```\n")), "<dim>```<reset>\n");
   renderer.Finish();

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -31,11 +32,12 @@ std::string FirstLines(absl::string_view text, size_t max_lines,
   return out;
 }
 
-// A prompt the person typed, as opposed to a message of tool results or a
-// note Garuda added ("[Garuda: ...]").
+// A prompt the person typed, as opposed to a note Garuda added
+// ("[Garuda: ...]"). A prompt after a turn that ended in its tool calls
+// shares their results' message.
 bool IsPrompt(const provider::ChatMessage& message) {
   return message.role() == "user" && !message.text().empty() &&
-         message.tool_results().empty();
+         !absl::StartsWith(message.text(), "[Garuda:");
 }
 
 }  // namespace

@@ -77,7 +77,11 @@ TEST(SessionViewTest, LastExchangesOfAResumedConversation) {
   results.set_role("user");
   results.add_tool_results()->set_content("a.c:1: TODO");
   messages.push_back(results);
+  // Negative control: results without a prompt are no exchange.
+  EXPECT_EQ(LastExchanges(messages, 1).find("a.c:1"), std::string::npos);
   messages.push_back(Message("assistant", "1\n2\n3\n4\n5\n6\n7\n8"));
+  // A note of Garuda's for the model is not a prompt of the person's.
+  messages.push_back(Message("user", "[Garuda: the person undid a change]"));
 
   EXPECT_EQ(LastExchanges(messages, 1),
             "[1 earlier exchange not shown]\n"
@@ -89,6 +93,11 @@ TEST(SessionViewTest, LastExchangesOfAResumedConversation) {
   EXPECT_EQ(both.find("earlier"), std::string::npos);
   EXPECT_NE(both.find("> first question\nfirst answer\n"), std::string::npos);
   EXPECT_EQ(LastExchanges({}, 3), "");
+  // A prompt typed after a stopped turn shares the results' message.
+  results.set_text("after the stop");
+  messages.push_back(results);
+  EXPECT_NE(LastExchanges(messages, 1).find("> after the stop"),
+            std::string::npos);
 }
 
 }  // namespace
