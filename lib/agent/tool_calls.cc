@@ -524,19 +524,7 @@ std::string FormatCommandResult(const stager::CommandResult& result) {
   std::string text = result.description();
   if (text.empty()) text = absl::StrCat("exit code ", result.exit_code());
   if (result.on_host()) absl::StrAppend(&text, " (ran on the host)");
-  absl::StrAppend(&text, "\n");
-  auto part = [&text](absl::string_view name, const std::string& data,
-                      bool truncated) {
-    if (data.empty()) return;
-    absl::StrAppend(&text, name, ":\n", data);
-    if (data.back() != '\n') text.push_back('\n');
-    if (truncated) {
-      absl::StrAppend(&text, "[", name, " was cut after ", data.size(),
-                      " bytes]\n");
-    }
-  };
-  part("stdout", result.stdout_data(), result.stdout_truncated());
-  part("stderr", result.stderr_data(), result.stderr_truncated());
+  absl::StrAppend(&text, "\n", CapturedOutput(result, /*headers=*/true));
   if (result.kind() == stager::CommandResult::STOPPED) {
     absl::StrAppend(&text, kStoppedForModel, "\n");
   }

@@ -141,11 +141,12 @@ std::string ToolCallSummary(absl::string_view tool,
   return absl::StrCat(tool, ": ", Short(shown));
 }
 
-std::string CommandOutputForPerson(const stager::CommandResult& result) {
+std::string CapturedOutput(const stager::CommandResult& result, bool headers) {
   std::string text;
-  auto part = [&text](absl::string_view name, const std::string& data,
-                      bool truncated) {
+  auto part = [&text, headers](absl::string_view name, const std::string& data,
+                               bool truncated) {
     if (data.empty()) return;
+    if (headers) absl::StrAppend(&text, name, ":\n");
     text += data;
     if (data.back() != '\n') text.push_back('\n');
     if (truncated) {

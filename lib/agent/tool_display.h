@@ -22,10 +22,17 @@ std::string ToolCallSummary(absl::string_view tool,
                             absl::string_view arguments_json,
                             absl::string_view fallback);
 
-// A command's output for the person: stdout, then stderr, each followed by
-// a line saying so when the capture cut it. "" when the command printed
-// nothing.
-std::string CommandOutputForPerson(const stager::CommandResult& result);
+// A command's captured output: stdout, then stderr, each followed by a line
+// saying so when the capture cut it. With `headers` (as the model sees it)
+// each stream comes after a "stdout:" or "stderr:" line. "" when the
+// command printed nothing.
+std::string CapturedOutput(const stager::CommandResult& result, bool headers);
+
+// What the person sees under the call: CapturedOutput without headers.
+inline std::string CommandOutputForPerson(
+    const stager::CommandResult& result) {
+  return CapturedOutput(result, /*headers=*/false);
+}
 
 struct OutputTail {
   std::string text;        // the last lines, each ending in '\n'

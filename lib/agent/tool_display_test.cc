@@ -83,6 +83,9 @@ TEST(CommandOutputTest, BothStreamsAndTheirCuts) {
   EXPECT_EQ(CommandOutputForPerson(result),
             "out\nerr\n[stderr was cut after 4 bytes]\n");
   EXPECT_EQ(CommandOutputForPerson(stager::CommandResult()), "");
+  // As the model sees it: each stream after its name.
+  EXPECT_EQ(CapturedOutput(result, true),
+            "stdout:\nout\nstderr:\nerr\n[stderr was cut after 4 bytes]\n");
 }
 
 }  // namespace
