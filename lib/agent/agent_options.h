@@ -29,10 +29,6 @@ struct AgentOptions {
   // --plain: the terminal without colours or formatting (the model's text
   // as written).
   bool plain = false;
-
-  // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
-  // helpers started. Off only in tests that must inspect the process.
-  bool lock_down = true;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").
