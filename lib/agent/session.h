@@ -230,6 +230,8 @@ class Session {
   absl::StatusOr<LineOutcome> SlashCommand(const std::string& line);
   ToolContext Tools() const;
   absl::Status CheckHelpers();
+  // The status line after a turn of a line session (session_view.h).
+  void ShowTurnStatus(const TurnOutcome& outcome);
 
   SessionConfig config_;
   SessionParts parts_;
