@@ -26,6 +26,7 @@
 #include "lib/provider/client.h"
 #include "lib/tools/test_project.h"
 #include "tests/agent/fakes.h"
+#include "tests/agent/real_helpers.h"
 #include "tests/providers/scripted_server.h"
 
 namespace garuda {
@@ -90,21 +91,10 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
   }
 
   void StartHelpers(int64_t limit) {
-    ipc::HelperOptions auditor;
-    auditor.argv = {Runfile("cmd/garuda-auditor/garuda-auditor"), "serve",
-                    "--channel-fd=3", "--project", project_.root};
-    auto started = ipc::HelperProcess::Spawn(auditor);
-    ASSERT_TRUE(started.ok()) << started.status();
-    auditor_ = std::move(*started);
-    audit_ = AuditChannelClient(auditor_.get());
-    ipc::HelperOptions budgeter;
-    budgeter.argv = {Runfile("cmd/garuda-budgeter/garuda-budgeter"), "serve",
-                     "--channel-fd=3", "--session=test-session",
-                     absl::StrCat("--limit=", limit)};
-    started = ipc::HelperProcess::Spawn(budgeter);
-    ASSERT_TRUE(started.ok()) << started.status();
-    budgeter_ = std::move(*started);
-    budget_ = std::make_unique<budget::BudgetClient>(budgeter_.get());
+    absl::Status started = garuda::testing::StartRealHelpers(
+        project_.root, "test-session", limit, &auditor_, &budgeter_, &audit_,
+        &budget_);
+    ASSERT_TRUE(started.ok()) << started;
   }
 
   void StartServer(ProviderScript script) {
@@ -209,13 +199,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
 
   // The audit log after the auditor closed it.
   std::string AuditLog() {
-    EXPECT_TRUE(audit_->Close().ok());
-    std::string all;
-    std::string root = JoinPath(home_, ".garuda/audit");
-    for (const auto& [path, content] : garuda::testing::Snapshot(root)) {
-      if (absl::EndsWith(path, ".jsonl")) all += content;
-    }
-    return all;
+    return garuda::testing::ClosedAuditLogs(*audit_, home_);
   }
 
   std::string Notes() {
@@ -668,6 +652,57 @@ TEST_P(SessionTest, ALongCommandOutputIsCutAndTheModelIsTold) {
   ASSERT_EQ(server_->request_count(), 2u);
   EXPECT_TRUE(absl::StrContains(RequestBody(1), "[result cut at 100000 of"));
   EXPECT_FALSE(absl::StrContains(RequestBody(1), std::string(100001, 'y')));
+}
+
+// Ctrl-C while a command runs: the stager's STOPPED result ends the turn
+// (no further request), the person sees "the command was stopped", and the
+// model is told with the call's result when the next prompt goes. The
+// control: the same command not stopped lets the turn go on.
+TEST_P(SessionTest, AStoppedCommandEndsTheTurnAndTheModelIsTold) {
+  ProviderScript script;
+  *script.add_replies() =
+      ToolCall("call_1", "bash", R"({"command":"make long"})");
+  *script.add_replies() = Text("Next prompt's answer.");
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
+  FakeCommand stopped;
+  stopped.result.set_kind(stager::CommandResult::STOPPED);
+  stopped.result.set_description("stopped: ended on request");
+  stopped.result.set_stdout_data("partial\n");
+  stopped.during = [this] { cancel_.Cancel(); };
+  stager_->Script("make long", stopped);
+  TurnOutcome outcome = Turn("Build it");
+  EXPECT_EQ(outcome.end, TurnEnd::kCancelled);
+  EXPECT_EQ(server_->request_count(), 1u);
+  // The turn ends at the stop: no request is begun and cancelled after it.
+  EXPECT_FALSE(absl::StrContains(person_.AllNotices(), "the request stopped"))
+      << person_.AllNotices();
+  ASSERT_EQ(outcome.tool_calls.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(outcome.tool_calls[0].outcome(),
+                                "the command was stopped"));
+  ASSERT_FALSE(person_.outcomes.empty());
+  EXPECT_TRUE(person_.outcomes.back().stopped);
+  EXPECT_EQ(person_.outcomes.back().output, "partial\n");
+  cancel_.Reset();
+  Turn("What now?");
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "stopped by the person"));
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "partial"));
+}
+
+TEST_P(SessionTest, ACommandNotStoppedLetsTheTurnGoOn) {
+  ProviderScript script;
+  *script.add_replies() =
+      ToolCall("call_1", "bash", R"({"command":"make long"})");
+  *script.add_replies() = Text("Built.");
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
+  FakeCommand ran;
+  ran.result.set_kind(stager::CommandResult::EXITED);
+  ran.result.set_description("exited with code 0");
+  stager_->Script("make long", ran);
+  TurnOutcome outcome = Turn("Build it");
+  EXPECT_EQ(outcome.end, TurnEnd::kAnswered);
+  EXPECT_EQ(server_->request_count(), 2u);
+  EXPECT_FALSE(absl::StrContains(RequestBody(1), "stopped by the person"));
 }
 
 INSTANTIATE_TEST_SUITE_P(BothProviders, SessionTest,
