@@ -95,6 +95,9 @@ std::string OneShotJson(const std::string& session_id,
   report.set_answer(outcome.answer);
   for (const ToolCallReport& call : outcome.tool_calls) {
     *report.add_tool_calls() = call;
+    if (call.has_kept_changes()) {
+      *report.add_kept_changes() = call.kept_changes();
+    }
   }
   *report.mutable_usage() = outcome.usage;
   report.set_stopped(outcome.stopped);

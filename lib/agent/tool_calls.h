@@ -42,6 +42,9 @@ struct ToolContext {
   // find_references, callers, impact (garuda-agent tool serve); null when
   // the session has no code tools.
   knowledge::CodeService* code = nullptr;
+  // The session folder: staged changes no person could answer are kept
+  // there (kept_changes.h); "" keeps none.
+  std::string session_dir;
 };
 
 // The audit event of `kind` for a tool.

@@ -51,6 +51,10 @@ void OnEndingSignal(int signal_number) {
 
 bool Answerless(char c) { return c == '\n' || c == '\r' || c == ' '; }
 
+// Ctrl-D (the end of input in line mode) and Ctrl-C as a byte (ISIG
+// cleared by someone else) end the question as they would in line mode.
+bool Ends(char c) { return c == '\x04' || c == '\x03'; }
+
 }  // namespace
 
 AnswerReader::AnswerReader(int in) : in_(in) {
@@ -166,6 +170,7 @@ std::optional<char> AnswerReader::ReadAnswer(absl::Span<const char> offered) {
   do {
     if (!ReadByte(&c)) return std::nullopt;
   } while (Answerless(c));
+  if (Ends(c)) return std::nullopt;
   // An Enter typed right after the key out of habit goes with it.
   char after;
   while (ReadByte(&after, 0)) {
@@ -187,7 +192,7 @@ std::optional<int> AnswerReader::ReadKey() {
     return static_cast<unsigned char>(line[0]);
   }
   char c;
-  if (!ReadByte(&c)) return std::nullopt;
+  if (!ReadByte(&c) || Ends(c)) return std::nullopt;
   if (c != '\x1b') return static_cast<unsigned char>(c);
   // An escape sequence arrives at once; a lone Escape has nothing after it.
   char next;
@@ -219,7 +224,7 @@ std::optional<std::string> AnswerReader::ReadText(int out) {
   std::string text;
   char c;
   for (;;) {
-    if (!ReadByte(&c)) return std::nullopt;
+    if (!ReadByte(&c) || Ends(c)) return std::nullopt;
     if (c == '\r' || c == '\n') return text;
     if (c == '\x1b') return std::nullopt;
     if (c == '\x7f' || c == '\b') {

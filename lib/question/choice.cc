@@ -83,4 +83,20 @@ Choice ChooseChanges(const ChangeSet& change_set,
   return choice;
 }
 
+std::string AppliedSomeLine(const Choice& choice) {
+  auto list = [](const std::vector<std::string>& paths) {
+    std::string text;
+    for (const std::string& path : paths) {
+      absl::StrAppend(&text, text.empty() ? "" : ", ", VisiblePath(path));
+    }
+    return text;
+  };
+  const size_t total = choice.applied.size() + choice.discarded.size();
+  return absl::StrCat(
+      "The user applied ", choice.applied.size(), " of ", total,
+      " changed files: ", list(choice.applied),
+      ". The user discarded the others (the project did not change there): ",
+      list(choice.discarded));
+}
+
 }  // namespace garuda

@@ -34,6 +34,10 @@ struct Choice {
 Choice ChooseChanges(const ChangeSet& change_set,
                      const std::vector<size_t>& chosen);
 
+// The line the model receives when the chosen files were applied: names
+// both the applied and the discarded paths.
+std::string AppliedSomeLine(const Choice& choice);
+
 }  // namespace garuda
 
 #endif  // GARUDA_LIB_QUESTION_CHOICE_H_

@@ -28,9 +28,11 @@ class PtyPerson {
   // The terminal's path, for --terminal.
   const std::string& path() const { return path_; }
 
-  // The next answers, one per question, in order ("y", "a", "n", "d").
-  // A question with none left gets "n" (a permission question) or "d"
-  // (the change question): the person says no.
+  // The next answers, one per question, in order ("y", "s", "n", "a",
+  // "d", "c", "v"; each is typed with a newline after it, which a
+  // question that reads one key press ignores). A question with none
+  // left gets "n" (a permission question), "d" (the change question and
+  // each file of its choice) or "q" (the pager): the person says no.
   void Queue(const std::string& answer);
   // Called with everything shown so far when a question waits, before its
   // answer is typed (a test changes a file "meanwhile" here).

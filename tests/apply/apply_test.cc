@@ -59,8 +59,35 @@ bool WaitFor(int master, const std::string& text, std::string* seen,
   }
 }
 
+// The first prompt of lib/question's after `*from`: every prompt of the
+// change question and of its per-file choice ends with "[v]iew: ", its
+// confirmation with "[d]iscard: ", a page of the pager with "[q] quit".
+bool WaitForPrompt(int master, std::string* seen, size_t* from) {
+  static const char* const kEnds[] = {"[v]iew: ", "[d]iscard: ", "[q] quit"};
+  for (;;) {
+    size_t best = std::string::npos, length = 0;
+    for (const char* end : kEnds) {
+      size_t found = seen->find(end, *from);
+      if (found < best) {
+        best = found;
+        length = std::string(end).size();
+      }
+    }
+    if (best != std::string::npos) {
+      *from = best + length;
+      return true;
+    }
+    struct pollfd p = {master, POLLIN, 0};
+    if (::poll(&p, 1, 60000) <= 0) return false;
+    char buffer[4096];
+    ssize_t n = ::read(master, buffer, sizeof(buffer));
+    if (n <= 0) return false;
+    seen->append(buffer, n);
+  }
+}
+
 // Runs garuda-applier on a pseudo-terminal (its /dev/tty) and types each
-// of `keys` once the question's prompt ("all? ") appears.
+// of `keys` once a prompt of the question appears.
 Result RunAsking(const Scene& scene, const std::vector<std::string>& args,
                  const std::string& in, const std::vector<std::string>& keys) {
   std::string out = NewTempDir("out") + "/out", err = out + ".err";
@@ -70,7 +97,7 @@ Result RunAsking(const Scene& scene, const std::vector<std::string>& args,
   Result result;
   size_t from = 0;
   for (const std::string& key : keys) {
-    if (!WaitFor(master, "all? ", &result.terminal, &from)) break;
+    if (!WaitForPrompt(master, &result.terminal, &from)) break;
     (void)WriteAll(master, key);
   }
   WaitFor(master, "\x01never\x01", &result.terminal, &from);  // to the end
@@ -112,7 +139,7 @@ TEST(ApplierTest, CtrlCAndEndOfInputDiscard) {
   Result ended = RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"\x04"});
   EXPECT_EQ(ended.code, 3) << ended.err << ended.terminal;
   Result view_then_discard =
-      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"v\n", "d\n"});
+      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"v", "q", "d"});
   EXPECT_EQ(view_then_discard.code, 3);
   EXPECT_EQ(Snapshot(scene.project), before);
 }
@@ -323,7 +350,7 @@ TEST(ApplierTest, IncompleteListOffersOnlyDiscard) {
   Result result = RunAsking(scene, ApplyArgs(scene, "--ask"), changes,
                             {"a\n", "apply\n", "d\n"});
   EXPECT_EQ(result.code, 3) << result.err << result.terminal;
-  EXPECT_NE(result.terminal.find("apply is not offered"), std::string::npos);
+  EXPECT_NE(result.terminal.find("Apply is not offered"), std::string::npos);
   EXPECT_NE(result.terminal.find("limit of 10 files"), std::string::npos);
   EXPECT_EQ(Snapshot(scene.project), before);
   EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"), changes).code, 3);
