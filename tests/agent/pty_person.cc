@@ -48,7 +48,12 @@ PtyPerson::~PtyPerson() {
 
 void PtyPerson::Queue(const std::string& answer) {
   std::lock_guard<std::mutex> lock(mu_);
-  answers_.push_back(answer);
+  answers_.push_back(absl::StrCat(answer, "\n"));
+}
+
+void PtyPerson::QueueKeys(const std::string& keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  answers_.push_back(keys);
 }
 
 void PtyPerson::OnQuestion(
@@ -98,14 +103,14 @@ void PtyPerson::Loop() {
         answer = answers_.front();
         answers_.pop_front();
       } else {
-        answer = permission ? "n" : pager ? "q" : "d";
+        answer = permission ? "n\n" : pager ? "q" : "d\n";
       }
       callback = on_question_;
       shown = shown_;
     }
     if (callback) callback(shown);
     ++questions_;
-    (void)WriteAll(master_.get(), absl::StrCat(answer, "\n"));
+    (void)WriteAll(master_.get(), answer);
   }
 }
 
