@@ -13,6 +13,7 @@
 #include "lib/base/status_macros.h"
 #include "lib/base/visible.h"
 #include "lib/consent/terminal_turn.h"
+#include "lib/changeset/rules.h"
 #include "lib/policy/sources.h"
 #include "lib/question/screen.h"
 
@@ -259,6 +260,18 @@ ConsentDecision Consent::ForCommandChanges(
       return asks;
     }
     if (decision.verdict != Verdict::kAllow) {
+      // A sensitive name (judged here, by the name, not by the list's own
+      // mark) is never applied without a person, --apply-staged or not.
+      if (apply_staged_ && (change.entry.sensitive() ||
+                            SensitiveNames::Default().Matches(
+                                change.entry.path()))) {
+        ConsentDecision asks{false,
+                             absl::StrCat("no person to ask, and ", path,
+                                          " is a sensitive file "
+                                          "(policies/sensitive.txt): discard")};
+        asks.no_person = true;
+        return asks;
+      }
       if (not_allowed.empty()) not_allowed = path;
       continue;
     }
