@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,20 +29,29 @@ ChangeSet OneFile(const std::string& content) {
   return change_set;
 }
 
-// Answers `typed` to the question; returns the answer and what was shown.
-std::pair<Answer, std::string> AskWith(const ChangeSet& change_set,
-                                       const std::string& typed) {
+// Runs `ask` with `typed` on its input pipe; what it wrote.
+std::string Typed(const std::string& typed,
+                  const std::function<void(int in, int out)>& ask) {
   int in[2], out[2];
   EXPECT_EQ(::pipe(in), 0);
   EXPECT_EQ(::pipe(out), 0);
   EXPECT_TRUE(WriteAll(in[1], typed).ok());
   ::close(in[1]);
-  Rendered rendered = RenderChangeSet(change_set, -1);
-  Answer answer = Ask(change_set, rendered, in[0], out[1]);
+  ask(in[0], out[1]);
   ::close(out[1]);
   ::close(in[0]);
   std::string shown = *ReadAll(out[0]);
   ::close(out[0]);
+  return shown;
+}
+
+// Answers `typed` to the question; returns the answer and what was shown.
+std::pair<Answer, std::string> AskWith(const ChangeSet& change_set,
+                                       const std::string& typed) {
+  Answer answer = Answer::kDiscard;
+  std::string shown = Typed(typed, [&](int in, int out) {
+    answer = Ask(change_set, RenderChangeSet(change_set, -1), in, out);
+  });
   return {answer, shown};
 }
 
@@ -99,11 +109,6 @@ TEST(RenderTest, ShowsSensitiveIgnoredAndCounts) {
   EXPECT_NE(rendered.summary.find("build/: 212 files"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace garuda
-
-namespace garuda {
-namespace {
 
 Change Entry(const std::string& path, ChangeKind kind, FileType base,
              FileType now) {
@@ -167,18 +172,11 @@ ChangeSet TwoFiles() {
 
 ChangeAnswer AskTwoWith(const ChangeSet& change_set, const std::string& typed,
                         std::string* shown) {
-  int in[2], out[2];
-  EXPECT_EQ(::pipe(in), 0);
-  EXPECT_EQ(::pipe(out), 0);
-  EXPECT_TRUE(WriteAll(in[1], typed).ok());
-  ::close(in[1]);
-  Rendered rendered = RenderChangeSet(change_set, -1);
-  ChangeAnswer answer =
-      AskChanges(change_set, rendered, in[0], out[1], AskOptions());
-  ::close(out[1]);
-  ::close(in[0]);
-  *shown = *ReadAll(out[0]);
-  ::close(out[0]);
+  ChangeAnswer answer;
+  *shown = Typed(typed, [&](int in, int out) {
+    answer = AskChanges(change_set, RenderChangeSet(change_set, -1), in, out,
+                        AskOptions());
+  });
   return answer;
 }
 
@@ -296,20 +294,10 @@ TEST(ColorTest, DiffLinesAreColouredOnlyWhenAsked) {
 TEST(PagerTest, SearchAndQuitFromAPipe) {
   std::string text;
   for (int i = 0; i < 100; ++i) text += "line " + std::to_string(i) + "\n";
-  int in[2], out[2];
-  ASSERT_EQ(::pipe(in), 0);
-  ASSERT_EQ(::pipe(out), 0);
-  ASSERT_TRUE(WriteAll(in[1], " \n/line 77\nq\n").ok());
-  ::close(in[1]);
-  {
-    question_internal::AnswerReader reader(in[0]);
-    PagerOptions options;
-    Page(text, reader, out[1], options);
-  }
-  ::close(out[1]);
-  ::close(in[0]);
-  std::string shown = *ReadAll(out[0]);
-  ::close(out[0]);
+  std::string shown = Typed(" \n/line 77\nq\n", [&](int in, int out) {
+    question_internal::AnswerReader reader(in);
+    Page(text, reader, out, PagerOptions());
+  });
   EXPECT_NE(shown.find("-- lines 1-23 of 100 (23%) --"), std::string::npos)
       << shown;
   EXPECT_NE(shown.find("-- lines 24-46 of 100"), std::string::npos);

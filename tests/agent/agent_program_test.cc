@@ -281,6 +281,23 @@ class AgentProgramTest : public ::testing::Test {
     return all;
   }
 
+  // A one-shot run in staged mode (`settings` in the project's settings)
+  // whose model runs one command that changes notes.txt, then answers
+  // `answer`; `extra` flags after -p.
+  AgentRun RunStagedEdit(
+      const std::string& answer, std::vector<std::string> extra,
+      const std::string& settings = R"({"commands": {"mode": "staged"}})") {
+    garuda::testing::MakeDir(project_ + "/.garuda");
+    garuda::testing::Write(project_ + "/.garuda/settings.json", settings);
+    ProviderScript script;
+    *script.add_replies() = Bash("c1", "echo new line > notes.txt");
+    *script.add_replies() = Text(answer);
+    StartServer(script);
+    std::vector<std::string> argv = {"-p", "change the notes"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunAgent(argv);
+  }
+
   struct AskRun {
     int code = -1;
     std::string terminal;
@@ -375,15 +392,7 @@ TEST_F(AgentProgramTest, OneShotJsonWithACommandInTheSandbox) {
 // model is told; nothing lands. A person applies it later with
 // `garuda-applier apply --ask` (the conflict check as always).
 TEST_F(AgentProgramTest, OneShotStagedChangesAreKeptForReview) {
-  garuda::testing::MakeDir(project_ + "/.garuda");
-  garuda::testing::Write(project_ + "/.garuda/settings.json",
-                         R"({"commands": {"mode": "staged"}})");
-  ProviderScript script;
-  *script.add_replies() = Bash("c1", "echo new line > notes.txt");
-  *script.add_replies() = Text("It was kept.");
-  StartServer(script);
-  AgentRun run =
-      RunAgent({"-p", "change the notes", "--output-format", "json"});
+  AgentRun run = RunStagedEdit("It was kept.", {"--output-format", "json"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(Notes(), "old line\n");  // nothing landed
   EXPECT_TRUE(absl::StrContains(run.err, "commands staged")) << run.err;
@@ -428,15 +437,7 @@ TEST_F(AgentProgramTest, OneShotStagedChangesAreKeptForReview) {
 // The conflict check holds for a kept list as for any other: a file that
 // changed since the command refuses the whole list.
 TEST_F(AgentProgramTest, AKeptListThatNoLongerFitsIsAConflict) {
-  garuda::testing::MakeDir(project_ + "/.garuda");
-  garuda::testing::Write(project_ + "/.garuda/settings.json",
-                         R"({"commands": {"mode": "staged"}})");
-  ProviderScript script;
-  *script.add_replies() = Bash("c1", "echo new line > notes.txt");
-  *script.add_replies() = Text("Kept.");
-  StartServer(script);
-  AgentRun run =
-      RunAgent({"-p", "change the notes", "--output-format", "json"});
+  AgentRun run = RunStagedEdit("Kept.", {"--output-format", "json"});
   ASSERT_EQ(run.code, 0) << run.err;
   OneShotReport report;
   ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
@@ -452,15 +453,8 @@ TEST_F(AgentProgramTest, AKeptListThatNoLongerFitsIsAConflict) {
 // the flag applied it. The control is the test above: without the flag
 // nothing lands.
 TEST_F(AgentProgramTest, ApplyStagedLandsAndIsAudited) {
-  garuda::testing::MakeDir(project_ + "/.garuda");
-  garuda::testing::Write(project_ + "/.garuda/settings.json",
-                         R"({"commands": {"mode": "staged"}})");
-  ProviderScript script;
-  *script.add_replies() = Bash("c1", "echo new line > notes.txt");
-  *script.add_replies() = Text("Applied.");
-  StartServer(script);
-  AgentRun run = RunAgent({"-p", "change the notes", "--output-format",
-                           "json", "--apply-staged"});
+  AgentRun run = RunStagedEdit("Applied.", {"--output-format", "json",
+                                            "--apply-staged"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(Notes(), "new line\n");
   OneShotReport report;
@@ -480,16 +474,10 @@ TEST_F(AgentProgramTest, ApplyStagedLandsAndIsAudited) {
 // Refusals as always: a deny rule for a changed path stops the list even
 // with --apply-staged; and the flag is for one-shot runs only.
 TEST_F(AgentProgramTest, ApplyStagedKeepsTheRules) {
-  garuda::testing::MakeDir(project_ + "/.garuda");
-  garuda::testing::Write(
-      project_ + "/.garuda/settings.json",
+  AgentRun run = RunStagedEdit(
+      "Refused.", {"--apply-staged"},
       R"json({"commands": {"mode": "staged"},
               "permissions": {"deny": ["write_file(notes.txt)"]}})json");
-  ProviderScript script;
-  *script.add_replies() = Bash("c1", "echo new line > notes.txt");
-  *script.add_replies() = Text("Refused.");
-  StartServer(script);
-  AgentRun run = RunAgent({"-p", "change the notes", "--apply-staged"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(Notes(), "old line\n");
   std::string told = SentText(server_->requests()[1].body());

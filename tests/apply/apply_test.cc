@@ -40,37 +40,18 @@ using testing::Symlink;
 using testing::Wait;
 using testing::Write;
 
-// Reads the terminal into *seen until `text` shows up after `*from`
-// (false if the program closes the terminal or a minute passes first).
-bool WaitFor(int master, const std::string& text, std::string* seen,
-             size_t* from) {
-  for (;;) {
-    size_t found = seen->find(text, *from);
-    if (found != std::string::npos) {
-      *from = found + text.size();
-      return true;
-    }
-    struct pollfd p = {master, POLLIN, 0};
-    if (::poll(&p, 1, 60000) <= 0) return false;
-    char buffer[4096];
-    ssize_t n = ::read(master, buffer, sizeof(buffer));
-    if (n <= 0) return false;
-    seen->append(buffer, n);
-  }
-}
-
-// The first prompt of lib/question's after `*from`: every prompt of the
-// change question and of its per-file choice ends with "[v]iew: ", its
-// confirmation with "[d]iscard: ", a page of the pager with "[q] quit".
-bool WaitForPrompt(int master, std::string* seen, size_t* from) {
-  static const char* const kEnds[] = {"[v]iew: ", "[d]iscard: ", "[q] quit"};
+// Reads the terminal into *seen until one of `texts` shows up after
+// `*from`, and moves `*from` past the first that did (false if the program
+// closes the terminal or a minute passes first).
+bool WaitForAny(int master, const std::vector<std::string>& texts,
+                std::string* seen, size_t* from) {
   for (;;) {
     size_t best = std::string::npos, length = 0;
-    for (const char* end : kEnds) {
-      size_t found = seen->find(end, *from);
+    for (const std::string& text : texts) {
+      size_t found = seen->find(text, *from);
       if (found < best) {
         best = found;
-        length = std::string(end).size();
+        length = text.size();
       }
     }
     if (best != std::string::npos) {
@@ -84,6 +65,19 @@ bool WaitForPrompt(int master, std::string* seen, size_t* from) {
     if (n <= 0) return false;
     seen->append(buffer, n);
   }
+}
+
+bool WaitFor(int master, const std::string& text, std::string* seen,
+             size_t* from) {
+  return WaitForAny(master, {text}, seen, from);
+}
+
+// The first prompt of lib/question's after `*from`: every prompt of the
+// change question and of its per-file choice ends with "[v]iew: ", its
+// confirmation with "[d]iscard: ", a page of the pager with "[q] quit".
+bool WaitForPrompt(int master, std::string* seen, size_t* from) {
+  return WaitForAny(master, {"[v]iew: ", "[d]iscard: ", "[q] quit"}, seen,
+                    from);
 }
 
 // Runs garuda-applier on a pseudo-terminal (its /dev/tty) and types each
