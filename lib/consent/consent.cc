@@ -230,7 +230,7 @@ ConsentDecision Consent::ForCommandChanges(
     ConsentDecision decision{true, "asked: apply"};
     if (answer.some) {
       decision.how = absl::StrCat("asked: apply ", answer.chosen.size(), " of ",
-                                  change_set.changes.size(), " files");
+                                  change_set.changes.size(), " changes");
       decision.some = true;
       decision.chosen = std::move(answer.chosen);
     }

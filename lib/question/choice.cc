@@ -94,7 +94,7 @@ std::string AppliedSomeLine(const Choice& choice) {
   const size_t total = choice.applied.size() + choice.discarded.size();
   return absl::StrCat(
       "The user applied ", choice.applied.size(), " of ", total,
-      " changed files: ", list(choice.applied),
+      " changes: ", list(choice.applied),
       ". The user discarded the others (the project did not change there): ",
       list(choice.discarded));
 }

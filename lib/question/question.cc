@@ -112,11 +112,16 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
   }
   int hidden_total = 0;
   size_t added_total = 0, removed_total = 0, binary = 0, modes = 0,
-         sensitive = 0;
+         sensitive = 0, folders = 0;
   for (const Change& change : change_set.changes) {
     const ChangeEntry& entry = change.entry;
     std::string path = VisiblePath(entry.path());
     std::string letter, detail;
+    if (entry.new_type() == FILE_TYPE_DIRECTORY ||
+        (entry.new_type() == FILE_TYPE_ABSENT &&
+         entry.base().type() == FILE_TYPE_DIRECTORY)) {
+      ++folders;
+    }
     switch (entry.kind()) {
       case CHANGE_KIND_ADDED:
         letter = "A";
@@ -205,9 +210,13 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
   if (change_set.changes.empty()) {
     absl::StrAppend(&out.summary, "  (no changes to apply)\n");
   } else {
-    std::string totals =
-        absl::StrCat(Count(change_set.changes.size(), "file", "files"), ": +",
-                     added_total, " -", removed_total);
+    const size_t files = change_set.changes.size() - folders;
+    std::string totals = files > 0 ? Count(files, "file", "files") : "";
+    if (folders > 0) {
+      absl::StrAppend(&totals, totals.empty() ? "" : ", ",
+                      Count(folders, "folder", "folders"));
+    }
+    absl::StrAppend(&totals, ": +", added_total, " -", removed_total);
     if (binary > 0) {
       absl::StrAppend(&totals, ", ", Count(binary, "binary file", "binary files"));
     }
@@ -325,7 +334,7 @@ class ChangeQuestion {
       Write("Applying.\n");
     } else {
       Write(absl::StrCat("Applying ", answer.chosen.size(), " of ",
-                         change_set_.changes.size(), " files.\n"));
+                         change_set_.changes.size(), " changes.\n"));
     }
     return answer;
   }
@@ -379,8 +388,8 @@ class ChangeQuestion {
       Write(absl::StrCat("\n", Diff(CutDiff(diff, kFileDiffLimit,
                                             "view shows all of this file")),
                          rendered_.file_lines[i], "\n"));
-      const std::string prompt = absl::StrCat("File ", i + 1, " of ", n, ": ",
-                                              KeyPrompt(keys), ": ");
+      const std::string prompt = absl::StrCat("Change ", i + 1, " of ", n,
+                                              ": ", KeyPrompt(keys), ": ");
       for (;;) {
         std::optional<char> key = Prompt(prompt, keys);
         if (!key) return std::nullopt;
@@ -413,8 +422,9 @@ class ChangeQuestion {
     if (choice.applied.empty()) return answer;
     const std::vector<char> confirm = {'a', 'd'};
     std::optional<char> key = Prompt(
-        absl::StrCat("Apply the ", choice.applied.size(),
-                     choice.applied.size() == 1 ? " file" : " files",
+        absl::StrCat("Apply ", choice.applied.size() == 1 ? "this " : "these ",
+                     choice.applied.size(),
+                     choice.applied.size() == 1 ? " change" : " changes",
                      " and discard the rest? ", KeyPrompt(confirm), ": "),
         confirm);
     if (!key || *key != 'a') return answer;

@@ -159,6 +159,11 @@ TEST(ChooseChangesTest, TheChosenSubsetIsMadeWhole) {
   EXPECT_EQ(choice.applied,
             std::vector<std::string>({"new", "new/x.c", "old", "old/y.c"}));
   EXPECT_TRUE(choice.left_out.empty());
+  // The totals count folders apart.
+  EXPECT_NE(RenderChangeSet(change_set, -1)
+                .summary.find("3 files, 2 folders: +0 -0\n"),
+            std::string::npos)
+      << RenderChangeSet(change_set, -1).summary;
   // A folder's content may go without the folder when it stays.
   choice = ChooseChanges(change_set, {0, 3});
   EXPECT_EQ(choice.applied, std::vector<std::string>({"new", "old/y.c"}));
@@ -188,7 +193,7 @@ TEST(AskChangesTest, ChooseFilesAppliesTheChosenOnes) {
   EXPECT_EQ(answer.answer, Answer::kApply);
   EXPECT_TRUE(answer.some);
   EXPECT_EQ(answer.chosen, std::vector<size_t>({0}));
-  EXPECT_NE(shown.find("File 2 of 2: [a]pply, [d]iscard, [v]iew: "),
+  EXPECT_NE(shown.find("Change 2 of 2: [a]pply, [d]iscard, [v]iew: "),
             std::string::npos);
   EXPECT_NE(shown.find("To apply (1): x\nTo discard (1): y\n"),
             std::string::npos)

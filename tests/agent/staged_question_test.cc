@@ -136,14 +136,14 @@ TEST_F(StagedQuestionTest, ChosenFilesAreAppliedAndTheOthersDiscarded) {
   ASSERT_EQ(outcome->discarded_paths_size(), 1);
   EXPECT_EQ(outcome->discarded_paths(0), "src/y.c");
   // What the model is told names both.
-  EXPECT_TRUE(absl::StrContains(outcome->line(), "applied 1 of 2"))
+  EXPECT_TRUE(absl::StrContains(outcome->line(), "applied 1 of 2 changes"))
       << outcome->line();
   EXPECT_TRUE(absl::StrContains(outcome->line(), "src/x.c"));
   EXPECT_TRUE(absl::StrContains(outcome->line(), "discarded the others"));
   EXPECT_TRUE(absl::StrContains(outcome->line(), "src/y.c"));
-  EXPECT_EQ(outcome->decision(), "asked: apply 1 of 2 files");
+  EXPECT_EQ(outcome->decision(), "asked: apply 1 of 2 changes");
   std::string shown = person_->Shown();
-  EXPECT_TRUE(absl::StrContains(shown, "File 2 of 2: [a]pply, [d]iscard"))
+  EXPECT_TRUE(absl::StrContains(shown, "Change 2 of 2: [a]pply, [d]iscard"))
       << shown;
   EXPECT_TRUE(absl::StrContains(shown, "To discard (1): src/y.c")) << shown;
   // The title carries the command as the tool line shows it.

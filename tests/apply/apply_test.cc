@@ -138,6 +138,40 @@ TEST(ApplierTest, CtrlCAndEndOfInputDiscard) {
   EXPECT_EQ(Snapshot(scene.project), before);
 }
 
+// The per-file choice of `apply --ask`: the chosen change is written, the
+// others not; a file in a folder the list makes cannot go without the
+// folder, and stays out with it.
+TEST(ApplierTest, ChooseFilesAppliesOnlyTheChosenOnes) {
+  Scene scene = MakeScene();
+  Write(scene.staged + "/a.txt", "beta\n");
+  Write(scene.staged + "/added/file.txt", "new\n");
+  std::string changes = ChangeList(scene);
+  // The list: a.txt, added (new folder), added/file.txt. Choose: a.txt
+  // yes, the folder no, its file yes (left out with it); confirm.
+  Result chosen = RunAsking(scene, ApplyArgs(scene, "--ask"), changes,
+                            {"c", "a", "d", "a", "a"});
+  EXPECT_EQ(chosen.code, 0) << chosen.err << chosen.terminal;
+  EXPECT_EQ(Read(scene.project + "/a.txt"), "beta\n");
+  EXPECT_NE(::access((scene.project + "/added").c_str(), F_OK), 0);
+  EXPECT_NE(chosen.terminal.find("also discarded: added/file.txt: its folder "
+                                 "added is made by a change that is "
+                                 "discarded"),
+            std::string::npos)
+      << chosen.terminal;
+  EXPECT_EQ(chosen.out,
+            "The user applied 1 of 3 changes: a.txt. The user discarded the "
+            "others (the project did not change there): added, "
+            "added/file.txt\n");
+  // Negative control: the same list applied whole writes all three.
+  Scene whole = MakeScene();
+  Write(whole.staged + "/a.txt", "beta\n");
+  Write(whole.staged + "/added/file.txt", "new\n");
+  Result all = RunAsking(whole, ApplyArgs(whole, "--ask"), ChangeList(whole),
+                         {"a"});
+  EXPECT_EQ(all.code, 0) << all.err << all.terminal;
+  EXPECT_EQ(Read(whole.project + "/added/file.txt"), "new\n");
+}
+
 TEST(ApplierTest, ApplyThenUndoRestores) {
   Scene scene = MakeScene();
   auto before = Snapshot(scene.project);
