@@ -99,12 +99,17 @@ class TerminalInteraction : public Interaction {
     return answer;
   }
 
-  void HandOverTerminal() override { EndText(); }
+  void HandOverTerminal() override {
+    EndText();
+    handover_.Save(in_);
+  }
 
   // A helper that died during its question may have left its own group in
-  // the foreground; a read would then stop the agent.
+  // the foreground (a read would then stop the agent), and its terminal
+  // settings (raw mode, no echo).
   void TakeBackTerminal() override {
     ReclaimTerminal(in_);
+    handover_.Restore(in_);
     at_line_start_ = true;
   }
 
@@ -147,6 +152,7 @@ class TerminalInteraction : public Interaction {
   bool color_;
   bool at_line_start_ = true;
   std::string pending_;
+  TerminalHandover handover_;  // while a helper asks
 };
 
 }  // namespace
