@@ -1,11 +1,13 @@
 #include "lib/question/question.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <functional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -209,6 +211,39 @@ TEST(AskChangesTest, ChooseFilesAppliesTheChosenOnes) {
   // The confirmation's d discards all.
   EXPECT_EQ(AskTwoWith(TwoFiles(), "c\na\nd\nd\n", &shown).answer,
             Answer::kDiscard);
+}
+
+// Ctrl-C in the pager leaves it, and the question then discards. The
+// control: q in the pager goes back to the question, which takes "a".
+TEST(AskChangesTest, CtrlCInThePagerDiscards) {
+  int in[2], out[2];
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  ASSERT_TRUE(WriteAll(in[1], "v\n").ok());  // the pipe stays open
+  std::thread person([&] {
+    std::string seen;
+    char buffer[4096];
+    while (seen.find("[q] quit") == std::string::npos) {
+      ssize_t n = ::read(out[0], buffer, sizeof(buffer));
+      if (n <= 0) return;
+      seen.append(buffer, static_cast<size_t>(n));
+    }
+    ::kill(::getpid(), SIGINT);
+    while (::read(out[0], buffer, sizeof(buffer)) > 0) {
+    }
+  });
+  ChangeSet change_set = TwoFiles();
+  ChangeAnswer answer = AskChanges(change_set, RenderChangeSet(change_set, -1),
+                                   in[0], out[1], AskOptions());
+  ::close(out[1]);
+  person.join();
+  ::close(in[1]);
+  ::close(in[0]);
+  ::close(out[0]);
+  EXPECT_EQ(answer.answer, Answer::kDiscard);
+  std::string shown;
+  EXPECT_EQ(AskTwoWith(TwoFiles(), "v\nq\na\n", &shown).answer,
+            Answer::kApply);
 }
 
 TEST(AskChangesTest, ChooseIsNotOfferedForOneFileOrWithoutIt) {

@@ -206,6 +206,31 @@ TEST_F(StagedQuestionTest, ViewPagesAndSearchesInOurOwnPager) {
   EXPECT_NE(shown.find("2 files: +", quit), std::string::npos) << shown;
   EXPECT_NE(shown.find("Apply these changes?", quit), std::string::npos);
   EXPECT_EQ(Read(pair_.project + "/src/x.c"), x_before_);
+  // Without escapes ($TERM unset) it prints pages; the second screen is
+  // for a terminal that has escapes (below).
+  EXPECT_FALSE(absl::StrContains(shown, "\x1b[?1049h"));
+}
+
+// With escapes the pager draws on the terminal's second screen and leaves
+// it, so the question is on the screen as it was.
+TEST_F(StagedQuestionTest, ThePagerUsesTheSecondScreen) {
+  ::setenv("TERM", "xterm", 1);
+  ::setenv("NO_COLOR", "1", 1);
+  StartApplier();
+  person_->QueueKeys("v");
+  person_->QueueKeys("q");
+  person_->Queue("d");
+  UniqueFd fd = TwoFileChange();
+  auto outcome = Propose(fd.get());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->kind(), applier::ApplyOutcome::DECLINED);
+  std::string shown = person_->Shown();
+  size_t enter = shown.find("\x1b[?1049h");
+  ASSERT_NE(enter, std::string::npos) << shown;
+  size_t leave = shown.find("\x1b[?1049l", enter);
+  ASSERT_NE(leave, std::string::npos);
+  EXPECT_NE(shown.find("Apply these changes?", leave), std::string::npos);
+  EXPECT_EQ(Read(pair_.project + "/src/x.c"), x_before_);
 }
 
 TEST_F(StagedQuestionTest, ColoursOnlyWhereTheTerminalHasThem) {
