@@ -30,6 +30,12 @@
 namespace garuda {
 namespace {
 
+// Nobody applied it: the flag did. The model must not believe a person saw
+// the change.
+constexpr char kAppliedByFlagLine[] =
+    "The changes were applied with no question (garuda-agent -p "
+    "--apply-staged), after the conflict check";
+
 constexpr int kServing = 0;
 
 // `session_id` goes into the undo record; empty: an apply of no session.
@@ -222,9 +228,7 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
       AddPaths(choice->discarded, reply->mutable_discarded_paths());
       reply->set_line(AppliedSomeLine(*choice));
     } else if (reply->by_apply_staged()) {
-      reply->set_line(absl::StrCat(
-          kAppliedLine, " (garuda-agent -p --apply-staged: applied without a "
-                        "question)"));
+      reply->set_line(kAppliedByFlagLine);
     }
   } else if (reply->kind() != applier::ApplyOutcome::NO_CHANGES) {
     // Nothing was written.

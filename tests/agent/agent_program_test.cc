@@ -463,8 +463,9 @@ TEST_F(AgentProgramTest, ApplyStagedLandsAndIsAudited) {
   ASSERT_EQ(report.tool_calls_size(), 1);
   EXPECT_TRUE(report.tool_calls(0).applied_by_apply_staged());
   std::string told = SentText(server_->requests()[1].body());
-  EXPECT_TRUE(absl::StrContains(told, "--apply-staged: applied without a "
-                                      "question"))
+  EXPECT_TRUE(absl::StrContains(told, "The changes were applied with no "
+                                      "question (garuda-agent -p "
+                                      "--apply-staged)"))
       << told;
   std::string audit = AllFiles(home_ + "/.garuda/audit");
   EXPECT_TRUE(absl::StrContains(audit, "\"apply_staged\"")) << audit;
