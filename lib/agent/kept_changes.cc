@@ -38,8 +38,8 @@ absl::Status CopyAll(int from, int to, const std::string& name) {
     absl::Status written =
         WriteAll(to, absl::string_view(buffer.data(), static_cast<size_t>(n)));
     if (!written.ok()) {
-      return absl::Status(written.code(),
-                          absl::StrCat("write ", name, ": ", written.message()));
+      return absl::Status(written.code(), absl::StrCat("write ", name, ": ",
+                                                       written.message()));
     }
   }
 }
@@ -57,9 +57,9 @@ absl::StatusOr<std::string> KeepChangeSet(const std::string& session_dir,
   const std::string temp =
       JoinPath(folder, absl::StrCat(".keeping.", ::getpid()));
   ::unlink(temp.c_str());  // a crashed earlier attempt of this process id
-  ASSIGN_OR_RETURN(UniqueFd out,
-                   OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                            0600));
+  ASSIGN_OR_RETURN(
+      UniqueFd out,
+      OpenFile(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   absl::Status status;
   if (::lseek(sealed_fd, 0, SEEK_SET) != 0) {
     status = LastErrnoStatus("lseek of the staged change list");
@@ -77,7 +77,8 @@ absl::StatusOr<std::string> KeepChangeSet(const std::string& session_dir,
     if (::link(temp.c_str(), candidate.c_str()) == 0) {
       path = candidate;
     } else if (errno != EEXIST || n > 100000) {
-      status = LastErrnoStatus(absl::StrCat("link(", temp, ", ", candidate, ")"));
+      status =
+          LastErrnoStatus(absl::StrCat("link(", temp, ", ", candidate, ")"));
     }
   }
   ::unlink(temp.c_str());
@@ -91,8 +92,9 @@ std::string KeptLine(const std::string& path, const std::string& project) {
       "The changes were not applied: no person could answer the question in "
       "this session, so the project did not change. They are kept for "
       "review in ",
-      path, "; a person can apply them with: garuda-applier apply --ask "
-            "--project ",
+      path,
+      "; a person can apply them with: garuda-applier apply --ask "
+      "--project ",
       Quoted(project), " < ", Quoted(path));
 }
 

@@ -96,12 +96,13 @@ TEST(KeptChangesTest, AFailedWriteLeavesNothing) {
 }
 
 TEST(KeptChangesTest, TheLineSaysHowToReviewIt) {
-  std::string line = KeptLine("/h/.garuda/sessions/s1/staged/1.changeset",
-                              "/src/my app");
+  std::string line =
+      KeptLine("/h/.garuda/sessions/s1/staged/1.changeset", "/src/my app");
   EXPECT_TRUE(absl::StrContains(line, "The changes were not applied"));
-  EXPECT_TRUE(absl::StrContains(
-      line, "garuda-applier apply --ask --project '/src/my app' < "
-            "/h/.garuda/sessions/s1/staged/1.changeset"))
+  EXPECT_TRUE(
+      absl::StrContains(line,
+                        "garuda-applier apply --ask --project '/src/my app' < "
+                        "/h/.garuda/sessions/s1/staged/1.changeset"))
       << line;
 }
 

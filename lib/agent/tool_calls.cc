@@ -451,7 +451,8 @@ class Call {
                           applied->by_apply_staged() ? "apply_staged" : "apply",
                           applied->decision()));
     RETURN_IF_ERROR(AuditApply(*applied));
-    if (applied->by_apply_staged()) done_.report.set_applied_by_apply_staged(true);
+    if (applied->by_apply_staged())
+      done_.report.set_applied_by_apply_staged(true);
     ChangeOutcome outcome;
     outcome.line = applied->line();
     if (outcome.line.empty()) {

@@ -204,9 +204,8 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
       choice = ChooseChanges(change_set, decision.chosen);
       if (choice->applied.empty()) {
         reply->set_kind(applier::ApplyOutcome::DECLINED);
-        reply->set_line(absl::StrCat(kDiscardedLine, " (",
-                                     absl::StrJoin(choice->left_out, "; "),
-                                     ")"));
+        reply->set_line(absl::StrCat(
+            kDiscardedLine, " (", absl::StrJoin(choice->left_out, "; "), ")"));
         AddPaths(choice->discarded, reply->mutable_discarded_paths());
         return absl::OkStatus();
       }

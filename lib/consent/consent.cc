@@ -12,8 +12,8 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/visible.h"
-#include "lib/consent/terminal_turn.h"
 #include "lib/changeset/rules.h"
+#include "lib/consent/terminal_turn.h"
 #include "lib/policy/sources.h"
 #include "lib/question/screen.h"
 
@@ -253,18 +253,18 @@ ConsentDecision Consent::ForCommandChanges(
                                   decision.reason, ": discard")};
     }
     if (decision.verdict == Verdict::kAsk) {
-      ConsentDecision asks{false, absl::StrCat("no person to ask, and ", path,
-                                               " asks first (",
-                                               decision.reason, "): discard")};
+      ConsentDecision asks{
+          false, absl::StrCat("no person to ask, and ", path, " asks first (",
+                              decision.reason, "): discard")};
       asks.no_person = true;
       return asks;
     }
     if (decision.verdict != Verdict::kAllow) {
       // A sensitive name (judged here, by the name, not by the list's own
       // mark) is never applied without a person, --apply-staged or not.
-      if (apply_staged_ && (change.entry.sensitive() ||
-                            SensitiveNames::Default().Matches(
-                                change.entry.path()))) {
+      if (apply_staged_ &&
+          (change.entry.sensitive() ||
+           SensitiveNames::Default().Matches(change.entry.path()))) {
         ConsentDecision asks{false,
                              absl::StrCat("no person to ask, and ", path,
                                           " is a sensitive file "
@@ -291,10 +291,10 @@ ConsentDecision Consent::ForCommandChanges(
     flag.by_apply_staged = true;
     return flag;
   }
-  ConsentDecision nobody{false, absl::StrCat("no person to ask, and ",
-                                             not_allowed,
-                                             " has no write_file allow rule: "
-                                             "discard")};
+  ConsentDecision nobody{false,
+                         absl::StrCat("no person to ask, and ", not_allowed,
+                                      " has no write_file allow rule: "
+                                      "discard")};
   nobody.no_person = true;
   return nobody;
 }

@@ -224,8 +224,8 @@ TEST(ConsentTest, ApplyStagedAppliesWhatNoRuleStops) {
 
   // A deny rule discards; a sensitive name asks first, so with nobody to
   // ask the list is kept for a person.
-  Made denied =
-      Make(ConsentMode::kRules, Rules({{Verdict::kDeny, "write_file(src/**)"}}));
+  Made denied = Make(ConsentMode::kRules,
+                     Rules({{Verdict::kDeny, "write_file(src/**)"}}));
   ASSERT_TRUE(denied.consent->SetApplyStaged(true).ok());
   ConsentDecision no =
       denied.consent->ForCommandChanges(OneFile("src/x.c"), -1, std::nullopt);

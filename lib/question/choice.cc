@@ -53,10 +53,10 @@ Choice ChooseChanges(const ChangeSet& change_set,
                              " is made by a change that is discarded");
         } else if (RemovesFolder(entry) &&
                    Beneath(missing.path(), entry.path())) {
-          why = absl::StrCat(VisiblePath(entry.path()),
-                             ": removing the folder needs the change of ",
-                             VisiblePath(missing.path()),
-                             ", which is discarded");
+          why =
+              absl::StrCat(VisiblePath(entry.path()),
+                           ": removing the folder needs the change of ",
+                           VisiblePath(missing.path()), ", which is discarded");
         }
       }
       if (why.empty()) {

@@ -164,12 +164,13 @@ class Pager {
          i += forward ? 1 : -1) {
       if (absl::StrContains(rows_[i].text, last_search_)) {
         top_ = i;
-        message_ = absl::StrCat("found \"", MakeTextVisible(last_search_), "\"");
+        message_ =
+            absl::StrCat("found \"", MakeTextVisible(last_search_), "\"");
         return true;
       }
     }
-    message_ = absl::StrCat("\"", MakeTextVisible(last_search_), "\" not found ",
-                            forward ? "below" : "above");
+    message_ = absl::StrCat("\"", MakeTextVisible(last_search_),
+                            "\" not found ", forward ? "below" : "above");
     return true;
   }
 

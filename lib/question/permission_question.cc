@@ -39,9 +39,9 @@ PermissionAnswer AskPermission(const PermissionQuestion& question, int in,
   for (int tries = 0; tries < 20 && reader.ok(); ++tries) {
     reader.DropTypeAhead();
     (void)WriteAll(out, prompt);
-    std::optional<char> key =
-        question.session_rule ? reader.ReadAnswer({'y', 's', 'n'})
-                              : reader.ReadAnswer({'y', 'n'});
+    std::optional<char> key = question.session_rule
+                                  ? reader.ReadAnswer({'y', 's', 'n'})
+                                  : reader.ReadAnswer({'y', 'n'});
     if (!key) {
       (void)WriteAll(out, "\n");
       break;

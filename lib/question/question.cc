@@ -73,8 +73,8 @@ std::string CutDiff(const std::string& diff, size_t limit,
   if (diff.size() <= limit) return diff;
   size_t cut = diff.rfind('\n', limit);
   std::string out = diff.substr(0, cut == std::string::npos ? limit : cut + 1);
-  absl::StrAppend(&out, "[diff cut at ", limit, " characters of ",
-                  diff.size(), "; ", what, "]\n");
+  absl::StrAppend(&out, "[diff cut at ", limit, " characters of ", diff.size(),
+                  "; ", what, "]\n");
   return out;
 }
 
@@ -192,17 +192,18 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
       absl::StrAppend(&detail, detail.empty() ? "" : ", ", "SENSITIVE NAME");
       ++sensitive;
     }
-    std::string line = absl::StrCat(letter, " ", path, detail.empty() ? "" : "  (",
-                                    detail, detail.empty() ? "" : ")");
+    std::string line =
+        absl::StrCat(letter, " ", path, detail.empty() ? "" : "  (", detail,
+                     detail.empty() ? "" : ")");
     absl::StrAppend(&out.summary, "  ", line, "\n");
     out.file_lines.push_back(std::move(line));
     if (!file_diff.empty()) {
       // New and deleted files against /dev/null, as git and diff -N do.
       const bool is_new = entry.base().type() != FILE_TYPE_REGULAR;
       const bool is_gone = entry.new_type() != FILE_TYPE_REGULAR;
-      file_diff = absl::StrCat("--- ", is_new ? "/dev/null" : "a/" + path,
-                               "\n+++ ", is_gone ? "/dev/null" : "b/" + path,
-                               "\n", file_diff);
+      file_diff =
+          absl::StrCat("--- ", is_new ? "/dev/null" : "a/" + path, "\n+++ ",
+                       is_gone ? "/dev/null" : "b/" + path, "\n", file_diff);
       absl::StrAppend(&out.full_diff, file_diff);
     }
     out.file_diffs.push_back(std::move(file_diff));
@@ -218,10 +219,12 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
     }
     absl::StrAppend(&totals, ": +", added_total, " -", removed_total);
     if (binary > 0) {
-      absl::StrAppend(&totals, ", ", Count(binary, "binary file", "binary files"));
+      absl::StrAppend(&totals, ", ",
+                      Count(binary, "binary file", "binary files"));
     }
     if (modes > 0) {
-      absl::StrAppend(&totals, ", ", Count(modes, "mode change", "mode changes"));
+      absl::StrAppend(&totals, ", ",
+                      Count(modes, "mode change", "mode changes"));
     }
     if (sensitive > 0) {
       absl::StrAppend(&totals, ", ",
@@ -278,8 +281,8 @@ using question_internal::AnswerReader;
 // One question on one terminal: the screen, the prompts, the pager.
 class ChangeQuestion {
  public:
-  ChangeQuestion(const ChangeSet& change_set, const Rendered& rendered,
-                 int in, int out, const AskOptions& options)
+  ChangeQuestion(const ChangeSet& change_set, const Rendered& rendered, int in,
+                 int out, const AskOptions& options)
       : change_set_(change_set),
         rendered_(rendered),
         out_(out),
@@ -294,8 +297,8 @@ class ChangeQuestion {
     const bool can_apply = !change_set_.summary.incomplete() &&
                            change_set_.summary.refused().empty() &&
                            !change_set_.changes.empty();
-    const bool can_choose = can_apply && options_.allow_choose &&
-                            change_set_.changes.size() > 1;
+    const bool can_choose =
+        can_apply && options_.allow_choose && change_set_.changes.size() > 1;
     ChangeAnswer answer;
     if (!reader_.ok()) {
       Write("Discarded (cannot wait for an answer).\n");
@@ -308,9 +311,9 @@ class ChangeQuestion {
     if (can_choose) keys = {'a', 'd', 'c', 'v'};
     if (!can_apply) keys = {'d', 'v'};
     const std::string prompt =
-        can_apply ? absl::StrCat("Apply these changes? ", KeyPrompt(keys), ": ")
-                  : absl::StrCat("Apply is not offered: ", KeyPrompt(keys),
-                                 ": ");
+        can_apply
+            ? absl::StrCat("Apply these changes? ", KeyPrompt(keys), ": ")
+            : absl::StrCat("Apply is not offered: ", KeyPrompt(keys), ": ");
     for (int tries = 0; tries < 20 && !reader_.interrupted(); ++tries) {
       std::optional<char> key = Prompt(prompt, keys);
       if (!key || *key == 'd') break;
@@ -374,9 +377,7 @@ class ChangeQuestion {
     return std::nullopt;
   }
 
-  void View(const std::string& text) {
-    Page(text, reader_, out_, pager_);
-  }
+  void View(const std::string& text) { Page(text, reader_, out_, pager_); }
 
   // File by file; nullopt when the person left (Ctrl-C, end of input).
   std::optional<ChangeAnswer> Choose() {
@@ -385,11 +386,12 @@ class ChangeQuestion {
     const std::vector<char> keys = {'a', 'd', 'v'};
     for (size_t i = 0; i < n; ++i) {
       const std::string& diff = rendered_.file_diffs[i];
-      Write(absl::StrCat("\n", Diff(CutDiff(diff, kFileDiffLimit,
-                                            "view shows all of this file")),
-                         rendered_.file_lines[i], "\n"));
-      const std::string prompt = absl::StrCat("Change ", i + 1, " of ", n,
-                                              ": ", KeyPrompt(keys), ": ");
+      Write(absl::StrCat(
+          "\n",
+          Diff(CutDiff(diff, kFileDiffLimit, "view shows all of this file")),
+          rendered_.file_lines[i], "\n"));
+      const std::string prompt = absl::StrCat("Change ", i + 1, " of ", n, ": ",
+                                              KeyPrompt(keys), ": ");
       for (;;) {
         std::optional<char> key = Prompt(prompt, keys);
         if (!key) return std::nullopt;

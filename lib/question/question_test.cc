@@ -111,7 +111,6 @@ TEST(RenderTest, ShowsSensitiveIgnoredAndCounts) {
   EXPECT_NE(rendered.summary.find("build/: 212 files"), std::string::npos);
 }
 
-
 Change Entry(const std::string& path, ChangeKind kind, FileType base,
              FileType now) {
   Change change;
@@ -139,16 +138,16 @@ TEST(KeysTest, EveryKeyAndWordHasOneMeaning) {
 
 TEST(ChooseChangesTest, TheChosenSubsetIsMadeWhole) {
   ChangeSet change_set;
-  change_set.changes.push_back(Entry("new", CHANGE_KIND_ADDED,
-                                     FILE_TYPE_ABSENT, FILE_TYPE_DIRECTORY));
-  change_set.changes.push_back(Entry("new/x.c", CHANGE_KIND_ADDED,
-                                     FILE_TYPE_ABSENT, FILE_TYPE_REGULAR));
-  change_set.changes.push_back(Entry("old", CHANGE_KIND_DELETED,
-                                     FILE_TYPE_DIRECTORY, FILE_TYPE_ABSENT));
+  change_set.changes.push_back(
+      Entry("new", CHANGE_KIND_ADDED, FILE_TYPE_ABSENT, FILE_TYPE_DIRECTORY));
+  change_set.changes.push_back(
+      Entry("new/x.c", CHANGE_KIND_ADDED, FILE_TYPE_ABSENT, FILE_TYPE_REGULAR));
+  change_set.changes.push_back(
+      Entry("old", CHANGE_KIND_DELETED, FILE_TYPE_DIRECTORY, FILE_TYPE_ABSENT));
   change_set.changes.push_back(Entry("old/y.c", CHANGE_KIND_DELETED,
                                      FILE_TYPE_REGULAR, FILE_TYPE_ABSENT));
-  change_set.changes.push_back(Entry("z.c", CHANGE_KIND_MODIFIED,
-                                     FILE_TYPE_REGULAR, FILE_TYPE_REGULAR));
+  change_set.changes.push_back(
+      Entry("z.c", CHANGE_KIND_MODIFIED, FILE_TYPE_REGULAR, FILE_TYPE_REGULAR));
   // new/x.c without its folder, old without its content: both left out.
   Choice choice = ChooseChanges(change_set, {1, 2, 4});
   EXPECT_EQ(choice.applied, std::vector<std::string>({"z.c"}));
@@ -190,8 +189,7 @@ ChangeAnswer AskTwoWith(const ChangeSet& change_set, const std::string& typed,
 TEST(AskChangesTest, ChooseFilesAppliesTheChosenOnes) {
   std::string shown;
   // choose; x: apply; y: view, quit the pager, discard; confirm.
-  ChangeAnswer answer =
-      AskTwoWith(TwoFiles(), "c\na\nv\nq\nd\na\n", &shown);
+  ChangeAnswer answer = AskTwoWith(TwoFiles(), "c\na\nv\nq\nd\na\n", &shown);
   EXPECT_EQ(answer.answer, Answer::kApply);
   EXPECT_TRUE(answer.some);
   EXPECT_EQ(answer.chosen, std::vector<size_t>({0}));
@@ -242,8 +240,7 @@ TEST(AskChangesTest, CtrlCInThePagerDiscards) {
   ::close(out[0]);
   EXPECT_EQ(answer.answer, Answer::kDiscard);
   std::string shown;
-  EXPECT_EQ(AskTwoWith(TwoFiles(), "v\nq\na\n", &shown).answer,
-            Answer::kApply);
+  EXPECT_EQ(AskTwoWith(TwoFiles(), "v\nq\na\n", &shown).answer, Answer::kApply);
 }
 
 TEST(AskChangesTest, ChooseIsNotOfferedForOneFileOrWithoutIt) {
@@ -287,8 +284,7 @@ TEST(RenderTest, SummaryAfterTheDiffWithTotalsAndDevNull) {
             std::string::npos)
       << rendered.summary;
   ASSERT_EQ(rendered.file_lines.size(), 5u);
-  EXPECT_EQ(rendered.file_lines[4].rfind("m run.sh  (mode 0644 -> 0755", 0),
-            0u)
+  EXPECT_EQ(rendered.file_lines[4].rfind("m run.sh  (mode 0644 -> 0755", 0), 0u)
       << rendered.file_lines[4];
   // The summary is the last thing before the prompt.
   std::string shown = AskWith(change_set, "d\n").second;

@@ -8,8 +8,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -400,9 +400,9 @@ TEST_F(AgentProgramTest, OneShotStagedChangesAreKeptForReview) {
   ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
   ASSERT_EQ(report.kept_changes_size(), 1) << run.out;
   const KeptChangeSet& kept = report.kept_changes(0);
-  EXPECT_EQ(kept.path(), absl::StrCat(home_, "/.garuda/sessions/",
-                                      report.session_id(),
-                                      "/staged/1.changeset"));
+  EXPECT_EQ(kept.path(),
+            absl::StrCat(home_, "/.garuda/sessions/", report.session_id(),
+                         "/staged/1.changeset"));
   EXPECT_TRUE(absl::StrContains(kept.summary(), "M notes.txt  (+1 -1)"))
       << kept.summary();
   EXPECT_EQ(kept.files(), 1u);
@@ -419,8 +419,8 @@ TEST_F(AgentProgramTest, OneShotStagedChangesAreKeptForReview) {
       << told;
   EXPECT_TRUE(absl::StrContains(told, "garuda-applier apply --ask"));
   EXPECT_FALSE(absl::StrContains(told, kAppliedLine));
-  EXPECT_TRUE(absl::StrContains(AllFiles(home_ + "/.garuda/audit"),
-                                "\"kept\""));
+  EXPECT_TRUE(
+      absl::StrContains(AllFiles(home_ + "/.garuda/audit"), "\"kept\""));
 
   // Reviewed later: discard writes nothing (the list stays for another
   // look), apply writes it.
@@ -453,8 +453,8 @@ TEST_F(AgentProgramTest, AKeptListThatNoLongerFitsIsAConflict) {
 // the flag applied it. The control is the test above: without the flag
 // nothing lands.
 TEST_F(AgentProgramTest, ApplyStagedLandsAndIsAudited) {
-  AgentRun run = RunStagedEdit("Applied.", {"--output-format", "json",
-                                            "--apply-staged"});
+  AgentRun run =
+      RunStagedEdit("Applied.", {"--output-format", "json", "--apply-staged"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(Notes(), "new line\n");
   OneShotReport report;
@@ -463,9 +463,10 @@ TEST_F(AgentProgramTest, ApplyStagedLandsAndIsAudited) {
   ASSERT_EQ(report.tool_calls_size(), 1);
   EXPECT_TRUE(report.tool_calls(0).applied_by_apply_staged());
   std::string told = SentText(server_->requests()[1].body());
-  EXPECT_TRUE(absl::StrContains(told, "The changes were applied with no "
-                                      "question (garuda-agent -p "
-                                      "--apply-staged)"))
+  EXPECT_TRUE(absl::StrContains(told,
+                                "The changes were applied with no "
+                                "question (garuda-agent -p "
+                                "--apply-staged)"))
       << told;
   std::string audit = AllFiles(home_ + "/.garuda/audit");
   EXPECT_TRUE(absl::StrContains(audit, "\"apply_staged\"")) << audit;
@@ -475,9 +476,8 @@ TEST_F(AgentProgramTest, ApplyStagedLandsAndIsAudited) {
 // Refusals as always: a deny rule for a changed path stops the list even
 // with --apply-staged; and the flag is for one-shot runs only.
 TEST_F(AgentProgramTest, ApplyStagedKeepsTheRules) {
-  AgentRun run = RunStagedEdit(
-      "Refused.", {"--apply-staged"},
-      R"json({"commands": {"mode": "staged"},
+  AgentRun run = RunStagedEdit("Refused.", {"--apply-staged"},
+                               R"json({"commands": {"mode": "staged"},
               "permissions": {"deny": ["write_file(notes.txt)"]}})json");
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(Notes(), "old line\n");

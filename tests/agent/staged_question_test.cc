@@ -46,8 +46,7 @@ class StagedQuestionTest : public ::testing::Test {
     home_ = pair_.base + "/home";
     garuda::testing::MakeDir(home_ + "/.garuda");
     ::setenv("HOME", home_.c_str(), 1);
-    ::setenv("GARUDA_MANAGED_POLICY_DIR", (pair_.base + "/managed").c_str(),
-             1);
+    ::setenv("GARUDA_MANAGED_POLICY_DIR", (pair_.base + "/managed").c_str(), 1);
     // No colours unless a test asks for them.
     ::unsetenv("TERM");
     ::unsetenv("NO_COLOR");

@@ -166,8 +166,8 @@ TEST(ApplierTest, ChooseFilesAppliesOnlyTheChosenOnes) {
   Scene whole = MakeScene();
   Write(whole.staged + "/a.txt", "beta\n");
   Write(whole.staged + "/added/file.txt", "new\n");
-  Result all = RunAsking(whole, ApplyArgs(whole, "--ask"), ChangeList(whole),
-                         {"a"});
+  Result all =
+      RunAsking(whole, ApplyArgs(whole, "--ask"), ChangeList(whole), {"a"});
   EXPECT_EQ(all.code, 0) << all.err << all.terminal;
   EXPECT_EQ(Read(whole.project + "/added/file.txt"), "new\n");
 }
