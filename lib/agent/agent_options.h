@@ -30,6 +30,9 @@ struct AgentOptions {
   // check and refusals as always). Without it they are kept for review.
   bool apply_staged = false;
   int in_fd = 0, out_fd = 1, err_fd = 2;
+  // --plain: the terminal without colours or formatting (the model's text
+  // as written).
+  bool plain = false;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").
