@@ -449,10 +449,11 @@ class Call {
     if (applied->kind() == applier::ApplyOutcome::DECLINED) {
       RETURN_IF_ERROR(Audit("question", "discard", applied->decision()));
       Rendered rendered = RenderChangeSet(change_set, c_.project->fd());
-      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
+      // Kept, not discarded: the audit log's "keep" event names the file.
       if (!person && applied->no_person()) {
         return KeepForReview(ran, change_set, rendered);
       }
+      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
       if (!person) {
         // A rule said no (a deny rule, an incomplete list): the applier's
         // line says which.
@@ -493,6 +494,7 @@ class Call {
         "The command changed files; with no person to ask, nothing was "
         "applied.");
     if (c_.session_dir.empty() || ran.sealed_change_set.get() < 0) {
+      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
       return ChangeOutcome{
           absl::StrCat(kDiscardedLine,
                        " (no person could answer the question, so the "
@@ -504,6 +506,7 @@ class Call {
     if (!kept.ok()) {
       RETURN_IF_ERROR(
           Audit("keep", "failed", std::string(kept.status().message())));
+      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
       return ChangeOutcome{
           absl::StrCat(kDiscardedLine,
                        " (no person could answer the question; the change "
@@ -511,7 +514,8 @@ class Call {
                        kept.status().message(), ")"),
           false};
     }
-    RETURN_IF_ERROR(Audit("keep", "kept", *kept));
+    RETURN_IF_ERROR(Audit("keep", "kept",
+                          absl::StrCat(*kept, "\n", rendered.summary)));
     KeptChangeSet* report = done_.report.mutable_kept_changes();
     report->set_path(*kept);
     report->set_summary(rendered.summary);

@@ -186,6 +186,7 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
   const bool complete =
       !change_set.summary.incomplete() && change_set.summary.refused().empty();
   std::optional<Choice> choice;
+  bool by_flag = false;
   if (!change_set.NoChanges() && complete) {
     ASSIGN_OR_RETURN(ConsentDecision decision,
                      Decide(consent, apply, change_set, project_fd, relayed));
@@ -197,7 +198,7 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
       AddPaths(PathsOf(change_set), reply->mutable_discarded_paths());
       return absl::OkStatus();
     }
-    reply->set_by_apply_staged(decision.by_apply_staged);
+    by_flag = decision.by_apply_staged;
     if (decision.some && apply.origin() == applier::ApplyChangeSet::COMMAND) {
       // The subset is this process's own: the person chose it at this
       // applier's question; the agent never names files.
@@ -226,7 +227,8 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
     if (choice) {
       AddPaths(choice->discarded, reply->mutable_discarded_paths());
       reply->set_line(AppliedSomeLine(*choice));
-    } else if (reply->by_apply_staged()) {
+    } else if (by_flag) {
+      reply->set_by_apply_staged(true);
       reply->set_line(kAppliedByFlagLine);
     }
   } else if (reply->kind() != applier::ApplyOutcome::NO_CHANGES) {
