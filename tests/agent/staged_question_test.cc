@@ -21,12 +21,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "lib/agent/tool_display.h"
 #include "lib/base/files.h"
+#include "lib/base/visible.h"
 #include "lib/changeset/builder.h"
 #include "lib/changeset/changeset.h"
 #include "lib/changeset/test_tree.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/ipc/sealed_memfd.h"
+#include "lib/base/json_syntax.h"
 #include "proto/applier_service.pb.h"
 #include "tests/agent/fakes.h"
 #include "tests/agent/pty_person.h"
@@ -179,6 +182,38 @@ TEST_F(StagedQuestionTest, TheChosenSubsetKeepsTheConflictCheck) {
   EXPECT_EQ(Read(pair_.project + "/src/x.c"), "edited meanwhile\n");
   EXPECT_EQ(Read(pair_.project + "/src/y.c"), y_before_);
   EXPECT_EQ(outcome->applied_paths_size(), 0);
+}
+
+// The title says the command as the agent's tool line does, also for a
+// command of several lines, tabs, hidden characters and more than 200
+// bytes (the line is cut at the same character).
+TEST_F(StagedQuestionTest, TheTitleSaysTheCommandAsTheToolLineDoes) {
+  std::string command = "printf 'a\tb' >> src/x.c &&\n  echo \xe2\x80\xae";
+  for (int i = 0; i < 30; ++i) command += " \xc3\xa9t\xc3\xa9";
+  std::string line = agent::ToolCallSummary(
+      "bash", absl::StrCat(R"({"command":)", JsonQuoted(command),
+                           "}"),
+      command);
+  ASSERT_TRUE(absl::StartsWith(line, "bash: ")) << line;
+  StartApplier();
+  person_->Queue("d");
+  Write(pair_.staged + "/src/x.c", "x changed\n");
+  BuildOptions options;
+  options.project = pair_.project;
+  options.command = command;
+  auto change_set = BuildFromCopy(pair_.staged, options);
+  ASSERT_TRUE(change_set.ok()) << change_set.status();
+  ASSERT_TRUE(LoadContents(&*change_set).ok());
+  auto fd = ipc::SealedMemfd("staged", [&](int memfd) {
+    return WriteChangeSet(*change_set, memfd, "test list");
+  });
+  ASSERT_TRUE(fd.ok());
+  ASSERT_TRUE(Propose(fd->get()).ok());
+  // The terminal shows the tool line made visible (lib/agent/terminal.cc).
+  std::string title = absl::StrCat("The command changed files: ",
+                                   MakeTextVisible(line.substr(6)), "\r\n");
+  EXPECT_TRUE(absl::StrContains(person_->Shown(), title))
+      << title << "\n" << person_->Shown();
 }
 
 TEST_F(StagedQuestionTest, ViewPagesAndSearchesInOurOwnPager) {
