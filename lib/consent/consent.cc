@@ -48,6 +48,14 @@ class TerminalAsker : public Asker {
   UniqueFd terminal_;
 };
 
+// No, because nobody could answer: a person may still review the list.
+ConsentDecision NobodyCouldAnswer(absl::string_view why) {
+  ConsentDecision decision{
+      false, absl::StrCat("no person to ask, and ", why, ": discard")};
+  decision.no_person = true;
+  return decision;
+}
+
 std::string RelayedHow(const RelayedConsent& relayed) {
   return absl::StrCat("answer relayed by garuda-agent from ",
                       relayed.from.empty() ? "an unnamed source" : relayed.from,
@@ -253,11 +261,8 @@ ConsentDecision Consent::ForCommandChanges(
                                   decision.reason, ": discard")};
     }
     if (decision.verdict == Verdict::kAsk) {
-      ConsentDecision asks{
-          false, absl::StrCat("no person to ask, and ", path, " asks first (",
-                              decision.reason, "): discard")};
-      asks.no_person = true;
-      return asks;
+      return NobodyCouldAnswer(
+          absl::StrCat(path, " asks first (", decision.reason, ")"));
     }
     if (decision.verdict != Verdict::kAllow) {
       // A sensitive name (judged here, by the name, not by the list's own
@@ -265,12 +270,8 @@ ConsentDecision Consent::ForCommandChanges(
       if (apply_staged_ &&
           (change.entry.sensitive() ||
            SensitiveNames::Default().Matches(change.entry.path()))) {
-        ConsentDecision asks{false,
-                             absl::StrCat("no person to ask, and ", path,
-                                          " is a sensitive file "
-                                          "(policies/sensitive.txt): discard")};
-        asks.no_person = true;
-        return asks;
+        return NobodyCouldAnswer(absl::StrCat(
+            path, " is a sensitive file (policies/sensitive.txt)"));
       }
       if (not_allowed.empty()) not_allowed = path;
       continue;
@@ -291,12 +292,8 @@ ConsentDecision Consent::ForCommandChanges(
     flag.by_apply_staged = true;
     return flag;
   }
-  ConsentDecision nobody{false,
-                         absl::StrCat("no person to ask, and ", not_allowed,
-                                      " has no write_file allow rule: "
-                                      "discard")};
-  nobody.no_person = true;
-  return nobody;
+  return NobodyCouldAnswer(
+      absl::StrCat(not_allowed, " has no write_file allow rule"));
 }
 
 }  // namespace garuda
