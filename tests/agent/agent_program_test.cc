@@ -103,6 +103,14 @@ void AppendStrings(const google::protobuf::Value& value, std::string* out) {
   }
 }
 
+// docs/stream-json.schema.json, parsed (the test's data).
+absl::StatusOr<google::protobuf::Value> StreamJsonSchema() {
+  absl::StatusOr<std::string> text =
+      ReadFileToString(Runfile("docs/stream-json.schema.json"));
+  if (!text.ok()) return text.status();
+  return provider::ParseJson(*text, "docs/stream-json.schema.json");
+}
+
 std::string SentText(const std::string& body) {
   absl::StatusOr<google::protobuf::Value> parsed =
       provider::ParseJson(body, "request body");
@@ -684,10 +692,7 @@ TEST_F(AgentProgramTest, OneShotJsonShowsEachChildAndAgreesWithTheBudgeter) {
   ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
   EXPECT_EQ(report.answer(), "Both children answered.");
   {
-    absl::StatusOr<std::string> schema_text =
-        ReadFileToString(Runfile("docs/stream-json.schema.json"));
-    ASSERT_TRUE(schema_text.ok()) << schema_text.status();
-    auto schema = provider::ParseJson(*schema_text, "schema");
+    auto schema = StreamJsonSchema();
     auto parsed = provider::ParseJson(run.out, "json report");
     ASSERT_TRUE(schema.ok() && parsed.ok()) << run.out;
     absl::Status valid = ValidateJsonAgainst(*parsed, *schema, "report");
@@ -812,11 +817,7 @@ TEST_F(AgentProgramTest, StreamJsonShowsEachChildWhenItEnds) {
   StartServer(script);
   AgentRun run = RunAgent({"-p", "go", "--output-format", "stream-json"});
   ASSERT_EQ(run.code, 0) << run.err;
-  absl::StatusOr<std::string> schema_text =
-      ReadFileToString(Runfile("docs/stream-json.schema.json"));
-  ASSERT_TRUE(schema_text.ok()) << schema_text.status();
-  absl::StatusOr<google::protobuf::Value> schema =
-      provider::ParseJson(*schema_text, "docs/stream-json.schema.json");
+  absl::StatusOr<google::protobuf::Value> schema = StreamJsonSchema();
   ASSERT_TRUE(schema.ok()) << schema.status();
   int with_child = 0, without_child = 0;
   for (absl::string_view line :
@@ -908,11 +909,7 @@ TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
 // field of proto/agent_report.proto, so a new field without its schema
 // fails here.
 TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
-  absl::StatusOr<std::string> schema_text =
-      ReadFileToString(Runfile("docs/stream-json.schema.json"));
-  ASSERT_TRUE(schema_text.ok()) << schema_text.status();
-  absl::StatusOr<google::protobuf::Value> schema =
-      provider::ParseJson(*schema_text, "docs/stream-json.schema.json");
+  absl::StatusOr<google::protobuf::Value> schema = StreamJsonSchema();
   ASSERT_TRUE(schema.ok()) << schema.status();
 
   ProviderScript script;
