@@ -259,6 +259,8 @@ class Session {
   CountingMeter* turn_meter_ = nullptr;
   // Agent id -> the task's description, for /budget.
   std::map<std::string, std::string> descriptions_;
+  // The CancelFlag of the line being handled (for /compact's request).
+  const CancelFlag* line_cancel_ = nullptr;
 };
 
 // Reads lines until the end of input or /exit; a turn interrupted by the
