@@ -59,6 +59,10 @@ struct RunOptions {
   // after its own cleanup (a one-shot staging view to remove), instead of
   // as the run returns.
   bool defer_stop_signal = false;
+  // A policy with network_proxy: the sandbox's end of the hand-off socket
+  // to the session's proxy (lib/netproxy/session_proxy.h), on which PID 1
+  // sends the listening socket it made. Required then; -1 otherwise.
+  int proxy_handoff_fd = -1;
 };
 
 // Raises the stop signal of a run made with defer_stop_signal, if one came;
