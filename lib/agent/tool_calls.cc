@@ -1,5 +1,7 @@
 #include "lib/agent/tool_calls.h"
 
+#include "lib/netproxy/session_proxy.h"
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -87,6 +89,19 @@ class Call {
     (*event.mutable_fields()->mutable_fields())["call_id"].set_string_value(
         call_.id());
     return c_.audit->Record(event);
+  }
+
+  // One event per host the proxy refused (and allowed ones, which the
+  // stager reports only with sandbox.auditAllowedHosts); docs/network.md.
+  absl::Status AuditNetwork(const stager::CommandResult& result) {
+    for (const proxy::NetworkEvent& event : result.network_events()) {
+      RETURN_IF_ERROR(Audit(
+          "network", event.allowed() ? "allow" : "deny",
+          absl::StrCat(event.host(), ":", event.port(),
+                       event.allowed() ? "" : absl::StrCat(": ", event.why()),
+                       " (", event.count(), "x)")));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<ToolCallDone> Finish(const std::string& decision,
@@ -284,6 +299,7 @@ class Call {
     }
     RETURN_IF_ERROR(Audit("command", on_host ? "host" : "sandbox",
                           ran->result.description()));
+    RETURN_IF_ERROR(AuditNetwork(ran->result));
     std::string text = FormatCommandResult(ran->result);
     std::string outcome = ran->result.description();
     bool is_error = false;
@@ -519,6 +535,11 @@ std::string FormatCommandResult(const stager::CommandResult& result) {
   };
   part("stdout", result.stdout_data(), result.stdout_truncated());
   part("stderr", result.stderr_data(), result.stderr_truncated());
+  // After the output: each host the allow list's proxy refused.
+  for (const std::string& line :
+       netproxy::RefusalLines(result.network_events())) {
+    absl::StrAppend(&text, line, "\n");
+  }
   return text;
 }
 

@@ -7,6 +7,17 @@
 
 namespace garuda {
 
+void AddNetworkEvents(const MergedSettings& settings,
+                      std::vector<proxy::NetworkEvent> events,
+                      stager::CommandResult* result) {
+  for (proxy::NetworkEvent& event : events) {
+    if (event.allowed() && !settings.settings.sandbox().audit_allowed_hosts()) {
+      continue;
+    }
+    *result->add_network_events() = std::move(event);
+  }
+}
+
 absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> StartSessionProxy(
     const MergedSettings& settings, const std::string& project,
     const std::string& self, std::vector<std::string>* notices) {

@@ -12,8 +12,15 @@
 #include "absl/status/statusor.h"
 #include "lib/netproxy/session_proxy.h"
 #include "lib/policy/merge.h"
+#include "proto/stager_service.pb.h"
 
 namespace garuda {
+
+// The events of one run into its reply: refused hosts always, allowed ones
+// with sandbox.auditAllowedHosts.
+void AddNetworkEvents(const MergedSettings& settings,
+                      std::vector<proxy::NetworkEvent> events,
+                      stager::CommandResult* result);
 
 // nullptr when the settings have no allow list. A line for the session's
 // first lines goes to `notices`.

@@ -338,9 +338,7 @@ class StagerService {
             return view_->Run(settings_, command, run, wall_time_ms,
                               request.command());
           }));
-      for (proxy::NetworkEvent& event : asked) {
-        *result->add_network_events() = std::move(event);
-      }
+      AddNetworkEvents(settings_, std::move(asked), result);
       FillResult(outcome.result, false, result);
       const ChangeSet& change_set = outcome.change_set;
       result->set_changed_files(change_set.changes.size());
@@ -362,9 +360,7 @@ class StagerService {
         netproxy::RunAttached(proxy_.get(), &run.proxy_handoff_fd, &asked,
                               [&] { return RunInSandbox(policy, run); }));
     FillResult(ran, false, result);
-    for (proxy::NetworkEvent& event : asked) {
-      *result->add_network_events() = std::move(event);
-    }
+    AddNetworkEvents(settings_, std::move(asked), result);
     return absl::OkStatus();
   }
 
