@@ -162,6 +162,7 @@ int StagerRun(const StagerRunOptions& options) {
       return kStagerRefused;
     }
     proxy = *std::move(started);
+    for (const std::string& notice : notices) Say(notice);
   }
   // With --allow-host the person lets the command run on the host as
   // themselves should the sandbox fail to set up (known only once it is
