@@ -168,6 +168,22 @@ TEST_F(AllowListTest, AnAllowedNameIsReachedThroughTheProxy) {
   EXPECT_EQ(origin_.requests(), 1);
 }
 
+TEST_F(AllowListTest, StagedCommandsGoThroughTheProxyToo) {
+  PersonSettings(AllowList());
+  RunOptions options;
+  options.argv = {stager_, "run", "--project", project_, "--mode", "staged",
+                  "--", "/bin/sh", "-c",
+                  Curl(Url("allowed.test")) + "; " + Curl(Url("other.test"))};
+  options.capture_output = true;
+  options.wall_time_ms = 60000;
+  auto ran = RunOnHost(options, project_);
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_TRUE(absl::StrContains(ran->stderr_data, "hello from origin"))
+      << ran->stderr_data;
+  EXPECT_TRUE(absl::StrContains(ran->stderr_data, "network: refused other.test"));
+  EXPECT_EQ(origin_.requests(), 1);
+}
+
 TEST_F(AllowListTest, HttpsIsTunnelledAndSocksWorksToo) {
   StartTls();
   PersonSettings(AllowList());
