@@ -47,6 +47,9 @@ class SessionProxy {
   };
   absl::StatusOr<std::unique_ptr<Run>> Begin();
 
+  // The proxy's process (for the benchmark's memory figure).
+  pid_t pid() const { return process_->pid(); }
+
   // The proxy's death, if it died (UNAVAILABLE with how).
   absl::Status CheckAlive() { return process_->CheckAlive(); }
 
