@@ -5,48 +5,30 @@
 #include "gtest/gtest.h"
 #include "lib/base/json_message.h"
 #include "lib/policy/merge.h"
+#include "lib/policy/merge_test_fixture.h"
 
 namespace garuda {
 namespace {
 
 using ::testing::ElementsAre;
 
-Settings Json(const std::string& json) {
-  Settings settings;
-  absl::Status status = ParseJsonMessage(json, "test", &settings);
-  EXPECT_TRUE(status.ok()) << status;
-  return settings;
-}
-
 std::vector<std::string> List(
     const google::protobuf::RepeatedPtrField<std::string>& list) {
   return {list.begin(), list.end()};
 }
 
-class NetworkMergeTest : public ::testing::Test {
+class NetworkMergeTest : public MergeTest {
  protected:
-  NetworkMergeTest() {
-    sources_.managed_policy_path = "/etc/garuda/policy.json";
-    sources_.user_policy_path = "/home/u/.garuda/policy.json";
-    sources_.user_settings_path = "/home/u/.garuda/settings.json";
-    sources_.project_settings_path = "/p/.garuda/settings.json";
-  }
-  MergedSettings Merge() {
-    auto merged = MergeSettings(sources_);
-    EXPECT_TRUE(merged.ok()) << merged.status();
-    return merged.ok() ? *merged : MergedSettings();
-  }
   bool HasNotice(const MergedSettings& merged, const std::string& part) {
     for (const std::string& notice : merged.notices) {
       if (absl::StrContains(notice, part)) return true;
     }
     return false;
   }
-  SettingsSources sources_;
 };
 
 TEST_F(NetworkMergeTest, AListOfThePersonGivesTheAllowListWithDefaultPorts) {
-  sources_.user_settings = Json(
+  sources_.user_settings = Parse(
       R"({"sandbox":{"allowedDomains":["GitHub.com.","*.pythonhosted.org"]}})");
   MergedSettings merged = Merge();
   EXPECT_EQ(merged.network_access, NetworkAccess::kAllowList);
@@ -61,8 +43,8 @@ TEST_F(NetworkMergeTest, AListOfThePersonGivesTheAllowListWithDefaultPorts) {
 
 TEST_F(NetworkMergeTest, AProjectCannotAddADomainThePersonDoesNotAllow) {
   sources_.user_settings =
-      Json(R"({"sandbox":{"allowedDomains":["allowed.test","*.npmjs.org"]}})");
-  sources_.project_settings = Json(
+      Parse(R"({"sandbox":{"allowedDomains":["allowed.test","*.npmjs.org"]}})");
+  sources_.project_settings = Parse(
       R"({"sandbox":{"allowedDomains":["allowed.test","evil.test",
                                        "registry.npmjs.org"]}})");
   MergedSettings merged = Merge();
@@ -73,7 +55,7 @@ TEST_F(NetworkMergeTest, AProjectCannotAddADomainThePersonDoesNotAllow) {
                                 "sandbox.allowedDomains \"evil.test\" is "
                                 "ignored"));
   // Control: the same domain in the person's settings is allowed.
-  sources_.user_settings = Json(
+  sources_.user_settings = Parse(
       R"({"sandbox":{"allowedDomains":["allowed.test","evil.test",
                                        "registry.npmjs.org"]}})");
   EXPECT_THAT(List(Merge().settings.sandbox().allowed_domains()),
@@ -81,9 +63,9 @@ TEST_F(NetworkMergeTest, AProjectCannotAddADomainThePersonDoesNotAllow) {
 }
 
 TEST_F(NetworkMergeTest, AProjectListNarrowsTheFullNetworkButNotTheOff) {
-  sources_.user_settings = Json(R"({"sandbox":{"network":true}})");
+  sources_.user_settings = Parse(R"({"sandbox":{"network":true}})");
   sources_.project_settings =
-      Json(R"({"sandbox":{"allowedDomains":["github.com"]}})");
+      Parse(R"({"sandbox":{"allowedDomains":["github.com"]}})");
   MergedSettings merged = Merge();
   EXPECT_EQ(merged.network_access, NetworkAccess::kAllowList);
   EXPECT_FALSE(merged.settings.sandbox().network());
@@ -94,11 +76,11 @@ TEST_F(NetworkMergeTest, AProjectListNarrowsTheFullNetworkButNotTheOff) {
   EXPECT_TRUE(HasNotice(merged, "sandbox.allowedDomains is ignored"));
   // A project's network false turns the person's list off.
   sources_.user_settings =
-      Json(R"({"sandbox":{"allowedDomains":["github.com"]}})");
-  sources_.project_settings = Json(R"({"sandbox":{"network":false}})");
+      Parse(R"({"sandbox":{"allowedDomains":["github.com"]}})");
+  sources_.project_settings = Parse(R"({"sandbox":{"network":false}})");
   EXPECT_EQ(Merge().network_access, NetworkAccess::kOff);
   // And a project's network true does not widen the list to everything.
-  sources_.project_settings = Json(R"({"sandbox":{"network":true}})");
+  sources_.project_settings = Parse(R"({"sandbox":{"network":true}})");
   merged = Merge();
   EXPECT_EQ(merged.network_access, NetworkAccess::kAllowList);
   EXPECT_FALSE(merged.settings.sandbox().network());
@@ -106,8 +88,8 @@ TEST_F(NetworkMergeTest, AProjectListNarrowsTheFullNetworkButNotTheOff) {
 
 TEST_F(NetworkMergeTest, ThePersonsListsBoundEachOtherAndAPolicyIsNamed) {
   sources_.managed_policy =
-      Json(R"({"sandbox":{"allowedDomains":["*.github.com","pypi.org"]}})");
-  sources_.user_settings = Json(
+      Parse(R"({"sandbox":{"allowedDomains":["*.github.com","pypi.org"]}})");
+  sources_.user_settings = Parse(
       R"({"sandbox":{"allowedDomains":["api.github.com","example.com"],
                      "network":false}})");
   // Network false in the user's settings: off, the lists named.
@@ -115,7 +97,7 @@ TEST_F(NetworkMergeTest, ThePersonsListsBoundEachOtherAndAPolicyIsNamed) {
   EXPECT_EQ(merged.network_access, NetworkAccess::kOff);
   EXPECT_TRUE(HasNotice(merged, "/etc/garuda/policy.json: "
                                 "sandbox.allowedDomains is ignored"));
-  sources_.user_settings = Json(
+  sources_.user_settings = Parse(
       R"({"sandbox":{"allowedDomains":["api.github.com","example.com"]}})");
   merged = Merge();
   EXPECT_EQ(merged.network_access, NetworkAccess::kAllowList);
@@ -123,18 +105,18 @@ TEST_F(NetworkMergeTest, ThePersonsListsBoundEachOtherAndAPolicyIsNamed) {
               ElementsAre("api.github.com"));
   EXPECT_EQ(merged.allow_list_policy_source, "/etc/garuda/policy.json");
   // A policy's network true does not undo the user's narrower list.
-  sources_.managed_policy = Json(R"({"sandbox":{"network":true}})");
+  sources_.managed_policy = Parse(R"({"sandbox":{"network":true}})");
   merged = Merge();
   EXPECT_EQ(merged.network_access, NetworkAccess::kAllowList);
   EXPECT_EQ(merged.allow_list_policy_source, "");
 }
 
 TEST_F(NetworkMergeTest, DenialsAddUpAndPortsOnlyNarrow) {
-  sources_.user_settings = Json(
+  sources_.user_settings = Parse(
       R"({"sandbox":{"allowedDomains":["*.example.com"],
                      "deniedDomains":["a.example.com"],
                      "allowedPorts":[443, 8443]}})");
-  sources_.project_settings = Json(
+  sources_.project_settings = Parse(
       R"({"sandbox":{"deniedDomains":["b.example.com"],
                      "allowedPorts":[443, 22]}})");
   MergedSettings merged = Merge();
@@ -146,7 +128,7 @@ TEST_F(NetworkMergeTest, DenialsAddUpAndPortsOnlyNarrow) {
 
 TEST_F(NetworkMergeTest, BadEntriesAreErrorsNamingTheFile) {
   sources_.project_settings =
-      Json(R"({"sandbox":{"deniedDomains":["ok.test","*bad.test"]}})");
+      Parse(R"({"sandbox":{"deniedDomains":["ok.test","*bad.test"]}})");
   absl::StatusOr<MergedSettings> merged = MergeSettings(sources_);
   ASSERT_FALSE(merged.ok());
   EXPECT_TRUE(absl::StrContains(
@@ -154,14 +136,14 @@ TEST_F(NetworkMergeTest, BadEntriesAreErrorsNamingTheFile) {
       "/p/.garuda/settings.json: sandbox.deniedDomains[1]: \"*bad.test\""))
       << merged.status();
   sources_.project_settings.Clear();
-  sources_.user_settings = Json(
+  sources_.user_settings = Parse(
       R"({"sandbox":{"network":true,"allowedDomains":["github.com"]}})");
   merged = MergeSettings(sources_);
   ASSERT_FALSE(merged.ok());
   EXPECT_TRUE(absl::StrContains(merged.status().message(),
                                 "say two things"));
   sources_.user_settings =
-      Json(R"({"sandbox":{"allowedDomains":["a.test"],"allowedPorts":[0]}})");
+      Parse(R"({"sandbox":{"allowedDomains":["a.test"],"allowedPorts":[0]}})");
   EXPECT_FALSE(MergeSettings(sources_).ok());
 }
 
