@@ -206,15 +206,19 @@ absl::Status RunProxyProcess(const ProxyProcessOptions& options) {
         return absl::OkStatus();
       });
 
-  // 2. Configure, then the lockdown, before any thread starts.
-  absl::Status first = dispatcher.ServeOne(channel);
+  // 2. Configure, then the lockdown, before any thread starts and before
+  // the answer: a stager that hears "configured" has a locked proxy.
+  Dispatcher::Answer answer;
+  absl::Status first = dispatcher.Handle(channel, &answer);
   if (absl::IsOutOfRange(first)) return absl::OkStatus();
   RETURN_IF_ERROR(first);
   if (dispatcher.state() != kServing) {
+    RETURN_IF_ERROR(dispatcher.Send(channel, answer));
     return absl::FailedPreconditionError(
         "garuda-stager proxy: the first request must be Configure");
   }
   RETURN_IF_ERROR(options.lock_down(base.allowed_ports));
+  RETURN_IF_ERROR(dispatcher.Send(channel, answer));
   // 3. Serve.
   absl::Status served = dispatcher.Serve(channel);
   for (auto& [id, attachment] : attached) attachment->Detach();
