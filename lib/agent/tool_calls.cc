@@ -300,6 +300,11 @@ class Call {
     RETURN_IF_ERROR(Audit("command", on_host ? "host" : "sandbox",
                           ran->result.description()));
     RETURN_IF_ERROR(AuditNetwork(ran->result));
+    // The person reads the same lines as the model, after the output.
+    for (const std::string& line :
+         netproxy::RefusalLines(ran->result.network_events())) {
+      c_.interaction->ShowNotice(line);
+    }
     std::string text = FormatCommandResult(ran->result);
     std::string outcome = ran->result.description();
     bool is_error = false;

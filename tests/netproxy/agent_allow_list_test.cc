@@ -109,6 +109,8 @@ TEST_F(AgentAllowListTest, TheModelThePersonAndTheAuditLogLearnOfARefusal) {
                           ": not in sandbox.allowedDomains")))
       << audit;
   EXPECT_TRUE(absl::StrContains(err, "network: only allowed.test")) << err;
+  // The person's screen (a one-shot's notices) has the line too.
+  EXPECT_TRUE(absl::StrContains(err, line)) << err;
 
   // Control: without the list the command reaches nothing, and nothing is
   // refused by a proxy (there is none).
