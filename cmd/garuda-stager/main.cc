@@ -191,12 +191,11 @@ int Dispatch(int argc, char** argv) {
     garuda::netproxy::ProxyProcessOptions options;
     options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
     // Taken once the lists are in (its TCP ports), before any thread.
-    options.lock_down = [](const std::set<uint16_t>& ports) {
-      return garuda::LockDownProxy(
-          {ports, absl::GetFlag(FLAGS_accept_weaker_lockdown),
-           [](const std::string& line) {
-             std::fprintf(stderr, "garuda-stager proxy: %s\n", line.c_str());
-           }});
+    options.lock_down = garuda::LockDownProxy;
+    options.lockdown.accept_weaker_lockdown =
+        absl::GetFlag(FLAGS_accept_weaker_lockdown);
+    options.lockdown.log = [](const std::string& line) {
+      std::fprintf(stderr, "garuda-stager proxy: %s\n", line.c_str());
     };
     absl::Status served = garuda::netproxy::RunProxyProcess(options);
     if (!served.ok()) {

@@ -26,10 +26,6 @@ struct AgentOptions {
   std::string helpers_dir;
   std::string accept_weaker_lockdown;
   int in_fd = 0, out_fd = 1, err_fd = 2;
-
-  // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
-  // helpers started. Off only in tests that must inspect the process.
-  bool lock_down = true;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").

@@ -48,9 +48,9 @@ std::string Bind() {
 std::string Everything(bool lock, int allowed, int other, bool exec_too = true) {
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     if (lock) {
-      ProxyLockdownOptions options;
-      options.connect_ports = {static_cast<uint16_t>(allowed)};
-      absl::Status locked = LockDownProxy(options);
+      ProxyLockdown what;
+      what.connect_ports = {static_cast<uint16_t>(allowed)};
+      absl::Status locked = LockDownProxy(what, nullptr);
       if (!locked.ok()) return locked.ToString();
     }
     std::string file = absl::StrCat(std::getenv("TEST_TMPDIR"), "/proxy-",

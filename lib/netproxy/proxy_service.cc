@@ -217,7 +217,9 @@ absl::Status RunProxyProcess(const ProxyProcessOptions& options) {
     return absl::FailedPreconditionError(
         "garuda-stager proxy: the first request must be Configure");
   }
-  RETURN_IF_ERROR(options.lock_down(base.allowed_ports));
+  ProxyLockdown lockdown = options.lockdown;
+  lockdown.connect_ports = base.allowed_ports;
+  RETURN_IF_ERROR(options.lock_down(lockdown, nullptr));
   RETURN_IF_ERROR(dispatcher.Send(channel, answer));
   // 3. Serve.
   absl::Status served = dispatcher.Serve(channel);

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "lib/lockdown/proxy_lockdown.h"
 
 namespace garuda {
 namespace netproxy {
@@ -35,9 +36,11 @@ inline constexpr char kTestAllowEverythingVariable[] =
 
 struct ProxyProcessOptions {
   int channel_fd = -1;
-  // LockDownProxy from cmd/garuda-stager/main.cc, given the allowed ports;
-  // empty: the process does not serve (lib/lockdown/roles.h's rule).
-  std::function<absl::Status(const std::set<uint16_t>& ports)> lock_down;
+  // LockDownProxy from cmd/garuda-stager/main.cc, taken with `lockdown` and
+  // the allowed ports of Configure; empty: the process does not serve
+  // (lib/lockdown/roles.h's rule).
+  LockDownStep<ProxyLockdown> lock_down;
+  ProxyLockdown lockdown;
 };
 
 // Serves until the stager closes the channel (OK) or breaks the protocol.

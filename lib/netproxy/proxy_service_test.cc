@@ -32,8 +32,8 @@ class ProxyServiceTest : public ::testing::Test {
     thread_ = std::thread([this, served_fd] {
       ProxyProcessOptions options;
       options.channel_fd = served_fd;
-      options.lock_down = [this](const std::set<uint16_t>& ports) {
-        locked_ports_ = ports;
+      options.lock_down = [this](const ProxyLockdown& what, LockdownReport*) {
+        locked_ports_ = what.connect_ports;
         return absl::OkStatus();
       };
       served_ = RunProxyProcess(options);

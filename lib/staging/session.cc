@@ -518,9 +518,10 @@ int RunStagedCommandHere(const MergedSettings& settings,
       proxy = *std::move(started);
       for (const std::string& notice : notices) Say(notice);
     }
-    StagerLockdownOptions lockdown;
-    lockdown.accept_weaker = request.accept_weaker;
-    absl::Status locked = TakeStagerLockdown(request.lock_down, lockdown, Say);
+    StagerLockdown lockdown;
+    lockdown.log = Say;
+    absl::Status locked =
+        TakeStagerLockdown(request.lock_down, lockdown, request.accept_weaker);
     if (!locked.ok()) return Stop(std::string(locked.message()));
 
     CommandRequest command;
