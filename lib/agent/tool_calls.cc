@@ -582,6 +582,13 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
     return absl::StrCat("The command could not run: ", ran.status().message());
   }
   std::string text = FormatCommandResult(ran->result);
+  for (const proxy::NetworkEvent& event : ran->result.network_events()) {
+    RETURN_IF_ERROR(context.audit->Record(MakeEvent(
+        "network", "bash", command, event.allowed() ? "allow" : "deny",
+        absl::StrCat(event.host(), ":", event.port(),
+                     event.allowed() ? "" : absl::StrCat(": ", event.why()),
+                     " (", event.count(), "x)"))));
+  }
   if (ran->change_set) {
     ASSIGN_OR_RETURN(Call::ChangeOutcome outcome,
                      settle.SettleChangeSet(*ran, absl::StrCat("!", command)));

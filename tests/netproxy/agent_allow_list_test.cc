@@ -112,12 +112,61 @@ TEST_F(AgentAllowListTest, TheModelThePersonAndTheAuditLogLearnOfARefusal) {
   // The person's screen (a one-shot's notices) has the line too.
   EXPECT_TRUE(absl::StrContains(err, line)) << err;
 
+  // Allowed hosts are audited only with sandbox.auditAllowedHosts.
+  EXPECT_FALSE(absl::StrContains(
+      audit, absl::StrCat("allowed.test:", origin_.port(), " (1x)")));
+  garuda::testing::Write(
+      home_ + "/.garuda/settings.json",
+      absl::StrCat(R"({"sandbox":{"allowedDomains":["allowed.test"],)",
+                   R"("auditAllowedHosts":true,"allowedPorts":[)",
+                   origin_.port(), "]}}"));
+  Session(command, &err);
+  audit = AllFiles(home_ + "/.garuda/audit");
+  EXPECT_TRUE(absl::StrContains(
+      audit, absl::StrCat("allowed.test:", origin_.port(), " (1x)")))
+      << audit;
+  EXPECT_EQ(origin_.requests(), 2);
+
   // Control: without the list the command reaches nothing, and nothing is
   // refused by a proxy (there is none).
   garuda::testing::Write(home_ + "/.garuda/settings.json", "{}");
   sent = Session(command, &err);
   EXPECT_FALSE(absl::StrContains(sent, "hello from origin"));
   EXPECT_FALSE(absl::StrContains(sent, "network: refused"));
+  EXPECT_EQ(origin_.requests(), 2);
+}
+
+TEST_F(AgentAllowListTest, StrictSessionDoesNotStartWhenEnforcementFails) {
+  garuda::testing::Write(
+      home_ + "/.garuda/settings.json",
+      absl::StrCat(R"({"profile":"strict","sandbox":{"allowedDomains":["allowed.test"],)",
+                   R"("allowedPorts":[)", origin_.port(), "]}}"));
+  const std::string command =
+      absl::StrCat("curl -sS http://allowed.test:", origin_.port(), "/");
+  std::string err;
+  std::string sent = Session(command, &err);
+  EXPECT_TRUE(absl::StrContains(sent, "hello from origin")) << err;
+  EXPECT_TRUE(absl::StrContains(err, "enforcement proven at start")) << err;
+  // The seam: a proxy that lets every host through.
+  ::setenv("GARUDA_TEST_PROXY_ALLOW_EVERYTHING", "1", 1);
+  ProviderScript script;
+  *script.add_replies() = garuda::testing::TextReply("never");
+  auto server = ScriptedServer::Start(ServerKind::kOpenAi, script);
+  ASSERT_TRUE(server.ok());
+  RunOptions options;
+  options.argv = {Runfile("cmd/garuda-agent/garuda-agent"), "--project",
+                  project_, "--helpers-dir", helpers_, "--provider", "openai",
+                  "--model", "m", "--base-url", (*server)->base_url(), "-p", "hi"};
+  options.capture_output = true;
+  options.wall_time_ms = 120000;
+  auto ran = RunOnHost(options, project_);
+  ::unsetenv("GARUDA_TEST_PROXY_ALLOW_EVERYTHING");
+  ASSERT_TRUE(ran.ok());
+  EXPECT_NE(ran->exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(ran->stderr_data,
+                                "strict profile's network check failed"))
+      << ran->stderr_data;
+  EXPECT_EQ((*server)->request_count(), 0u);  // no model call at all
   EXPECT_EQ(origin_.requests(), 1);
 }
 
