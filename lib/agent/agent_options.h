@@ -26,6 +26,9 @@ struct AgentOptions {
   std::string helpers_dir;
   std::string accept_weaker_lockdown;
   int in_fd = 0, out_fd = 1, err_fd = 2;
+  // --plain: the terminal without colours or formatting (the model's text
+  // as written).
+  bool plain = false;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").
