@@ -271,6 +271,62 @@ TEST_F(AllowListTest, BadInputIsRefusedAndTheProxyGoesOn) {
   EXPECT_EQ(origin_.requests(), 1);
 }
 
+// The pid of a running `garuda-stager proxy`, or 0.
+pid_t FindProxy() {
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c",
+                  "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null |"
+                  " grep -q '^[^ ]* proxy --channel-fd=' && basename $d; done"};
+  options.capture_output = true;
+  auto ran = RunOnHost(options, "/");
+  return ran.ok() ? std::atoi(ran->stdout_data.c_str()) : 0;
+}
+
+// A proxy killed while the command runs: the command's connections fail
+// (its listener died with the proxy), nothing reaches the origin, and the
+// stager says what happened. Control: the same run without the kill.
+TEST_F(AllowListTest, AKilledProxyFailsClosed) {
+  PersonSettings(AllowList());
+  for (bool kill : {false, true}) {
+    SCOPED_TRACE(kill ? "killed" : "control");
+    ::unlink((project_ + "/go").c_str());
+    RunOptions options;
+    options.argv = {stager_, "run", "--project", project_, "--mode", "direct",
+                    "--", "/bin/sh", "-c",
+                    "while [ ! -e go ]; do sleep 0.01; done; " +
+                        Curl(Url("allowed.test"))};
+    options.capture_output = true;
+    options.wall_time_ms = 60000;
+    RunResult ran;
+    std::thread stager([&] { ran = *RunOnHost(options, project_); });
+    pid_t proxy = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((proxy = FindProxy()) == 0 && std::chrono::steady_clock::now() < deadline) {
+    }
+    EXPECT_GT(proxy, 0);
+    if (kill && proxy > 0) {
+      ::kill(proxy, SIGKILL);
+      while (::kill(proxy, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+        // until it is gone (a zombie of the stager's still answers kill 0:
+        // its /proc entry says so)
+        auto state = ReadFileToString(absl::StrCat("/proc/", proxy, "/stat"));
+        if (!state.ok() || absl::StrContains(*state, ") Z ")) break;
+      }
+    }
+    Write(project_ + "/go", "");
+    stager.join();
+    if (kill) {
+      EXPECT_EQ(origin_.requests(), 1) << ran.stdout_data;
+      EXPECT_NE(ran.exit_code, 0);
+      EXPECT_TRUE(absl::StrContains(ran.stderr_data, "garuda-stager proxy"))
+          << ran.stderr_data;
+    } else {
+      EXPECT_EQ(ran.stdout_data, "hello from origin\n") << ran.stderr_data;
+      EXPECT_EQ(origin_.requests(), 1);
+    }
+  }
+}
+
 TEST_F(AllowListTest, StrictStartCheckFailsWhenTheProxyAllowsEverything) {
   PersonSettings(AllowList());
   Write(etc_ + "/policy.json", R"({"profile":"strict"})");
