@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/home.h"
 #include "lib/policy/merge.h"
+#include "lib/staging/job_commands.h"
 #include "lib/staging/session.h"
 #include "lib/staging/staged_guard.h"
 #include "lib/staging/stager_settings.h"
@@ -90,6 +91,26 @@ int StagerRun(const StagerRunOptions& options) {
   }
   std::string mode = options.mode.empty() ? settings->settings.commands().mode()
                                           : options.mode;
+  std::optional<jobs::JobGuard> job;
+  if (!options.job_file.empty()) {
+    // A job's command (its test command): the scope read here, from the
+    // job file; never on the host (no --allow-host, which is then refused
+    // with the sandbox's own failure below).
+    if (options.allow_host) {
+      Say(absl::StrCat("--allow-host is refused with --job: ",
+                       jobs::kJobHostRefusal, "; nothing was run"));
+      return kStagerRefused;
+    }
+    absl::StatusOr<jobs::JobGuard> opened = OpenStagerJob(
+        options.job_file, *project, mode.empty() ? "direct" : mode,
+        std::nullopt);
+    if (!opened.ok()) {
+      Say(absl::StrCat(opened.status().message(), "; nothing was run"));
+      return kStagerRefused;
+    }
+    job = *std::move(opened);
+    mode = "direct";
+  }
   if (mode == "staged") {
     if (options.keep_processes || options.allow_host) {
       Say("--keep-processes and --allow-host do not apply to --mode staged: "
@@ -140,6 +161,7 @@ int StagerRun(const StagerRunOptions& options) {
     Say(std::string(policy.status().message()));
     return kStagerRefused;
   }
+  if (job) ScopeJobCommand(*job, &*policy);
   policy->set_keep_processes(options.keep_processes);
   // With --allow-host the person lets the command run on the host as
   // themselves should the sandbox fail to set up (known only once it is

@@ -75,6 +75,10 @@ struct ConsentDecision {
 struct ConsentOptions {
   ConsentMode mode = ConsentMode::kRules;
   std::string terminal = "/dev/tty";  // the terminal mode's terminal
+  // Rules besides the settings' (a job's own, read by the helper from the
+  // job file), named by `extra_rules_source`; none when empty.
+  PermissionSettings extra_rules;
+  std::string extra_rules_source;
 };
 
 class Consent {

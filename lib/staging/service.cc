@@ -25,6 +25,7 @@
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/ipc/sealed_memfd.h"
+#include "lib/staging/job_commands.h"
 #include "lib/staging/session.h"
 #include "lib/staging/stager_settings.h"
 #include "proto/stager_service.pb.h"
@@ -157,13 +158,18 @@ class StagerService {
 
     probe_ = ProbeSandbox({});
     problem_ = FirstSandboxProblem(probe_);
+    if (!options_.job_file.empty()) {
+      ASSIGN_OR_RETURN(job_, OpenStagerJob(options_.job_file, project_, mode_,
+                                           problem_));
+      notices_.push_back(DescribeJobScope(*job_));
+    }
 
     // The on_host runner first, before this process locks down (its filter
     // and no_new_privs would bind an on_host command too: sudo, a
     // debugger) and, in staged mode, while it still sees the project
     // writable: it is the only way an agreed on_host command can change the
     // project.
-    if (!RequiredSandbox(settings_).has_value()) {
+    if (!RequiredSandbox(settings_).has_value() && !job_) {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
                      project_,      "--mode", kHostMode};
@@ -297,6 +303,10 @@ class StagerService {
     run.capture_limit = limit;
     uint64_t wall_time_ms = uint64_t{request.timeout_seconds()} * 1000;
 
+    if (request.on_host() && job_) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("on_host is refused: ", jobs::kJobHostRefusal));
+    }
     if (request.on_host()) {
       return RunOnTheHost(request, run, directory, wall_time_ms, result);
     }
@@ -339,6 +349,7 @@ class StagerService {
     }
     ASSIGN_OR_RETURN(SandboxPolicy policy,
                      DirectCommandPolicy(settings_, command));
+    if (job_) ScopeJobCommand(*job_, &policy);
     LowerWallTime(wall_time_ms, &policy);
     ASSIGN_OR_RETURN(RunResult ran, RunInSandbox(policy, run));
     FillResult(ran, false, result);
@@ -408,6 +419,7 @@ class StagerService {
 
   const StagerServeOptions& options_;
   std::unique_ptr<Consent> consent_;
+  std::optional<jobs::JobGuard> job_;  // --job
   std::string project_;
   MergedSettings settings_;
   std::string mode_;
