@@ -8,6 +8,9 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "lib/agent/agent.h"
+#include "lib/agent/helpers.h"
+#include "lib/base/files.h"
+#include "lib/jobs/run.h"
 #include "lib/base/flags.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/knowledge/answer_proto.h"
@@ -49,7 +52,12 @@ ABSL_FLAG(std::string, symbol, "",
           "(Cart.add, shop.cart.Cart.add)");
 ABSL_FLAG(int, column, 0, "tool: 1-based byte column");
 ABSL_FLAG(int, depth, 2, "tool impact: how many levels of callers");
-ABSL_FLAG(bool, json, false, "tool: print the result as JSON");
+ABSL_FLAG(bool, json, false,
+          "tool, run: print the result as JSON (run: one report object)");
+ABSL_FLAG(std::string, job, "",
+          "a job's session, as `garuda-agent run` starts it with -p: this "
+          "job file's rules and write scope, read by the session and its "
+          "helpers themselves");
 ABSL_FLAG(std::string, batch, "",
           "tool: `-`: read JSON lines {id,path,line,column} from stdin");
 ABSL_FLAG(bool, lsp, true,
@@ -80,6 +88,15 @@ constexpr char kUsage[] =
     "      continue this project's last session\n"
     "  garuda-agent sessions [--project DIR]\n"
     "      this project's sessions: id, start, turns, first prompt\n"
+    "  garuda-agent run JOB [--project CHECKOUT] [--json] [--provider P] "
+    "[--model M] [--base-url URL]\n"
+    "      an unattended job (.garuda/jobs/JOB.json, or a path): one turn in "
+    "a git\n"
+    "      worktree on a new branch garuda/JOB/TIME, commands writing only "
+    "the job's\n"
+    "      writeScope; then the post-check, testCommand and the commit. Exit "
+    "0\n"
+    "      succeeded, 1 failed, 2 bad job file (docs/jobs.md)\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--path REL\n"
     "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
@@ -186,6 +203,28 @@ int main(int argc, char** argv) {
     }
     return RunTool(args[2]);
   }
+  if (args.size() >= 2 && args[1] == "run") {
+    if (args.size() != 3) {
+      std::cerr << "garuda-agent: run takes one job: garuda-agent run JOB "
+                   "(a name in .garuda/jobs/ or a path); see --help\n";
+      return garuda::agent::kExitUsage;
+    }
+    garuda::jobs::RunJobOptions options;
+    options.checkout = absl::GetFlag(FLAGS_project);
+    options.job = args[2];
+    options.json = absl::GetFlag(FLAGS_json);
+    options.overrides.provider = absl::GetFlag(FLAGS_provider);
+    options.overrides.model = absl::GetFlag(FLAGS_model);
+    options.overrides.base_url = absl::GetFlag(FLAGS_base_url);
+    options.accept_weaker_lockdown =
+        absl::GetFlag(FLAGS_accept_weaker_lockdown);
+    absl::StatusOr<std::string> own = garuda::agent::OwnProgramFolder();
+    if (!own.ok()) return Fail(own.status());
+    options.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
+    if (options.helpers_dir.empty()) options.helpers_dir = *own;
+    options.agent_program = garuda::JoinPath(*own, "garuda-agent");
+    return garuda::jobs::RunJob(options);
+  }
   if (args.size() == 2 && args[1] == "sessions") {
     garuda::agent::AgentOptions options;
     options.project = absl::GetFlag(FLAGS_project);
@@ -230,5 +269,12 @@ int main(int argc, char** argv) {
   options.overrides.base_url = absl::GetFlag(FLAGS_base_url);
   options.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
   options.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  options.job_file = absl::GetFlag(FLAGS_job);
+  if (!options.job_file.empty() && !options.one_shot) {
+    std::cerr << "garuda-agent: --job is a job's session, started by "
+                 "`garuda-agent run JOB` with -p; run the job with "
+                 "garuda-agent run\n";
+    return garuda::agent::kExitUsage;
+  }
   return garuda::agent::RunAgent(options);
 }

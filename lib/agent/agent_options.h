@@ -26,6 +26,9 @@ struct AgentOptions {
   std::string helpers_dir;
   std::string accept_weaker_lockdown;
   int in_fd = 0, out_fd = 1, err_fd = 2;
+  // A job's session (garuda-agent run starts it with --job, lib/jobs): the
+  // job file the session and its helpers each read themselves.
+  std::string job_file;
 
   // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
   // helpers started. Off only in tests that must inspect the process.

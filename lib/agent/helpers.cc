@@ -84,6 +84,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
       std::make_unique<budget::BudgetClient>(helpers->budgeter_.get());
 
   std::vector<std::string> consent = {"--consent=" + options.consent};
+  if (!options.job_file.empty()) consent.push_back("--job=" + options.job_file);
   if (!options.consent_terminal.empty()) {
     consent.push_back("--terminal=" + options.consent_terminal);
   }

@@ -60,6 +60,9 @@ struct HelpersOptions {
   // --accept-weaker-lockdown when not empty (a kernel without Landlock or
   // seccomp).
   std::string accept_weaker_lockdown;
+  // A job's session: passed to the stager and the applier as --job, so
+  // that each reads the job's scope and rules itself.
+  std::string job_file;
 };
 
 class Helpers {

@@ -201,6 +201,8 @@ ToolContext Session::Tools() {
   tools.applier = parts_.applier;
   tools.audit = parts_.audit;
   tools.code = parts_.code;
+  tools.check_write = parts_.check_write;
+  tools.host_refusal = parts_.host_refusal;
   return tools;
 }
 

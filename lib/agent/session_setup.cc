@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "lib/audit/verify_cli.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/policy/merge.h"
 #include "lib/policy/sources.h"
 
 namespace garuda {
@@ -45,6 +47,22 @@ std::string VerifyAudit(const std::string& project) {
   return text;
 }
 
+// A job's session: the job file read here too (its helpers read it
+// themselves), its rules added to the settings' and its budget the limit
+// when lower. No person answers; a job never has a terminal.
+absl::Status OpenJob(const AgentOptions& options, OpenedSession& opened) {
+  ASSIGN_OR_RETURN(opened.job, jobs::LoadJobGuard(options.job_file,
+                                                  opened.project->root()));
+  RETURN_IF_ERROR(
+      jobs::AddJobRules(*opened.job, &opened.settings.permissions));
+  if (opened.job->token_budget > 0) {
+    opened.settings.token_limit = static_cast<int64_t>(StricterLimit(
+        opened.job->token_budget,
+        static_cast<uint64_t>(std::max<int64_t>(0, opened.settings.token_limit))));
+  }
+  return absl::OkStatus();
+}
+
 // --project, or the current folder.
 absl::StatusOr<std::unique_ptr<Project>> OpenProject(
     const AgentOptions& options) {
@@ -68,6 +86,7 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   ASSIGN_OR_RETURN(SettingsSources sources,
                    LoadSettingsSources(DefaultSettingsLocations(root)));
   ASSIGN_OR_RETURN(opened.settings, LoadSessionSettings(sources));
+  if (!options.job_file.empty()) RETURN_IF_ERROR(OpenJob(options, opened));
   if (provider::ModelConfigured(opened.settings.model, options.overrides)) {
     ASSIGN_OR_RETURN(provider::ClientOptions client_options,
                      provider::ClientOptionsFromSettings(
@@ -122,7 +141,8 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   }
   opened.instructions =
       LoadProjectInstructions(opened.project->root(), opened.home);
-  opened.terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
+  opened.terminal =
+      !options.one_shot && !opened.job && ::isatty(options.in_fd) != 0;
   if (opened.terminal) {
     opened.history_path = JoinPath(JoinPath(opened.home, ".garuda"), "history");
   }
@@ -154,6 +174,10 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   // questions there; with nobody (one-shot, input from a pipe) they go by
   // the rules they read themselves.
   helper_options.consent = opened.terminal ? "terminal" : "rules";
+  if (opened.job) {
+    helper_options.job_file = opened.job->file;
+    helper_options.command_mode = "direct";
+  }
   return Helpers::Start(helper_options);
 }
 

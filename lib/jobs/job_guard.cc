@@ -19,6 +19,7 @@ absl::StatusOr<JobGuard> LoadJobGuard(const std::string& job_file,
                      job.file.write_scope().end());
   guard.whole_worktree = job.whole_worktree;
   guard.permissions = job.file.permissions();
+  guard.token_budget = job.file.token_budget();
   ASSIGN_OR_RETURN(UniqueFd root, OpenRoot(worktree));
   absl::Status in_worktree = CheckScopeInWorktree(root.get(), guard.scope);
   if (!in_worktree.ok()) {

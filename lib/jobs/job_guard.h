@@ -5,6 +5,7 @@
 #ifndef GARUDA_LIB_JOBS_JOB_GUARD_H_
 #define GARUDA_LIB_JOBS_JOB_GUARD_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct JobGuard {
   // not scoped; git's own files are still checked after the turn).
   bool whole_worktree = false;
   PermissionSettings permissions;  // the job's rules
+  uint64_t token_budget = 0;       // 0: the settings' limit
 };
 
 // Reads `job_file` (lib/jobs/job_file.h) and checks its scope against the
