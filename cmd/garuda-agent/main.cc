@@ -10,6 +10,7 @@
 #include "lib/agent/agent.h"
 #include "lib/agent/helpers.h"
 #include "lib/base/files.h"
+#include "lib/jobs/jobs_command.h"
 #include "lib/jobs/run.h"
 #include "lib/base/flags.h"
 #include "lib/ipc/helper_process.h"
@@ -54,6 +55,12 @@ ABSL_FLAG(int, column, 0, "tool: 1-based byte column");
 ABSL_FLAG(int, depth, 2, "tool impact: how many levels of callers");
 ABSL_FLAG(bool, json, false,
           "tool, run: print the result as JSON (run: one report object)");
+ABSL_FLAG(std::string, on_calendar, "",
+          "jobs timer: when the job runs, as systemd's OnCalendar= "
+          "(daily, \"Mon..Fri 03:00\"; systemd.time(7))");
+ABSL_FLAG(bool, print, false,
+          "jobs timer: print the systemd units and the crontab line instead "
+          "of writing ~/.config/systemd/user");
 ABSL_FLAG(std::string, job, "",
           "a job's session, as `garuda-agent run` starts it with -p: this "
           "job file's rules and write scope, read by the session and its "
@@ -97,6 +104,13 @@ constexpr char kUsage[] =
     "      writeScope; then the post-check, testCommand and the commit. Exit "
     "0\n"
     "      succeeded, 1 failed, 2 bad job file (docs/jobs.md)\n"
+    "  garuda-agent jobs [--project CHECKOUT]\n"
+    "      the checkout's jobs: name, write scope, last result\n"
+    "  garuda-agent jobs timer JOB --on-calendar SPEC [--print] [--project "
+    "CHECKOUT]\n"
+    "      a systemd user service and timer that run the job (in "
+    "~/.config/systemd/user,\n"
+    "      or printed), and the crontab line for machines without systemd\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--path REL\n"
     "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
@@ -224,6 +238,24 @@ int main(int argc, char** argv) {
     if (options.helpers_dir.empty()) options.helpers_dir = *own;
     options.agent_program = garuda::JoinPath(*own, "garuda-agent");
     return garuda::jobs::RunJob(options);
+  }
+  if (args.size() >= 2 && args[1] == "jobs") {
+    garuda::jobs::JobsCommandOptions options;
+    options.checkout = absl::GetFlag(FLAGS_project);
+    if (args.size() == 2) return garuda::jobs::ListJobsCommand(options);
+    if (args.size() != 4 || args[2] != "timer" ||
+        absl::GetFlag(FLAGS_on_calendar).empty()) {
+      std::cerr << "garuda-agent: jobs lists the jobs; jobs timer JOB "
+                   "--on-calendar SPEC [--print] makes a timer; see --help\n";
+      return garuda::agent::kExitUsage;
+    }
+    absl::StatusOr<std::string> own = garuda::agent::OwnProgramFolder();
+    if (!own.ok()) return Fail(own.status());
+    options.agent_program = garuda::JoinPath(*own, "garuda-agent");
+    options.job = args[3];
+    options.on_calendar = absl::GetFlag(FLAGS_on_calendar);
+    options.print = absl::GetFlag(FLAGS_print);
+    return garuda::jobs::JobTimerCommand(options);
   }
   if (args.size() == 2 && args[1] == "sessions") {
     garuda::agent::AgentOptions options;

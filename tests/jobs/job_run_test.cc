@@ -492,6 +492,17 @@ TEST_F(JobRunTest, ASucceedingJobLeavesOneCommitWithTheScopesChanges) {
   EXPECT_TRUE(absl::StrContains(
       ReadFileToString(LastReportFile(home_, *real, "e2e")).value_or(""),
       run.report.commit()));
+  // `garuda-agent jobs`: the scope and the last result.
+  std::string err;
+  ProgramRun listed = RunWith(
+      {JoinPath(helpers_, "garuda-agent"), "jobs", "--project", checkout_},
+      Env(), &err);
+  EXPECT_EQ(listed.exit_code, 0) << err;
+  EXPECT_TRUE(absl::StartsWith(
+      listed.out, absl::StrCat("e2e  scope: src  last: succeeded ",
+                               run.report.branch(), " ",
+                               run.report.commit().substr(0, 12))))
+      << listed.out;
 }
 
 }  // namespace
