@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "lib/agent/schedule.h"
 #include "lib/agent/system_prompt.h"
 #include "lib/agent/tool_calls.h"
 #include "lib/agent/usage_meter.h"
@@ -32,6 +33,8 @@ constexpr char kHelp[] =
     "  /audit verify  check the audit logs of this project\n"
     "  /budget        the token budget: limit, spent, left, per agent\n"
     "  /mode          the command mode, backend, profile and sandbox\n"
+    "  /schedule [NAME]  propose this as an unattended job "
+    "(.garuda/jobs/NAME.json)\n"
     "  /clear         start a new conversation (the model forgets this one)\n"
     "  /exit          leave";
 
@@ -503,6 +506,9 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
         "; sandbox: ", d.sandboxed() ? "on" : "none",
         ". The mode is set when the session starts: \"commands\": {\"mode\": "
         "\"staged\"} in the settings."));
+  } else if (line == "/schedule" || absl::StartsWith(line, "/schedule ")) {
+    RETURN_IF_ERROR(
+        ScheduleJob(*this, parts_, config_.session_id, line.substr(9)));
   } else if (line == "/clear") {
     messages_.clear();
     pending_person_output_.clear();

@@ -505,6 +505,52 @@ TEST_F(JobRunTest, ASucceedingJobLeavesOneCommitWithTheScopesChanges) {
       << listed.out;
 }
 
+// /schedule in a chat: the model writes the prompt, Garuda proposes the
+// scope (the named file's folder, the language's build output), and the
+// applier writes the job file only when it agrees itself: with no person,
+// an allow rule of the person's settings. Control: without the rule,
+// nothing is written.
+TEST_F(JobRunTest, ScheduleProposesAJobAndTheApplierWritesIt) {
+  Write(checkout_ + "/Cargo.toml", "[package]\n");
+  Write(checkout_ + "/src/app/main.rs", "fn main() {}\n");
+  for (bool allowed : {true, false}) {
+    SCOPED_TRACE(allowed ? "allowed" : "no rule (control)");
+    ::unlink((checkout_ + "/.garuda/jobs/nightly.json").c_str());
+    Write(home_ + "/.garuda/settings.json",
+          allowed ? R"json({"permissions": {"allow":
+              ["write_file(.garuda/jobs/*)"]}})json"
+                  : "{}");
+    ProviderScript script;
+    *script.add_replies() =
+        Call("r1", "read_file", R"({"path":"src/app/main.rs"})");
+    *script.add_replies() = Text("It prints nothing.");
+    *script.add_replies() = Text("Keep src/app/main.rs formatted.");
+    StartServer(script);
+    const std::string input = base_ + "/lines";
+    Write(input, "look at main.rs\n/schedule nightly\n");
+    std::string err;
+    ProgramRun ran = RunWith(
+        {"/bin/sh", "-c", "exec \"$0\" \"$@\" < " + input,
+         JoinPath(helpers_, "garuda-agent"), "--project", checkout_,
+         "--helpers-dir", helpers_, "--provider", "openai", "--model", "m",
+         "--base-url", server_->base_url()},
+        Env(), &err);
+    EXPECT_EQ(ran.exit_code, 0) << err;
+    const std::string job =
+        ReadFileToString(checkout_ + "/.garuda/jobs/nightly.json")
+            .value_or("<absent>");
+    if (allowed) {
+      EXPECT_EQ(job,
+                "{\n  \"prompt\": \"Keep src/app/main.rs formatted.\",\n"
+                "  \"writeScope\": [\"src/app\", \"target\"]\n}\n")
+          << err;
+    } else {
+      EXPECT_EQ(job, "<absent>") << err;
+    }
+    EXPECT_TRUE(absl::StrContains(err, "writeScope: src/app, target")) << err;
+  }
+}
+
 }  // namespace
 }  // namespace jobs
 }  // namespace garuda
