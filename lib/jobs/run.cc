@@ -90,6 +90,9 @@ class Runner {
     if (!path.ok()) return Bad(path.status());
     absl::StatusOr<Job> job = ReadJobFile(*path);
     if (!job.ok()) return Bad(job.status());
+    if (absl::Status named = CheckJobName(job->name); !named.ok()) {
+      return Bad(named);
+    }
     job_ = *std::move(job);
     report_.set_job(job_.name);
     report_.set_job_file(job_.path);

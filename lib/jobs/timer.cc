@@ -12,6 +12,7 @@
 #include "lib/base/files.h"
 #include "lib/base/home.h"
 #include "lib/base/status_macros.h"
+#include "lib/jobs/job_file.h"
 
 namespace garuda {
 namespace jobs {
@@ -32,17 +33,6 @@ std::string ShellWord(const std::string& word) {
   std::string quoted =
       absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
   return absl::StrReplaceAll(quoted, {{"%", "\\%"}});
-}
-
-bool ValidName(const std::string& name) {
-  if (name.empty() || name[0] == '.') return false;
-  for (char c : name) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' &&
-        c != '_' && c != '-') {
-      return false;
-    }
-  }
-  return true;
 }
 
 // "HH:MM" or "HH:MM:SS" (seconds 00 only) -> {minute, hour}.
@@ -125,11 +115,7 @@ absl::StatusOr<std::string> CrontabSchedule(const std::string& on_calendar) {
 }
 
 absl::StatusOr<TimerUnits> MakeTimerUnits(const TimerRequest& request) {
-  if (!ValidName(request.job)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job name \"", request.job,
-        "\": a name of .garuda/jobs/ is letters, digits, '.', '_' and '-'"));
-  }
+  RETURN_IF_ERROR(CheckJobName(request.job));
   const std::string spec(absl::StripAsciiWhitespace(request.on_calendar));
   if (spec.empty() || absl::StrContains(spec, '\n') ||
       absl::StrContains(spec, '\r')) {
