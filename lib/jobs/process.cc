@@ -14,6 +14,28 @@ extern char** environ;
 
 namespace garuda {
 namespace jobs {
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+volatile sig_atomic_t g_child = 0;
+
+void OnStopSignal(int signal) {
+  g_stop_signal = signal;
+  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signal);
+}
+
+}  // namespace
+
+void ForwardStopSignals() {
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  ::sigemptyset(&action.sa_mask);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    ::sigaction(signal, &action, nullptr);
+  }
+}
+
+int StopSignal() { return g_stop_signal; }
 
 absl::StatusOr<ProgramRun> RunProgram(const std::vector<std::string>& argv,
                                       int out_fd, int err_fd) {
@@ -37,6 +59,7 @@ absl::StatusOr<ProgramRun> RunProgram(const std::vector<std::string>& argv,
   pid_t pid = ::fork();
   if (pid < 0) return LastErrnoStatus("fork");
   if (pid == 0) {
+    for (int signal : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal, SIG_DFL);
     int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(child_out, 1) < 0 ||
         ::dup2(err_fd, 2) < 0) {
@@ -50,6 +73,7 @@ absl::StatusOr<ProgramRun> RunProgram(const std::vector<std::string>& argv,
     (void)!::write(exec_write.get(), &error, sizeof error);
     ::_exit(127);
   }
+  g_child = pid;
   exec_write.Reset();
   write_end.Reset();
   ProgramRun run;
@@ -69,8 +93,12 @@ absl::StatusOr<ProgramRun> RunProgram(const std::vector<std::string>& argv,
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return LastErrnoStatus("waitpid");
+    if (errno != EINTR) {
+      g_child = 0;
+      return LastErrnoStatus("waitpid");
+    }
   }
+  g_child = 0;
   if (got == static_cast<ssize_t>(sizeof error)) {
     return ErrnoStatus(error, absl::StrCat("start ", argv[0]));
   }

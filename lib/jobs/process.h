@@ -23,6 +23,14 @@ struct ProgramRun {
 absl::StatusOr<ProgramRun> RunProgram(const std::vector<std::string>& argv,
                                       int out_fd, int err_fd);
 
+// From now on SIGINT, SIGTERM and SIGHUP do not end this process: each is
+// passed on to the program RunProgram is running (which ends its own way:
+// the session cancels its turn) and remembered, so that the caller stops
+// before its next step.
+void ForwardStopSignals();
+// The last stop signal that came; 0 when none.
+int StopSignal();
+
 }  // namespace jobs
 }  // namespace garuda
 

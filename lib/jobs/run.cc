@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -148,9 +149,9 @@ class Runner {
 
     // 4. The turn, in a session of its own (locked down; its helpers hold
     // the scope themselves).
-    if (absl::Status turn = RunSession(); !turn.ok()) {
-      return Fail(std::string(turn.message()));
-    }
+    absl::Status turn = RunSession();
+    if (int code = StopIfInterrupted(); code != kSucceeded) return code;
+    if (!turn.ok()) return Fail(std::string(turn.message()));
     ChangeAfterTurnForTests();
 
     // 5. The post-check; then the test command under the same scope, and
@@ -158,13 +159,15 @@ class Runner {
     if (int code = PostCheckStep(); code != kSucceeded) return code;
     if (!session_failure_.empty()) return Fail(session_failure_);
     if (!job_.file.test_command().empty()) {
-      if (absl::Status tested = RunTestCommand(); !tested.ok()) {
-        return Fail(std::string(tested.message()));
-      }
+      absl::Status tested = RunTestCommand();
+      if (int code = StopIfInterrupted(); code != kSucceeded) return code;
+      if (!tested.ok()) return Fail(std::string(tested.message()));
       if (int code = PostCheckStep(); code != kSucceeded) return code;
     }
 
-    // 6. The commit on the job's branch.
+    // 6. The commit on the job's branch (a signal from here on waits for
+    // it: the commit is one ref update after its objects are written).
+    if (int code = StopIfInterrupted(); code != kSucceeded) return code;
     absl::StatusOr<std::string> commit = CommitJobChanges(
         worktree_.path,
         absl::StrCat("garuda job ", job_.name, "\n\n",
@@ -290,6 +293,13 @@ class Runner {
           session.stopped().empty() ? "" : ": ", session.stopped());
     }
     return absl::OkStatus();
+  }
+
+  int StopIfInterrupted() {
+    const int signal = StopSignal();
+    if (signal == 0) return kSucceeded;
+    return Fail(absl::StrCat("interrupted by signal ", signal, " (",
+                             strsignal(signal), "); nothing was committed"));
   }
 
   // Test seam: a file written in the worktree after the turn by something
@@ -422,6 +432,7 @@ class Runner {
 
 int RunJob(const RunJobOptions& options) {
   ::signal(SIGPIPE, SIG_IGN);
+  ForwardStopSignals();
   return Runner(options).Run();
 }
 

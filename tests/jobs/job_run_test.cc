@@ -6,11 +6,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <map>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -377,6 +383,48 @@ TEST_F(JobRunTest, ThePostCheckCatchesAChangeByAnythingElse) {
       EXPECT_NE(run.report.commit(), "");
     }
   }
+}
+
+// A stop signal to the runner during the turn (systemd stopping the unit,
+// Ctrl-C): passed on to the session, which ends its turn; the job fails and
+// nothing is committed. Control: the other tests' runs commit.
+TEST_F(JobRunTest, AStopSignalDuringTheTurnCommitsNothing) {
+  ProviderScript script;
+  ScriptedReply hold = Text("working");
+  hold.set_fault(ScriptedReply::HOLD);
+  *script.add_replies() = hold;
+  StartServer(script);
+  JobFile("stopped", R"({"prompt": "p", "writeScope": ["src"]})");
+  const std::string pid_file = base_ + "/runner.pid";
+  JobRun run;
+  std::thread runner([&] {
+    ProgramRun ran = RunWith(
+        {"/bin/sh", "-c", absl::StrCat("echo $$ > ", pid_file, "; exec \"$0\" \"$@\""),
+         JoinPath(helpers_, "garuda-agent"), "run", "stopped", "--json",
+         "--project", checkout_, "--helpers-dir", helpers_, "--provider",
+         "openai", "--model", "m", "--base-url", server_->base_url()},
+        Env(), &run.err);
+    run.code = ran.exit_code;
+    run.out = ran.out;
+  });
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (server_->request_count() == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));  // polled, with a deadline
+  }
+  ASSERT_EQ(server_->request_count(), 1u);
+  int pid = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(
+      absl::StripAsciiWhitespace(Read(pid_file)), &pid));
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  runner.join();
+  EXPECT_EQ(run.code, 1) << run.err;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "report", &run.report).ok()) << run.out;
+  EXPECT_TRUE(absl::StartsWith(run.report.reason(),
+                               "interrupted by signal 15"))
+      << run.report.reason();
+  EXPECT_EQ(run.report.commit(), "");
+  EXPECT_EQ(Git({"rev-parse", run.report.branch()}),
+            Git({"rev-parse", "main"}));
 }
 
 // Every refused scope entry is named; the job does not start (exit 2).
