@@ -133,7 +133,18 @@ class Runner {
           absl::StrCat("branch ", worktree_.branch, " at ",
                        worktree_.base_commit));
     absl::StatusOr<JobGuard> guard = LoadJobGuard(job_.path, worktree_.path);
-    if (!guard.ok()) return Bad(guard.status());
+    if (!guard.ok()) {
+      // Nothing ran in it: the worktree and its branch go again.
+      absl::Status removed = RemoveUnusedJobWorktree(checkout_, worktree_);
+      Audit("job_worktree", worktree_.path, removed.ok() ? "removed" : "kept",
+            removed.ok() ? "the scope was refused"
+                         : std::string(removed.message()));
+      if (removed.ok()) {
+        report_.clear_branch();
+        report_.clear_worktree();
+      }
+      return Bad(guard.status());
+    }
     report_.set_scope_line(
         job_.whole_worktree
             ? kWholeWorktreeLine

@@ -452,6 +452,11 @@ TEST_F(JobRunTest, EveryInvalidScopeEntryIsRefusedWithItsName) {
     EXPECT_EQ(run.code, 2) << run.err;
     EXPECT_TRUE(absl::StrContains(run.report.reason(), message))
         << run.report.reason();
+    // Nothing is left behind: no branch, no worktree.
+    EXPECT_EQ(run.report.branch(), "");
+    EXPECT_EQ(Git({"branch", "--list", "garuda/*"}), "");
+    EXPECT_EQ(Git({"worktree", "list", "--porcelain"}).find("bad-"),
+              std::string::npos);
   }
   EXPECT_EQ(server_->request_count(), 0u);  // no job got as far as a turn
 }
