@@ -2,23 +2,26 @@
 // (lib/agent), and the `tool` subcommand (code questions for scripts and
 // measurement).
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "lib/agent/agent.h"
+#include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
+#include "lib/agent/session_setup.h"
 #include "lib/base/files.h"
 #include "lib/jobs/jobs_command.h"
 #include "lib/jobs/run.h"
 #include "lib/base/flags.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/knowledge/answer_proto.h"
-#include "lib/knowledge/code_tools_lockdown.h"
 #include "lib/knowledge/code_tools_server.h"
 #include "lib/knowledge/tool_command.h"
 #include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 #include "lib/policy/sources.h"
 
 ABSL_FLAG(std::string, project, "",
@@ -155,10 +158,8 @@ int RunTool(const std::string& operation) {
       return Fail(valid);
     }
   }
-  knowledge::CodeToolsLockdownOptions lockdown;
-  const std::string weaker = absl::GetFlag(FLAGS_accept_weaker_lockdown);
-  if (!weaker.empty())
-    lockdown.accept_weaker = garuda::AcceptWeakerLockdown{weaker};
+  garuda::CodeToolsLockdown lockdown;
+  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
 
   // 2. Open what the role needs: the settings' language servers, the channel.
   absl::StatusOr<knowledge::LspConfig> lsp =
@@ -181,13 +182,10 @@ int RunTool(const std::string& operation) {
 
   // 3. Lock down, before the first source file is read.
   lockdown.language_servers = !lsp->commands.empty();
-  absl::StatusOr<garuda::LockdownReport> locked =
-      knowledge::LockDownCodeTools(lockdown);
-  if (!locked.ok()) {
-    return Fail(absl::Status(
-        locked.status().code(),
-        absl::StrCat("lockdown: ", locked.status().message(),
-                     " (--accept-weaker-lockdown=WHY runs anyway)")));
+  garuda::LockdownReport locked;
+  if (absl::Status status = garuda::LockDownCodeTools(lockdown, &locked);
+      !status.ok()) {
+    return Fail(status);
   }
 
   // 4. Serve.
@@ -196,12 +194,43 @@ int RunTool(const std::string& operation) {
     knowledge::CodeToolsServerOptions server;
     server.project = options.project;
     server.lsp = *lsp;
-    server.lockdown = knowledge::DescribeCodeToolsLockdown(lockdown, *locked);
+    server.lockdown = locked.summary;
     status = knowledge::ServeCodeTools(*channel, server);
   } else {
     status = knowledge::RunToolCommand(options, std::cin, std::cout);
   }
   return status.ok() ? 0 : Fail(status);
+}
+
+// The terminal or one-shot session (lib/agent/agent.h), phase by phase.
+int RunSession(const garuda::agent::AgentOptions& options) {
+  namespace agent = garuda::agent;
+  // 2. Open what the session needs: the project, the settings, the model
+  //    client, the journal.
+  absl::StatusOr<agent::OpenedSession> opened = agent::OpenSession(options);
+  if (!opened.ok()) {
+    Fail(opened.status());
+    return agent::kExitUsage;
+  }
+  // 3. Start what a locked-down agent could not: the helpers (without the
+  //    API key), the code tools, libcurl.
+  absl::StatusOr<std::unique_ptr<agent::StartedSession>> started =
+      agent::StartSession(options, *opened);
+  if (!started.ok()) return Fail(started.status());
+  // 4. Lock down: from here the agent writes only its session folder, its
+  //    history and the terminal, starts no program, and connects only to
+  //    the model provider's port.
+  garuda::LockdownReport lockdown;
+  if (absl::Status locked = agent::LockDownAgent(
+          agent::SessionLockdown(options, *opened), &lockdown);
+      !locked.ok()) {
+    Fail(absl::Status(locked.code(), absl::StrCat("the session did not start: ",
+                                                  locked.message())));
+    return agent::EndSession(options, **started, agent::kExitError);
+  }
+  // 5. Serve the person, then stop the helpers in order.
+  int code = agent::ServeSession(options, *opened, **started, lockdown.summary);
+  return agent::EndSession(options, **started, code);
 }
 
 }  // namespace
@@ -308,5 +337,5 @@ int main(int argc, char** argv) {
                  "garuda-agent run\n";
     return garuda::agent::kExitUsage;
   }
-  return garuda::agent::RunAgent(options);
+  return RunSession(options);
 }

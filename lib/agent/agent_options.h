@@ -29,10 +29,6 @@ struct AgentOptions {
   // A job's session (garuda-agent run starts it with --job, lib/jobs): the
   // job file the session and its helpers each read themselves.
   std::string job_file;
-
-  // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
-  // helpers started. Off only in tests that must inspect the process.
-  bool lock_down = true;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").
