@@ -427,6 +427,24 @@ TEST_F(JobRunTest, AStopSignalDuringTheTurnCommitsNothing) {
             Git({"rev-parse", "main"}));
 }
 
+// The job's tokenBudget bounds its turn: a budget too small for one request
+// ends the turn before anything is sent, and the job fails without a
+// commit. Control: every other test's job, with the default budget.
+TEST_F(JobRunTest, TheJobsTokenBudgetBoundsItsTurn) {
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo 'int a = 2;' > src/a.c");
+  *script.add_replies() = Text("done");
+  StartServer(script);
+  JobFile("small", R"({"prompt": "p", "writeScope": ["src"], "tokenBudget": 5})");
+  JobRun run = Run("small");
+  EXPECT_EQ(run.code, 1) << run.err;
+  EXPECT_TRUE(absl::StartsWith(run.report.reason(),
+                               "the turn did not finish (exit 3)"))
+      << run.report.reason();
+  EXPECT_EQ(server_->request_count(), 0u);
+  EXPECT_EQ(run.report.commit(), "");
+}
+
 // Every refused scope entry is named; the job does not start (exit 2).
 TEST_F(JobRunTest, EveryInvalidScopeEntryIsRefusedWithItsName) {
   ASSERT_EQ(::symlink("ci", (checkout_ + "/linked").c_str()), 0);
