@@ -64,6 +64,9 @@ ABSL_FLAG(std::string, on_calendar, "",
 ABSL_FLAG(bool, print, false,
           "jobs timer: print the systemd units and the crontab line instead "
           "of writing ~/.config/systemd/user");
+ABSL_FLAG(std::string, audit_project, "",
+          "with --job: the job's checkout, whose audit log gets the "
+          "session's decisions (default: --project's)");
 ABSL_FLAG(std::string, job, "",
           "a job's session, as `garuda-agent run` starts it with -p: this "
           "job file's rules and write scope, read by the session and its "
@@ -239,6 +242,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = garuda::ParseProgramFlags(argc, argv, kUsage);
   garuda::RequireFolderFlag("garuda-agent", "project",
                             absl::GetFlag(FLAGS_project));
+  garuda::RequireFolderFlag("garuda-agent", "audit_project",
+                            absl::GetFlag(FLAGS_audit_project));
   if (args.size() >= 2 && args[1] == "tool") {
     if (args.size() != 3) {
       std::cerr << garuda::knowledge::kToolUsage;
@@ -331,6 +336,12 @@ int main(int argc, char** argv) {
   options.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
   options.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
   options.job_file = absl::GetFlag(FLAGS_job);
+  options.audit_project = absl::GetFlag(FLAGS_audit_project);
+  if (!options.audit_project.empty() && options.job_file.empty()) {
+    std::cerr << "garuda-agent: --audit-project is for a job's session "
+                 "(--job)\n";
+    return garuda::agent::kExitUsage;
+  }
   if (!options.job_file.empty() && !options.one_shot) {
     std::cerr << "garuda-agent: --job is a job's session, started by "
                  "`garuda-agent run JOB` with -p; run the job with "

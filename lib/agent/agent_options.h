@@ -29,6 +29,9 @@ struct AgentOptions {
   // A job's session (garuda-agent run starts it with --job, lib/jobs): the
   // job file the session and its helpers each read themselves.
   std::string job_file;
+  // With job_file: the job's checkout, whose audit log the session's
+  // decisions go to (--audit-project); empty: the project's.
+  std::string audit_project;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").

@@ -66,9 +66,9 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
     weaker.push_back("--accept-weaker-lockdown=" +
                      options.accept_weaker_lockdown);
   }
-  std::vector<std::string> auditor = {options.paths.auditor, "serve",
-                                      "--channel-fd=3", "--project",
-                                      options.project};
+  std::vector<std::string> auditor = {
+      options.paths.auditor, "serve", "--channel-fd=3", "--project",
+      options.audit_project.empty() ? options.project : options.audit_project};
   auditor.insert(auditor.end(), weaker.begin(), weaker.end());
   ASSIGN_OR_RETURN(helpers->auditor_, SpawnHelper(auditor));
   helpers->audit_ = AuditChannelClient(helpers->auditor_.get());

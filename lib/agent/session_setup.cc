@@ -177,6 +177,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   helper_options.consent = opened.terminal ? "terminal" : "rules";
   if (opened.job) {
     helper_options.job_file = opened.job->file;
+    helper_options.audit_project = options.audit_project;
     helper_options.command_mode = "direct";
   }
   return Helpers::Start(helper_options);

@@ -246,8 +246,8 @@ class Runner {
   absl::Status RunSession() {
     std::vector<std::string> argv = {
         options_.agent_program, "--project", worktree_.path, "--job",
-        job_.path, "-p", job_.file.prompt(), "--output-format", "json",
-        "--helpers-dir", options_.helpers_dir};
+        job_.path, "--audit-project", checkout_, "-p", job_.file.prompt(),
+        "--output-format", "json", "--helpers-dir", options_.helpers_dir};
     const ModelSettings& model = job_.file.model();
     auto pass = [&argv](const char* flag, const std::string& given,
                         const std::string& from_job) {

@@ -563,6 +563,19 @@ TEST_F(JobRunTest, ASucceedingJobLeavesOneCommitWithTheScopesChanges) {
   EXPECT_TRUE(absl::StrContains(
       ReadFileToString(LastReportFile(home_, *real, "e2e")).value_or(""),
       run.report.commit()));
+  // Every decision in the checkout's audit log: the session's calls and the
+  // run's own steps; no log of the worktree's.
+  const std::string audit = home_ + "/.garuda/audit";
+  std::string logs;
+  for (const auto& [path, entry] : garuda::testing::Snapshot(audit)) {
+    if (absl::StartsWith(path, ProjectKey(*real) + "/")) logs += entry;
+    EXPECT_FALSE(absl::StrContains(path, "e2e-")) << path;
+  }
+  for (const char* kind : {"\"tool_call\"", "\"job_post_check\"",
+                           "\"job_test\"", "\"job_commit\""}) {
+    EXPECT_TRUE(absl::StrContains(logs, kind)) << kind;
+  }
+  EXPECT_TRUE(absl::StrContains(logs, "src/new/b.c"));
   // `garuda-agent jobs`: the scope and the last result.
   std::string err;
   ProgramRun listed = RunWith(
