@@ -89,6 +89,16 @@ class Runner {
     checkout_ = *checkout;
     absl::StatusOr<std::string> path = JobFilePath(checkout_, options_.job);
     if (!path.ok()) return Bad(path.status());
+    // Absolute: the session and its helpers read the same file, whatever
+    // their working folder.
+    if ((*path)[0] != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof cwd) == nullptr) {
+        return Bad(absl::FailedPreconditionError(
+            "cannot read the current folder; give the job file's full path"));
+      }
+      *path = JoinPath(cwd, *path);
+    }
     absl::StatusOr<Job> job = ReadJobFile(*path);
     if (!job.ok()) return Bad(job.status());
     if (absl::Status named = CheckJobName(job->name); !named.ok()) {
