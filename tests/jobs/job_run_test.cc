@@ -445,6 +445,28 @@ TEST_F(JobRunTest, TheJobsTokenBudgetBoundsItsTurn) {
   EXPECT_EQ(run.report.commit(), "");
 }
 
+// A job given as a path relative to the current folder: the session and its
+// helpers read the same file (the stager holds its scope).
+TEST_F(JobRunTest, AJobFileGivenAsARelativePath) {
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo evil > ci/deploy.yml");
+  *script.add_replies() = Text("done");
+  StartServer(script);
+  JobFile("relative", R"({"prompt": "p", "writeScope": ["src"]})");
+  JobRun run;
+  ProgramRun ran = RunWith(
+      {"/bin/sh", "-c", absl::StrCat("cd ", checkout_, " && exec \"$0\" \"$@\""),
+       JoinPath(helpers_, "garuda-agent"), "run", ".garuda/jobs/relative.json",
+       "--json", "--helpers-dir", helpers_, "--provider", "openai", "--model",
+       "m", "--base-url", server_->base_url()},
+      Env(), &run.err);
+  ASSERT_EQ(ran.exit_code, 0) << run.err;
+  ASSERT_TRUE(ParseJsonMessage(ran.out, "report", &run.report).ok()) << ran.out;
+  EXPECT_EQ(run.report.job_file(), checkout_ + "/.garuda/jobs/relative.json");
+  EXPECT_EQ(run.report.tool_calls(0).outcome(), "exited with code 1");
+  EXPECT_EQ(InWorktree(run, "ci/deploy.yml"), "deploy: safe\n");
+}
+
 // Every refused scope entry is named; the job does not start (exit 2).
 TEST_F(JobRunTest, EveryInvalidScopeEntryIsRefusedWithItsName) {
   ASSERT_EQ(::symlink("ci", (checkout_ + "/linked").c_str()), 0);
