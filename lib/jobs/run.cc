@@ -374,7 +374,8 @@ class Runner {
       argv.insert(argv.begin() + 2, "--accept-weaker-lockdown=" +
                                         options_.accept_weaker_lockdown);
     }
-    Line(absl::StrCat("test command: ", job_.file.test_command()));
+    Line(absl::StrCat("test command (in the sandbox, under the same scope): ",
+                      job_.file.test_command()));
     // Its output is for the person: on standard error, so that --json's
     // standard output holds the report alone.
     ASSIGN_OR_RETURN(ProgramRun ran,
