@@ -1,6 +1,7 @@
 #include "lib/jobs/job_guard.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
@@ -9,6 +10,14 @@
 
 namespace garuda {
 namespace jobs {
+
+std::string ScopeLine(bool whole_worktree,
+                      const std::vector<std::string>& scope) {
+  if (whole_worktree) return kWholeWorktreeLine;
+  if (scope.empty()) return "Commands may write nothing in the worktree.";
+  return absl::StrCat("Commands may write only: ", absl::StrJoin(scope, ", "),
+                      ".");
+}
 
 absl::StatusOr<JobGuard> LoadJobGuard(const std::string& job_file,
                                       const std::string& worktree) {

@@ -34,6 +34,12 @@ struct JobGuard {
   uint64_t token_budget = 0;       // 0: the settings' limit
 };
 
+// What the job's commands may write, as the run's first line says it:
+// kWholeWorktreeLine, "Commands may write only: src, target." or
+// "Commands may write nothing in the worktree."
+std::string ScopeLine(bool whole_worktree,
+                      const std::vector<std::string>& scope);
+
 // Reads `job_file` (lib/jobs/job_file.h) and checks its scope against the
 // worktree `worktree` as it is (CheckScopeInWorktree). Errors start with
 // the file's path.

@@ -155,14 +155,7 @@ class Runner {
       }
       return Bad(guard.status());
     }
-    report_.set_scope_line(
-        job_.whole_worktree
-            ? kWholeWorktreeLine
-            : absl::StrCat("Commands may write only: ",
-                           job_.file.write_scope().empty()
-                               ? "nothing"
-                               : absl::StrJoin(job_.file.write_scope(), ", "),
-                           "."));
+    report_.set_scope_line(ScopeLine(guard->whole_worktree, guard->scope));
     // The first line says what the job's commands may write.
     Line(report_.scope_line());
     Line(absl::StrCat("job ", job_.name, " in ", worktree_.path, " on ",

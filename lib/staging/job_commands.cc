@@ -1,7 +1,6 @@
 #include "lib/staging/job_commands.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "lib/base/status_macros.h"
 #include "lib/jobs/job_file.h"
 #include "sandbox/command_policy.h"
@@ -30,10 +29,7 @@ void ScopeJobCommand(const jobs::JobGuard& job, SandboxPolicy* policy) {
 }
 
 std::string DescribeJobScope(const jobs::JobGuard& job) {
-  if (job.whole_worktree) return jobs::kWholeWorktreeLine;
-  if (job.scope.empty()) return "Commands may write nothing in the worktree.";
-  return absl::StrCat("Commands may write only: ",
-                      absl::StrJoin(job.scope, ", "), ".");
+  return jobs::ScopeLine(job.whole_worktree, job.scope);
 }
 
 }  // namespace garuda
