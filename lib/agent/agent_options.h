@@ -32,6 +32,9 @@ struct AgentOptions {
   // With job_file: the job's checkout, whose audit log the session's
   // decisions go to (--audit-project); empty: the project's.
   std::string audit_project;
+  // --plain: the terminal without colours or formatting (the model's text
+  // as written).
+  bool plain = false;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").

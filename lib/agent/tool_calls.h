@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/services.h"
+#include "lib/base/cancel_flag.h"
 #include "lib/knowledge/code_tools_client.h"
 #include "lib/permissions/permissions.h"
 #include "lib/tools/definitions.h"
@@ -50,6 +51,9 @@ struct ToolContext {
   // Not empty: every command outside the sandbox is denied before any rule,
   // with this reason (a job's).
   std::string host_refusal;
+  // The turn's cancel (Ctrl-C): a running command is stopped when it is set.
+  // May be null.
+  const CancelFlag* cancel = nullptr;
 };
 
 // The audit event of `kind` for a tool.
@@ -77,7 +81,8 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
                                              const std::string& command);
 
 // The text of a command's result as the model sees it: the description,
-// stdout and stderr (each said when cut).
+// stdout and stderr (each said when cut), and that the person stopped it
+// when the result is STOPPED.
 std::string FormatCommandResult(const stager::CommandResult& result);
 
 }  // namespace agent
