@@ -419,12 +419,12 @@ class Runner {
     if (!home_.empty() && !checkout_.empty() && !job_.name.empty()) {
       std::string last = LastReportFile(home_, checkout_, job_.name);
       if (MakeDirectories(Dirname(last), 0700).ok()) {
-        WriteFileAtomically(last, MessageToJsonLine(report_) + "\n", 0600)
+        WriteFileAtomically(last, MessageToJsonLineWithDefaults(report_) + "\n", 0600)
             .IgnoreError();
       }
     }
     if (options_.json) {
-      WriteAll(options_.out_fd, MessageToJsonLine(report_) + "\n")
+      WriteAll(options_.out_fd, MessageToJsonLineWithDefaults(report_) + "\n")
           .IgnoreError();
     } else {
       WriteAll(options_.out_fd, ReportText(report_)).IgnoreError();

@@ -565,6 +565,12 @@ TEST_F(JobRunTest, ASucceedingJobLeavesOneCommitWithTheScopesChanges) {
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_EQ(run.report.status(), "succeeded");
   EXPECT_TRUE(absl::StartsWith(run.report.branch(), "garuda/e2e/"));
+  // Every field is in the object, the empty ones too.
+  for (const char* key : {"\"status\":", "\"reason\":\"\"", "\"commit\":",
+                          "\"outsideScope\":[]", "\"deniedCalls\":[]",
+                          "\"tokens\":"}) {
+    EXPECT_TRUE(absl::StrContains(run.out, key)) << key << " in " << run.out;
+  }
   ASSERT_NE(run.report.commit(), "");
   EXPECT_EQ(Git({"rev-parse", run.report.branch()}), run.report.commit());
   EXPECT_EQ(Git({"rev-parse", run.report.commit() + "^"}), main_before);
