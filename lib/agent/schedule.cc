@@ -96,8 +96,9 @@ std::vector<std::string> ProposeScope(const Project& project,
   std::set<std::string> scope;
   std::vector<std::string> candidates = paths;
   // Words of the text that look like paths ("src/app/main.c", "README.md").
-  for (absl::string_view word : absl::StrSplit(
-           text, absl::ByAnyChar(" \t\n\r`'\"(),;:<>[]{}"), absl::SkipEmpty())) {
+  for (absl::string_view word :
+       absl::StrSplit(text, absl::ByAnyChar(" \t\n\r`'\"(),;:<>[]{}"),
+                      absl::SkipEmpty())) {
     word = absl::StripSuffix(word, ".");
     if (absl::StrContains(word, '/') || absl::StrContains(word, '.')) {
       candidates.emplace_back(word);
@@ -152,7 +153,8 @@ absl::Status ScheduleJob(Session& session, const SessionParts& parts,
       name[0] == '.') {
     out.ShowNotice(absl::StrCat(
         "/schedule NAME: the job's name is one file name (letters, digits, "
-        "'.', '_', '-'), not \"", name, "\""));
+        "'.', '_', '-'), not \"",
+        name, "\""));
     return absl::OkStatus();
   }
   if (parts.model == nullptr) {
@@ -178,7 +180,8 @@ absl::Status ScheduleJob(Session& session, const SessionParts& parts,
       scope.empty() ? "(nothing: the job's commands could write nothing)"
                     : absl::StrJoin(scope, ", "),
       "\ngaruda-applier asks you next; yes writes the job file. Run it with "
-      "garuda-agent run ", name, "; edit the file to change the scope."));
+      "garuda-agent run ",
+      name, "; edit the file to change the scope."));
   // 3. The applier's own question is the approval.
   WriteFileInput input;
   input.path = relative;
@@ -200,23 +203,24 @@ absl::Status ScheduleJob(Session& session, const SessionParts& parts,
   out.TakeBackTerminal();
   if (!applied.ok()) {
     if (absl::IsUnavailable(applied.status())) return applied.status();
-    out.ShowNotice(absl::StrCat("/schedule: not written: ",
-                                applied.status().message()));
-    return parts.audit->Record(MakeEvent("schedule", "write_file", relative,
-                                         "failed",
-                                         std::string(applied.status().message())));
+    out.ShowNotice(
+        absl::StrCat("/schedule: not written: ", applied.status().message()));
+    return parts.audit->Record(
+        MakeEvent("schedule", "write_file", relative, "failed",
+                  std::string(applied.status().message())));
   }
   const bool written_file = applied->kind() == applier::ApplyOutcome::APPLIED;
   RETURN_IF_ERROR(parts.audit->Record(MakeEvent(
-      "schedule", "write_file", relative,
-      written_file ? "applied" : "declined",
+      "schedule", "write_file", relative, written_file ? "applied" : "declined",
       applied->decision().empty() ? applied->line() : applied->decision())));
-  out.ShowNotice(written_file
-                     ? absl::StrCat("Wrote ", relative, ". Run it: garuda-agent "
-                                    "run ", name, "; schedule it: garuda-agent "
-                                    "jobs timer ", name,
-                                    " --on-calendar daily")
-                     : absl::StrCat("Not written: ", applied->line()));
+  out.ShowNotice(written_file ? absl::StrCat("Wrote ", relative,
+                                             ". Run it: garuda-agent "
+                                             "run ",
+                                             name,
+                                             "; schedule it: garuda-agent "
+                                             "jobs timer ",
+                                             name, " --on-calendar daily")
+                              : absl::StrCat("Not written: ", applied->line()));
   return absl::OkStatus();
 }
 

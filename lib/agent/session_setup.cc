@@ -48,21 +48,25 @@ std::string VerifyAudit(const std::string& project) {
   return text;
 }
 
+namespace {
+
 // A job's session: the job file read here too (its helpers read it
 // themselves), its rules added to the settings' and its budget the limit
 // when lower. No person answers; a job never has a terminal.
 absl::Status OpenJob(const AgentOptions& options, OpenedSession& opened) {
   ASSIGN_OR_RETURN(opened.job, jobs::LoadJobGuard(options.job_file,
                                                   opened.project->root()));
-  RETURN_IF_ERROR(
-      jobs::AddJobRules(*opened.job, &opened.settings.permissions));
+  RETURN_IF_ERROR(jobs::AddJobRules(*opened.job, &opened.settings.permissions));
   if (opened.job->token_budget > 0) {
-    opened.settings.token_limit = static_cast<int64_t>(StricterLimit(
-        opened.job->token_budget,
-        static_cast<uint64_t>(std::max<int64_t>(0, opened.settings.token_limit))));
+    const uint64_t settings_limit = static_cast<uint64_t>(
+        std::max<int64_t>(0, opened.settings.token_limit));
+    opened.settings.token_limit = static_cast<int64_t>(
+        StricterLimit(opened.job->token_budget, settings_limit));
   }
   return absl::OkStatus();
 }
+
+}  // namespace
 
 // --project, or the current folder.
 absl::StatusOr<std::unique_ptr<Project>> OpenProject(

@@ -5,8 +5,8 @@
 
 namespace garuda {
 
-absl::Status OpenApplierJob(const std::string& job_file,
-                            ApplierPlaces* places, ConsentOptions* consent) {
+absl::Status OpenApplierJob(const std::string& job_file, ApplierPlaces* places,
+                            ConsentOptions* consent) {
   ASSIGN_OR_RETURN(jobs::JobGuard job,
                    jobs::LoadJobGuard(job_file, places->project));
   if (!job.whole_worktree) places->write_scope = job.scope;

@@ -14,8 +14,8 @@ namespace garuda {
 // Keeps the job's scope in `places` (none for a job without writeScope:
 // the whole worktree) and its rules in `consent`. An unreadable job file or
 // a scope entry refused against the worktree is the error, naming the file.
-absl::Status OpenApplierJob(const std::string& job_file,
-                            ApplierPlaces* places, ConsentOptions* consent);
+absl::Status OpenApplierJob(const std::string& job_file, ApplierPlaces* places,
+                            ConsentOptions* consent);
 
 }  // namespace garuda
 

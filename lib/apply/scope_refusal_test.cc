@@ -77,8 +77,7 @@ TEST(ScopeRefusalTest, ALinkPlantedInTheScopeIsRefusedAtTheWrite) {
     absl::StatusOr<ApplyResult> applied =
         ApplyChangeSet(change_set, Scoped(pair, true));
     if (planted) {
-      EXPECT_TRUE(!applied.ok() ||
-                  applied->outcome != ApplyOutcome::kApplied);
+      EXPECT_TRUE(!applied.ok() || applied->outcome != ApplyOutcome::kApplied);
       EXPECT_EQ(Read(pair.project + "/ci/deploy.yml"), "deploy: safe\n");
       EXPECT_EQ(::access((pair.project + "/ci/deploy.yml").c_str(), F_OK), 0);
     } else {

@@ -22,8 +22,8 @@ class JobGuardTest : public ::testing::Test {
     worktree_ = JoinPath(base_, "worktree");
     ASSERT_TRUE(MakeDirectories(JoinPath(worktree_, "src"), 0755).ok());
     ASSERT_TRUE(MakeDirectories(JoinPath(worktree_, "ci"), 0755).ok());
-    fd_ = UniqueFd(
-        ::open(worktree_.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+    fd_ =
+        UniqueFd(::open(worktree_.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
     ASSERT_TRUE(fd_.valid());
   }
   std::string JobFile(const std::string& json) {
@@ -40,9 +40,8 @@ class JobGuardTest : public ::testing::Test {
 };
 
 TEST_F(JobGuardTest, AWriteOutsideTheScopeIsRefused) {
-  absl::StatusOr<JobGuard> guard =
-      LoadJobGuard(JobFile(R"({"prompt": "p", "writeScope": ["src"]})"),
-                   worktree_);
+  absl::StatusOr<JobGuard> guard = LoadJobGuard(
+      JobFile(R"({"prompt": "p", "writeScope": ["src"]})"), worktree_);
   ASSERT_TRUE(guard.ok()) << guard.status();
   EXPECT_EQ(WriteError(*guard, "src/a.c"), "ok");
   EXPECT_EQ(WriteError(*guard, "src/new/b.c"), "ok");
@@ -55,9 +54,8 @@ TEST_F(JobGuardTest, AWriteOutsideTheScopeIsRefused) {
 // A link inside a scope folder that points out of it: the string is in the
 // scope, the place is not. Control: the same path as a real folder passes.
 TEST_F(JobGuardTest, ALinkInsideTheScopeIsRefused) {
-  absl::StatusOr<JobGuard> guard =
-      LoadJobGuard(JobFile(R"({"prompt": "p", "writeScope": ["src"]})"),
-                   worktree_);
+  absl::StatusOr<JobGuard> guard = LoadJobGuard(
+      JobFile(R"({"prompt": "p", "writeScope": ["src"]})"), worktree_);
   ASSERT_TRUE(guard.ok()) << guard.status();
   ASSERT_TRUE(MakeDirectories(JoinPath(worktree_, "src/real"), 0755).ok());
   EXPECT_EQ(WriteError(*guard, "src/real/deploy.yml"), "ok");
@@ -84,8 +82,7 @@ TEST_F(JobGuardTest, AnOldJobMayWriteAnywhereButNotThroughALink) {
 TEST_F(JobGuardTest, TheScopeIsCheckedAgainstTheWorktree) {
   ASSERT_EQ(::symlink("ci", JoinPath(worktree_, "build").c_str()), 0);
   absl::StatusOr<JobGuard> guard = LoadJobGuard(
-      JobFile(R"({"prompt": "p", "writeScope": ["src", "build"]})"),
-      worktree_);
+      JobFile(R"({"prompt": "p", "writeScope": ["src", "build"]})"), worktree_);
   ASSERT_FALSE(guard.ok());
   EXPECT_NE(guard.status().message().find(
                 "writeScope[1]: \"build\" is reached through a symbolic link"),

@@ -48,10 +48,11 @@ std::vector<std::string> JobNames(const std::string& checkout) {
 std::string LastResult(const std::string& home, const std::string& checkout,
                        const std::string& name) {
   JobReport last;
-  absl::Status read = ReadJsonMessageFile(
-      LastReportFile(home, checkout, name), &last);
+  absl::Status read =
+      ReadJsonMessageFile(LastReportFile(home, checkout, name), &last);
   if (absl::IsNotFound(read)) return "never run";
-  if (!read.ok()) return absl::StrCat("last result unreadable: ", read.message());
+  if (!read.ok())
+    return absl::StrCat("last result unreadable: ", read.message());
   std::string text = absl::StrCat("last: ", last.status());
   if (!last.branch().empty()) absl::StrAppend(&text, " ", last.branch());
   if (!last.commit().empty()) {
@@ -87,10 +88,10 @@ int ListJobsCommand(const JobsCommandOptions& options) {
     } else if (job->whole_worktree) {
       scope = "scope: the whole worktree";
     } else {
-      scope = absl::StrCat(
-          "scope: ", job->file.write_scope().empty()
-                         ? "nothing"
-                         : absl::StrJoin(job->file.write_scope(), ", "));
+      scope = absl::StrCat("scope: ",
+                           job->file.write_scope().empty()
+                               ? "nothing"
+                               : absl::StrJoin(job->file.write_scope(), ", "));
     }
     absl::StrAppend(&out, MakeVisible(name), "  ", MakeVisible(scope), "  ",
                     MakeVisible(LastResult(*home, *checkout, name)), "\n");
@@ -152,10 +153,10 @@ int JobTimerCommand(const JobsCommandOptions& options) {
     Say(options.err_fd, std::string(home.status().message()));
     return 2;
   }
-  const std::string folder = JoinPath(
-      config != nullptr && *config != '\0' ? std::string(config)
-                                           : JoinPath(*home, ".config"),
-      "systemd/user");
+  const std::string folder = JoinPath(config != nullptr && *config != '\0'
+                                          ? std::string(config)
+                                          : JoinPath(*home, ".config"),
+                                      "systemd/user");
   absl::StatusOr<std::string> written = WriteTimerUnits(*units, folder);
   if (!written.ok()) {
     Say(options.err_fd, std::string(written.status().message()));

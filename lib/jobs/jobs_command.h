@@ -9,7 +9,7 @@ namespace garuda {
 namespace jobs {
 
 struct JobsCommandOptions {
-  std::string checkout;  // --project; empty: the current folder
+  std::string checkout;       // --project; empty: the current folder
   std::string agent_program;  // for the timer's ExecStart
   // timer: the job, the calendar, and whether to print the units instead
   // of writing them to ~/.config/systemd/user ($XDG_CONFIG_HOME).

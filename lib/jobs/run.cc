@@ -115,8 +115,8 @@ class Runner {
 
     // 2. The audit log of the checkout: every decision of the run.
     if (absl::Status started = StartAuditor(); !started.ok()) {
-      return Fail(absl::StrCat("the audit log could not start: ",
-                               started.message()));
+      return Fail(
+          absl::StrCat("the audit log could not start: ", started.message()));
     }
     Audit("job_start", job_.path, "start", job_.file.prompt().substr(0, 200));
 
@@ -133,8 +133,8 @@ class Runner {
       if (worktree.ok()) break;
     }
     if (!worktree.ok()) {
-      return Fail(absl::StrCat("the job's worktree: ",
-                               worktree.status().message()));
+      return Fail(
+          absl::StrCat("the job's worktree: ", worktree.status().message()));
     }
     worktree_ = *std::move(worktree);
     report_.set_branch(worktree_.branch);
@@ -183,9 +183,8 @@ class Runner {
     // it: the commit is one ref update after its objects are written).
     if (int code = StopIfInterrupted(); code != kSucceeded) return code;
     absl::StatusOr<std::string> commit = CommitJobChanges(
-        worktree_.path,
-        absl::StrCat("garuda job ", job_.name, "\n\n",
-                     job_.file.prompt().substr(0, 2000), "\n"));
+        worktree_.path, absl::StrCat("garuda job ", job_.name, "\n\n",
+                                     job_.file.prompt().substr(0, 2000), "\n"));
     if (!commit.ok()) {
       return Fail(absl::StrCat("commit: ", commit.status().message()));
     }
@@ -207,9 +206,9 @@ class Runner {
     helper.argv = {JoinPath(options_.helpers_dir, "garuda-auditor"), "serve",
                    "--channel-fd=3", "--project", checkout_};
     if (::access(helper.argv[0].c_str(), X_OK) != 0) {
-      helper.argv[0] = JoinPath(
-          JoinPath(Dirname(options_.helpers_dir), "garuda-auditor"),
-          "garuda-auditor");
+      helper.argv[0] =
+          JoinPath(JoinPath(Dirname(options_.helpers_dir), "garuda-auditor"),
+                   "garuda-auditor");
     }
     if (!options_.accept_weaker_lockdown.empty()) {
       helper.argv.push_back("--accept-weaker-lockdown=" +
@@ -247,10 +246,19 @@ class Runner {
   }
 
   absl::Status RunSession() {
-    std::vector<std::string> argv = {
-        options_.agent_program, "--project", worktree_.path, "--job",
-        job_.path, "--audit-project", checkout_, "-p", job_.file.prompt(),
-        "--output-format", "json", "--helpers-dir", options_.helpers_dir};
+    std::vector<std::string> argv = {options_.agent_program,
+                                     "--project",
+                                     worktree_.path,
+                                     "--job",
+                                     job_.path,
+                                     "--audit-project",
+                                     checkout_,
+                                     "-p",
+                                     job_.file.prompt(),
+                                     "--output-format",
+                                     "json",
+                                     "--helpers-dir",
+                                     options_.helpers_dir};
     const ModelSettings& model = job_.file.model();
     auto pass = [&argv](const char* flag, const std::string& given,
                         const std::string& from_job) {
@@ -273,9 +281,9 @@ class Runner {
     if (!parsed.ok()) {
       Audit("job_session", worktree_.path, "failed",
             absl::StrCat("exit ", ran.exit_code));
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the job's session did not run (exit ", ran.exit_code,
-          "; its lines are above)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the job's session did not run (exit ", ran.exit_code,
+                       "; its lines are above)"));
     }
     report_.set_session_id(session.session_id());
     report_.mutable_tokens()->set_input(session.usage().input_tokens());
@@ -295,12 +303,12 @@ class Runner {
         denied->set_why(call.decision());
       }
     }
-    Audit("job_session", session.session_id(),
-          ran.exit_code == 0 ? "answered" : "failed",
-          absl::StrCat("exit ", ran.exit_code, ", ",
-                       report_.denied_calls_size(), " denied calls",
-                       session.stopped().empty() ? "" : ": ",
-                       session.stopped()));
+    Audit(
+        "job_session", session.session_id(),
+        ran.exit_code == 0 ? "answered" : "failed",
+        absl::StrCat("exit ", ran.exit_code, ", ", report_.denied_calls_size(),
+                     " denied calls", session.stopped().empty() ? "" : ": ",
+                     session.stopped()));
     if (ran.exit_code != 0) {
       session_failure_ = absl::StrCat(
           "the turn did not finish (exit ", ran.exit_code, ")",
@@ -325,8 +333,7 @@ class Runner {
     if (path == nullptr || *path == '\0') return;
     std::string target = JoinPath(worktree_.path, path);
     MakeDirectories(Dirname(target), 0755).IgnoreError();
-    WriteFileAtomically(target, "changed after the turn\n", 0644)
-        .IgnoreError();
+    WriteFileAtomically(target, "changed after the turn\n", 0644).IgnoreError();
   }
 
   int PostCheckStep() {
@@ -358,11 +365,16 @@ class Runner {
   // Under the same scope as every command of the job: through garuda-stager
   // with --job, which reads the scope itself; never on the host.
   absl::Status RunTestCommand() {
-    std::vector<std::string> argv = {
-        ProgramIn("garuda-stager"), "run",      "--project",
-        worktree_.path,             "--job",    job_.path,
-        "--",                       "/bin/bash", "-c",
-        job_.file.test_command()};
+    std::vector<std::string> argv = {ProgramIn("garuda-stager"),
+                                     "run",
+                                     "--project",
+                                     worktree_.path,
+                                     "--job",
+                                     job_.path,
+                                     "--",
+                                     "/bin/bash",
+                                     "-c",
+                                     job_.file.test_command()};
     if (!options_.accept_weaker_lockdown.empty()) {
       argv.insert(argv.begin() + 2, "--accept-weaker-lockdown=" +
                                         options_.accept_weaker_lockdown);
@@ -378,9 +390,9 @@ class Runner {
           ran.exit_code == 0 ? "passed" : "failed",
           absl::StrCat("exit ", ran.exit_code));
     if (ran.exit_code != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the test command exited with ", ran.exit_code, ": ",
-          job_.file.test_command()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the test command exited with ", ran.exit_code, ": ",
+                       job_.file.test_command()));
     }
     return absl::OkStatus();
   }
@@ -419,7 +431,8 @@ class Runner {
     if (!home_.empty() && !checkout_.empty() && !job_.name.empty()) {
       std::string last = LastReportFile(home_, checkout_, job_.name);
       if (MakeDirectories(Dirname(last), 0700).ok()) {
-        WriteFileAtomically(last, MessageToJsonLineWithDefaults(report_) + "\n", 0600)
+        WriteFileAtomically(last, MessageToJsonLineWithDefaults(report_) + "\n",
+                            0600)
             .IgnoreError();
       }
     }
@@ -455,8 +468,7 @@ std::string JobsFolder(const std::string& home, const std::string& checkout) {
   return JoinPath(JoinPath(GarudaFolder(home), "jobs"), ProjectKey(checkout));
 }
 
-std::string LastReportFile(const std::string& home,
-                           const std::string& checkout,
+std::string LastReportFile(const std::string& home, const std::string& checkout,
                            const std::string& job) {
   return JoinPath(JoinPath(JobsFolder(home, checkout), "last"),
                   absl::StrCat(job, ".json"));

@@ -44,8 +44,7 @@ int RunJob(const RunJobOptions& options);
 // ~/.garuda/jobs/<ProjectKey(checkout)>: the job worktrees of a checkout
 // and the last report of each job (last/<job>.json).
 std::string JobsFolder(const std::string& home, const std::string& checkout);
-std::string LastReportFile(const std::string& home,
-                           const std::string& checkout,
+std::string LastReportFile(const std::string& home, const std::string& checkout,
                            const std::string& job);
 
 // The post-check: what changed in `worktree` against `base_commit`, and

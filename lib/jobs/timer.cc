@@ -21,8 +21,8 @@ namespace {
 // One word of ExecStart=: quoted as systemd reads it, '%' doubled (a unit
 // file's specifier character).
 std::string UnitWord(const std::string& word) {
-  std::string escaped = absl::StrReplaceAll(
-      word, {{"%", "%%"}, {"\\", "\\\\"}, {"\"", "\\\""}});
+  std::string escaped =
+      absl::StrReplaceAll(word, {{"%", "%%"}, {"\\", "\\\\"}, {"\"", "\\\""}});
   if (escaped.find_first_of(" \t'$;") == std::string::npos) return escaped;
   return absl::StrCat("\"", escaped, "\"");
 }
@@ -36,8 +36,7 @@ std::string ShellWord(const std::string& word) {
 }
 
 // "HH:MM" or "HH:MM:SS" (seconds 00 only) -> {minute, hour}.
-bool ParseTime(absl::string_view text, std::string* minute,
-               std::string* hour) {
+bool ParseTime(absl::string_view text, std::string* minute, std::string* hour) {
   std::vector<std::string> parts = absl::StrSplit(text, ':');
   if (parts.size() < 2 || parts.size() > 3) return false;
   int h, m, s = 0;
@@ -53,9 +52,8 @@ bool ParseTime(absl::string_view text, std::string* minute,
 
 // "Mon", "Mon,Fri", "Mon..Fri" -> cron's "1", "1,5", "1-5".
 bool ParseWeekdays(absl::string_view text, std::string* weekday) {
-  static const char* kDays[] = {"sunday",   "monday", "tuesday",
-                                "wednesday", "thursday", "friday",
-                                "saturday"};
+  static const char* kDays[] = {"sunday",   "monday", "tuesday", "wednesday",
+                                "thursday", "friday", "saturday"};
   // "Mon" or "Monday", as systemd takes them.
   auto day = [](absl::string_view name, int* number) {
     std::string lower = absl::AsciiStrToLower(name);
@@ -96,22 +94,21 @@ absl::StatusOr<std::string> CrontabSchedule(const std::string& on_calendar) {
   for (const auto& [name, cron] : shorthands) {
     if (absl::AsciiStrToLower(spec) == name) return std::string(cron);
   }
-  std::vector<std::string> words =
-      absl::StrSplit(spec, ' ', absl::SkipEmpty());
+  std::vector<std::string> words = absl::StrSplit(spec, ' ', absl::SkipEmpty());
   std::string weekday = "*", minute, hour;
   size_t i = 0;
   if (!words.empty() && !absl::StrContains(words[0], ':') &&
-      !absl::StrContains(words[0], '-') &&
-      ParseWeekdays(words[0], &weekday)) {
+      !absl::StrContains(words[0], '-') && ParseWeekdays(words[0], &weekday)) {
     ++i;
   }
   if (i < words.size() && words[i] == "*-*-*") ++i;
   if (i + 1 == words.size() && ParseTime(words[i], &minute, &hour)) {
     return absl::StrCat(minute, " ", hour, " * * ", weekday);
   }
-  return absl::NotFoundError(absl::StrCat(
-      "OnCalendar \"", spec, "\" has no crontab form that this command "
-      "writes; write the crontab line by hand (crontab(5))"));
+  return absl::NotFoundError(
+      absl::StrCat("OnCalendar \"", spec,
+                   "\" has no crontab form that this command "
+                   "writes; write the crontab line by hand (crontab(5))"));
 }
 
 absl::StatusOr<TimerUnits> MakeTimerUnits(const TimerRequest& request) {
@@ -126,45 +123,37 @@ absl::StatusOr<TimerUnits> MakeTimerUnits(const TimerRequest& request) {
   TimerUnits units;
   units.name = absl::StrCat("garuda-job-", ProjectKey(request.checkout), "-",
                             request.job);
-  const std::vector<std::string> command = {request.agent_program, "run",
-                                            request.job, "--project",
-                                            request.checkout};
+  const std::vector<std::string> command = {
+      request.agent_program, "run", request.job, "--project", request.checkout};
   std::vector<std::string> exec;
   for (const std::string& word : command) exec.push_back(UnitWord(word));
   units.service = absl::StrCat(
       "# Written by garuda-agent jobs timer: the Garuda job ", request.job,
-      " of ", request.checkout, ".\n",
-      "[Unit]\n",
-      "Description=Garuda job ", request.job, " (", request.checkout, ")\n",
-      "\n[Service]\n",
-      "Type=oneshot\n",
-      "WorkingDirectory=", UnitWord(request.checkout), "\n",
+      " of ", request.checkout, ".\n", "[Unit]\n", "Description=Garuda job ",
+      request.job, " (", request.checkout, ")\n", "\n[Service]\n",
+      "Type=oneshot\n", "WorkingDirectory=", UnitWord(request.checkout), "\n",
       "ExecStart=", absl::StrJoin(exec, " "), "\n");
-  units.timer = absl::StrCat(
-      "# Written by garuda-agent jobs timer.\n",
-      "[Unit]\n",
-      "Description=Run the Garuda job ", request.job, " (", request.checkout,
-      ")\n",
-      "\n[Timer]\n",
-      "OnCalendar=", absl::StrReplaceAll(spec, {{"%", "%%"}}), "\n",
-      "Persistent=true\n",
-      "Unit=", units.name, ".service\n",
-      "\n[Install]\n",
-      "WantedBy=timers.target\n");
+  units.timer =
+      absl::StrCat("# Written by garuda-agent jobs timer.\n", "[Unit]\n",
+                   "Description=Run the Garuda job ", request.job, " (",
+                   request.checkout, ")\n", "\n[Timer]\n",
+                   "OnCalendar=", absl::StrReplaceAll(spec, {{"%", "%%"}}),
+                   "\n", "Persistent=true\n", "Unit=", units.name, ".service\n",
+                   "\n[Install]\n", "WantedBy=timers.target\n");
   absl::StatusOr<std::string> cron = CrontabSchedule(spec);
   std::vector<std::string> shell;
   for (const std::string& word : command) shell.push_back(ShellWord(word));
-  units.crontab =
-      cron.ok() ? absl::StrCat(*cron, " ", absl::StrJoin(shell, " "))
-                : absl::StrCat("# ", cron.status().message());
+  units.crontab = cron.ok()
+                      ? absl::StrCat(*cron, " ", absl::StrJoin(shell, " "))
+                      : absl::StrCat("# ", cron.status().message());
   return units;
 }
 
 absl::StatusOr<std::string> WriteTimerUnits(const TimerUnits& units,
                                             const std::string& folder) {
   RETURN_IF_ERROR(MakeDirectories(folder, 0755));
-  RETURN_IF_ERROR(WriteFileAtomically(
-      JoinPath(folder, units.name + ".service"), units.service, 0644));
+  RETURN_IF_ERROR(WriteFileAtomically(JoinPath(folder, units.name + ".service"),
+                                      units.service, 0644));
   const std::string timer = JoinPath(folder, units.name + ".timer");
   RETURN_IF_ERROR(WriteFileAtomically(timer, units.timer, 0644));
   return timer;

@@ -76,10 +76,10 @@ TEST(TimerUnitsTest, SystemdAnalyzeVerifiesTheUnits) {
     const std::string folder = request.checkout + "/units";
     absl::StatusOr<std::string> timer = WriteTimerUnits(*units, folder);
     ASSERT_TRUE(timer.ok()) << timer.status();
-    absl::StatusOr<ProgramRun> verified = RunProgram(
-        {kAnalyze, "verify", *timer,
-         JoinPath(folder, units->name + ".service")},
-        -1, 2);
+    absl::StatusOr<ProgramRun> verified =
+        RunProgram({kAnalyze, "verify", *timer,
+                    JoinPath(folder, units->name + ".service")},
+                   -1, 2);
     ASSERT_TRUE(verified.ok()) << verified.status();
     if (good) {
       EXPECT_EQ(verified->exit_code, 0);

@@ -13,12 +13,14 @@ absl::StatusOr<jobs::JobGuard> OpenStagerJob(
   if (mode != "direct") {
     return absl::FailedPreconditionError(absl::StrCat(
         "--job: a job's commands run in direct mode in its own worktree, "
-        "not in \"", mode, "\" mode"));
+        "not in \"",
+        mode, "\" mode"));
   }
   if (problem) {
     return absl::FailedPreconditionError(absl::StrCat(
         "--job: a job never runs a command outside the OS sandbox, and this "
-        "machine has none: ", problem->reason, ". fix: ", problem->fix));
+        "machine has none: ",
+        problem->reason, ". fix: ", problem->fix));
   }
   return jobs::LoadJobGuard(job_file, project);
 }

@@ -64,8 +64,12 @@ class HelpersScopeTest : public ::testing::Test {
   ipc::HelperProcess* Start(const std::string& program, bool job) {
     ipc::HelperOptions options;
     options.argv = {Runfile(absl::StrCat("cmd/", program, "/", program)),
-                    "serve", "--channel-fd=3", "--project", worktree_,
-                    "--quiet", "--consent=rules"};
+                    "serve",
+                    "--channel-fd=3",
+                    "--project",
+                    worktree_,
+                    "--quiet",
+                    "--consent=rules"};
     if (program == "garuda-stager") options.argv.push_back("--mode=direct");
     if (job) options.argv.push_back("--job=" + job_);
     options.channel.max_frame_bytes = 4 << 20;
@@ -89,8 +93,8 @@ class HelpersScopeTest : public ::testing::Test {
   }
 
   applier::ApplierReply Edit(ipc::HelperProcess* applier,
-                              const std::string& path,
-                              const std::string& content) {
+                             const std::string& path,
+                             const std::string& content) {
     auto project = Project::Open(worktree_);
     EXPECT_TRUE(project.ok()) << project.status();
     WriteFileInput input;

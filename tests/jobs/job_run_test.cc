@@ -3,29 +3,28 @@
 // reading the job file themselves, against the scripted provider on
 // loopback. Each security test has its negative control: the same job
 // without the scope (or the same call outside a job) does the bad thing.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <signal.h>
-
 #include <map>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/home.h"
 #include "lib/base/json_message.h"
 #include "lib/changeset/test_tree.h"
-#include "lib/base/home.h"
 #include "lib/jobs/process.h"
 #include "lib/jobs/run.h"
 #include "proto/job.pb.h"
@@ -56,9 +55,9 @@ ScriptedReply Bash(const std::string& id, const std::string& command) {
 }
 ScriptedReply WriteFile(const std::string& id, const std::string& path,
                         const std::string& content) {
-  return Call(id, "write_file",
-              absl::StrCat(R"({"path":")", path, R"(","content":")", content,
-                           R"("})"));
+  return Call(
+      id, "write_file",
+      absl::StrCat(R"({"path":")", path, R"(","content":")", content, R"("})"));
 }
 
 struct JobRun {
@@ -79,9 +78,9 @@ class JobRunTest : public ::testing::Test {
       garuda::testing::MakeDir(dir);
     }
     garuda::testing::MakeDir(home_ + "/.garuda");
-    for (const char* program : {"garuda-agent", "garuda-auditor",
-                                "garuda-budgeter", "garuda-stager",
-                                "garuda-applier"}) {
+    for (const char* program :
+         {"garuda-agent", "garuda-auditor", "garuda-budgeter", "garuda-stager",
+          "garuda-applier"}) {
       garuda::testing::Symlink(
           Runfile(absl::StrCat("cmd/", program, "/", program)),
           JoinPath(helpers_, program));
@@ -97,8 +96,8 @@ class JobRunTest : public ::testing::Test {
   std::string Git(const std::vector<std::string>& args,
                   const std::string& where = "") {
     std::vector<std::string> argv = {
-        "/usr/bin/git", "-C", where.empty() ? checkout_ : where,
-        "-c", "user.name=Test", "-c", "user.email=test@localhost"};
+        "/usr/bin/git",   "-C", where.empty() ? checkout_ : where, "-c",
+        "user.name=Test", "-c", "user.email=test@localhost"};
     argv.insert(argv.end(), args.begin(), args.end());
     absl::StatusOr<ProgramRun> ran = RunProgram(argv, -1, 2);
     EXPECT_TRUE(ran.ok()) << ran.status();
@@ -142,11 +141,20 @@ class JobRunTest : public ::testing::Test {
   }
 
   JobRun Run(const std::string& job, std::vector<std::string> env = {}) {
-    std::vector<std::string> argv = {
-        JoinPath(helpers_, "garuda-agent"), "run", job, "--json",
-        "--project", checkout_, "--helpers-dir", helpers_,
-        "--provider", "openai", "--model", "m",
-        "--base-url", server_->base_url()};
+    std::vector<std::string> argv = {JoinPath(helpers_, "garuda-agent"),
+                                     "run",
+                                     job,
+                                     "--json",
+                                     "--project",
+                                     checkout_,
+                                     "--helpers-dir",
+                                     helpers_,
+                                     "--provider",
+                                     "openai",
+                                     "--model",
+                                     "m",
+                                     "--base-url",
+                                     server_->base_url()};
     JobRun run;
     ProgramRun ran = RunWith(argv, Env(std::move(env)), &run.err);
     run.code = ran.exit_code;
@@ -206,9 +214,10 @@ TEST_F(JobRunTest, ACommandWritingOutsideTheScopeFails) {
       EXPECT_EQ(InWorktree(run, "ci/deploy.yml"), "evil\n");
       EXPECT_NE(run.report.commit(), "");
       // An old job's first line says what it may do.
-      EXPECT_TRUE(absl::StartsWith(
-          run.err, "garuda-agent: Commands may write anywhere in the "
-                   "worktree.\n"))
+      EXPECT_TRUE(
+          absl::StartsWith(run.err,
+                           "garuda-agent: Commands may write anywhere in the "
+                           "worktree.\n"))
           << run.err;
     }
   }
@@ -223,10 +232,11 @@ TEST_F(JobRunTest, AnEditOutsideTheScopeIsDeniedWithAnAllowRule) {
     *script.add_replies() = WriteFile("w1", "ci/deploy.yml", "deploy: evil");
     *script.add_replies() = Text("done");
     StartServer(script);
-    JobFile("edit",
-            absl::StrCat(R"json({"prompt": "p", )json",
-                         scoped ? R"json("writeScope": ["src"], )json" : "",
-                         R"json("permissions": {"allow": ["write_file"]}})json"));
+    JobFile(
+        "edit",
+        absl::StrCat(R"json({"prompt": "p", )json",
+                     scoped ? R"json("writeScope": ["src"], )json" : "",
+                     R"json("permissions": {"allow": ["write_file"]}})json"));
     JobRun run = Run("edit");
     ASSERT_EQ(run.code, 0) << run.err;
     if (scoped) {
@@ -249,8 +259,8 @@ TEST_F(JobRunTest, AnEditOutsideTheScopeIsDeniedWithAnAllowRule) {
 // call run on the host.
 TEST_F(JobRunTest, OutsideSandboxIsDeniedWithAnAllowRule) {
   const std::string marker = base_ + "/host-marker";
-  const std::string call = absl::StrCat(
-      R"({"command":"touch )", marker, R"(","outside_sandbox":true})");
+  const std::string call = absl::StrCat(R"({"command":"touch )", marker,
+                                        R"(","outside_sandbox":true})");
   ProviderScript script;
   *script.add_replies() = Call("h1", "bash", call);
   *script.add_replies() = Text("done");
@@ -275,11 +285,11 @@ TEST_F(JobRunTest, OutsideSandboxIsDeniedWithAnAllowRule) {
   *again.add_replies() = Text("done");
   StartServer(again);
   std::string err;
-  ProgramRun ran = RunWith(
-      {JoinPath(helpers_, "garuda-agent"), "--project", checkout_,
-       "--helpers-dir", helpers_, "--provider", "openai", "--model", "m",
-       "--base-url", server_->base_url(), "-p", "p"},
-      Env(), &err);
+  ProgramRun ran =
+      RunWith({JoinPath(helpers_, "garuda-agent"), "--project", checkout_,
+               "--helpers-dir", helpers_, "--provider", "openai", "--model",
+               "m", "--base-url", server_->base_url(), "-p", "p"},
+              Env(), &err);
   EXPECT_EQ(ran.exit_code, 0) << err;
   EXPECT_EQ(::access(marker.c_str(), F_OK), 0) << err;
 }
@@ -292,7 +302,8 @@ TEST_F(JobRunTest, ALinkInsideTheScopeCannotReachOutside) {
     SCOPED_TRACE(outside ? "link out of the scope" : "link inside (control)");
     ProviderScript script;
     *script.add_replies() =
-        Bash("l1", outside ? "ln -s ../ci src/out" : "mkdir src/in && ln -s in src/out");
+        Bash("l1", outside ? "ln -s ../ci src/out"
+                           : "mkdir src/in && ln -s in src/out");
     *script.add_replies() = Bash("l2", "echo evil > src/out/deploy.yml");
     *script.add_replies() = WriteFile("l3", "src/out/edit.yml", "evil");
     *script.add_replies() = Text("done");
@@ -329,11 +340,10 @@ TEST_F(JobRunTest, TheModelCannotWidenTheScope) {
   Git({"add", "-A"});
   Git({"commit", "-q", "-m", "the job"});
   ProviderScript script;
-  *script.add_replies() =
-      WriteFile("j1", ".garuda/jobs/widen.json", widened);
+  *script.add_replies() = WriteFile("j1", ".garuda/jobs/widen.json", widened);
   *script.add_replies() = Bash(
-      "j2", absl::StrCat("echo x > .garuda/jobs/widen.json; echo x > ",
-                         job_path));
+      "j2",
+      absl::StrCat("echo x > .garuda/jobs/widen.json; echo x > ", job_path));
   *script.add_replies() = Text("done");
   StartServer(script);
   JobRun run = Run("widen");
@@ -345,9 +355,8 @@ TEST_F(JobRunTest, TheModelCannotWidenTheScope) {
   EXPECT_EQ(run.report.tool_calls(1).outcome(), "exited with code 1");
 
   std::string err;
-  ProgramRun control =
-      RunWith({"/bin/bash", "-c", absl::StrCat("echo x > ", job_path)}, Env(),
-              &err);
+  ProgramRun control = RunWith(
+      {"/bin/bash", "-c", absl::StrCat("echo x > ", job_path)}, Env(), &err);
   EXPECT_EQ(control.exit_code, 0) << err;
   EXPECT_EQ(Read(job_path), "x\n");
 }
@@ -363,10 +372,10 @@ TEST_F(JobRunTest, ThePostCheckCatchesAChangeByAnythingElse) {
     *script.add_replies() = Text("nothing to do");
     StartServer(script);
     JobFile("post", R"({"prompt": "p", "writeScope": ["src"]})");
-    JobRun run = Run("post", {absl::StrCat(
-                                 "GARUDA_TEST_ONLY_JOB_CHANGE_AFTER_TURN=",
-                                 outside ? ".github/workflows/ci.yml"
-                                         : "src/generated.c")});
+    JobRun run =
+        Run("post", {absl::StrCat("GARUDA_TEST_ONLY_JOB_CHANGE_AFTER_TURN=",
+                                  outside ? ".github/workflows/ci.yml"
+                                          : "src/generated.c")});
     if (outside) {
       EXPECT_EQ(run.code, 1) << run.err;
       EXPECT_EQ(run.report.status(), "failed");
@@ -399,7 +408,8 @@ TEST_F(JobRunTest, AStopSignalDuringTheTurnCommitsNothing) {
   JobRun run;
   std::thread runner([&] {
     ProgramRun ran = RunWith(
-        {"/bin/sh", "-c", absl::StrCat("echo $$ > ", pid_file, "; exec \"$0\" \"$@\""),
+        {"/bin/sh", "-c",
+         absl::StrCat("echo $$ > ", pid_file, "; exec \"$0\" \"$@\""),
          JoinPath(helpers_, "garuda-agent"), "run", "stopped", "--json",
          "--project", checkout_, "--helpers-dir", helpers_, "--provider",
          "openai", "--model", "m", "--base-url", server_->base_url()},
@@ -413,14 +423,13 @@ TEST_F(JobRunTest, AStopSignalDuringTheTurnCommitsNothing) {
   }
   ASSERT_EQ(server_->request_count(), 1u);
   int pid = 0;
-  ASSERT_TRUE(absl::SimpleAtoi(
-      absl::StripAsciiWhitespace(Read(pid_file)), &pid));
+  ASSERT_TRUE(
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(Read(pid_file)), &pid));
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   runner.join();
   EXPECT_EQ(run.code, 1) << run.err;
   ASSERT_TRUE(ParseJsonMessage(run.out, "report", &run.report).ok()) << run.out;
-  EXPECT_TRUE(absl::StartsWith(run.report.reason(),
-                               "interrupted by signal 15"))
+  EXPECT_TRUE(absl::StartsWith(run.report.reason(), "interrupted by signal 15"))
       << run.report.reason();
   EXPECT_EQ(run.report.commit(), "");
   EXPECT_EQ(Git({"rev-parse", run.report.branch()}),
@@ -435,11 +444,12 @@ TEST_F(JobRunTest, TheJobsTokenBudgetBoundsItsTurn) {
   *script.add_replies() = Bash("c1", "echo 'int a = 2;' > src/a.c");
   *script.add_replies() = Text("done");
   StartServer(script);
-  JobFile("small", R"({"prompt": "p", "writeScope": ["src"], "tokenBudget": 5})");
+  JobFile("small",
+          R"({"prompt": "p", "writeScope": ["src"], "tokenBudget": 5})");
   JobRun run = Run("small");
   EXPECT_EQ(run.code, 1) << run.err;
-  EXPECT_TRUE(absl::StartsWith(run.report.reason(),
-                               "the turn did not finish (exit 3)"))
+  EXPECT_TRUE(
+      absl::StartsWith(run.report.reason(), "the turn did not finish (exit 3)"))
       << run.report.reason();
   EXPECT_EQ(server_->request_count(), 0u);
   EXPECT_EQ(run.report.commit(), "");
@@ -455,7 +465,8 @@ TEST_F(JobRunTest, AJobFileGivenAsARelativePath) {
   JobFile("relative", R"({"prompt": "p", "writeScope": ["src"]})");
   JobRun run;
   ProgramRun ran = RunWith(
-      {"/bin/sh", "-c", absl::StrCat("cd ", checkout_, " && exec \"$0\" \"$@\""),
+      {"/bin/sh", "-c",
+       absl::StrCat("cd ", checkout_, " && exec \"$0\" \"$@\""),
        JoinPath(helpers_, "garuda-agent"), "run", ".garuda/jobs/relative.json",
        "--json", "--helpers-dir", helpers_, "--provider", "openai", "--model",
        "m", "--base-url", server_->base_url()},
@@ -482,7 +493,8 @@ TEST_F(JobRunTest, EveryInvalidScopeEntryIsRefusedWithItsName) {
       {".git", R"(writeScope[0]: ".git" is git's own folder)"},
       {".git/hooks", R"(writeScope[0]: ".git/hooks" is git's own folder)"},
       {"src/../ci", R"(writeScope[0]: "src/../ci" has a ".." component)"},
-      {"linked", R"(writeScope[0]: "linked" is reached through a symbolic link)"},
+      {"linked",
+       R"(writeScope[0]: "linked" is reached through a symbolic link)"},
   };
   for (const auto& [entry, message] : cases) {
     SCOPED_TRACE(entry);
@@ -541,8 +553,9 @@ TEST_F(JobRunTest, NoSandboxNoJob) {
   JobRun run = Run("nosandbox", {"GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX=1"});
   EXPECT_EQ(run.code, 1) << run.err;
   EXPECT_EQ(run.report.status(), "failed");
-  EXPECT_TRUE(absl::StrContains(run.err, "a job never runs a command outside "
-                                         "the OS sandbox"))
+  EXPECT_TRUE(absl::StrContains(run.err,
+                                "a job never runs a command outside "
+                                "the OS sandbox"))
       << run.err;
   EXPECT_EQ(server_->request_count(), 0u);
   EXPECT_EQ(InWorktree(run, "src/a.c"), "int a;\n");
@@ -566,9 +579,9 @@ TEST_F(JobRunTest, ASucceedingJobLeavesOneCommitWithTheScopesChanges) {
   EXPECT_EQ(run.report.status(), "succeeded");
   EXPECT_TRUE(absl::StartsWith(run.report.branch(), "garuda/e2e/"));
   // Every field is in the object, the empty ones too.
-  for (const char* key : {"\"status\":", "\"reason\":\"\"", "\"commit\":",
-                          "\"outsideScope\":[]", "\"deniedCalls\":[]",
-                          "\"tokens\":"}) {
+  for (const char* key :
+       {"\"status\":", "\"reason\":\"\"", "\"commit\":", "\"outsideScope\":[]",
+        "\"deniedCalls\":[]", "\"tokens\":"}) {
     EXPECT_TRUE(absl::StrContains(run.out, key)) << key << " in " << run.out;
   }
   ASSERT_NE(run.report.commit(), "");
@@ -611,9 +624,9 @@ TEST_F(JobRunTest, ASucceedingJobLeavesOneCommitWithTheScopesChanges) {
       Env(), &err);
   EXPECT_EQ(listed.exit_code, 0) << err;
   EXPECT_TRUE(absl::StartsWith(
-      listed.out, absl::StrCat("e2e  scope: src  last: succeeded ",
-                               run.report.branch(), " ",
-                               run.report.commit().substr(0, 12))))
+      listed.out,
+      absl::StrCat("e2e  scope: src  last: succeeded ", run.report.branch(),
+                   " ", run.report.commit().substr(0, 12))))
       << listed.out;
 }
 
@@ -641,12 +654,12 @@ TEST_F(JobRunTest, ScheduleProposesAJobAndTheApplierWritesIt) {
     const std::string input = base_ + "/lines";
     Write(input, "look at main.rs\n/schedule nightly\n");
     std::string err;
-    ProgramRun ran = RunWith(
-        {"/bin/sh", "-c", "exec \"$0\" \"$@\" < " + input,
-         JoinPath(helpers_, "garuda-agent"), "--project", checkout_,
-         "--helpers-dir", helpers_, "--provider", "openai", "--model", "m",
-         "--base-url", server_->base_url()},
-        Env(), &err);
+    ProgramRun ran =
+        RunWith({"/bin/sh", "-c", "exec \"$0\" \"$@\" < " + input,
+                 JoinPath(helpers_, "garuda-agent"), "--project", checkout_,
+                 "--helpers-dir", helpers_, "--provider", "openai", "--model",
+                 "m", "--base-url", server_->base_url()},
+                Env(), &err);
     EXPECT_EQ(ran.exit_code, 0) << err;
     const std::string job =
         ReadFileToString(checkout_ + "/.garuda/jobs/nightly.json")
