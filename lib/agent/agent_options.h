@@ -25,6 +25,10 @@ struct AgentOptions {
   // Where the helper programs are; empty: beside this program.
   std::string helpers_dir;
   std::string accept_weaker_lockdown;
+  // One-shot: the applier is started with its own --apply-staged, and
+  // applies each staged command's changes without a question (conflict
+  // check and refusals as always). Without it they are kept for review.
+  bool apply_staged = false;
   int in_fd = 0, out_fd = 1, err_fd = 2;
   // A job's session (garuda-agent run starts it with --job, lib/jobs): the
   // job file the session and its helpers each read themselves.
