@@ -26,6 +26,9 @@ struct AgentOptions {
   std::string helpers_dir;
   std::string accept_weaker_lockdown;
   int in_fd = 0, out_fd = 1, err_fd = 2;
+  // The helpers' --consent; empty: "terminal" with a person at the
+  // terminal, else "rules". An editor's session (lib/acp) sets "relayed".
+  std::string consent;
 
   // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
   // helpers started. Off only in tests that must inspect the process.

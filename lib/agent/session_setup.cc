@@ -153,7 +153,9 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   // A person at the terminal answers the applier's and the stager's own
   // questions there; with nobody (one-shot, input from a pipe) they go by
   // the rules they read themselves.
-  helper_options.consent = opened.terminal ? "terminal" : "rules";
+  helper_options.consent = !options.consent.empty() ? options.consent
+                           : opened.terminal        ? "terminal"
+                                                    : "rules";
   return Helpers::Start(helper_options);
 }
 
