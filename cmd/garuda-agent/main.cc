@@ -7,7 +7,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "lib/acp/front.h"
+#include "lib/acp/session_worker.h"
 #include "lib/agent/agent.h"
+#include "lib/agent/helpers.h"
 #include "lib/base/flags.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/knowledge/answer_proto.h"
@@ -80,6 +83,10 @@ constexpr char kUsage[] =
     "      continue this project's last session\n"
     "  garuda-agent sessions [--project DIR]\n"
     "      this project's sessions: id, start, turns, first prompt\n"
+    "  garuda-agent acp [--provider P] [--model M] [--base-url URL]\n"
+    "      serve an editor over the Agent Client Protocol (JSON-RPC on "
+    "standard input and\n"
+    "      output): one session per session/new in its cwd (docs/acp.md)\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--path REL\n"
     "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
@@ -173,6 +180,43 @@ int RunTool(const std::string& operation) {
   return status.ok() ? 0 : Fail(status);
 }
 
+// `garuda-agent acp` (the editor's front) and `acp-session` (one session's
+// worker, started by the front with the flags passed on).
+int RunAcp(bool worker) {
+  garuda::agent::AgentOptions agent;
+  agent.overrides.provider = absl::GetFlag(FLAGS_provider);
+  agent.overrides.model = absl::GetFlag(FLAGS_model);
+  agent.overrides.base_url = absl::GetFlag(FLAGS_base_url);
+  agent.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
+  agent.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  if (worker) {
+    garuda::acp::WorkerOptions options;
+    options.agent = agent;
+    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+    return garuda::acp::RunSessionWorker(options);
+  }
+  absl::StatusOr<std::string> self = garuda::agent::OwnProgramFolder();
+  if (!self.ok()) return Fail(self.status());
+  garuda::acp::FrontOptions options;
+  options.worker_argv = {*self + "/garuda-agent", "acp-session",
+                         "--channel_fd=3"};
+  for (const auto& [flag, value] :
+       {std::pair{"provider", agent.overrides.provider},
+        {"model", agent.overrides.model},
+        {"base_url", agent.overrides.base_url},
+        {"helpers_dir", agent.helpers_dir},
+        {"accept_weaker_lockdown", agent.accept_weaker_lockdown}}) {
+    if (!value.empty()) {
+      options.worker_argv.push_back(absl::StrCat("--", flag, "=", value));
+    }
+  }
+  if (!agent.accept_weaker_lockdown.empty()) {
+    options.accept_weaker =
+        garuda::AcceptWeakerLockdown{agent.accept_weaker_lockdown};
+  }
+  return garuda::acp::RunFront(options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +229,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     return RunTool(args[2]);
+  }
+  if (args.size() == 2 && (args[1] == "acp" || args[1] == "acp-session")) {
+    return RunAcp(args[1] == "acp-session");
   }
   if (args.size() == 2 && args[1] == "sessions") {
     garuda::agent::AgentOptions options;

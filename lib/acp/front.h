@@ -1,0 +1,42 @@
+// `garuda-agent acp`: Garuda as an Agent Client Protocol agent, JSON-RPC
+// 2.0 over standard input and output (only protocol messages on standard
+// output; every log goes to standard error). The front answers initialize
+// itself, starts one session worker per session/new or session/load
+// through its launcher (lib/acp/launcher.h), and relays each session's
+// messages between the editor and that worker, checking every message a
+// worker sends: only session/update and session/request_permission of its
+// own session, and answers to requests it was given. Malformed JSON, an
+// unknown method or session and a message over the size limit are
+// JSON-RPC errors; the connection stays up.
+#ifndef GARUDA_LIB_ACP_FRONT_H_
+#define GARUDA_LIB_ACP_FRONT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lib/lockdown/lockdown.h"
+
+namespace garuda {
+namespace acp {
+
+struct FrontOptions {
+  // The worker's command line: this program, `acp-session`, and the flags
+  // passed on (model, helpers' folder, weaker lockdown).
+  std::vector<std::string> worker_argv;
+  int in_fd = 0, out_fd = 1;
+  std::optional<AcceptWeakerLockdown> accept_weaker;
+  bool lock_down = true;
+};
+
+// Serves until the editor closes standard input; 0, or 1 when the front
+// could not start.
+int RunFront(const FrontOptions& options);
+
+// ACP's protocolVersion spoken here.
+inline constexpr int kProtocolVersion = 1;
+
+}  // namespace acp
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_ACP_FRONT_H_

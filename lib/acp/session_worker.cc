@@ -1,0 +1,314 @@
+#include "lib/acp/session_worker.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/acp/acp_interaction.h"
+#include "lib/acp/json_rpc.h"
+#include "lib/acp/prompt.h"
+#include "lib/acp/worker_link.h"
+#include "lib/agent/session.h"
+#include "lib/agent/session_setup.h"
+#include "lib/base/cancel_flag.h"
+
+namespace garuda {
+namespace acp {
+namespace {
+
+void Log(absl::string_view line) {
+  std::cerr << "garuda-agent acp-session: " << line << "\n";
+}
+
+// What the reader thread hands to the turn loop: the next prompt, or the
+// end of the front's socket.
+class PromptQueue {
+ public:
+  // False when a prompt is queued or running already (one turn at a time).
+  bool Push(Message prompt) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (busy_) return false;
+    busy_ = true;
+    prompt_ = std::move(prompt);
+    changed_.notify_all();
+    return true;
+  }
+  void End() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ended_ = true;
+    changed_.notify_all();
+  }
+  // The next prompt; nullopt at the end.
+  std::optional<Message> Pop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return ended_ || prompt_.has_value(); });
+    if (!prompt_) return std::nullopt;
+    std::optional<Message> prompt = std::move(prompt_);
+    prompt_.reset();
+    return prompt;
+  }
+  void Done() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<Message> prompt_;
+  bool busy_ = false;
+  bool ended_ = false;
+};
+
+const char* StopReason(agent::TurnEnd end, const std::string& stopped) {
+  switch (end) {
+    case agent::TurnEnd::kAnswered:
+      return "end_turn";
+    case agent::TurnEnd::kBudget:
+      return "max_tokens";
+    case agent::TurnEnd::kCancelled:
+      return "cancelled";
+    case agent::TurnEnd::kFailed:
+      break;
+  }
+  if (stopped.find("the turn stopped after") == 0) return "max_turn_requests";
+  return "end_turn";
+}
+
+// The first request: session/new {cwd, mcpServers} or session/load
+// {sessionId, cwd, mcpServers}.
+struct Opening {
+  Message request;
+  bool load = false;
+  std::string cwd;
+  std::string session_id;
+  std::vector<std::string> mcp_servers;  // their names
+};
+
+absl::StatusOr<Opening> ReadOpening(LineReader& reader) {
+  absl::StatusOr<std::optional<LineReader::Line>> line = reader.ReadLine();
+  if (!line.ok()) return line.status();
+  if (!line->has_value() || (*line)->too_long) {
+    return absl::InvalidArgumentError("no session/new or session/load");
+  }
+  Parsed parsed = ParseMessage((*line)->text);
+  if (!parsed.message) return absl::InvalidArgumentError(parsed.error.message);
+  Opening opening;
+  opening.request = *std::move(parsed.message);
+  opening.load = opening.request.method == "session/load";
+  if (!opening.load && opening.request.method != "session/new") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the first request is ", opening.request.method));
+  }
+  const Value& params = opening.request.params;
+  opening.cwd = StringField(params, "cwd").value_or("");
+  opening.session_id = StringField(params, "sessionId").value_or("");
+  if (const Value* servers = Field(params, "mcpServers");
+      servers != nullptr && servers->kind_case() == Value::kListValue) {
+    for (const Value& server : servers->list_value().values()) {
+      opening.mcp_servers.push_back(
+          StringField(server, "name").value_or("(unnamed)"));
+    }
+  }
+  return opening;
+}
+
+}  // namespace
+
+int RunSessionWorker(const WorkerOptions& options) {
+  ::signal(SIGPIPE, SIG_IGN);
+  // The editor's Ctrl-C reaches the front; a session ends by its socket.
+  ::signal(SIGINT, SIG_IGN);
+  const int fd = options.channel_fd;
+  WorkerLink link(fd);
+  LineReader reader(fd);
+
+  // 1. The request that opens the session (the front has checked its
+  //    method, cwd and id).
+  absl::StatusOr<Opening> opening = ReadOpening(reader);
+  if (!opening.ok()) {
+    Log(opening.status().message());
+    return 1;
+  }
+  const Value id = opening->request.id;
+  auto fail = [&](int code, absl::string_view message) {
+    Log(message);
+    link.Send(ErrorLine(id, {code, std::string(message)}));
+    return 1;
+  };
+
+  // 2. Open the session in the editor's folder, as a terminal session
+  //    would; the helpers take relayed answers (nobody at a terminal).
+  agent::AgentOptions agent = options.agent;
+  agent.project = opening->cwd;
+  agent.resume_id = opening->load ? opening->session_id : "";
+  agent.one_shot = false;
+  agent.consent = "relayed";
+  agent.in_fd = -1;
+  absl::StatusOr<agent::OpenedSession> opened = agent::OpenSession(agent);
+  if (!opened.ok()) {
+    return fail(opening->load && absl::IsNotFound(opened.status())
+                    ? kResourceNotFound
+                    : kInvalidParams,
+                opened.status().message());
+  }
+  absl::StatusOr<std::unique_ptr<agent::Helpers>> helpers =
+      agent::StartSessionHelpers(agent, *opened);
+  if (!helpers.ok()) return fail(kInternalError, helpers.status().message());
+  auto stop = [&](int code) {
+    absl::Status stopped = (*helpers)->Stop();
+    if (!stopped.ok()) Log(stopped.message());
+    return code;
+  };
+  absl::StatusOr<stager::SessionDescription> description =
+      (*helpers)->stager().Describe();
+  if (!description.ok()) {
+    absl::Status alive = (*helpers)->CheckAlive();
+    fail(kInternalError,
+         absl::StrCat("the session did not start: ",
+                      alive.ok() ? description.status().message()
+                                 : alive.message()));
+    return stop(1);
+  }
+  std::unique_ptr<knowledge::CodeToolsHelper> code_tools =
+      agent::StartCodeTools(agent, *opened);
+  struct StopCodeTools {
+    std::unique_ptr<knowledge::CodeToolsHelper>& helper;
+    ~StopCodeTools() {
+      if (helper != nullptr) helper->Stop().IgnoreError();
+    }
+  } stop_code_tools{code_tools};
+
+  // 3. Lock down, as the agent of a terminal session (one thread still).
+  absl::StatusOr<std::string> lockdown =
+      agent::LockDownSession(agent, *opened);
+  if (!lockdown.ok()) {
+    fail(kInternalError, absl::StrCat("the session did not start: ",
+                                      lockdown.status().message()));
+    return stop(1);
+  }
+
+  // 4. Start the session; the strict profile without a sandbox ends here
+  //    with its reason and its fix.
+  AcpInteraction interaction(&link, opened->project.get(),
+                             opened->settings.token_limit);
+  interaction.set_session_id(opened->session_id);
+  agent::SessionParts parts =
+      agent::SessionPartsFor(*opened, **helpers, code_tools.get());
+  parts.interaction = &interaction;
+  parts.events = &interaction;
+  absl::StatusOr<std::unique_ptr<agent::Session>> session =
+      agent::Session::Start(
+          agent::SessionConfigFor(*opened, *description, *lockdown), parts);
+  if (!session.ok()) {
+    fail(kInternalError, session.status().message());
+    return stop(1);
+  }
+  if (!opened->resumed.empty()) interaction.Replay(opened->resumed);
+  (*session)->Restore(std::move(opened->resumed));
+  Value result = Object();
+  if (!opening->load) Set(result, "sessionId", Str(opened->session_id));
+  link.Send(ResultLine(id, result));
+  std::string notices = interaction.TakeNotices();
+  if (!opening->mcp_servers.empty()) {
+    std::string line = absl::StrCat(
+        "garuda-agent: MCP servers are not supported yet; the ",
+        opening->mcp_servers.size(), " configured (",
+        absl::StrJoin(opening->mcp_servers, ", "), ") were not started.");
+    Log(line);
+    absl::StrAppend(&notices, line, "\n");
+  }
+  interaction.set_in_turn(true);
+  if (!notices.empty()) interaction.ShowText(notices);
+
+  // 5. Serve: the reader thread takes the front's lines (prompts, cancel,
+  //    answers to our questions); this thread runs the turns.
+  CancelFlag cancel;
+  PromptQueue prompts;
+  std::thread reading([&] {
+    while (true) {
+      absl::StatusOr<std::optional<LineReader::Line>> line = reader.ReadLine();
+      if (!line.ok() || !line->has_value()) break;
+      if ((*line)->too_long) continue;  // the front never sends one
+      Parsed parsed = ParseMessage((*line)->text);
+      if (!parsed.message) continue;
+      Message& message = *parsed.message;
+      if (message.kind == Message::Kind::kResponse) {
+        link.Deliver(message);
+      } else if (message.method == "session/cancel") {
+        cancel.Cancel();
+        link.CancelTurn();
+      } else if (message.method == "session/prompt" &&
+                 message.kind == Message::Kind::kRequest) {
+        Value prompt_id = message.id;
+        // Reset here, not when the turn starts: a cancel that follows the
+        // prompt at once must not be lost.
+        cancel.Reset();
+        link.BeginTurn();
+        if (!prompts.Push(std::move(message))) {
+          link.Send(ErrorLine(prompt_id,
+                              {kInvalidRequest,
+                               "a prompt of this session is still running; "
+                               "send session/cancel first"}));
+        }
+      } else if (message.kind == Message::Kind::kRequest) {
+        link.Send(ErrorLine(message.id, {kMethodNotFound,
+                                         absl::StrCat("no method \"",
+                                                      message.method, "\"")}));
+      }
+    }
+    cancel.Cancel();
+    link.End();
+    prompts.End();
+  });
+
+  int code = 0;
+  while (std::optional<Message> prompt = prompts.Pop()) {
+    absl::StatusOr<std::string> text = PromptText(prompt->params);
+    if (!text.ok()) {
+      link.Send(ErrorLine(prompt->id,
+                          {kInvalidParams, std::string(text.status().message())}));
+      prompts.Done();
+      continue;
+    }
+    absl::StatusOr<agent::TurnOutcome> outcome =
+        (*session)->RunTurn(*text, &cancel);
+    if (!outcome.ok()) {
+      // A helper is gone: the session cannot go on.
+      link.Send(ErrorLine(prompt->id, {kInternalError,
+                                       std::string(outcome.status().message())}));
+      Log(outcome.status().message());
+      code = 1;
+      prompts.Done();
+      break;
+    }
+    Value response = Object();
+    Set(response, "stopReason", Str(StopReason(outcome->end, outcome->stopped)));
+    link.Send(ResultLine(prompt->id, response));
+    prompts.Done();
+  }
+  // The front closed the socket (or a helper died): end the session. The
+  // reader thread ends with the socket.
+  ::shutdown(fd, SHUT_RDWR);
+  reading.join();
+  if (code == 0 || (*helpers)->CheckAlive().ok()) {
+    (*session)->End().IgnoreError();
+  }
+  return stop(code);
+}
+
+}  // namespace acp
+}  // namespace garuda
