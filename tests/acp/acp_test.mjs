@@ -1,0 +1,481 @@
+// garuda-agent acp driven by the official ACP client library
+// (@agentclientprotocol/sdk, pinned in package-lock.json) as an editor drives
+// it, against the scripted model server of tests/providers on loopback.
+//
+//   node tests/acp/acp_test.mjs   (run by tests/acp:acp_test, acp_test.sh)
+//
+// Each test starts its own model server with its own script, and its own
+// garuda-agent acp with a fresh HOME and project.
+import * as acp from "@agentclientprotocol/sdk";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Readable, Writable } from "node:stream";
+import { after, test } from "node:test";
+
+const root = process.env.GARUDA_BIN_ROOT ?? process.cwd();
+const agentProgram = path.join(root, "cmd/garuda-agent/garuda-agent");
+const providerProgram = path.join(root, "tests/providers/scripted_provider");
+const deadlineMs = 60_000;
+
+const cleanups = [];
+after(() => {
+  for (const cleanup of cleanups.reverse()) cleanup();
+});
+
+// A promise that fails after `ms` with `what`, so no test waits forever.
+function within(promise, what, ms = deadlineMs) {
+  let timer;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
+    }),
+  ]);
+}
+
+function waitFor(predicate, what) {
+  return within(
+    new Promise((resolve) => {
+      const check = () => (predicate() ? resolve() : setTimeout(check, 20));
+      check();
+    }),
+    what,
+  );
+}
+
+// A temporary HOME, project and managed-policy folder.
+function makeWorld() {
+  const base = fs.mkdtempSync(path.join(process.env.TEST_TMPDIR ?? os.tmpdir(), "acp-"));
+  const world = {
+    base,
+    home: path.join(base, "home"),
+    project: path.join(base, "project"),
+    managed: path.join(base, "managed"),
+  };
+  for (const dir of [world.home, path.join(world.home, ".garuda"), world.project, world.managed]) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+  fs.writeFileSync(path.join(world.project, "notes.txt"), "old line\n");
+  return world;
+}
+
+function settings(world, json) {
+  fs.mkdirSync(path.join(world.project, ".garuda"), { recursive: true });
+  fs.writeFileSync(path.join(world.project, ".garuda/settings.json"), JSON.stringify(json));
+}
+
+function text(t, pieces = 1) {
+  return { text: t, textPieces: pieces };
+}
+function call(id, name, args) {
+  return { toolCalls: [{ id, name, argumentsJson: JSON.stringify(args), argumentPieces: 1 }] };
+}
+
+// The scripted OpenAI-compatible server; resolves to its base URL.
+async function startProvider(world, replies) {
+  const script = path.join(world.base, `script-${Math.random().toString(16).slice(2)}.json`);
+  fs.writeFileSync(script, JSON.stringify({ replies }));
+  const server = spawn(providerProgram, ["--kind=openai", `--script=${script}`], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  cleanups.push(() => server.kill("SIGTERM"));
+  const port = await within(
+    new Promise((resolve, reject) => {
+      let out = "";
+      server.stdout.on("data", (chunk) => {
+        out += chunk;
+        if (out.includes("\n")) resolve(out.trim());
+      });
+      server.on("exit", (code) => reject(new Error(`scripted_provider exited ${code}`)));
+    }),
+    "the scripted provider's port",
+  );
+  return `http://127.0.0.1:${port}/v1`;
+}
+
+// garuda-agent acp with the world's environment; its stderr is collected.
+function startAgent(world, baseUrl, extraEnv = {}) {
+  const env = {
+    HOME: world.home,
+    PATH: "/usr/bin:/bin",
+    GARUDA_MANAGED_POLICY_DIR: world.managed,
+    OPENAI_API_KEY: "test-key",
+    ...extraEnv,
+  };
+  const child = spawn(
+    agentProgram,
+    ["acp", "--provider=openai", "--model=m", `--base_url=${baseUrl}`],
+    { env, stdio: ["pipe", "pipe", "pipe"] },
+  );
+  const agent = { child, stderr: "" };
+  child.stderr.on("data", (chunk) => {
+    agent.stderr += chunk;
+  });
+  cleanups.push(() => child.kill("SIGKILL"));
+  return agent;
+}
+
+// Connects the SDK's client app to the agent. `answer(params)` answers
+// session/request_permission; every session/update is kept in `updates`.
+function connect(agent, answer = () => ({ outcome: { outcome: "cancelled" } })) {
+  const updates = [];
+  const questions = [];
+  const stream = acp.ndJsonStream(Writable.toWeb(agent.child.stdin), Readable.toWeb(agent.child.stdout));
+  const connection = acp
+    .client({ name: "garuda-acp-test" })
+    .onNotification(acp.methods.client.session.update, (ctx) => {
+      updates.push(ctx.params);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, async (ctx) => {
+      questions.push(ctx.params);
+      return answer(ctx.params);
+    })
+    .connect(stream);
+  return { connection, peer: connection.agent, updates, questions };
+}
+
+async function initialize(peer) {
+  return within(
+    peer.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+    }),
+    "initialize",
+  );
+}
+
+async function newSession(peer, world, mcpServers = []) {
+  return within(peer.request(acp.methods.agent.session.new, { cwd: world.project, mcpServers }), "session/new");
+}
+
+function prompt(peer, sessionId, words) {
+  return within(
+    peer.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: words }] }),
+    `session/prompt ${words}`,
+  );
+}
+
+function kinds(updates) {
+  return updates.map((u) => u.update.sessionUpdate);
+}
+function agentText(updates) {
+  return updates
+    .filter((u) => u.update.sessionUpdate === "agent_message_chunk")
+    .map((u) => u.update.content.text)
+    .join("");
+}
+function notes(world) {
+  return fs.readFileSync(path.join(world.project, "notes.txt"), "utf8");
+}
+// Every audit line of the project (the auditor's logs under ~/.garuda/audit).
+function auditText(world) {
+  const dir = path.join(world.home, ".garuda/audit");
+  let all = "";
+  const walk = (d) => {
+    if (!fs.existsSync(d)) return;
+    for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else if (entry.name.endsWith(".jsonl")) all += fs.readFileSync(p, "utf8");
+    }
+  };
+  walk(dir);
+  return all;
+}
+function selected(optionId) {
+  return { outcome: { outcome: "selected", optionId } };
+}
+
+test("initialize, a new session and a prompt with streamed text; mcpServers said once", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [{ ...text("Hello, editor. All good.", 4), inputTokens: 10, outputTokens: 5 }]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, updates } = connect(agent);
+  const init = await initialize(peer);
+  assert.equal(init.protocolVersion, 1);
+  assert.equal(init.agentCapabilities.loadSession, true);
+  assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
+  assert.equal(init.agentCapabilities.promptCapabilities.image, false);
+  assert.equal(init.agentInfo.name, "garuda-agent");
+  assert.match(init.agentInfo.version, /^\d+\.\d+\.\d+/);
+
+  const session = await newSession(peer, world, [{ name: "files", command: "/bin/true", args: [], env: [] }]);
+  assert.match(session.sessionId, /^[0-9T]+-\d+-[0-9a-f]+$/);
+  const response = await prompt(peer, session.sessionId, "say hello");
+  assert.equal(response.stopReason, "end_turn");
+  const said = agentText(updates);
+  assert.match(said, /garuda-agent: model openai m/); // the first lines
+  assert.match(said, /Hello, editor\. All good\./);
+  const chunks = updates.filter((u) => u.update.sessionUpdate === "agent_message_chunk" && /editor|good|Hello|All/.test(u.update.content.text));
+  assert.ok(chunks.length >= 2, `the answer streamed in pieces: ${JSON.stringify(chunks)}`);
+  assert.ok(kinds(updates).includes("usage_update"), kinds(updates).join(","));
+  const usage = updates.find((u) => u.update.sessionUpdate === "usage_update").update;
+  assert.ok(usage.used > 0, JSON.stringify(usage));
+  // mcpServers: accepted, none started, said once to the editor and on stderr.
+  assert.equal(said.split("MCP servers are not supported yet").length - 1, 1, said);
+  assert.match(said, /files/);
+  assert.match(agent.stderr, /MCP servers are not supported yet/);
+  for (const u of updates) assert.equal(u.sessionId, session.sessionId);
+});
+
+test("a bash call in direct mode runs in the sandbox without a question", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [call("c1", "bash", { command: "echo made > made.txt" }), text("Made it.")]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, updates, questions } = connect(agent);
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  const response = await prompt(peer, session.sessionId, "make a file");
+  assert.equal(response.stopReason, "end_turn");
+  const started = updates.find((u) => u.update.sessionUpdate === "tool_call");
+  assert.ok(started, kinds(updates).join(","));
+  assert.equal(started.update.toolCallId, "c1");
+  assert.equal(started.update.kind, "execute");
+  assert.match(started.update.title, /echo made > made\.txt/);
+  const ended = updates.find((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === "c1");
+  assert.equal(ended.update.status, "completed");
+  assert.match(JSON.stringify(ended.update.content), /exit/i);
+  assert.equal(questions.length, 0);
+  assert.equal(fs.readFileSync(path.join(world.project, "made.txt"), "utf8"), "made\n");
+  assert.match(agentText(updates), /Made it\./);
+});
+
+test("staged: a change answered Apply is written, one answered Discard is not, and the audit says the editor answered", async () => {
+  const world = makeWorld();
+  settings(world, { commands: { mode: "staged" } });
+  const baseUrl = await startProvider(world, [
+    call("c1", "bash", { command: "echo applied line > notes.txt" }),
+    text("Applied."),
+    call("c2", "bash", { command: "echo discarded line > notes.txt" }),
+    text("Discarded."),
+  ]);
+  const agent = startAgent(world, baseUrl);
+  const answers = ["apply", "discard"];
+  const { peer, questions } = connect(agent, () => selected(answers.shift()));
+  await initialize(peer);
+  const session = await newSession(peer, world);
+
+  assert.equal((await prompt(peer, session.sessionId, "change the notes")).stopReason, "end_turn");
+  assert.equal(notes(world), "applied line\n");
+  assert.equal(questions.length, 1);
+  const q = questions[0];
+  assert.deepEqual(q.options.map((o) => [o.optionId, o.kind]), [["apply", "allow_once"], ["discard", "reject_once"]]);
+  assert.equal(q.toolCall.toolCallId, "c1");
+  const diff = q.toolCall.content.find((c) => c.type === "diff");
+  assert.ok(diff, JSON.stringify(q.toolCall.content));
+  assert.equal(diff.path, path.join(world.project, "notes.txt"));
+  assert.equal(diff.oldText, "old line\n");
+  assert.equal(diff.newText, "applied line\n");
+  assert.match(JSON.stringify(q.toolCall.content), /notes\.txt/); // the change list
+
+  assert.equal((await prompt(peer, session.sessionId, "change them again")).stopReason, "end_turn");
+  assert.equal(questions.length, 2);
+  assert.equal(notes(world), "applied line\n"); // discarded: unchanged
+  await waitFor(() => /answer relayed by garuda-agent from acp: no/.test(auditText(world)), "the discard in the audit log");
+  assert.match(auditText(world), /answer relayed by garuda-agent from acp: yes/);
+});
+
+test("an edit answered reject changes nothing; the same edit allowed once does", async () => {
+  const world = makeWorld();
+  const edit = { path: "notes.txt", old_string: "old line", new_string: "edited line" };
+  const baseUrl = await startProvider(world, [
+    call("e1", "edit_file", edit),
+    text("It was rejected."),
+    call("e2", "edit_file", edit),
+    text("It was edited."),
+  ]);
+  const agent = startAgent(world, baseUrl);
+  const answers = ["reject_once", "allow_once"];
+  const { peer, updates, questions } = connect(agent, () => selected(answers.shift()));
+  await initialize(peer);
+  const session = await newSession(peer, world);
+
+  assert.equal((await prompt(peer, session.sessionId, "edit the notes")).stopReason, "end_turn");
+  assert.equal(notes(world), "old line\n");
+  assert.equal(questions.length, 1);
+  const q = questions[0];
+  assert.deepEqual(q.options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once"]);
+  const diff = q.toolCall.content.find((c) => c.type === "diff");
+  assert.equal(diff.oldText, "old line\n");
+  assert.equal(diff.newText, "edited line\n");
+  const rejected = updates.find((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === "e1");
+  assert.equal(rejected.update.status, "failed");
+  const started = updates.find((u) => u.update.sessionUpdate === "tool_call" && u.update.toolCallId === "e1");
+  assert.equal(started.update.kind, "edit");
+  assert.deepEqual(started.update.locations, [{ path: path.join(world.project, "notes.txt") }]);
+
+  // Control: the same edit, allowed, is written by the applier.
+  assert.equal((await prompt(peer, session.sessionId, "edit them now")).stopReason, "end_turn");
+  assert.equal(notes(world), "edited line\n");
+  const applied = updates.find((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === "e2");
+  assert.equal(applied.update.status, "completed");
+  assert.ok(applied.update.content.some((c) => c.type === "diff"), JSON.stringify(applied.update.content));
+  assert.match(auditText(world), /answer relayed by garuda-agent from acp: yes/);
+});
+
+test("an edit's question left unanswered until session/cancel is a no, and the prompt ends cancelled", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [
+    call("e1", "edit_file", { path: "notes.txt", old_string: "old line", new_string: "never" }),
+    text("should not be reached"),
+  ]);
+  const agent = startAgent(world, baseUrl);
+  let asked;
+  const { peer } = connect(agent, () => new Promise((resolve) => {
+    asked = resolve; // answered only after the cancel
+  }));
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  const turn = prompt(peer, session.sessionId, "edit");
+  await waitFor(() => asked !== undefined, "the permission question");
+  await peer.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+  const response = await turn;
+  asked(selected("allow_once")); // too late: ignored
+  assert.equal(response.stopReason, "cancelled");
+  assert.equal(notes(world), "old line\n");
+});
+
+test("session/cancel mid-stream ends the prompt with cancelled", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [{ ...text("partial answer that never ends", 3), fault: "HOLD" }]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, updates } = connect(agent);
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  const turn = prompt(peer, session.sessionId, "talk");
+  await waitFor(() => /partial/.test(agentText(updates)), "the first streamed text");
+  const cancelledAt = Date.now();
+  await peer.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+  const response = await turn;
+  assert.equal(response.stopReason, "cancelled");
+  assert.ok(Date.now() - cancelledAt < 10_000, "the request stopped soon after the cancel");
+});
+
+test("session/load replays the earlier conversation before it answers", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [text("The first answer."), text("The second answer.")]);
+  const first = startAgent(world, baseUrl);
+  const one = connect(first);
+  await initialize(one.peer);
+  const session = await newSession(one.peer, world);
+  await prompt(one.peer, session.sessionId, "the first question");
+  first.child.stdin.end(); // the editor closes the connection
+  await within(new Promise((resolve) => first.child.on("exit", resolve)), "the first agent's exit");
+
+  const second = startAgent(world, baseUrl);
+  const two = connect(second);
+  await initialize(two.peer);
+  const loaded = await within(
+    two.peer.request(acp.methods.agent.session.load, { sessionId: session.sessionId, cwd: world.project, mcpServers: [] }),
+    "session/load",
+  );
+  assert.ok(loaded !== undefined);
+  const replayed = two.updates.map((u) => u.update);
+  const user = replayed.find((u) => u.sessionUpdate === "user_message_chunk");
+  assert.ok(user, JSON.stringify(replayed));
+  assert.match(user.content.text, /the first question/);
+  assert.match(agentText(two.updates), /The first answer\./);
+  // And the session goes on, with the conversation sent to the model.
+  assert.equal((await prompt(two.peer, session.sessionId, "the second question")).stopReason, "end_turn");
+  assert.match(agentText(two.updates), /The second answer\./);
+
+  // A session that never was: a JSON-RPC error, and the connection stays up.
+  await assert.rejects(
+    two.peer.request(acp.methods.agent.session.load, { sessionId: "20200101T000000-1-abcdef", cwd: world.project, mcpServers: [] }),
+    (error) => /20200101T000000-1-abcdef/.test(error.message),
+  );
+  assert.equal((await initialize(two.peer)).protocolVersion, 1);
+});
+
+test("the strict profile without a sandbox: session/new fails plainly with the reason and the fix", async () => {
+  const world = makeWorld();
+  fs.writeFileSync(path.join(world.managed, "policy.json"), JSON.stringify({ profile: "strict" }));
+  const baseUrl = await startProvider(world, [text("unused")]);
+  const agent = startAgent(world, baseUrl, { GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX: "1" });
+  const { peer } = connect(agent);
+  await initialize(peer);
+  let failure;
+  await assert.rejects(newSession(peer, world), (error) => {
+    failure = error;
+    return true;
+  });
+  assert.match(failure.message, /strict profile/);
+  assert.match(failure.message, /Fix:/);
+  assert.notEqual(failure.code, -32000); // not "authentication required"
+  assert.equal((await initialize(peer)).protocolVersion, 1); // still up
+
+  // Control: the same policy with a working sandbox starts.
+  const other = startAgent(world, baseUrl);
+  const two = connect(other);
+  await initialize(two.peer);
+  assert.ok((await newSession(two.peer, world)).sessionId);
+});
+
+// Raw lines, as a broken client would send them.
+function rawAgent(world, baseUrl) {
+  const agent = startAgent(world, baseUrl);
+  const lines = [];
+  let buffer = "";
+  agent.child.stdout.on("data", (chunk) => {
+    buffer += chunk;
+    let newline;
+    while ((newline = buffer.indexOf("\n")) >= 0) {
+      lines.push(buffer.slice(0, newline));
+      buffer = buffer.slice(newline + 1);
+    }
+  });
+  const send = (text) => agent.child.stdin.write(text);
+  const reply = async (count) => {
+    await waitFor(() => lines.length >= count, `${count} replies`);
+    return JSON.parse(lines[count - 1]);
+  };
+  return { agent, lines, send, reply };
+}
+
+test("malformed input: JSON-RPC errors, the connection stays up, nothing written, only protocol on stdout", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [text("unused")]);
+  const before = fs.readdirSync(world.project).sort();
+  const { lines, send, reply } = rawAgent(world, baseUrl);
+
+  send("this is not json\n");
+  let r = await reply(1);
+  assert.equal(r.error.code, -32700);
+  assert.equal(r.id, null);
+
+  send('{"jsonrpc":"2.0","id":2,"method":"no/such_method","params":{}}\n');
+  r = await reply(2);
+  assert.equal(r.id, 2);
+  assert.equal(r.error.code, -32601);
+
+  send('{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"nobody","prompt":[{"type":"text","text":"hi"}]}}\n');
+  r = await reply(3);
+  assert.equal(r.id, 3);
+  assert.equal(r.error.code, -32602);
+  assert.match(r.error.message, /nobody/);
+
+  send(`{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"pad":"${"x".repeat(5 << 20)}"}}\n`);
+  r = await reply(4);
+  assert.equal(r.error.code, -32600);
+  assert.match(r.error.message, /limit/);
+
+  send('{"jsonrpc":"2.0","id":5,"method":"initialize",\n');
+  r = await reply(5);
+  assert.equal(r.error.code, -32700);
+
+  send('{"jsonrpc":"2.0","id":6,"method":"session/new","params":{"cwd":"relative/path","mcpServers":[]}}\n');
+  r = await reply(6);
+  assert.equal(r.id, 6);
+  assert.equal(r.error.code, -32602);
+
+  // Still up: a well-formed request is answered.
+  send('{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}\n');
+  r = await reply(7);
+  assert.equal(r.id, 7);
+  assert.equal(r.result.protocolVersion, 1);
+  for (const line of lines) assert.equal(JSON.parse(line).jsonrpc, "2.0");
+  assert.deepEqual(fs.readdirSync(world.project).sort(), before);
+});
