@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
+#include "lib/provider/json.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
 #include "lib/tools/edit_tools.h"
@@ -16,8 +16,11 @@ namespace garuda {
 namespace acp {
 namespace {
 
-// A diff shows files up to this size; larger ones are named in the text.
+// A diff shows files up to this size, and one question's diffs up to the
+// total, so that a message stays far below the line limit (kMaxLineBytes);
+// what is left out is named in the change list's text.
 constexpr size_t kDiffFileBytes = 256 * 1024;
+constexpr size_t kDiffTotalBytes = 1024 * 1024;
 
 Value Option(absl::string_view id, absl::string_view name,
              absl::string_view kind) {
@@ -51,10 +54,10 @@ ToolCallFields FieldsOf(const provider::ToolCall& call,
   ToolCallFields fields;
   fields.title = call.name();
   fields.raw_input = Null();
-  Value input;
-  if (google::protobuf::util::JsonStringToMessage(call.arguments_json(), &input)
-          .ok() &&
-      input.kind_case() == Value::kStructValue) {
+  absl::StatusOr<Value> parsed =
+      provider::ParseJson(call.arguments_json(), "the call's arguments");
+  if (parsed.ok() && parsed->kind_case() == Value::kStructValue) {
+    const Value& input = *parsed;
     fields.raw_input = input;
     if (std::optional<std::string> path = StringField(input, "path")) {
       fields.locations.push_back(JoinPathUnder(root, *path));
@@ -209,6 +212,7 @@ std::string AcpInteraction::OldText(const std::string& relative) const {
 
 Value AcpInteraction::Diffs(const ChangeSet& change_set) {
   Value diffs = List();
+  size_t total = 0;
   for (const Change& change : change_set.changes) {
     const ChangeEntry& entry = change.entry;
     const bool removed = entry.new_type() == FILE_TYPE_ABSENT;
@@ -217,10 +221,12 @@ Value AcpInteraction::Diffs(const ChangeSet& change_set) {
                       entry.size() <= kDiffFileBytes)) {
       continue;  // named in the summary text only
     }
+    std::string old_text = OldText(entry.path());
+    total += old_text.size() + change.content.size();
+    if (total > kDiffTotalBytes) break;
     Value diff = Object();
     Set(diff, "type", Str("diff"));
     Set(diff, "path", Str(JoinPathUnder(project_->root(), entry.path())));
-    std::string old_text = OldText(entry.path());
     Set(diff, "oldText", old_text.empty() && entry.kind() == CHANGE_KIND_ADDED
                              ? Null()
                              : Str(old_text));
@@ -316,6 +322,21 @@ Answer AcpInteraction::AskChangeSet(const ChangeSet& change_set,
   return Answer::kDiscard;
 }
 
+namespace {
+
+// A replayed message's text is cut here (a prompt may have embedded whole
+// files); the model still has all of it.
+constexpr size_t kReplayTextBytes = 256 * 1024;
+
+std::string ReplayText(const std::string& text) {
+  if (text.size() <= kReplayTextBytes) return text;
+  return absl::StrCat(text.substr(0, kReplayTextBytes), "\n[",
+                      text.size() - kReplayTextBytes,
+                      " more bytes not replayed]");
+}
+
+}  // namespace
+
 void AcpInteraction::Replay(const std::vector<provider::ChatMessage>& messages) {
   for (const provider::ChatMessage& message : messages) {
     if (!message.text().empty()) {
@@ -323,7 +344,7 @@ void AcpInteraction::Replay(const std::vector<provider::ChatMessage>& messages) 
       Set(update, "sessionUpdate", Str(message.role() == "assistant"
                                            ? "agent_message_chunk"
                                            : "user_message_chunk"));
-      Set(update, "content", TextBlock(message.text()));
+      Set(update, "content", TextBlock(ReplayText(message.text())));
       Update(std::move(update));
     }
     for (const provider::ToolCall& call : message.tool_calls()) {
@@ -343,7 +364,7 @@ void AcpInteraction::Replay(const std::vector<provider::ChatMessage>& messages) 
       Set(update, "toolCallId", Str(result.tool_call_id()));
       Set(update, "status", Str(result.is_error() ? "failed" : "completed"));
       Value content = List();
-      Append(content, TextContent(result.content()));
+      Append(content, TextContent(ReplayText(result.content())));
       Set(update, "content", std::move(content));
       Update(std::move(update));
     }

@@ -215,7 +215,8 @@ class Front {
     }
     const int key = next_worker_++;
     Worker& worker = workers_[key];
-    worker.reader = std::make_unique<LineReader>(fd->get());
+    worker.reader =
+        std::make_unique<LineReader>(fd->get(), kMaxRelayLineBytes);
     worker.fd = *std::move(fd);
     worker.session_id = session_id;
     if (load) sessions_[session_id] = key;

@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/json_syntax.h"
+#include "lib/provider/json.h"
 
 namespace garuda {
 namespace acp {
@@ -76,67 +76,34 @@ absl::StatusOr<std::optional<LineReader::Line>> LineReader::ReadLine() {
   }
 }
 
-Value Null() {
-  Value value;
-  value.set_null_value(google::protobuf::NULL_VALUE);
-  return value;
-}
-
-Value Str(absl::string_view text) {
-  Value value;
-  value.set_string_value(std::string(text));
-  return value;
-}
-
-Value Num(double number) {
-  Value value;
-  value.set_number_value(number);
-  return value;
-}
-
-Value Bool(bool flag) {
-  Value value;
-  value.set_bool_value(flag);
-  return value;
-}
-
-Value Object() {
-  Value value;
-  value.mutable_struct_value();
-  return value;
-}
-
-Value List() {
-  Value value;
-  value.mutable_list_value();
-  return value;
-}
+// The builders and readers are lib/provider/json.h's (one JSON helper set;
+// every string made valid UTF-8, which protobuf's JSON printer needs: a
+// command's output may not be), in the shapes this protocol code reads best.
+Value Null() { return provider::JsonNull(); }
+Value Str(absl::string_view text) { return provider::JsonString(text); }
+Value Num(double number) { return provider::JsonNumber(number); }
+Value Bool(bool flag) { return provider::JsonBool(flag); }
+Value Object() { return provider::JsonObject(); }
+Value List() { return provider::JsonList(); }
 
 Value& Set(Value& object, absl::string_view key, Value value) {
-  (*object.mutable_struct_value()->mutable_fields())[std::string(key)] =
-      std::move(value);
+  provider::Set(&object, key, std::move(value));
   return object;
 }
 
 Value& Append(Value& list, Value value) {
-  *list.mutable_list_value()->add_values() = std::move(value);
+  provider::Append(&list, std::move(value));
   return list;
 }
 
 const Value* Field(const Value& object, absl::string_view key) {
-  if (object.kind_case() != Value::kStructValue) return nullptr;
-  const auto& fields = object.struct_value().fields();
-  auto it = fields.find(std::string(key));
-  return it == fields.end() ? nullptr : &it->second;
+  return provider::Member(object, key);
 }
 
 std::optional<std::string> StringField(const Value& object,
                                        absl::string_view key) {
-  const Value* field = Field(object, key);
-  if (field == nullptr || field->kind_case() != Value::kStringValue) {
-    return std::nullopt;
-  }
-  return field->string_value();
+  if (!provider::HasStringMember(object, key)) return std::nullopt;
+  return provider::StringMember(object, key);
 }
 
 std::string IdKey(const Value& id) {
@@ -149,17 +116,7 @@ std::string IdKey(const Value& id) {
   return "null";
 }
 
-std::string JsonLine(const Value& value) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  if (!google::protobuf::util::MessageToJsonString(value, &out, options)
-           .ok()) {
-    // Only a NaN or an infinity fails, and none is ever built here.
-    return "null";
-  }
-  return out;
-}
+std::string JsonLine(const Value& value) { return provider::ToJson(value); }
 
 namespace {
 
@@ -223,13 +180,12 @@ Parsed ParseMessage(absl::string_view line) {
                     absl::StrCat("not JSON: ", syntax.message())};
     return parsed;
   }
-  Value value;
-  if (!google::protobuf::util::JsonStringToMessage(
-           std::string(line), &value)
-           .ok()) {
-    parsed.error = {kParseError, "not JSON"};
+  absl::StatusOr<Value> read = provider::ParseJson(line, "the message");
+  if (!read.ok()) {
+    parsed.error = {kParseError, std::string(read.status().message())};
     return parsed;
   }
+  const Value& value = *read;
   if (value.kind_case() != Value::kStructValue) {
     parsed.error = {kInvalidRequest,
                     "a JSON-RPC message is an object (a batch, a list, is "

@@ -25,6 +25,9 @@ using google::protobuf::Value;
 // One message's line, both directions. An editor's prompt with embedded
 // files stays far below it; a worker's tool output is cut at 16 KiB.
 inline constexpr size_t kMaxLineBytes = 4 << 20;
+// Between the front and a worker, which re-serialize what they pass on (and
+// may escape more than the editor did): a larger cap, still a cap.
+inline constexpr size_t kMaxRelayLineBytes = 4 * kMaxLineBytes;
 
 // The error codes of JSON-RPC 2.0 (and ACP's resource-not-found).
 enum RpcCode : int {

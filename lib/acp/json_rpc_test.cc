@@ -119,6 +119,16 @@ TEST(JsonLineTest, LinesRoundTripAndCarryNoNewline) {
             std::string::npos);
 }
 
+TEST(JsonLineTest, InvalidUtf8InAStringStillMakesALine) {
+  Value params = Object();
+  Set(params, "output", Str("bytes \xff\xfe of a command"));
+  std::string line = NotificationLine("session/update", params);
+  Parsed parsed = ParseMessage(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(parsed.message.has_value()) << line;
+  EXPECT_EQ(StringField(parsed.message->params, "output"),
+            "bytes \xef\xbf\xbd\xef\xbf\xbd of a command");
+}
+
 TEST(PromptTextTest, TextResourcesAndRefusedBlocks) {
   Parsed parsed = ParseMessage(
       R"({"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"fix it"},{"type":"resource","resource":{"uri":"file:///p/a.c","text":"int x;"}}]}})");

@@ -73,9 +73,15 @@ class PromptQueue {
   bool ended_ = false;
 };
 
-const char* StopReason(agent::TurnEnd end, const std::string& stopped) {
-  switch (end) {
+// ACP's stopReason of a turn. A budget refusal ends the turn as an output
+// limit does (its message was streamed as text before).
+const char* StopReason(const agent::TurnOutcome& outcome) {
+  const std::string& model = outcome.model_stop_reason;
+  const std::string& stopped = outcome.stopped;
+  switch (outcome.end) {
     case agent::TurnEnd::kAnswered:
+      if (model == "max_tokens") return "max_tokens";
+      if (model == "refusal" || model == "content_filter") return "refusal";
       return "end_turn";
     case agent::TurnEnd::kBudget:
       return "max_tokens";
@@ -134,7 +140,7 @@ int RunSessionWorker(const WorkerOptions& options) {
   ::signal(SIGINT, SIG_IGN);
   const int fd = options.channel_fd;
   WorkerLink link(fd);
-  LineReader reader(fd);
+  LineReader reader(fd, kMaxRelayLineBytes);
 
   // 1. The request that opens the session (the front has checked its
   //    method, cwd and id).
@@ -296,7 +302,7 @@ int RunSessionWorker(const WorkerOptions& options) {
       break;
     }
     Value response = Object();
-    Set(response, "stopReason", Str(StopReason(outcome->end, outcome->stopped)));
+    Set(response, "stopReason", Str(StopReason(*outcome)));
     link.Send(ResultLine(prompt->id, response));
     prompts.Done();
   }

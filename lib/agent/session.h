@@ -98,6 +98,9 @@ struct TurnOutcome {
   std::string stopped;  // why it ended early, "" when the model finished
   TurnEnd end = TurnEnd::kAnswered;
   absl::Duration duration;  // from the prompt to the turn's end
+  // The last model answer's stop reason ("end_turn", "max_tokens",
+  // "refusal", "content_filter"...), for an editor's stopReason (lib/acp).
+  std::string model_stop_reason;
 };
 
 class Session {

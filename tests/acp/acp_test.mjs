@@ -120,10 +120,18 @@ function startAgent(world, baseUrl, extraEnv = {}) {
 
 // Connects the SDK's client app to the agent. `answer(params)` answers
 // session/request_permission; every session/update is kept in `updates`.
+// The client offers its file system and terminals, as editors do; Garuda
+// must never use them (only the applier writes the project, commands run
+// in Garuda's sandbox): every such call is kept in `clientCalls`.
 function connect(agent, answer = () => ({ outcome: { outcome: "cancelled" } })) {
   const updates = [];
   const questions = [];
+  const clientCalls = [];
   const stream = acp.ndJsonStream(Writable.toWeb(agent.child.stdin), Readable.toWeb(agent.child.stdout));
+  const refuse = (ctx) => {
+    clientCalls.push(ctx.method);
+    throw new Error("the test client refuses this");
+  };
   const connection = acp
     .client({ name: "garuda-acp-test" })
     .onNotification(acp.methods.client.session.update, (ctx) => {
@@ -133,8 +141,11 @@ function connect(agent, answer = () => ({ outcome: { outcome: "cancelled" } })) 
       questions.push(ctx.params);
       return answer(ctx.params);
     })
+    .onRequest(acp.methods.client.fs.writeTextFile, refuse)
+    .onRequest(acp.methods.client.fs.readTextFile, refuse)
+    .onRequest(acp.methods.client.terminal.create, refuse)
     .connect(stream);
-  return { connection, peer: connection.agent, updates, questions };
+  return { connection, peer: connection.agent, updates, questions, clientCalls };
 }
 
 async function initialize(peer) {
@@ -225,10 +236,11 @@ test("a bash call in direct mode runs in the sandbox without a question", async 
   const world = makeWorld();
   const baseUrl = await startProvider(world, [call("c1", "bash", { command: "echo made > made.txt" }), text("Made it.")]);
   const agent = startAgent(world, baseUrl);
-  const { peer, updates, questions } = connect(agent);
+  const { peer, updates, questions, clientCalls } = connect(agent);
   await initialize(peer);
   const session = await newSession(peer, world);
   const response = await prompt(peer, session.sessionId, "make a file");
+  assert.deepEqual(clientCalls, []);
   assert.equal(response.stopReason, "end_turn");
   const started = updates.find((u) => u.update.sessionUpdate === "tool_call");
   assert.ok(started, kinds(updates).join(","));
@@ -289,11 +301,12 @@ test("an edit answered reject changes nothing; the same edit allowed once does",
   ]);
   const agent = startAgent(world, baseUrl);
   const answers = ["reject_once", "allow_once"];
-  const { peer, updates, questions } = connect(agent, () => selected(answers.shift()));
+  const { peer, updates, questions, clientCalls } = connect(agent, () => selected(answers.shift()));
   await initialize(peer);
   const session = await newSession(peer, world);
 
   assert.equal((await prompt(peer, session.sessionId, "edit the notes")).stopReason, "end_turn");
+  assert.deepEqual(clientCalls, []);
   assert.equal(notes(world), "old line\n");
   assert.equal(questions.length, 1);
   const q = questions[0];
@@ -314,6 +327,135 @@ test("an edit answered reject changes nothing; the same edit allowed once does",
   assert.equal(applied.update.status, "completed");
   assert.ok(applied.update.content.some((c) => c.type === "diff"), JSON.stringify(applied.update.content));
   assert.match(auditText(world), /answer relayed by garuda-agent from acp: yes/);
+});
+
+test("allow always: the next edit of the file in the session is not asked, and the helper is told it was a session answer", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [
+    call("e1", "edit_file", { path: "notes.txt", old_string: "old line", new_string: "second line" }),
+    call("e2", "edit_file", { path: "notes.txt", old_string: "second line", new_string: "third line" }),
+    text("Edited twice."),
+  ]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, questions, clientCalls } = connect(agent, () => selected("allow_always"));
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  assert.equal((await prompt(peer, session.sessionId, "edit twice")).stopReason, "end_turn");
+  assert.equal(questions.length, 1);
+  assert.equal(notes(world), "third line\n");
+  assert.deepEqual(clientCalls, []);
+  await waitFor(() => /acp \(allowed for this session\): yes/.test(auditText(world)), "the session answer in the audit log");
+});
+
+test("without a sandbox a host command asks before it runs: rejected it does not run, allowed it does", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [
+    call("h1", "bash", { command: "echo host > host.txt" }),
+    text("Not run."),
+    call("h2", "bash", { command: "echo host > host.txt" }),
+    text("Ran."),
+  ]);
+  const agent = startAgent(world, baseUrl, { GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX: "1" });
+  const answers = ["reject_once", "allow_once"];
+  const { peer, questions, updates } = connect(agent, () => selected(answers.shift()));
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  assert.equal((await prompt(peer, session.sessionId, "run it")).stopReason, "end_turn");
+  assert.equal(questions.length, 1);
+  assert.match(questions[0].toolCall.title, /Run on the host: echo host > host\.txt/);
+  assert.equal(fs.existsSync(path.join(world.project, "host.txt")), false);
+  const refused = updates.find((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === "h1");
+  assert.equal(refused.update.status, "failed");
+  // Control: allowed, the stager runs it (on the host).
+  assert.equal((await prompt(peer, session.sessionId, "run it now")).stopReason, "end_turn");
+  assert.equal(questions.length, 2);
+  assert.equal(fs.readFileSync(path.join(world.project, "host.txt"), "utf8"), "host\n");
+  await waitFor(() => /answer relayed by garuda-agent from acp: yes/.test(auditText(world)), "the relayed yes in the audit log");
+});
+
+// /proc/PID/status fields, and the children of a process.
+function status(pid) {
+  const text = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  const field = (name) => (text.match(new RegExp(`^${name}:\\s*(\\S+)`, "m")) ?? [])[1];
+  return { seccomp: field("Seccomp"), noNewPrivs: field("NoNewPrivs"), ppid: Number(field("PPid")) };
+}
+function childrenOf(pid) {
+  return fs
+    .readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return status(name).ppid === pid;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+function cmdline(pid) {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+}
+
+test("the front and the session worker are locked down; the launcher, which starts workers, is not", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [text("hi")]);
+  const agent = startAgent(world, baseUrl);
+  const { peer } = connect(agent);
+  await initialize(peer);
+  await newSession(peer, world);
+  const front = status(agent.child.pid);
+  assert.equal(front.seccomp, "2"); // a seccomp filter
+  assert.equal(front.noNewPrivs, "1");
+  const launchers = childrenOf(agent.child.pid);
+  assert.equal(launchers.length, 1, `the front's children: ${launchers}`);
+  // Control: the same field reads 0 for the unconfined launcher.
+  assert.equal(status(launchers[0]).seccomp, "0");
+  const workers = childrenOf(launchers[0]).filter((pid) => cmdline(pid).includes("acp-session"));
+  assert.equal(workers.length, 1);
+  assert.equal(status(workers[0]).seccomp, "2");
+});
+
+test("a session worker that dies: its prompt gets an error, and the connection goes on", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [{ ...text("stalled", 1), fault: "HOLD" }, text("The new session works.")]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, updates } = connect(agent);
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  const turn = prompt(peer, session.sessionId, "talk");
+  await waitFor(() => /stalled/.test(agentText(updates)), "the first streamed text");
+  const [launcher] = childrenOf(agent.child.pid);
+  const [worker] = childrenOf(launcher).filter((pid) => cmdline(pid).includes("acp-session"));
+  process.kill(worker, "SIGKILL");
+  await assert.rejects(turn, (error) => /session ended/.test(error.message));
+  await assert.rejects(prompt(peer, session.sessionId, "again"), (error) => /no session/.test(error.message));
+  const next = await newSession(peer, world);
+  assert.equal((await prompt(peer, next.sessionId, "hello")).stopReason, "end_turn");
+  assert.match(agentText(updates), /The new session works\./);
+});
+
+test("a token budget that refuses the request ends the prompt with max_tokens and says why", async () => {
+  const world = makeWorld();
+  fs.writeFileSync(path.join(world.home, ".garuda/settings.json"), JSON.stringify({ budget: { tokenBudget: 5 } }));
+  const baseUrl = await startProvider(world, [text("never sent")]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, updates } = connect(agent);
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  const response = await prompt(peer, session.sessionId, "a question the budget cannot pay for");
+  assert.equal(response.stopReason, "max_tokens");
+  assert.match(agentText(updates), /token budget/);
+  assert.doesNotMatch(agentText(updates), /never sent/);
+});
+
+test("a model that refuses ends the prompt with refusal", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [{ ...text("I cannot help with that."), stopReason: "content_filter" }]);
+  const agent = startAgent(world, baseUrl);
+  const { peer } = connect(agent);
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  assert.equal((await prompt(peer, session.sessionId, "something")).stopReason, "refusal");
 });
 
 test("an edit's question left unanswered until session/cancel is a no, and the prompt ends cancelled", async () => {
@@ -471,10 +613,15 @@ test("malformed input: JSON-RPC errors, the connection stays up, nothing written
   assert.equal(r.id, 6);
   assert.equal(r.error.code, -32602);
 
-  // Still up: a well-formed request is answered.
-  send('{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}\n');
+  send(`{"jsonrpc":"2.0","id":8,"method":"session/new","params":{"cwd":"${world.base}/no-such-folder","mcpServers":[]}}\n`);
   r = await reply(7);
-  assert.equal(r.id, 7);
+  assert.equal(r.id, 8);
+  assert.match(r.error.message, /no-such-folder/);
+
+  // Still up: a well-formed request is answered.
+  send('{"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":1}}\n');
+  r = await reply(8);
+  assert.equal(r.id, 9);
   assert.equal(r.result.protocolVersion, 1);
   for (const line of lines) assert.equal(JSON.parse(line).jsonrpc, "2.0");
   assert.deepEqual(fs.readdirSync(world.project).sort(), before);
