@@ -61,7 +61,8 @@ ABSL_FLAG(int, max_results, 500,
           "tool: results kept per query (the flag `approximate` survives "
           "truncation)");
 ABSL_FLAG(int, channel_fd, 3,
-          "tool serve: the channel to the session (a Unix socket)");
+          "tool serve, acp-session: the channel to the session or the front (a "
+          "Unix socket)");
 ABSL_FLAG(std::string, unknown_receivers, "",
           "tool: name matches whose receiver type is unknown: all, unique or "
           "none (default: the language's measured choice)");
@@ -87,6 +88,9 @@ constexpr char kUsage[] =
     "      serve an editor over the Agent Client Protocol (JSON-RPC on "
     "standard input and\n"
     "      output): one session per session/new in its cwd (docs/acp.md)\n"
+    "  garuda-agent acp-session --channel_fd=3 ...\n"
+    "      one editor session's worker; started by `garuda-agent acp`, not "
+    "by hand\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--path REL\n"
     "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"

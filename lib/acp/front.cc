@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <map>
@@ -14,6 +16,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/acp/launcher.h"
 #include "lib/base/files.h"
@@ -23,6 +27,10 @@
 namespace garuda {
 namespace acp {
 namespace {
+
+// How long the front waits at the end for its workers to end their
+// sessions (stop the helpers, close the audit log).
+constexpr absl::Duration kEndWait = absl::Seconds(20);
 
 void Log(absl::string_view line) {
   std::cerr << "garuda-agent acp: " << line << "\n";
@@ -72,7 +80,10 @@ class Front {
         while (std::optional<LineReader::Line> line = client.Next()) {
           FromClient(*line);
         }
-        if (!more.ok() || !*more) return 0;  // the editor has gone
+        if (!more.ok() || !*more) {  // the editor has gone
+          EndWorkers();
+          return 0;
+        }
       }
       for (size_t i = 1; i < fds.size(); ++i) {
         if (fds[i].revents == 0) continue;
@@ -345,6 +356,38 @@ class Front {
     DropWorker(key, absl::StrCat("its worker sent ", message.method,
                                  ", which a worker may not send"));
     return false;
+  }
+
+  // At the editor's end: each worker is told (end of file on its socket)
+  // and ends its session; its socket closes when it has. Waits for that, up
+  // to kEndWait, so that an editor that ends the process group after the
+  // front exits does not cut a session's last audit and journal lines.
+  void EndWorkers() {
+    std::vector<pollfd> open;
+    for (auto& [key, worker] : workers_) {
+      ::shutdown(worker.fd.get(), SHUT_WR);
+      open.push_back({worker.fd.get(), POLLIN, 0});
+    }
+    const absl::Time deadline = absl::Now() + kEndWait;
+    char discard[4096];
+    while (!open.empty()) {
+      const int left = static_cast<int>(
+          absl::ToInt64Milliseconds(deadline - absl::Now()));
+      if (left <= 0) {
+        Log("a session worker did not end in time; leaving it to end alone");
+        return;
+      }
+      if (::poll(open.data(), open.size(), left) < 0 && errno != EINTR) return;
+      for (size_t i = 0; i < open.size();) {
+        if (open[i].revents != 0 &&
+            ::read(open[i].fd, discard, sizeof(discard)) <= 0) {
+          open.erase(open.begin() + i);
+        } else {
+          open[i].revents = 0;
+          ++i;
+        }
+      }
+    }
   }
 
   // Ends a worker's session (its socket closed: the worker ends it), and

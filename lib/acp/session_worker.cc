@@ -306,9 +306,12 @@ int RunSessionWorker(const WorkerOptions& options) {
     link.Send(ResultLine(prompt->id, response));
     prompts.Done();
   }
-  // The front closed the socket (or a helper died): end the session. The
-  // reader thread ends with the socket.
-  ::shutdown(fd, SHUT_RDWR);
+  // The front closed the socket, or a helper died: then the socket is shut
+  // so that the reader thread ends too. The session is ended before this
+  // process exits and closes the socket, so that a front that waits for the
+  // end of its workers' sockets knows the session's last audit line and
+  // journal line are written.
+  if (code != 0) ::shutdown(fd, SHUT_RDWR);
   reading.join();
   if (code == 0 || (*helpers)->CheckAlive().ok()) {
     (*session)->End().IgnoreError();

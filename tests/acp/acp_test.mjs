@@ -506,6 +506,9 @@ test("session/load replays the earlier conversation before it answers", async ()
   await prompt(one.peer, session.sessionId, "the first question");
   first.child.stdin.end(); // the editor closes the connection
   await within(new Promise((resolve) => first.child.on("exit", resolve)), "the first agent's exit");
+  // The front waited for its worker to end the session: the audit log has
+  // its end already.
+  assert.match(auditText(world), /"session_end"/);
 
   const second = startAgent(world, baseUrl);
   const two = connect(second);
