@@ -57,8 +57,8 @@ struct Worker {
 
 class Front {
  public:
-  Front(const FrontOptions& options, std::unique_ptr<Launcher> launcher)
-      : options_(options), launcher_(std::move(launcher)) {}
+  Front(const FrontOptions& options, WorkerStarter start_worker)
+      : options_(options), start_worker_(std::move(start_worker)) {}
 
   int Serve() {
     LineReader client(options_.in_fd);
@@ -219,7 +219,7 @@ class Front {
         return;
       }
     }
-    absl::StatusOr<UniqueFd> fd = launcher_->StartWorker();
+    absl::StatusOr<UniqueFd> fd = start_worker_();
     if (!fd.ok()) {
       Error(request.id, kInternalError, fd.status().message());
       return;
@@ -425,7 +425,7 @@ class Front {
   }
 
   const FrontOptions& options_;
-  std::unique_ptr<Launcher> launcher_;
+  WorkerStarter start_worker_;
   std::map<int, Worker> workers_;
   std::map<std::string, int> sessions_;  // session id -> worker
   // Our requests to workers: id -> (worker, the editor's id).
@@ -464,7 +464,12 @@ int RunFront(const FrontOptions& options) {
     if (!locked->weaker.empty()) Log(absl::StrCat("lockdown weaker: ", locked->weaker));
   }
   // 3. Serve.
-  Front front(options, *std::move(launcher));
+  Launcher& workers = **launcher;
+  return ServeFront(options, [&workers] { return workers.StartWorker(); });
+}
+
+int ServeFront(const FrontOptions& options, WorkerStarter start_worker) {
+  Front front(options, std::move(start_worker));
   return front.Serve();
 }
 

@@ -11,10 +11,13 @@
 #ifndef GARUDA_LIB_ACP_FRONT_H_
 #define GARUDA_LIB_ACP_FRONT_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "lib/base/unique_fd.h"
 #include "lib/lockdown/lockdown.h"
 
 namespace garuda {
@@ -32,6 +35,11 @@ struct FrontOptions {
 // Serves until the editor closes standard input; 0, or 1 when the front
 // could not start.
 int RunFront(const FrontOptions& options);
+
+// A new session worker's socket (the launcher's, or a test's).
+using WorkerStarter = std::function<absl::StatusOr<UniqueFd>()>;
+// RunFront's loop, after the launcher and the lockdown.
+int ServeFront(const FrontOptions& options, WorkerStarter start_worker);
 
 // ACP's protocolVersion spoken here.
 inline constexpr int kProtocolVersion = 1;
