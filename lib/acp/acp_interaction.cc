@@ -236,6 +236,15 @@ Value AcpInteraction::Diffs(const ChangeSet& change_set) {
   return diffs;
 }
 
+std::optional<std::string> AcpInteraction::RequestPermission(
+    Value tool_call, Value options) {
+  Value params = Object();
+  Set(params, "sessionId", Str(session_id_));
+  Set(params, "toolCall", std::move(tool_call));
+  Set(params, "options", std::move(options));
+  return link_->RequestPermission(params);
+}
+
 PermissionAnswer AcpInteraction::Ask(const PermissionQuestion& question,
                                      Value content) {
   Value tool_call = Object();
@@ -253,11 +262,8 @@ PermissionAnswer AcpInteraction::Ask(const PermissionQuestion& question,
                   "allow_always"));
   }
   Append(options, Option("reject_once", "Reject", "reject_once"));
-  Value params = Object();
-  Set(params, "sessionId", Str(session_id_));
-  Set(params, "toolCall", std::move(tool_call));
-  Set(params, "options", std::move(options));
-  std::optional<std::string> selected = link_->RequestPermission(params);
+  std::optional<std::string> selected =
+      RequestPermission(std::move(tool_call), std::move(options));
   if (selected == "allow_once") return PermissionAnswer::kYes;
   if (selected == "allow_always" && question.session_rule) {
     return PermissionAnswer::kYesForSession;
@@ -310,11 +316,8 @@ Answer AcpInteraction::AskChangeSet(const ChangeSet& change_set,
   // An incomplete list is never applied, so it is not offered.
   if (complete) Append(options, Option("apply", "Apply", "allow_once"));
   Append(options, Option("discard", "Discard", "reject_once"));
-  Value params = Object();
-  Set(params, "sessionId", Str(session_id_));
-  Set(params, "toolCall", std::move(tool_call));
-  Set(params, "options", std::move(options));
-  std::optional<std::string> selected = link_->RequestPermission(params);
+  std::optional<std::string> selected =
+      RequestPermission(std::move(tool_call), std::move(options));
   if (selected == "apply" && complete) {
     if (!current_call_.empty()) diffs_[current_call_] = std::move(diffs);
     return Answer::kApply;

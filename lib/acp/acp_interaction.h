@@ -73,6 +73,9 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
 
  private:
   PermissionAnswer Ask(const PermissionQuestion& question, Value content);
+  // session/request_permission of this session: the option selected, or
+  // nullopt (WorkerLink::RequestPermission).
+  std::optional<std::string> RequestPermission(Value tool_call, Value options);
   // The diff content blocks of a change list (files whose new content is in
   // memory; the rest are in `rendered_text`).
   Value Diffs(const ChangeSet& change_set);

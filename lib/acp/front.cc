@@ -32,6 +32,9 @@ namespace {
 // sessions (stop the helpers, close the audit log).
 constexpr absl::Duration kEndWait = absl::Seconds(20);
 
+// Sessions open at once on one connection.
+constexpr size_t kMaxSessions = 16;
+
 void Log(absl::string_view line) {
   std::cerr << "garuda-agent acp: " << line << "\n";
 }
@@ -218,6 +221,14 @@ class Front {
                            " is open on this connection already"));
         return;
       }
+    }
+    if (workers_.size() >= kMaxSessions) {
+      // Each session is five processes (the worker and its helpers).
+      Error(request.id, kInvalidRequest,
+            absl::StrCat("this connection has ", kMaxSessions,
+                         " open sessions, the most it keeps; open a new "
+                         "connection (restart the agent) for more"));
+      return;
     }
     absl::StatusOr<UniqueFd> fd = start_worker_();
     if (!fd.ok()) {

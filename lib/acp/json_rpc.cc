@@ -25,7 +25,9 @@ void LineReader::EndLine() {
   current_bytes_ = 0;
   too_long_ = false;
   // Blank lines between messages are not messages.
-  if (line.too_long || !line.text.empty()) lines_.push_back(std::move(line));
+  const bool blank = !line.too_long &&
+                     line.text.find_first_not_of(" \t\r") == std::string::npos;
+  if (!blank) lines_.push_back(std::move(line));
 }
 
 std::optional<LineReader::Line> LineReader::Next() {

@@ -34,7 +34,7 @@ std::vector<LineReader::Line> LinesOf(const std::string& input,
 }
 
 TEST(LineReaderTest, SplitsLinesAndKeepsALastLineWithoutNewline) {
-  std::vector<LineReader::Line> lines = LinesOf("{\"a\":1}\n\n{\"b\":2}\r\n{}", 100);
+  std::vector<LineReader::Line> lines = LinesOf("{\"a\":1}\n\n  \t\n{\"b\":2}\r\n{}", 100);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0].text, "{\"a\":1}");
   EXPECT_EQ(lines[1].text, "{\"b\":2}");

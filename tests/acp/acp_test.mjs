@@ -489,6 +489,8 @@ test("session/cancel mid-stream ends the prompt with cancelled", async () => {
   const session = await newSession(peer, world);
   const turn = prompt(peer, session.sessionId, "talk");
   await waitFor(() => /partial/.test(agentText(updates)), "the first streamed text");
+  // One turn at a time: a second prompt meanwhile is refused, the first goes on.
+  await assert.rejects(prompt(peer, session.sessionId, "and this"), (error) => /still running/.test(error.message));
   const cancelledAt = Date.now();
   await peer.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
   const response = await turn;
