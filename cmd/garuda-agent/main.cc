@@ -2,6 +2,7 @@
 // (lib/agent), and the `tool` subcommand (code questions for scripts and
 // measurement).
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,13 +12,15 @@
 #include "lib/acp/session_worker.h"
 #include "lib/agent/agent.h"
 #include "lib/agent/helpers.h"
+#include "lib/agent/agent_lockdown.h"
+#include "lib/agent/session_setup.h"
 #include "lib/base/flags.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/knowledge/answer_proto.h"
-#include "lib/knowledge/code_tools_lockdown.h"
 #include "lib/knowledge/code_tools_server.h"
 #include "lib/knowledge/tool_command.h"
 #include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 #include "lib/policy/sources.h"
 
 ABSL_FLAG(std::string, project, "",
@@ -135,10 +138,8 @@ int RunTool(const std::string& operation) {
       return Fail(valid);
     }
   }
-  knowledge::CodeToolsLockdownOptions lockdown;
-  const std::string weaker = absl::GetFlag(FLAGS_accept_weaker_lockdown);
-  if (!weaker.empty())
-    lockdown.accept_weaker = garuda::AcceptWeakerLockdown{weaker};
+  garuda::CodeToolsLockdown lockdown;
+  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
 
   // 2. Open what the role needs: the settings' language servers, the channel.
   absl::StatusOr<knowledge::LspConfig> lsp =
@@ -161,13 +162,10 @@ int RunTool(const std::string& operation) {
 
   // 3. Lock down, before the first source file is read.
   lockdown.language_servers = !lsp->commands.empty();
-  absl::StatusOr<garuda::LockdownReport> locked =
-      knowledge::LockDownCodeTools(lockdown);
-  if (!locked.ok()) {
-    return Fail(absl::Status(
-        locked.status().code(),
-        absl::StrCat("lockdown: ", locked.status().message(),
-                     " (--accept-weaker-lockdown=WHY runs anyway)")));
+  garuda::LockdownReport locked;
+  if (absl::Status status = garuda::LockDownCodeTools(lockdown, &locked);
+      !status.ok()) {
+    return Fail(status);
   }
 
   // 4. Serve.
@@ -176,7 +174,7 @@ int RunTool(const std::string& operation) {
     knowledge::CodeToolsServerOptions server;
     server.project = options.project;
     server.lsp = *lsp;
-    server.lockdown = knowledge::DescribeCodeToolsLockdown(lockdown, *locked);
+    server.lockdown = locked.summary;
     status = knowledge::ServeCodeTools(*channel, server);
   } else {
     status = knowledge::RunToolCommand(options, std::cin, std::cout);
@@ -197,6 +195,7 @@ int RunAcp(bool worker) {
     garuda::acp::WorkerOptions options;
     options.agent = agent;
     options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+    options.lock_down = garuda::agent::LockDownAgent;
     return garuda::acp::RunSessionWorker(options);
   }
   absl::StatusOr<std::string> self = garuda::agent::OwnProgramFolder();
@@ -214,11 +213,40 @@ int RunAcp(bool worker) {
       options.worker_argv.push_back(absl::StrCat("--", flag, "=", value));
     }
   }
-  if (!agent.accept_weaker_lockdown.empty()) {
-    options.accept_weaker =
-        garuda::AcceptWeakerLockdown{agent.accept_weaker_lockdown};
-  }
+  options.accept_weaker_lockdown = agent.accept_weaker_lockdown;
+  options.lock_down = garuda::acp::LockDownAcpFront;
   return garuda::acp::RunFront(options);
+}
+
+// The terminal or one-shot session (lib/agent/agent.h), phase by phase.
+int RunSession(const garuda::agent::AgentOptions& options) {
+  namespace agent = garuda::agent;
+  // 2. Open what the session needs: the project, the settings, the model
+  //    client, the journal.
+  absl::StatusOr<agent::OpenedSession> opened = agent::OpenSession(options);
+  if (!opened.ok()) {
+    Fail(opened.status());
+    return agent::kExitUsage;
+  }
+  // 3. Start what a locked-down agent could not: the helpers (without the
+  //    API key), the code tools, libcurl.
+  absl::StatusOr<std::unique_ptr<agent::StartedSession>> started =
+      agent::StartSession(options, *opened);
+  if (!started.ok()) return Fail(started.status());
+  // 4. Lock down: from here the agent writes only its session folder, its
+  //    history and the terminal, starts no program, and connects only to
+  //    the model provider's port.
+  garuda::LockdownReport lockdown;
+  if (absl::Status locked = agent::LockDownAgent(
+          agent::SessionLockdown(options, *opened), &lockdown);
+      !locked.ok()) {
+    Fail(absl::Status(locked.code(), absl::StrCat("the session did not start: ",
+                                                  locked.message())));
+    return agent::EndSession(options, **started, agent::kExitError);
+  }
+  // 5. Serve the person, then stop the helpers in order.
+  int code = agent::ServeSession(options, *opened, **started, lockdown.summary);
+  return agent::EndSession(options, **started, code);
 }
 
 }  // namespace
@@ -281,5 +309,5 @@ int main(int argc, char** argv) {
   options.overrides.base_url = absl::GetFlag(FLAGS_base_url);
   options.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
   options.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
-  return garuda::agent::RunAgent(options);
+  return RunSession(options);
 }

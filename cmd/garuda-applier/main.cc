@@ -8,10 +8,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "lib/apply/applier_lockdown.h"
 #include "lib/apply/commands.h"
 #include "lib/apply/service.h"
 #include "lib/base/flags.h"
+#include "lib/lockdown/roles.h"
 
 ABSL_FLAG(std::string, project, "",
           "the project folder (default: the current folder)");
@@ -95,10 +95,18 @@ int main(int argc, char** argv) {
                             absl::GetFlag(FLAGS_project));
   if (args.size() < 2) return Usage("a subcommand is needed");
 
-  garuda::ApplierLockdownOptions lockdown;
-  lockdown.accept_weaker_why = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  // The lockdown each subcommand takes once it has opened what it needs
+  // (lib/apply fills in what it may still write: the project and the undo
+  // store for an apply or an undo, nothing for show, diff-dirs, undo --list).
+  garuda::ApplierLockdown lockdown;
+  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  lockdown.log = [](const std::string& line) {
+    std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
+  };
   auto lock_down = [lockdown](const std::vector<std::string>& writable) {
-    return garuda::LockDownApplier(writable, lockdown);
+    garuda::ApplierLockdown what = lockdown;
+    what.writable = writable;
+    return garuda::LockDownApplier(what, nullptr);
   };
 
   if (args[1] == "serve") {

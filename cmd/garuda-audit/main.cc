@@ -9,6 +9,7 @@
 #include "absl/flags/flag.h"
 #include "lib/audit/verify_cli.h"
 #include "lib/base/flags.h"
+#include "lib/lockdown/roles.h"
 
 ABSL_FLAG(std::string, project, "",
           "verify: the project whose logs to check (default: the current "
@@ -30,6 +31,13 @@ int TestPauseFd() {
   return value == nullptr ? -1 : std::atoi(value);
 }
 
+// A lockdown that failed: exit 2, as for input that cannot be read.
+int Fail(const char* program, const absl::Status& status) {
+  std::fprintf(stderr, "%s: %s\n", program,
+               std::string(status.message()).c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +55,11 @@ int main(int argc, char** argv) {
   garuda::RequireFolderFlag("garuda-audit", "project",
                             absl::GetFlag(FLAGS_project));
   std::string mode = positional.size() == 2 ? positional[1] : "";
-  const std::string weaker = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  garuda::AuditLockdown lockdown;
+  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  lockdown.log = [mode](const std::string& line) {
+    std::fprintf(stderr, "garuda-audit %s: %s\n", mode.c_str(), line.c_str());
+  };
   if (mode == "verify") {
     garuda::VerifyCliOptions options;
     options.project = absl::GetFlag(FLAGS_project);
@@ -62,8 +74,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     // Nothing to open first: verify opens each file read-only as it goes.
-    if (!garuda::LockDownAuditOrSay("garuda-audit verify", weaker, stderr)) {
-      return 2;
+    if (absl::Status locked = garuda::LockDownAudit(lockdown, nullptr);
+        !locked.ok()) {
+      return Fail("garuda-audit verify", locked);
     }
     return garuda::RunVerify(options, stdout, stderr);
   }
@@ -72,8 +85,9 @@ int main(int argc, char** argv) {
         absl::GetFlag(FLAGS_store), stderr);
     if (!store) return 2;
     // The store is open: from here on no file can be written.
-    if (!garuda::LockDownAuditOrSay("garuda-audit witness", weaker, stderr)) {
-      return 2;
+    if (absl::Status locked = garuda::LockDownAudit(lockdown, nullptr);
+        !locked.ok()) {
+      return Fail("garuda-audit witness", locked);
     }
     return garuda::RunWitness(*store, stderr);
   }

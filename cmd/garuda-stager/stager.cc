@@ -145,11 +145,12 @@ int StagerRun(const StagerRunOptions& options) {
   // themselves should the sandbox fail to set up (known only once it is
   // tried, after a lockdown would already bind this process): no lockdown
   // then, as for every host command.
-  StagerLockdownOptions lockdown;
-  lockdown.accept_weaker = options.accept_weaker;
-  absl::Status locked =
-      options.allow_host ? absl::OkStatus()
-                         : TakeStagerLockdown(options.lock_down, lockdown, Say);
+  StagerLockdown lockdown;
+  lockdown.log = Say;
+  absl::Status locked = options.allow_host
+                            ? absl::OkStatus()
+                            : TakeStagerLockdown(options.lock_down, lockdown,
+                                                 options.accept_weaker);
   if (!locked.ok()) {
     Say(absl::StrCat(locked.message(), "; nothing was run"));
     return kStagerRefused;

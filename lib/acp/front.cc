@@ -21,6 +21,7 @@
 #include "lib/acp/json_rpc.h"
 #include "lib/acp/launcher.h"
 #include "lib/base/files.h"
+#include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/base/version.h"
 
@@ -458,25 +459,39 @@ int RunFront(const FrontOptions& options) {
     Log(launcher.status().message());
     return 1;
   }
-  // 2. Lock down: the front only relays lines between descriptors it has.
-  //    It writes no file, opens no network socket, starts no process (the
-  //    agent role's seccomp filter: no exec, no fork).
-  if (options.lock_down) {
-    LockdownOptions lockdown;
-    lockdown.role = "agent";
-    lockdown.allow_network = false;
-    lockdown.accept_weaker = options.accept_weaker;
-    absl::StatusOr<LockdownReport> locked = LockDown(lockdown);
-    if (!locked.ok()) {
-      Log(absl::StrCat("lockdown: ", locked.status().message(),
-                       " (--accept-weaker-lockdown=WHY runs anyway)"));
-      return 1;
-    }
-    if (!locked->weaker.empty()) Log(absl::StrCat("lockdown weaker: ", locked->weaker));
+  // 2. Lock down: from here the front only relays lines between the
+  //    descriptors it holds (the editor's pipes, the launcher's and the
+  //    workers' sockets).
+  AcpFrontLockdown what;
+  what.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  what.log = [](const std::string& line) { Log(line); };
+  LockdownReport report;
+  absl::Status locked = options.lock_down
+                            ? options.lock_down(what, &report)
+                            : NoLockDownGiven("garuda-agent acp");
+  if (!locked.ok()) {
+    Log(locked.message());
+    return 1;
   }
+  Log(report.summary);
   // 3. Serve.
   Launcher& workers = **launcher;
   return ServeFront(options, [&workers] { return workers.StartWorker(); });
+}
+
+absl::Status LockDownAcpFront(const AcpFrontLockdown& what,
+                              LockdownReport* report) {
+  LockdownOptions options;
+  options.role = "agent";  // its seccomp policy, here without the network
+  options.allow_network = false;
+  LockdownReport done;
+  RETURN_IF_ERROR(TakeRoleLockdown(what, options, &done));
+  done.summary = absl::StrCat(
+      "acp front locked down: no file writes, no network, no new process (",
+      DescribeEnforced(done), done.weaker.empty() ? "" : "; weaker: ",
+      done.weaker, ")");
+  if (report != nullptr) *report = std::move(done);
+  return absl::OkStatus();
 }
 
 int ServeFront(const FrontOptions& options, WorkerStarter start_worker) {

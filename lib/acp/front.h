@@ -19,17 +19,28 @@
 #include "absl/status/statusor.h"
 #include "lib/base/unique_fd.h"
 #include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace acp {
+
+// The front's role: it relays lines between descriptors it already holds,
+// so it writes no file, opens no network socket and starts no process (the
+// agent role's seccomp filter without the network: no exec, no fork; a
+// Landlock domain with nothing writable).
+struct AcpFrontLockdown : RoleLockdown {};
+absl::Status LockDownAcpFront(const AcpFrontLockdown& what,
+                              LockdownReport* report);
 
 struct FrontOptions {
   // The worker's command line: this program, `acp-session`, and the flags
   // passed on (model, helpers' folder, weaker lockdown).
   std::vector<std::string> worker_argv;
   int in_fd = 0, out_fd = 1;
-  std::optional<AcceptWeakerLockdown> accept_weaker;
-  bool lock_down = true;
+  std::string accept_weaker_lockdown;
+  // LockDownAcpFront (main.cc sets it), taken once the launcher is forked;
+  // empty: the front refuses to serve.
+  LockDownStep<AcpFrontLockdown> lock_down;
 };
 
 // Serves until the editor closes standard input; 0, or 1 when the front

@@ -22,6 +22,7 @@
 #include "lib/acp/prompt.h"
 #include "lib/acp/worker_link.h"
 #include "lib/agent/session.h"
+#include "lib/agent/agent.h"
 #include "lib/agent/session_setup.h"
 #include "lib/base/cancel_flag.h"
 
@@ -171,39 +172,24 @@ int RunSessionWorker(const WorkerOptions& options) {
                     : kInvalidParams,
                 opened.status().message());
   }
-  absl::StatusOr<std::unique_ptr<agent::Helpers>> helpers =
-      agent::StartSessionHelpers(agent, *opened);
-  if (!helpers.ok()) return fail(kInternalError, helpers.status().message());
+  // 3. Start what a locked-down agent could not (the helpers, the code
+  //    tools, libcurl), then lock down as a terminal session's agent, with
+  //    the step main.cc handed over.
+  absl::StatusOr<std::unique_ptr<agent::StartedSession>> started =
+      agent::StartSession(agent, *opened);
+  if (!started.ok()) return fail(kInternalError, started.status().message());
   auto stop = [&](int code) {
-    absl::Status stopped = (*helpers)->Stop();
-    if (!stopped.ok()) Log(stopped.message());
-    return code;
+    return agent::EndSession(agent, **started, code);
   };
-  absl::StatusOr<stager::SessionDescription> description =
-      (*helpers)->stager().Describe();
-  if (!description.ok()) {
-    absl::Status alive = (*helpers)->CheckAlive();
+  LockdownReport lockdown;
+  absl::Status locked =
+      options.lock_down
+          ? options.lock_down(agent::SessionLockdown(agent, *opened),
+                              &lockdown)
+          : NoLockDownGiven("garuda-agent acp-session");
+  if (!locked.ok()) {
     fail(kInternalError,
-         absl::StrCat("the session did not start: ",
-                      alive.ok() ? description.status().message()
-                                 : alive.message()));
-    return stop(1);
-  }
-  std::unique_ptr<knowledge::CodeToolsHelper> code_tools =
-      agent::StartCodeTools(agent, *opened);
-  struct StopCodeTools {
-    std::unique_ptr<knowledge::CodeToolsHelper>& helper;
-    ~StopCodeTools() {
-      if (helper != nullptr) helper->Stop().IgnoreError();
-    }
-  } stop_code_tools{code_tools};
-
-  // 3. Lock down, as the agent of a terminal session (one thread still).
-  absl::StatusOr<std::string> lockdown =
-      agent::LockDownSession(agent, *opened);
-  if (!lockdown.ok()) {
-    fail(kInternalError, absl::StrCat("the session did not start: ",
-                                      lockdown.status().message()));
+         absl::StrCat("the session did not start: ", locked.message()));
     return stop(1);
   }
 
@@ -213,12 +199,15 @@ int RunSessionWorker(const WorkerOptions& options) {
                              opened->settings.token_limit);
   interaction.set_session_id(opened->session_id);
   agent::SessionParts parts =
-      agent::SessionPartsFor(*opened, **helpers, code_tools.get());
+      agent::SessionPartsFor(*opened, *(*started)->helpers,
+                             (*started)->code_tools.get());
   parts.interaction = &interaction;
   parts.events = &interaction;
   absl::StatusOr<std::unique_ptr<agent::Session>> session =
       agent::Session::Start(
-          agent::SessionConfigFor(*opened, *description, *lockdown), parts);
+          agent::SessionConfigFor(*opened, (*started)->description,
+                                  lockdown.summary),
+          parts);
   if (!session.ok()) {
     fail(kInternalError, session.status().message());
     return stop(1);
@@ -313,7 +302,7 @@ int RunSessionWorker(const WorkerOptions& options) {
   // journal line are written.
   if (code != 0) ::shutdown(fd, SHUT_RDWR);
   reading.join();
-  if (code == 0 || (*helpers)->CheckAlive().ok()) {
+  if (code == 0 || (*started)->helpers->CheckAlive().ok()) {
     (*session)->End().IgnoreError();
   }
   return stop(code);

@@ -8,7 +8,9 @@
 #ifndef GARUDA_LIB_ACP_SESSION_WORKER_H_
 #define GARUDA_LIB_ACP_SESSION_WORKER_H_
 
+#include "lib/agent/agent_lockdown.h"
 #include "lib/agent/agent_options.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace acp {
@@ -18,6 +20,10 @@ struct WorkerOptions {
   // and the session to resume come from the request.
   agent::AgentOptions agent;
   int channel_fd = 3;
+  // The agent's lockdown (lib/agent/agent_lockdown.h's LockDownAgent, set
+  // by main.cc), taken once the helpers run; empty: the worker refuses to
+  // serve.
+  LockDownStep<agent::AgentLockdown> lock_down;
 };
 
 // The exit status: 0 after a session that started and ended, 1 otherwise

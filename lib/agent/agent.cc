@@ -32,6 +32,7 @@
 #include "lib/base/status_macros.h"
 #include "lib/knowledge/code_tools_client.h"
 #include "lib/policy/sources.h"
+#include "lib/provider/http.h"
 #include "lib/tools/project.h"
 
 namespace garuda {
@@ -106,13 +107,55 @@ std::string OneShotJson(const std::string& session_id,
   return ReportJson(report);
 }
 
-// Phase 4: serve the person: one turn (one-shot) or every line. The exit
-// status.
+}  // namespace
+
+StartedSession::~StartedSession() {
+  // Closes its channel and lets it end its language servers.
+  if (code_tools != nullptr) code_tools->Stop().IgnoreError();
+}
+
+absl::StatusOr<std::unique_ptr<StartedSession>> StartSession(
+    const AgentOptions& options, OpenedSession& opened) {
+  // A helper that died must be an error on its channel, not a signal.
+  ::signal(SIGPIPE, SIG_IGN);
+  auto started = std::make_unique<StartedSession>();
+  ASSIGN_OR_RETURN(started->helpers, StartSessionHelpers(options, opened));
+  absl::StatusOr<stager::SessionDescription> description =
+      started->helpers->stager().Describe();
+  if (!description.ok()) {
+    absl::Status alive = started->helpers->CheckAlive();
+    started->helpers->Stop().IgnoreError();
+    return absl::Status(alive.ok() ? description.status().code() : alive.code(),
+                        absl::StrCat("the session did not start: ",
+                                     alive.ok() ? description.status().message()
+                                                : alive.message()));
+  }
+  started->description = *std::move(description);
+  started->code_tools = StartCodeTools(options, opened);
+  // libcurl loads its parts now: the lockdown leaves no way to open them.
+  provider::InitializeHttp();
+  return started;
+}
+
+int EndSession(const AgentOptions& options, StartedSession& started, int code) {
+  absl::Status stopped = started.helpers->Stop();
+  if (!stopped.ok() && code == kExitAnswered) {
+    Printer(options.err_fd).Line(stopped.message());
+    code = kExitError;
+  }
+  if (started.code_tools != nullptr) {
+    started.code_tools->Stop().IgnoreError();
+    started.code_tools.reset();
+  }
+  return code;
+}
+
 int ServeSession(const AgentOptions& options, OpenedSession& opened,
-                 Helpers& helpers,
-                 const stager::SessionDescription& description,
-                 const std::string& lockdown_summary,
-                 knowledge::CodeService* code_tools, Printer& err) {
+                 StartedSession& started, const std::string& lockdown_summary) {
+  Printer err(options.err_fd);
+  Helpers& helpers = *started.helpers;
+  const stager::SessionDescription& description = started.description;
+  knowledge::CodeService* code_tools = started.code_tools.get();
   CancelFlag cancel;
   g_cancel = &cancel;
   std::unique_ptr<Interaction> interaction;
@@ -214,8 +257,6 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   return code;
 }
 
-}  // namespace
-
 int ListSessionsCommand(const AgentOptions& options) {
   Printer err(options.err_fd);
   absl::StatusOr<std::unique_ptr<Project>> project = OpenProject(options);
@@ -238,64 +279,6 @@ int ListSessionsCommand(const AgentOptions& options) {
   }
   WriteAll(options.out_fd, out).IgnoreError();
   return kExitAnswered;
-}
-
-// The skeleton of every Garuda program: options (parsed by main.cc), open,
-// start the helpers, lock down, serve; then stop the helpers in order.
-int RunAgent(const AgentOptions& options) {
-  Printer err(options.err_fd);
-  ::signal(SIGPIPE, SIG_IGN);
-
-  // 1. Open the project, settings, model client and journal.
-  absl::StatusOr<OpenedSession> opened = OpenSession(options);
-  if (!opened.ok()) {
-    err.Line(opened.status().message());
-    return 2;
-  }
-  // 2. Start the helpers.
-  absl::StatusOr<std::unique_ptr<Helpers>> helpers =
-      StartSessionHelpers(options, *opened);
-  if (!helpers.ok()) {
-    err.Line(helpers.status().message());
-    return 1;
-  }
-  auto stop = [&](int code) {
-    absl::Status stopped = (*helpers)->Stop();
-    if (!stopped.ok() && code == 0) {
-      err.Line(stopped.message());
-      code = 1;
-    }
-    return code;
-  };
-  absl::StatusOr<stager::SessionDescription> description =
-      (*helpers)->stager().Describe();
-  if (!description.ok()) {
-    absl::Status alive = (*helpers)->CheckAlive();
-    err.Line(absl::StrCat(
-        "the session did not start: ",
-        alive.ok() ? description.status().message() : alive.message()));
-    return stop(1);
-  }
-  std::unique_ptr<knowledge::CodeToolsHelper> code_tools =
-      StartCodeTools(options, *opened);
-  // At every return: close its channel and let it end its language servers.
-  struct StopCodeTools {
-    std::unique_ptr<knowledge::CodeToolsHelper>& helper;
-    ~StopCodeTools() {
-      if (helper != nullptr) helper->Stop().IgnoreError();
-    }
-  } stop_code_tools{code_tools};
-  // 3. Lock down.
-  absl::StatusOr<std::string> lockdown = LockDownSession(options, *opened);
-  if (!lockdown.ok()) {
-    err.Line(absl::StrCat("the session did not start: ",
-                          lockdown.status().message()));
-    return stop(1);
-  }
-  // 4. Serve.
-  return stop(
-      ServeSession(options, *opened, **helpers, *description, *lockdown,
-                   code_tools.get(), err));
 }
 
 }  // namespace agent

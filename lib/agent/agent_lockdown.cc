@@ -144,16 +144,16 @@ absl::StatusOr<std::vector<int>> ProviderTcpPorts(
 namespace agent_lockdown_internal {
 
 absl::Status LockDownAgentWithProbe(
-    const AgentLockdownOptions& options, AgentLockdownReport* report,
+    const AgentLockdown& what, LockdownReport* report,
     const lockdown_internal::LandlockAbiProbe& probe) {
-  RETURN_IF_ERROR(CheckAbsolute(options.session_dir, "session folder"));
-  RETURN_IF_ERROR(MakeDirectories(options.session_dir, 0700));
-  std::vector<std::string> writable = {options.session_dir};
-  if (!options.history_path.empty()) {
-    RETURN_IF_ERROR(CheckAbsolute(options.history_path, "history file"));
-    RETURN_IF_ERROR(MakeDirectories(Dirname(options.history_path), 0700));
-    RETURN_IF_ERROR(EnsurePrivateFile(options.history_path));
-    writable.push_back(options.history_path);
+  RETURN_IF_ERROR(CheckAbsolute(what.session_dir, "session folder"));
+  RETURN_IF_ERROR(MakeDirectories(what.session_dir, 0700));
+  std::vector<std::string> writable = {what.session_dir};
+  if (!what.history_path.empty()) {
+    RETURN_IF_ERROR(CheckAbsolute(what.history_path, "history file"));
+    RETURN_IF_ERROR(MakeDirectories(Dirname(what.history_path), 0700));
+    RETURN_IF_ERROR(EnsurePrivateFile(what.history_path));
+    writable.push_back(what.history_path);
   }
   // The terminal the questions are asked on, and the usual sink.
   for (const char* device : {"/dev/tty", "/dev/null"}) {
@@ -163,48 +163,39 @@ absl::Status LockDownAgentWithProbe(
   LockdownOptions lockdown;
   lockdown.role = "agent";
   lockdown.writable_paths = writable;
-  lockdown.accept_weaker = options.accept_weaker;
-  std::vector<int> ports;
-  if (!options.provider_url.empty()) {
-    std::function<const char*(const char*)> getenv = options.getenv;
+  if (!what.provider_url.empty()) {
+    std::function<const char*(const char*)> getenv = what.getenv;
     if (!getenv) getenv = [](const char* name) { return std::getenv(name); };
-    ASSIGN_OR_RETURN(ports, ProviderTcpPorts(options.provider_url, getenv));
+    ASSIGN_OR_RETURN(std::vector<int> ports,
+                     ProviderTcpPorts(what.provider_url, getenv));
     lockdown.allow_network = true;
     lockdown.tcp_connect_ports = ports;
   }
-  ASSIGN_OR_RETURN(LockdownReport done,
-                   lockdown_internal::LockDownWithProbe(lockdown, probe));
+  LockdownReport done;
+  RETURN_IF_ERROR(TakeRoleLockdown(what, lockdown, &done, probe));
 
-  if (report != nullptr) {
-    report->lockdown = done;
-    report->tcp_ports = ports;
-    report->tcp_ports_enforced = done.tcp_ports_enforced;
-    std::string network;
-    if (ports.empty()) {
-      network = "no network";
-    } else if (done.tcp_ports_enforced) {
-      network = absl::StrCat("TCP only to port ", absl::StrJoin(ports, ", "));
-    } else {
-      network = absl::StrCat(
-          "network not limited to the provider's port (Landlock ABI ",
-          done.landlock_abi, " < 4)");
-    }
-    report->summary = absl::StrCat(
-        "agent locked down (",
-        done.landlock_enforced
-            ? absl::StrCat("Landlock ABI ", done.landlock_abi)
-            : std::string("no Landlock"),
-        done.seccomp_enforced ? ", seccomp" : ", no seccomp", "; ", network,
-        done.weaker.empty() ? "" : "; weaker: ", done.weaker, ")");
+  std::string network;
+  if (done.tcp_ports.empty()) {
+    network = "no network";
+  } else if (done.tcp_ports_enforced) {
+    network =
+        absl::StrCat("TCP only to port ", absl::StrJoin(done.tcp_ports, ", "));
+  } else {
+    network = absl::StrCat(
+        "network not limited to the provider's port (Landlock ABI ",
+        done.landlock_abi, " < 4)");
   }
+  done.summary =
+      absl::StrCat("agent locked down (", DescribeEnforced(done), "; ", network,
+                   done.weaker.empty() ? "" : "; weaker: ", done.weaker, ")");
+  if (report != nullptr) *report = std::move(done);
   return absl::OkStatus();
 }
 
 }  // namespace agent_lockdown_internal
 
-absl::Status LockDownAgent(const AgentLockdownOptions& options,
-                           AgentLockdownReport* report) {
-  return agent_lockdown_internal::LockDownAgentWithProbe(options, report,
+absl::Status LockDownAgent(const AgentLockdown& what, LockdownReport* report) {
+  return agent_lockdown_internal::LockDownAgentWithProbe(what, report,
                                                          LandlockAbiVersion);
 }
 

@@ -10,18 +10,18 @@
 #define GARUDA_LIB_AGENT_AGENT_LOCKDOWN_H_
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace agent {
 
-struct AgentLockdownOptions {
+struct AgentLockdown : RoleLockdown {
   // ~/.garuda/sessions/<id> (absolute; created 0700 when missing): the
   // journal.
   std::string session_dir;
@@ -36,33 +36,21 @@ struct AgentLockdownOptions {
   // HTTPS_PROXY, http_proxy, ALL_PROXY...): a proxy's port is the one the
   // agent connects to. Null: the process's own (getenv).
   std::function<const char*(const char*)> getenv;
-  // Without it a kernel without Landlock or seccomp is an error (fail
-  // closed, as lib/lockdown).
-  std::optional<AcceptWeakerLockdown> accept_weaker;
-};
-
-struct AgentLockdownReport {
-  LockdownReport lockdown;
-  // The TCP ports the agent may still connect to; empty with no model.
-  std::vector<int> tcp_ports;
-  // Whether the kernel holds the agent to them (Landlock ABI 4+).
-  bool tcp_ports_enforced = false;
-  // One line for the session's first line or a notice: "locked down
-  // (Landlock ABI 6, seccomp; TCP only to port 443)".
-  std::string summary;
 };
 
 // Call once, after the helpers are started and provider::InitializeHttp()
-// ran, while the process has a single thread. Irreversible. `report` may be
-// null.
-absl::Status LockDownAgent(const AgentLockdownOptions& options,
-                           AgentLockdownReport* report = nullptr);
+// ran, while the process has a single thread. Irreversible. `report` (may
+// be null) has the TCP ports the agent may still connect to (none without a
+// model), whether the kernel holds it to them (Landlock ABI 4+), and the
+// summary for the session's first lines: "agent locked down (Landlock ABI
+// 6, seccomp; TCP only to port 443)".
+absl::Status LockDownAgent(const AgentLockdown& what, LockdownReport* report);
 
 namespace agent_lockdown_internal {
 // LockDownAgent with lib/lockdown's Landlock ABI probe replaced, so a test
 // can act out a kernel without Landlock.
 absl::Status LockDownAgentWithProbe(
-    const AgentLockdownOptions& options, AgentLockdownReport* report,
+    const AgentLockdown& what, LockdownReport* report,
     const lockdown_internal::LandlockAbiProbe& probe);
 }  // namespace agent_lockdown_internal
 

@@ -89,8 +89,8 @@ class AgentLockdownTest : public ::testing::Test {
     other_listener_ = std::move(*other);
   }
 
-  AgentLockdownOptions Options() const {
-    AgentLockdownOptions options;
+  AgentLockdown Options() const {
+    AgentLockdown options;
     options.session_dir = session_;
     options.history_path = history_;
     options.provider_url =
@@ -140,9 +140,9 @@ class AgentLockdownTest : public ::testing::Test {
   // In a child: LockDownAgent(options), then the attempts, parsed; a
   // failed lockdown is the entry "lockdown".
   std::map<std::string, std::string> AttemptsAfterLockdown(
-      const AgentLockdownOptions& options) {
+      const AgentLockdown& options) {
     absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
-      AgentLockdownReport report;
+      LockdownReport report;
       absl::Status status = LockDownAgent(options, &report);
       if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
       return absl::StrCat("summary=", report.summary, "\n", Attempts());
@@ -221,7 +221,7 @@ TEST_F(AgentLockdownTest, NegativeControlWithoutLockdownEverythingWorks) {
 }
 
 TEST_F(AgentLockdownTest, WithoutAModelNoNetworkAtAll) {
-  AgentLockdownOptions options = Options();
+  AgentLockdown options = Options();
   options.provider_url.clear();
   std::map<std::string, std::string> got = AttemptsAfterLockdown(options);
   ASSERT_EQ(got.count("lockdown"), 0u) << got["lockdown"];
@@ -249,9 +249,9 @@ TEST_F(AgentLockdownTest, WithoutLandlockItFailsClosed) {
   EXPECT_EQ(refused["fork"], "0");
 
   result = RunInChild([&]() -> std::string {
-    AgentLockdownOptions options = Options();
-    options.accept_weaker = AcceptWeakerLockdown{"a test kernel"};
-    AgentLockdownReport report;
+    AgentLockdown options = Options();
+    options.accept_weaker_lockdown = "a test kernel";
+    LockdownReport report;
     absl::Status status = agent_lockdown_internal::LockDownAgentWithProbe(
         options, &report, [] { return 0; });
     if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
@@ -279,9 +279,9 @@ TEST_F(AgentLockdownTest, LibcurlStillReachesTheProvider) {
   const int port = (*server)->port();
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     provider::InitializeHttp();
-    AgentLockdownOptions options = Options();
+    AgentLockdown options = Options();
     options.provider_url = absl::StrCat("http://localhost:", port, "/v1");
-    absl::Status status = LockDownAgent(options);
+    absl::Status status = LockDownAgent(options, nullptr);
     if (!status.ok()) return absl::StrCat("lockdown=", status.ToString());
     provider::HttpRequest request;
     request.url =
@@ -336,9 +336,9 @@ TEST(ProviderTcpPortsTest, PortsOfTheUrlAndTheProxy) {
 }
 
 TEST(LockDownAgentTest, RelativeSessionFolderIsAnError) {
-  AgentLockdownOptions options;
+  AgentLockdown options;
   options.session_dir = "sessions/s1";
-  absl::Status status = LockDownAgent(options);
+  absl::Status status = LockDownAgent(options, nullptr);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), HasSubstr("sessions/s1"));
 }

@@ -29,10 +29,6 @@ struct AgentOptions {
   // The helpers' --consent; empty: "terminal" with a person at the
   // terminal, else "rules". An editor's session (lib/acp) sets "relayed".
   std::string consent;
-
-  // The agent's own lockdown (lib/agent/agent_lockdown.h) after the
-  // helpers started. Off only in tests that must inspect the process.
-  bool lock_down = true;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").

@@ -16,6 +16,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/policy/sources.h"
+#include "lib/provider/http.h"
 
 namespace garuda {
 namespace agent {
@@ -182,27 +183,22 @@ std::unique_ptr<knowledge::CodeToolsHelper> StartCodeTools(
   return *std::move(started);
 }
 
-// Phase 3: lock down (after libcurl is loaded). The summary for the first
-// lines; "" when the lockdown is off (tests).
-absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
-                                            const OpenedSession& opened) {
-  provider::InitializeHttp();
-  if (!options.lock_down) return std::string();
-  AgentLockdownOptions lockdown;
+AgentLockdown SessionLockdown(const AgentOptions& options,
+                              const OpenedSession& opened) {
+  AgentLockdown lockdown;
   lockdown.session_dir = Dirname(opened.journal->path());
   lockdown.history_path = opened.history_path;
   lockdown.provider_url =
       opened.model != nullptr ? opened.model->options().base_url : "";
-  if (!options.accept_weaker_lockdown.empty()) {
-    lockdown.accept_weaker =
-        AcceptWeakerLockdown{options.accept_weaker_lockdown};
-  }
-  AgentLockdownReport report;
-  absl::Status locked = LockDownAgent(lockdown, &report);
-  if (!locked.ok()) {
-    return absl::Status(locked.code(),
-                        absl::StrCat("lockdown: ", locked.message()));
-  }
+  lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
+  return lockdown;
+}
+
+absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
+                                            const OpenedSession& opened) {
+  provider::InitializeHttp();
+  LockdownReport report;
+  RETURN_IF_ERROR(LockDownAgent(SessionLockdown(options, opened), &report));
   return report.summary;
 }
 

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/agent/agent_lockdown.h"
 #include "lib/agent/agent_options.h"
 #include "lib/agent/helpers.h"
 #include "lib/agent/instructions.h"
@@ -68,8 +69,16 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
 std::unique_ptr<knowledge::CodeToolsHelper> StartCodeTools(
     const AgentOptions& options, OpenedSession& opened);
 
-// Phase 3: lock down (after libcurl is loaded). The summary for the first
-// lines; "" when the lockdown is off (tests).
+// Phase 3's paths: what the agent may still write and reach once it is
+// locked down (its session folder, the history file, the provider's port),
+// and the reason of --accept-weaker-lockdown. A main.cc passes it to
+// LockDownAgent (lib/agent/agent_lockdown.h) on its own screen.
+AgentLockdown SessionLockdown(const AgentOptions& options,
+                              const OpenedSession& opened);
+
+// Phase 3 for sessions whose main.cc branch hands its phases to a library
+// (ACP, jobs): libcurl's start, then LockDownAgent(SessionLockdown(...)).
+// The summary for the first lines.
 absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
                                             const OpenedSession& opened);
 

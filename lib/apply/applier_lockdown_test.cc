@@ -1,5 +1,3 @@
-#include "lib/apply/applier_lockdown.h"
-
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -10,6 +8,7 @@
 #include "lib/apply/apply.h"
 #include "lib/changeset/builder.h"
 #include "lib/changeset/test_tree.h"
+#include "lib/lockdown/roles.h"
 #include "lib/lockdown/test_child.h"
 
 namespace garuda {
@@ -18,6 +17,12 @@ namespace {
 using testing::Remove;
 using testing::Snapshot;
 using testing::Write;
+
+ApplierLockdown Writing(std::vector<std::string> writable) {
+  ApplierLockdown what;
+  what.writable = std::move(writable);
+  return what;
+}
 
 // In a child: lock down as the applier for `project` and `undo`, apply the
 // copy's changes, then try to write `outside`. Returns "<applied> <outside>".
@@ -33,7 +38,7 @@ std::string ApplyThenWriteOutside(const std::string& project,
     absl::Status loaded = LoadContents(&*change_set);
     if (!loaded.ok()) return loaded.ToString();
     if (lock) {
-      absl::Status locked = LockDownApplier({project, undo});
+      absl::Status locked = LockDownApplier(Writing({project, undo}), nullptr);
       if (!locked.ok()) return locked.ToString();
     }
     ApplyOptions options;
@@ -81,7 +86,7 @@ TEST(ApplierLockdownTest, WritesOnlyTheProjectAndTheUndoStore) {
 std::string RunProgramAfter(bool lock, const std::string& project) {
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     if (lock) {
-      absl::Status locked = LockDownApplier({project});
+      absl::Status locked = LockDownApplier(Writing({project}), nullptr);
       if (!locked.ok()) return locked.ToString();
     }
     pid_t pid = ::fork();

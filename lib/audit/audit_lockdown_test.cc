@@ -1,5 +1,3 @@
-#include "lib/audit/audit_lockdown.h"
-
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +9,7 @@
 #include "lib/audit/test_util.h"
 #include "lib/audit/verify.h"
 #include "lib/base/files.h"
+#include "lib/lockdown/roles.h"
 #include "lib/lockdown/test_child.h"
 
 namespace garuda {
@@ -22,8 +21,8 @@ std::string VerifyThenTryForbidden(const std::string& log_path,
                                    const std::string& outside, bool lock) {
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     if (lock) {
-      absl::StatusOr<LockdownReport> locked = LockDownAudit("");
-      if (!locked.ok()) return locked.status().ToString();
+      absl::Status locked = LockDownAudit({}, nullptr);
+      if (!locked.ok()) return locked.ToString();
     }
     absl::StatusOr<std::string> content = ReadRegularFile(log_path);
     std::string verified =

@@ -104,11 +104,11 @@ int RunAuditor(const AuditorOptions& options) {
   //    network sockets, no exec. Done while single-threaded (Landlock binds
   //    only the calling thread), so the timed-sync thread starts after.
   if (!options.lock_down) return Fail(NoLockDownGiven("garuda-auditor"));
-  RoleLockdownOptions lockdown;
-  lockdown.writable_paths = {(*writer)->folder()};
+  AuditorLockdown lockdown;
+  lockdown.audit_folder = (*writer)->folder();
   lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
   lockdown.log = Say;
-  absl::Status locked = options.lock_down(lockdown);
+  absl::Status locked = options.lock_down(lockdown, nullptr);
   if (!locked.ok()) return Fail(locked);
   (*writer)->StartTimedSync();
 

@@ -20,7 +20,7 @@ struct AuditorOptions {
   // report. Without it, the auditor refuses to start there.
   std::string accept_weaker_lockdown;
   // Step 2, once the log and the channel are open (LockDownAuditor).
-  LockDownRole lock_down;
+  LockDownStep<AuditorLockdown> lock_down;
 };
 
 // Returns the process exit status: 0 done, 1 an event refused or a failure,

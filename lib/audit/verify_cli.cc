@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "lib/audit/audit_lockdown.h"
 #include "lib/audit/json_records.h"
 #include "lib/audit/paths.h"
 #include "lib/audit/verify.h"
@@ -60,21 +59,6 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
                  options.all ? "" : " for this project");
   }
   return status;
-}
-
-bool LockDownAuditOrSay(const char* program,
-                        const std::string& accept_weaker_lockdown, FILE* err) {
-  absl::StatusOr<LockdownReport> report = LockDownAudit(accept_weaker_lockdown);
-  if (!report.ok()) {
-    std::fprintf(err, "%s: %s\n", program,
-                 std::string(report.status().message()).c_str());
-    return false;
-  }
-  if (!report->weaker.empty()) {
-    std::fprintf(err, "%s: weaker lockdown: %s\n", program,
-                 report->weaker.c_str());
-  }
-  return true;
 }
 
 std::optional<WitnessStore> OpenWitnessStoreOrSay(const std::string& path,

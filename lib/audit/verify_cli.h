@@ -27,10 +27,6 @@ struct VerifyCliOptions {
 // 2 a usage error or input that cannot be read.
 int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err);
 
-// LockDownAudit, or the reason on `err` and false.
-bool LockDownAuditOrSay(const char* program,
-                        const std::string& accept_weaker_lockdown, FILE* err);
-
 // The witness store at `path` (created when missing), or the reason on `err`.
 std::optional<WitnessStore> OpenWitnessStoreOrSay(const std::string& path,
                                                   FILE* err);

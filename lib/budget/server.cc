@@ -325,11 +325,11 @@ absl::Status RunServe(const ServeOptions& options) {
   // Everything the role needs is open (the journal, the channel); from here
   // on a bug cannot write outside the session folder nor reach a network.
   if (!options.lock_down) return NoLockDownGiven("garuda-budgeter");
-  RoleLockdownOptions lockdown;
-  lockdown.writable_paths = {directory};
+  BudgeterLockdown lockdown;
+  lockdown.session_folder = directory;
   lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
   lockdown.log = options.log;
-  RETURN_IF_ERROR(options.lock_down(lockdown));
+  RETURN_IF_ERROR(options.lock_down(lockdown, nullptr));
   BudgetServer server(ledger.get(), options.log);
   return server.Serve(std::move(top));
 }

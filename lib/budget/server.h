@@ -97,7 +97,7 @@ struct ServeOptions {
   // seccomp stops the start unless a reason to run anyway is given here.
   std::string accept_weaker_lockdown;
   // That lockdown (LockDownBudgeter); RunServe refuses to serve without one.
-  LockDownRole lock_down;
+  LockDownStep<BudgeterLockdown> lock_down;
   // Where the start notes go (replayed records, crash charges).
   std::function<void(const std::string& line)> log;
 };

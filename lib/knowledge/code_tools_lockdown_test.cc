@@ -2,8 +2,6 @@
 // undone): after it, a file write, a network socket, a new process and a
 // program start fail; the same attempts without it succeed (the control).
 // With a language server configured, programs may start, writes still fail.
-#include "lib/knowledge/code_tools_lockdown.h"
-
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/lockdown/roles.h"
 #include "lib/lockdown/test_child.h"
 
 namespace garuda::knowledge {
@@ -61,8 +60,8 @@ TEST_F(CodeToolsLockdownTest, WithoutLockdownEverythingWorks) {
 
 TEST_F(CodeToolsLockdownTest, AfterLockdownNothingIsWrittenOrStarted) {
   absl::StatusOr<std::string> seen = RunInChild([this]() -> std::string {
-    absl::StatusOr<LockdownReport> report = LockDownCodeTools({});
-    if (!report.ok()) return std::string(report.status().message());
+    absl::Status locked = LockDownCodeTools({}, nullptr);
+    if (!locked.ok()) return std::string(locked.message());
     return Attempts(folder_);
   });
   ASSERT_TRUE(seen.ok()) << seen.status();
@@ -72,10 +71,10 @@ TEST_F(CodeToolsLockdownTest, AfterLockdownNothingIsWrittenOrStarted) {
 
 TEST_F(CodeToolsLockdownTest, ALanguageServerMayStartButWritesStillFail) {
   absl::StatusOr<std::string> seen = RunInChild([this]() -> std::string {
-    CodeToolsLockdownOptions options;
+    CodeToolsLockdown options;
     options.language_servers = true;
-    absl::StatusOr<LockdownReport> report = LockDownCodeTools(options);
-    if (!report.ok()) return std::string(report.status().message());
+    absl::Status locked = LockDownCodeTools(options, nullptr);
+    if (!locked.ok()) return std::string(locked.message());
     // /dev/null stays writable for the server's stderr.
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     std::string out = absl::StrCat("dev_null=", ErrnoName(null), "\n");

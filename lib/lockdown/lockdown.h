@@ -61,6 +61,11 @@ struct LockdownReport {
   bool tcp_ports_enforced = false;
   // Empty, or what is missing and why it was accepted.
   std::string weaker;
+  // The TCP ports the process may still connect to (tcp_connect_ports).
+  std::vector<int> tcp_ports;
+  // One line for a person, filled by lib/lockdown/roles.h's LockDown<Role>:
+  // "agent locked down (Landlock ABI 6, seccomp; TCP only to port 443)".
+  std::string summary;
 };
 
 // Irreversible for this process and every process it starts afterwards

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -28,14 +29,14 @@ std::string Create(const std::string& path) {
 
 // In a child: `lock_down` (if any) with `writable` only, then a create in
 // `writable` and one in `outside`. Returns "<inside> <outside>".
-std::string CreateInsideAndOutside(const LockDownRole& lock_down,
+using LockDownIn = std::function<absl::Status(const std::string& writable)>;
+
+std::string CreateInsideAndOutside(const LockDownIn& lock_down,
                                    const std::string& writable,
                                    const std::string& outside) {
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     if (lock_down) {
-      RoleLockdownOptions options;
-      options.writable_paths = {writable};
-      absl::Status locked = lock_down(options);
+      absl::Status locked = lock_down(writable);
       if (!locked.ok()) return locked.ToString();
     }
     return absl::StrCat(Create(writable + "/file"), " ",
@@ -46,8 +47,26 @@ std::string CreateInsideAndOutside(const LockDownRole& lock_down,
 
 TEST(RoleLockdownTest, EachRoleWritesOnlyWhatItIsGiven) {
   for (const auto& [name, role] :
-       {std::pair<std::string, LockDownRole>{"auditor", LockDownAuditor},
-        std::pair<std::string, LockDownRole>{"budgeter", LockDownBudgeter}}) {
+       {std::pair<std::string, LockDownIn>{"auditor",
+                                           [](const std::string& writable) {
+                                             AuditorLockdown what;
+                                             what.audit_folder = writable;
+                                             return LockDownAuditor(what,
+                                                                    nullptr);
+                                           }},
+        std::pair<std::string, LockDownIn>{"budgeter",
+                                           [](const std::string& writable) {
+                                             BudgeterLockdown what;
+                                             what.session_folder = writable;
+                                             return LockDownBudgeter(what,
+                                                                     nullptr);
+                                           }},
+        std::pair<std::string, LockDownIn>{
+            "applier", [](const std::string& writable) {
+              ApplierLockdown what;
+              what.writable = {writable};
+              return LockDownApplier(what, nullptr);
+            }}}) {
     SCOPED_TRACE(name);
     std::string writable = NewFolder(name + "-writable");
     std::string outside = NewFolder(name + "-outside");

@@ -1,18 +1,16 @@
 #include "lib/lockdown/stager_lockdown.h"
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 
 namespace garuda {
 
-absl::StatusOr<LockdownReport> LockDownStager(
-    const StagerLockdownOptions& options) {
+absl::Status LockDownStager(const StagerLockdown& what,
+                            LockdownReport* report) {
   LockdownOptions lockdown;
   lockdown.role = "stager";
-  lockdown.accept_weaker = options.accept_weaker;
-  switch (options.process) {
+  switch (what.process) {
     case StagerProcess::kSandboxBuilder:
-      if (!options.writable_paths.empty()) {
+      if (!what.writable_paths.empty()) {
         return absl::InvalidArgumentError(
             "LockDownStager: the sandbox builder has no Landlock, so it "
             "cannot be given writable paths");
@@ -27,33 +25,25 @@ absl::StatusOr<LockdownReport> LockDownStager(
       lockdown.allow_network = true;
       break;
     case StagerProcess::kStagingGuard:
-      if (options.writable_paths.empty()) {
+      if (what.writable_paths.empty()) {
         return absl::InvalidArgumentError(
             "LockDownStager: the staging guard needs the staging root as a "
             "writable path");
       }
-      lockdown.writable_paths = options.writable_paths;
+      lockdown.writable_paths = what.writable_paths;
       // It starts nothing and talks to nobody: Unix sockets only.
       lockdown.allow_network = false;
       break;
   }
-  return LockDown(lockdown);
+  return TakeRoleLockdown(what, lockdown, report);
 }
 
 absl::Status TakeStagerLockdown(
-    const StagerLockDown& lock_down, const StagerLockdownOptions& options,
-    const std::function<void(const std::string&)>& log) {
+    const StagerLockDown& lock_down, StagerLockdown what,
+    const std::optional<AcceptWeakerLockdown>& accept_weaker) {
   if (!lock_down) return absl::OkStatus();
-  absl::StatusOr<LockdownReport> report = lock_down(options);
-  if (!report.ok()) {
-    return absl::Status(report.status().code(),
-                        absl::StrCat("lockdown: ", report.status().message()));
-  }
-  if (options.accept_weaker && !report->weaker.empty() && log) {
-    log(absl::StrCat("lockdown weaker (--accept-weaker-lockdown): ",
-                     report->weaker));
-  }
-  return absl::OkStatus();
+  if (accept_weaker) what.accept_weaker_lockdown = accept_weaker->why;
+  return lock_down(what, nullptr);
 }
 
 }  // namespace garuda

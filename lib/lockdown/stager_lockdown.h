@@ -14,13 +14,13 @@
 #ifndef GARUDA_LIB_LOCKDOWN_STAGER_LOCKDOWN_H_
 #define GARUDA_LIB_LOCKDOWN_STAGER_LOCKDOWN_H_
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "lib/lockdown/lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 
@@ -29,34 +29,30 @@ enum class StagerProcess {
   kStagingGuard,
 };
 
-struct StagerLockdownOptions {
+struct StagerLockdown : RoleLockdown {
   StagerProcess process = StagerProcess::kSandboxBuilder;
   // kStagingGuard: the only paths it may still write beneath (absolute,
   // existing): the staging root, and the folder of --out.
   std::vector<std::string> writable_paths;
-  // --accept-weaker-lockdown WHY: a kernel without seccomp filters (or,
-  // for the guard, without Landlock) is accepted, and the report says so.
-  std::optional<AcceptWeakerLockdown> accept_weaker;
 };
 
 // Irreversible for this process and for what it starts afterwards. Runs
 // while the process has one thread, after it has opened what it needs
 // (settings, probe, the on_host runner, the staging view and its read-only
-// bind of the project).
-absl::StatusOr<LockdownReport> LockDownStager(
-    const StagerLockdownOptions& options);
+// bind of the project). With --accept-weaker-lockdown WHY a kernel without
+// seccomp filters (or, for the guard, without Landlock) is accepted, and the
+// report says so.
+absl::Status LockDownStager(const StagerLockdown& what, LockdownReport* report);
 
 // How lib/staging takes the lockdown from cmd/garuda-stager/main.cc
 // (LockDownStager there; empty in tests of the library: no lockdown).
-using StagerLockDown =
-    std::function<absl::StatusOr<LockdownReport>(const StagerLockdownOptions&)>;
+using StagerLockDown = LockDownStep<StagerLockdown>;
 
-// Takes `lock_down` (when set) for `options.process`; a weaker lockdown
-// that --accept-weaker-lockdown allowed is said on `log`. An error says
-// what failed, prefixed "lockdown: ".
+// Takes `lock_down` (when set) for `what`; the reason of a weaker one is
+// `accept_weaker`'s. An error says what failed.
 absl::Status TakeStagerLockdown(
-    const StagerLockDown& lock_down, const StagerLockdownOptions& options,
-    const std::function<void(const std::string&)>& log);
+    const StagerLockDown& lock_down, StagerLockdown what,
+    const std::optional<AcceptWeakerLockdown>& accept_weaker);
 
 }  // namespace garuda
 

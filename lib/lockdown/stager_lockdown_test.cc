@@ -91,10 +91,12 @@ TEST_F(StagerLockdownTest, NegativeControlWithoutLockdownEverythingWorks) {
 
 TEST_F(StagerLockdownTest, SandboxBuilderKeepsNamespacesAndMountsOnly) {
   absl::StatusOr<std::string> result = RunInChild([this]() -> std::string {
-    StagerLockdownOptions options;
+    StagerLockdown options;
     options.process = StagerProcess::kSandboxBuilder;
-    absl::StatusOr<LockdownReport> report = LockDownStager(options);
-    if (!report.ok()) return "lockdown failed: " + report.status().ToString();
+    LockdownReport done;
+    absl::Status locked = LockDownStager(options, &done);
+    if (!locked.ok()) return "lockdown failed: " + locked.ToString();
+    const LockdownReport* report = &done;
     if (report->landlock_enforced || !report->seccomp_enforced) {
       return "lockdown not as expected";
     }
@@ -112,11 +114,13 @@ TEST_F(StagerLockdownTest, SandboxBuilderKeepsNamespacesAndMountsOnly) {
 
 TEST_F(StagerLockdownTest, GuardWritesOnlyBeneathStagingAndCannotMount) {
   absl::StatusOr<std::string> result = RunInChild([this]() -> std::string {
-    StagerLockdownOptions options;
+    StagerLockdown options;
     options.process = StagerProcess::kStagingGuard;
     options.writable_paths = {staging_};
-    absl::StatusOr<LockdownReport> report = LockDownStager(options);
-    if (!report.ok()) return "lockdown failed: " + report.status().ToString();
+    LockdownReport done;
+    absl::Status locked = LockDownStager(options, &done);
+    if (!locked.ok()) return "lockdown failed: " + locked.ToString();
+    const LockdownReport* report = &done;
     if (!report->landlock_enforced || !report->seccomp_enforced ||
         !report->weaker.empty()) {
       return "lockdown incomplete";
@@ -133,14 +137,14 @@ TEST_F(StagerLockdownTest, GuardWritesOnlyBeneathStagingAndCannotMount) {
 }
 
 TEST(StagerLockdownOptionsTest, EachProcessKindChecksItsPaths) {
-  StagerLockdownOptions builder;
+  StagerLockdown builder;
   builder.process = StagerProcess::kSandboxBuilder;
   builder.writable_paths = {"/tmp"};
-  EXPECT_THAT(LockDownStager(builder).status().ToString(),
+  EXPECT_THAT(LockDownStager(builder, nullptr).ToString(),
               HasSubstr("cannot be given writable paths"));
-  StagerLockdownOptions guard;
+  StagerLockdown guard;
   guard.process = StagerProcess::kStagingGuard;
-  EXPECT_THAT(LockDownStager(guard).status().ToString(),
+  EXPECT_THAT(LockDownStager(guard, nullptr).ToString(),
               HasSubstr("needs the staging root"));
 }
 

@@ -431,10 +431,10 @@ absl::Status RunStagerServe(const StagerServeOptions& options) {
   StagerService service(options);
   RETURN_IF_ERROR(service.Start());
   if (options.mode != kHostMode) {
-    StagerLockdownOptions lockdown;
-    lockdown.accept_weaker = options.accept_weaker;
+    StagerLockdown lockdown;
+    lockdown.log = options.log;
     RETURN_IF_ERROR(
-        TakeStagerLockdown(options.lock_down, lockdown, options.log));
+        TakeStagerLockdown(options.lock_down, lockdown, options.accept_weaker));
   }
   return service.Serve(channel);
 }

@@ -504,9 +504,10 @@ int RunStagedCommandHere(const MergedSettings& settings,
     Say((*view)->Describe());
     absl::Status entered = (*view)->EnterAndLock();
     if (!entered.ok()) return Stop(std::string(entered.message()));
-    StagerLockdownOptions lockdown;
-    lockdown.accept_weaker = request.accept_weaker;
-    absl::Status locked = TakeStagerLockdown(request.lock_down, lockdown, Say);
+    StagerLockdown lockdown;
+    lockdown.log = Say;
+    absl::Status locked =
+        TakeStagerLockdown(request.lock_down, lockdown, request.accept_weaker);
     if (!locked.ok()) return Stop(std::string(locked.message()));
 
     CommandRequest command;

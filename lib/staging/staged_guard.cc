@@ -84,13 +84,13 @@ absl::Status LockDownGuard(const StagedGuardOptions& options,
     return absl::FailedPreconditionError(
         "no staging root (~/.garuda/staging) to confine the guard to");
   }
-  StagerLockdownOptions lockdown;
+  StagerLockdown lockdown;
   lockdown.process = StagerProcess::kStagingGuard;
   // Not the folder of --out: it may hold the project. The run writes its
   // list there unnamed until it is whole (session.cc's WriteOut).
   lockdown.writable_paths = {root};
-  lockdown.accept_weaker = options.accept_weaker;
-  return TakeStagerLockdown(options.lock_down, lockdown, options.log);
+  lockdown.log = options.log;
+  return TakeStagerLockdown(options.lock_down, lockdown, options.accept_weaker);
 }
 
 [[noreturn]] void EndBy(int sig) {
