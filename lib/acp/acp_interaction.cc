@@ -184,9 +184,10 @@ void AcpInteraction::ToolResult(const agent::ToolCallReport& report) {
 void AcpInteraction::Usage(const agent::UsageReport& usage) {
   Value update = Object();
   Set(update, "sessionUpdate", Str("usage_update"));
-  // What the budget charged so far in this turn, against the session's
-  // token limit (0: no limit).
-  Set(update, "used", Num(usage.charged_tokens()));
+  // What the budget charged so far in this session (since it was opened
+  // here), against the session's token limit (0: no limit).
+  session_used_ = turn_base_ + usage.charged_tokens();
+  Set(update, "used", Num(static_cast<double>(session_used_)));
   Set(update, "size", Num(static_cast<double>(token_limit_)));
   Value garuda = Object();
   Set(garuda, "inputTokens", Num(usage.input_tokens()));

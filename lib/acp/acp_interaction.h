@@ -46,6 +46,9 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
   // first lines go out after the session/new answer).
   void set_in_turn(bool in_turn) { in_turn_ = in_turn; }
   std::string TakeNotices();
+  // Before each prompt: usage_update counts the session's tokens since it
+  // was opened here, the turn's on top of the turns before.
+  void StartTurn() { turn_base_ = session_used_; }
   // One session/update of this session.
   void Update(Value update);
 
@@ -89,6 +92,8 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
   int64_t token_limit_;
   std::string session_id_;
   bool in_turn_ = false;
+  int64_t turn_base_ = 0;
+  int64_t session_used_ = 0;
   std::string notices_;
   std::map<std::string, provider::ToolCall> calls_;  // by id, this turn
   std::string current_call_;                         // the call being run

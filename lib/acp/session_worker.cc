@@ -279,6 +279,7 @@ int RunSessionWorker(const WorkerOptions& options) {
       prompts.Done();
       continue;
     }
+    interaction.StartTurn();
     absl::StatusOr<agent::TurnOutcome> outcome =
         (*session)->RunTurn(*text, &cancel);
     if (!outcome.ok()) {
