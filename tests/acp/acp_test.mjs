@@ -377,7 +377,7 @@ test("without a sandbox a host command asks before it runs: rejected it does not
 function status(pid) {
   const text = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   const field = (name) => (text.match(new RegExp(`^${name}:\\s*(\\S+)`, "m")) ?? [])[1];
-  return { seccomp: field("Seccomp"), noNewPrivs: field("NoNewPrivs"), ppid: Number(field("PPid")) };
+  return { seccomp: field("Seccomp"), noNewPrivs: field("NoNewPrivs"), ppid: Number(field("PPid")), state: field("State") };
 }
 function childrenOf(pid) {
   return fs
@@ -426,12 +426,34 @@ test("a session worker that dies: its prompt gets an error, and the connection g
   await waitFor(() => /stalled/.test(agentText(updates)), "the first streamed text");
   const [launcher] = childrenOf(agent.child.pid);
   const [worker] = childrenOf(launcher).filter((pid) => cmdline(pid).includes("acp-session"));
+  const helpers = childrenOf(worker);
   process.kill(worker, "SIGKILL");
   await assert.rejects(turn, (error) => /session ended/.test(error.message));
+  // Its helpers see their channels close and end too.
+  const gone = (pid) => !fs.existsSync(`/proc/${pid}`) || status(pid).state === "Z";
+  await waitFor(() => helpers.every(gone), "the dead worker's helpers to end");
   await assert.rejects(prompt(peer, session.sessionId, "again"), (error) => /no session/.test(error.message));
   const next = await newSession(peer, world);
   assert.equal((await prompt(peer, next.sessionId, "hello")).stopReason, "end_turn");
   assert.match(agentText(updates), /The new session works\./);
+});
+
+test("an editor (the front) killed mid-session: the worker still ends its session, and nothing is left running", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [text("hello")]);
+  const agent = startAgent(world, baseUrl);
+  const { peer } = connect(agent);
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  await prompt(peer, session.sessionId, "hi");
+  const [launcher] = childrenOf(agent.child.pid);
+  const [worker] = childrenOf(launcher).filter((pid) => cmdline(pid).includes("acp-session"));
+  const helpers = childrenOf(worker);
+  assert.ok(helpers.length >= 4, `the worker's helpers: ${helpers}`);
+  agent.child.kill("SIGKILL");
+  const gone = (pid) => !fs.existsSync(`/proc/${pid}`) || status(pid).state === "Z";
+  await waitFor(() => [launcher, worker, ...helpers].every(gone), "the launcher, the worker and its helpers to end");
+  assert.match(auditText(world), /"session_end"/);
 });
 
 test("a token budget that refuses the request ends the prompt with max_tokens and says why", async () => {
