@@ -38,14 +38,16 @@ void Log(absl::string_view line) {
 // end of the front's socket.
 class PromptQueue {
  public:
-  // False when a prompt is queued or running already (one turn at a time).
-  bool Push(Message prompt) {
+  // A prompt is queued or running (one turn at a time).
+  bool busy() {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (busy_) return false;
+    return busy_;
+  }
+  void Push(Message prompt) {
+    std::lock_guard<std::mutex> lock(mutex_);
     busy_ = true;
     prompt_ = std::move(prompt);
     changed_.notify_all();
-    return true;
   }
   void End() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -248,17 +250,20 @@ int RunSessionWorker(const WorkerOptions& options) {
         link.CancelTurn();
       } else if (message.method == "session/prompt" &&
                  message.kind == Message::Kind::kRequest) {
-        Value prompt_id = message.id;
-        // Reset here, not when the turn starts: a cancel that follows the
-        // prompt at once must not be lost.
-        cancel.Reset();
-        link.BeginTurn();
-        if (!prompts.Push(std::move(message))) {
-          link.Send(ErrorLine(prompt_id,
+        if (prompts.busy()) {
+          // Refused without touching the running turn's cancel.
+          link.Send(ErrorLine(message.id,
                               {kInvalidRequest,
                                "a prompt of this session is still running; "
                                "send session/cancel first"}));
+          continue;
         }
+        // Reset here, not when the turn starts: a cancel that follows the
+        // prompt at once must not be lost. Only this thread makes the
+        // queue busy, so it is still free for the Push.
+        cancel.Reset();
+        link.BeginTurn();
+        prompts.Push(std::move(message));
       } else if (message.kind == Message::Kind::kRequest) {
         link.Send(ErrorLine(message.id, {kMethodNotFound,
                                          absl::StrCat("no method \"",
