@@ -7,9 +7,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "lib/provider/json.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "lib/provider/json.h"
 #include "lib/tools/edit_tools.h"
 
 namespace garuda {
@@ -168,8 +168,8 @@ void AcpInteraction::ToolResult(const agent::ToolCallReport& report) {
       Append(content, block);
     }
   }
-  std::string text = report.output().empty() ? report.outcome()
-                                             : report.output();
+  std::string text =
+      report.output().empty() ? report.outcome() : report.output();
   if (!text.empty()) Append(content, TextContent(text));
   Set(update, "content", std::move(content));
   Value raw = Object();
@@ -228,17 +228,17 @@ Value AcpInteraction::Diffs(const ChangeSet& change_set) {
     Value diff = Object();
     Set(diff, "type", Str("diff"));
     Set(diff, "path", Str(JoinPathUnder(project_->root(), entry.path())));
-    Set(diff, "oldText", old_text.empty() && entry.kind() == CHANGE_KIND_ADDED
-                             ? Null()
-                             : Str(old_text));
+    Set(diff, "oldText",
+        old_text.empty() && entry.kind() == CHANGE_KIND_ADDED ? Null()
+                                                              : Str(old_text));
     Set(diff, "newText", Str(removed ? "" : change.content));
     Append(diffs, std::move(diff));
   }
   return diffs;
 }
 
-std::optional<std::string> AcpInteraction::RequestPermission(
-    Value tool_call, Value options) {
+std::optional<std::string> AcpInteraction::RequestPermission(Value tool_call,
+                                                             Value options) {
   Value params = Object();
   Set(params, "sessionId", Str(session_id_));
   Set(params, "toolCall", std::move(tool_call));
@@ -256,11 +256,10 @@ PermissionAnswer AcpInteraction::Ask(const PermissionQuestion& question,
   Value options = List();
   Append(options, Option("allow_once", "Allow once", "allow_once"));
   if (question.session_rule) {
-    Append(options,
-           Option("allow_always",
-                  absl::StrCat("Allow always in this session (",
-                               *question.session_rule, ")"),
-                  "allow_always"));
+    Append(options, Option("allow_always",
+                           absl::StrCat("Allow always in this session (",
+                                        *question.session_rule, ")"),
+                           "allow_always"));
   }
   Append(options, Option("reject_once", "Reject", "reject_once"));
   std::optional<std::string> selected =
@@ -341,13 +340,14 @@ std::string ReplayText(const std::string& text) {
 
 }  // namespace
 
-void AcpInteraction::Replay(const std::vector<provider::ChatMessage>& messages) {
+void AcpInteraction::Replay(
+    const std::vector<provider::ChatMessage>& messages) {
   for (const provider::ChatMessage& message : messages) {
     if (!message.text().empty()) {
       Value update = Object();
-      Set(update, "sessionUpdate", Str(message.role() == "assistant"
-                                           ? "agent_message_chunk"
-                                           : "user_message_chunk"));
+      Set(update, "sessionUpdate",
+          Str(message.role() == "assistant" ? "agent_message_chunk"
+                                            : "user_message_chunk"));
       Set(update, "content", TextBlock(ReplayText(message.text())));
       Update(std::move(update));
     }

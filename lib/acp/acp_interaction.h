@@ -38,8 +38,7 @@ ToolCallFields FieldsOf(const provider::ToolCall& call,
 class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
  public:
   // `project` (not owned) gives the old contents for diffs.
-  AcpInteraction(WorkerLink* link, const Project* project,
-                 int64_t token_limit);
+  AcpInteraction(WorkerLink* link, const Project* project, int64_t token_limit);
 
   void set_session_id(const std::string& id) { session_id_ = id; }
   // Notices shown outside a turn are kept until TakeNotices (the session's

@@ -1,8 +1,8 @@
 #include "lib/acp/front.h"
 
 #include <poll.h>
-#include <string.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -95,15 +95,17 @@ class Front {
         if (it == workers_.end()) continue;
         absl::StatusOr<bool> more = it->second.reader->Fill();
         bool dropped = false;
-        while (std::optional<LineReader::Line> line = it->second.reader->Next()) {
+        while (std::optional<LineReader::Line> line =
+                   it->second.reader->Next()) {
           if (!FromWorker(it->first, *line)) {
             dropped = true;
             break;
           }
         }
         if (!dropped && (!more.ok() || !*more)) {
-          DropWorker(it->first, "its session ended (see the log on standard "
-                                "error)");
+          DropWorker(it->first,
+                     "its session ended (see the log on standard "
+                     "error)");
         }
       }
     }
@@ -238,8 +240,7 @@ class Front {
     }
     const int key = next_worker_++;
     Worker& worker = workers_[key];
-    worker.reader =
-        std::make_unique<LineReader>(fd->get(), kMaxRelayLineBytes);
+    worker.reader = std::make_unique<LineReader>(fd->get(), kMaxRelayLineBytes);
     worker.fd = *std::move(fd);
     worker.session_id = session_id;
     if (load) sessions_[session_id] = key;
@@ -262,8 +263,7 @@ class Front {
       Log(absl::StrCat("ignored the notification ", notification.method));
       return;
     }
-    std::string id =
-        StringField(notification.params, "sessionId").value_or("");
+    std::string id = StringField(notification.params, "sessionId").value_or("");
     auto session = sessions_.find(id);
     if (session == sessions_.end()) {
       Log(absl::StrCat("session/cancel of an unknown session \"", id, "\""));
@@ -288,9 +288,8 @@ class Front {
     to_client_.erase(it);
     auto worker = workers_.find(key);
     if (worker == workers_.end()) return;
-    std::string line = response.error
-                           ? ErrorLine(worker_id, *response.error)
-                           : ResultLine(worker_id, response.result);
+    std::string line = response.error ? ErrorLine(worker_id, *response.error)
+                                      : ResultLine(worker_id, response.result);
     WriteAll(worker->second.fd.get(), line).IgnoreError();
   }
 
@@ -325,7 +324,8 @@ class Front {
           return false;
         }
         if (worker.session_id.empty()) {
-          std::string id = StringField(message.result, "sessionId").value_or("");
+          std::string id =
+              StringField(message.result, "sessionId").value_or("");
           if (!ValidSessionId(id) || sessions_.count(id) != 0) {
             Error(client_id, kInternalError,
                   "the session worker gave no usable session id");
@@ -383,8 +383,8 @@ class Front {
     const absl::Time deadline = absl::Now() + kEndWait;
     char discard[4096];
     while (!open.empty()) {
-      const int left = static_cast<int>(
-          absl::ToInt64Milliseconds(deadline - absl::Now()));
+      const int left =
+          static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
       if (left <= 0) {
         Log("a session worker did not end in time; leaving it to end alone");
         return;
@@ -466,9 +466,8 @@ int RunFront(const FrontOptions& options) {
   what.accept_weaker_lockdown = options.accept_weaker_lockdown;
   what.log = [](const std::string& line) { Log(line); };
   LockdownReport report;
-  absl::Status locked = options.lock_down
-                            ? options.lock_down(what, &report)
-                            : NoLockDownGiven("garuda-agent acp");
+  absl::Status locked = options.lock_down ? options.lock_down(what, &report)
+                                          : NoLockDownGiven("garuda-agent acp");
   if (!locked.ok()) {
     Log(locked.message());
     return 1;
@@ -488,8 +487,8 @@ absl::Status LockDownAcpFront(const AcpFrontLockdown& what,
   RETURN_IF_ERROR(TakeRoleLockdown(what, options, &done));
   done.summary = absl::StrCat(
       "acp front locked down: no file writes, no network, no new process (",
-      DescribeEnforced(done), done.weaker.empty() ? "" : "; weaker: ",
-      done.weaker, ")");
+      DescribeEnforced(done),
+      done.weaker.empty() ? "" : "; weaker: ", done.weaker, ")");
   if (report != nullptr) *report = std::move(done);
   return absl::OkStatus();
 }

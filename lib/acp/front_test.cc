@@ -51,8 +51,12 @@ Message MustParse(const std::optional<std::string>& line) {
 struct FakeWorker {
   UniqueFd fd;
   std::unique_ptr<LineReader> reader;
-  std::optional<std::string> Line() { return ReadLineWithin(*reader, fd.get()); }
-  void Send(const std::string& line) { ASSERT_TRUE(WriteAll(fd.get(), line).ok()); }
+  std::optional<std::string> Line() {
+    return ReadLineWithin(*reader, fd.get());
+  }
+  void Send(const std::string& line) {
+    ASSERT_TRUE(WriteAll(fd.get(), line).ok());
+  }
   // True when the front closed this worker's socket.
   bool Dropped() {
     pollfd p = {fd.get(), POLLIN, 0};
@@ -118,7 +122,8 @@ class FrontTest : public ::testing::Test {
 
   // session/new answered by worker `i` with `session_id`.
   void OpenSession(size_t i, const std::string& session_id) {
-    Send(R"({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}})");
+    Send(
+        R"({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}})");
     Message opening = MustParse(Worker(i).Line());
     ASSERT_EQ(opening.method, "session/new");
     Value result = Object();
@@ -158,7 +163,8 @@ TEST_F(FrontTest, AWorkerSpeaksOnlyForItsOwnSession) {
   // Another session's: the worker is dropped, nothing reaches the editor.
   Worker(0).Send(Update("s2", "not mine"));
   EXPECT_TRUE(Worker(0).Dropped());
-  Send(R"({"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}})");
+  Send(
+      R"({"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}})");
   Message refused = MustParse(ClientLine());
   EXPECT_EQ(IdKey(refused.id), "n:2");  // not the s2 update
   ASSERT_TRUE(refused.error.has_value());
@@ -193,22 +199,26 @@ TEST_F(FrontTest, APermissionRequestGoesToTheEditorAndItsAnswerBack) {
   Set(outcome, "optionId", Str("allow_once"));
   Value result = Object();
   Set(result, "outcome", outcome);
-  Send(ResultLine(asked.id, result).substr(0, ResultLine(asked.id, result).size() - 1));
+  Send(ResultLine(asked.id, result)
+           .substr(0, ResultLine(asked.id, result).size() - 1));
   Message answered = MustParse(Worker(0).Line());
   EXPECT_EQ(answered.kind, Message::Kind::kResponse);
   EXPECT_EQ(IdKey(answered.id), "n:7");  // the worker's own id
   // The same answer again answers nothing: not passed on.
-  Send(ResultLine(asked.id, result).substr(0, ResultLine(asked.id, result).size() - 1));
+  Send(ResultLine(asked.id, result)
+           .substr(0, ResultLine(asked.id, result).size() - 1));
   Worker(0).Send(Update("s1", "still here"));
   EXPECT_EQ(MustParse(ClientLine()).method, "session/update");
 }
 
 TEST_F(FrontTest, AnAnswerToNothingDropsTheWorkerAndItsPromptGetsAnError) {
   OpenSession(0, "s1");
-  Send(R"({"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"s1","prompt":[]}})");
+  Send(
+      R"({"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"s1","prompt":[]}})");
   Message prompt = MustParse(Worker(0).Line());
   EXPECT_EQ(prompt.method, "session/prompt");
-  Worker(0).Send(ResultLine(Num(12345), Object()));  // asked nothing of the kind
+  Worker(0).Send(
+      ResultLine(Num(12345), Object()));  // asked nothing of the kind
   EXPECT_TRUE(Worker(0).Dropped());
   Message failed = MustParse(ClientLine());
   EXPECT_EQ(IdKey(failed.id), "s:p");
@@ -217,7 +227,8 @@ TEST_F(FrontTest, AnAnswerToNothingDropsTheWorkerAndItsPromptGetsAnError) {
 }
 
 TEST_F(FrontTest, AWorkerThatSpeaksBeforeItsSessionIsOpenIsDropped) {
-  Send(R"({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}})");
+  Send(
+      R"({"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p","mcpServers":[]}})");
   ASSERT_TRUE(Worker(0).Line().has_value());
   Worker(0).Send(Update("s1", "too early"));
   EXPECT_TRUE(Worker(0).Dropped());

@@ -178,8 +178,7 @@ Parsed ParseMessage(absl::string_view line) {
   // The strict check first: it says where the text is wrong, and refuses
   // what protobuf's reader would let through (a key twice, bad UTF-8).
   if (absl::Status syntax = CheckJsonSyntax(line); !syntax.ok()) {
-    parsed.error = {kParseError,
-                    absl::StrCat("not JSON: ", syntax.message())};
+    parsed.error = {kParseError, absl::StrCat("not JSON: ", syntax.message())};
     return parsed;
   }
   absl::StatusOr<Value> read = provider::ParseJson(line, "the message");
@@ -205,8 +204,10 @@ Parsed ParseMessage(absl::string_view line) {
     return parsed;
   }
   Message message;
-  if (id != nullptr) message.id = *id;
-  else message.id = Null();
+  if (id != nullptr)
+    message.id = *id;
+  else
+    message.id = Null();
   const Value* params = Field(value, "params");
   message.params = params != nullptr ? *params : Null();
   const Value* method = Field(value, "method");

@@ -34,7 +34,8 @@ std::vector<LineReader::Line> LinesOf(const std::string& input,
 }
 
 TEST(LineReaderTest, SplitsLinesAndKeepsALastLineWithoutNewline) {
-  std::vector<LineReader::Line> lines = LinesOf("{\"a\":1}\n\n  \t\n{\"b\":2}\r\n{}", 100);
+  std::vector<LineReader::Line> lines =
+      LinesOf("{\"a\":1}\n\n  \t\n{\"b\":2}\r\n{}", 100);
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0].text, "{\"a\":1}");
   EXPECT_EQ(lines[1].text, "{\"b\":2}");
@@ -52,7 +53,8 @@ TEST(LineReaderTest, ALineOverTheCapIsDroppedAndTheNextIsRead) {
   EXPECT_TRUE(lines[1].text.empty());  // never kept
   EXPECT_EQ(lines[2].text, "{\"b\":2}");
   // Control: at the cap itself the line is taken.
-  std::vector<LineReader::Line> at_cap = LinesOf(std::string(1000, 'y') + "\n", 1000);
+  std::vector<LineReader::Line> at_cap =
+      LinesOf(std::string(1000, 'y') + "\n", 1000);
   ASSERT_EQ(at_cap.size(), 1u);
   EXPECT_FALSE(at_cap[0].too_long);
 }
@@ -66,8 +68,8 @@ TEST(ParseMessageTest, RequestNotificationAndResponse) {
   EXPECT_EQ(StringField(request.message->params, "cwd"), "/p");
   EXPECT_EQ(IdKey(request.message->id), "n:7");
 
-  Parsed notification =
-      ParseMessage(R"({"jsonrpc":"2.0","method":"session/cancel","params":{}})");
+  Parsed notification = ParseMessage(
+      R"({"jsonrpc":"2.0","method":"session/cancel","params":{}})");
   ASSERT_TRUE(notification.message.has_value());
   EXPECT_EQ(notification.message->kind, Message::Kind::kNotification);
 
@@ -84,11 +86,13 @@ TEST(ParseMessageTest, MalformedInputIsAnErrorWithTheIdWhenReadable) {
   EXPECT_FALSE(not_json.message.has_value());
   EXPECT_EQ(not_json.error.code, kParseError);
 
-  Parsed twice = ParseMessage(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"x"})");
+  Parsed twice =
+      ParseMessage(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"x"})");
   EXPECT_FALSE(twice.message.has_value());
   EXPECT_EQ(twice.error.code, kParseError);
 
-  Parsed wrong_version = ParseMessage(R"({"jsonrpc":"1.0","id":3,"method":"x"})");
+  Parsed wrong_version =
+      ParseMessage(R"({"jsonrpc":"1.0","id":3,"method":"x"})");
   EXPECT_FALSE(wrong_version.message.has_value());
   EXPECT_EQ(wrong_version.error.code, kInvalidRequest);
   EXPECT_EQ(IdKey(wrong_version.id), "n:3");  // answered to its id

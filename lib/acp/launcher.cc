@@ -27,7 +27,8 @@ absl::StatusOr<UniqueFd> SpawnWorker(const std::vector<std::string>& argv) {
   }
   UniqueFd ours(pair[0]), theirs(pair[1]);
   std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  for (const std::string& arg : argv)
+    args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) return ErrnoStatus(errno, "fork(a session worker)");

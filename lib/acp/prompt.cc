@@ -14,8 +14,8 @@ absl::StatusOr<std::string> PromptText(const Value& params) {
   std::string text;
   int index = 0;
   for (const Value& block : prompt->list_value().values()) {
-    const std::string where = absl::StrCat("session/prompt: prompt[", index++,
-                                           "]");
+    const std::string where =
+        absl::StrCat("session/prompt: prompt[", index++, "]");
     std::optional<std::string> type = StringField(block, "type");
     if (!type) {
       return absl::InvalidArgumentError(
@@ -30,9 +30,10 @@ absl::StatusOr<std::string> PromptText(const Value& params) {
       std::optional<std::string> body =
           resource ? StringField(*resource, "text") : std::nullopt;
       if (!uri || !body) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": an embedded resource needs resource.uri and "
-                   "resource.text (binary resources are not taken)"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(where,
+                         ": an embedded resource needs resource.uri and "
+                         "resource.text (binary resources are not taken)"));
       }
       absl::StrAppend(&text, "\n\n<resource uri=\"", *uri, "\">\n", *body,
                       body->empty() || body->back() == '\n' ? "" : "\n",

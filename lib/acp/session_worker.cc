@@ -21,8 +21,8 @@
 #include "lib/acp/json_rpc.h"
 #include "lib/acp/prompt.h"
 #include "lib/acp/worker_link.h"
-#include "lib/agent/session.h"
 #include "lib/agent/agent.h"
+#include "lib/agent/session.h"
 #include "lib/agent/session_setup.h"
 #include "lib/base/cancel_flag.h"
 
@@ -186,8 +186,7 @@ int RunSessionWorker(const WorkerOptions& options) {
   LockdownReport lockdown;
   absl::Status locked =
       options.lock_down
-          ? options.lock_down(agent::SessionLockdown(agent, *opened),
-                              &lockdown)
+          ? options.lock_down(agent::SessionLockdown(agent, *opened), &lockdown)
           : NoLockDownGiven("garuda-agent acp-session");
   if (!locked.ok()) {
     fail(kInternalError,
@@ -200,9 +199,8 @@ int RunSessionWorker(const WorkerOptions& options) {
   AcpInteraction interaction(&link, opened->project.get(),
                              opened->settings.token_limit);
   interaction.set_session_id(opened->session_id);
-  agent::SessionParts parts =
-      agent::SessionPartsFor(*opened, *(*started)->helpers,
-                             (*started)->code_tools.get());
+  agent::SessionParts parts = agent::SessionPartsFor(
+      *opened, *(*started)->helpers, (*started)->code_tools.get());
   parts.interaction = &interaction;
   parts.events = &interaction;
   absl::StatusOr<std::unique_ptr<agent::Session>> session =
@@ -265,9 +263,9 @@ int RunSessionWorker(const WorkerOptions& options) {
         link.BeginTurn();
         prompts.Push(std::move(message));
       } else if (message.kind == Message::Kind::kRequest) {
-        link.Send(ErrorLine(message.id, {kMethodNotFound,
-                                         absl::StrCat("no method \"",
-                                                      message.method, "\"")}));
+        link.Send(ErrorLine(
+            message.id, {kMethodNotFound,
+                         absl::StrCat("no method \"", message.method, "\"")}));
       }
     }
     cancel.Cancel();
@@ -279,8 +277,8 @@ int RunSessionWorker(const WorkerOptions& options) {
   while (std::optional<Message> prompt = prompts.Pop()) {
     absl::StatusOr<std::string> text = PromptText(prompt->params);
     if (!text.ok()) {
-      link.Send(ErrorLine(prompt->id,
-                          {kInvalidParams, std::string(text.status().message())}));
+      link.Send(ErrorLine(
+          prompt->id, {kInvalidParams, std::string(text.status().message())}));
       prompts.Done();
       continue;
     }
@@ -289,8 +287,9 @@ int RunSessionWorker(const WorkerOptions& options) {
         (*session)->RunTurn(*text, &cancel);
     if (!outcome.ok()) {
       // A helper is gone: the session cannot go on.
-      link.Send(ErrorLine(prompt->id, {kInternalError,
-                                       std::string(outcome.status().message())}));
+      link.Send(
+          ErrorLine(prompt->id,
+                    {kInternalError, std::string(outcome.status().message())}));
       Log(outcome.status().message());
       code = 1;
       prompts.Done();

@@ -2,9 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "lib/base/status_macros.h"
 #include "lib/question/question.h"
 #include "lib/tools/code_tools.h"
@@ -183,7 +183,8 @@ class Call {
     q.detail = why;
     q.session_rule = Permissions::SessionRuleFor(request_);
     PermissionAnswer answer =
-        relay && IsEditTool(call_.name()) && !proposed_.change_set.changes.empty()
+        relay && IsEditTool(call_.name()) &&
+                !proposed_.change_set.changes.empty()
             ? c_.interaction->AskEdit(q, proposed_.change_set)
             : c_.interaction->AskPermission(q);
     if (relay) relayed_ = RelayedYes(answer != PermissionAnswer::kNo, "acp");
