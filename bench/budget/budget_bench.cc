@@ -39,6 +39,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/strings/str_format.h"
+#include "bench/budget/child_start.h"
 #include "lib/base/files.h"
 #include "lib/budget/journal.h"
 #include "lib/budget/ledger.h"
@@ -95,18 +97,21 @@ absl::Status RoundTrips(BudgetClient& client, int iterations,
   return absl::OkStatus();
 }
 
+// `clients` agents at once: the top agent alone when it is 1 and not
+// `as_children`, else that many children of it, each on its own channel.
 absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
-                                 int iterations) {
+                                 int iterations, bool as_children = false) {
+  const bool top_only = clients == 1 && !as_children;
   ipc::HelperOptions options;
   options.argv = {budgeter_path, "serve", "--channel-fd=3",
-                  absl::StrCat("--session=bench-", clients),
+                  absl::StrCat("--session=bench-", as_children ? "children-" : "", clients),
                   absl::StrCat("--limit=", kMaxTokens)};
   options.channel = BudgeterChannelOptions();
   auto process = ipc::HelperProcess::Spawn(options);
   if (!process.ok()) return process.status();
   BudgetClient top(process->get());
   std::vector<std::unique_ptr<BudgetClient>> agents;
-  if (clients == 1) {
+  if (top_only) {
     // The top agent itself.
   } else {
     for (int i = 0; i < clients; ++i) {
@@ -120,11 +125,11 @@ absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
   std::vector<absl::Status> results(clients);
   // Warm up (page faults, first journal writes) outside the measurement.
   std::vector<double> ignored;
-  if (clients == 1) {
+  if (top_only) {
     if (auto s = RoundTrips(top, 200, &ignored); !s.ok()) return s;
   }
   Clock::time_point start = Clock::now();
-  if (clients == 1) {
+  if (top_only) {
     results[0] = RoundTrips(top, iterations, &samples[0]);
   } else {
     std::vector<std::thread> threads;
@@ -294,6 +299,7 @@ int Main(int argc, char** argv) {
   std::string budgeter = "cmd/garuda-budgeter/garuda-budgeter";
   std::vector<std::string> bases = {"/tmp", "/dev/shm"};
   std::vector<int> client_counts = {1, 8, 64};
+  std::vector<int> child_counts = {1, 4, 16};
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (absl::ConsumePrefix(&arg, "--iterations=")) {
@@ -302,6 +308,15 @@ int Main(int argc, char** argv) {
       budgeter = std::string(arg);
     } else if (absl::ConsumePrefix(&arg, "--journal-dirs=")) {
       bases = absl::StrSplit(arg, ',', absl::SkipEmpty());
+    } else if (absl::ConsumePrefix(&arg, "--children=")) {
+      child_counts.clear();
+      for (absl::string_view part : absl::StrSplit(arg, ',')) {
+        int count = 0;
+        if (!absl::SimpleAtoi(part, &count) || count < 1 || count > 64) {
+          return 2;
+        }
+        child_counts.push_back(count);
+      }
     } else if (absl::ConsumePrefix(&arg, "--clients=")) {
       client_counts.clear();
       for (absl::string_view part : absl::StrSplit(arg, ',')) {
@@ -314,7 +329,8 @@ int Main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: budget_bench [--iterations=N] [--budgeter=PATH]\n"
-                   "  [--journal-dirs=/tmp,/dev/shm] [--clients=1,8,64]\n");
+                   "  [--journal-dirs=/tmp,/dev/shm] [--clients=1,8,64]\n"
+                   "  [--children=1,4,16]\n");
       return 2;
     }
   }
@@ -365,6 +381,43 @@ int Main(int argc, char** argv) {
         continue;
       }
       Print("garuda-budgeter" + where, clients, *figures);
+    }
+    // Children of the top agent in parallel (their leases opened first),
+    // beside the single agent's row above.
+    for (int children : child_counts) {
+      auto figures = Budgeter(budgeter, children,
+                              std::max(20, iterations / children), true);
+      if (!figures.ok()) {
+        std::fprintf(stderr, "garuda-budgeter with %d children: %s\n",
+                     children, std::string(figures.status().message()).c_str());
+        exit_code = 1;
+        continue;
+      }
+      Print("budgeter, children" + where, children, *figures);
+    }
+    if (base == bases.front()) {
+      // The agent's own work per child start, the model excluded.
+      const int rounds = std::max(5, iterations / 100);
+      auto starts = MeasureChildStarts(budgeter, home, child_counts, rounds);
+      if (!starts.ok()) {
+        std::fprintf(stderr, "child starts: %s\n",
+                     std::string(starts.status().message()).c_str());
+        exit_code = 1;
+      } else {
+        std::printf("agent turns, %d rounds each (scripted model on loopback):\n",
+                    rounds);
+        std::printf("%-34s %8s %10s %12s %16s\n", "turn", "children",
+                    "requests", "median us", "per child us");
+        for (const ChildStartFigures& f : *starts) {
+          std::printf("%-34s %8d %10d %12.1f %16s\n",
+                      f.children == 0 ? "single agent, one request"
+                                      : "task calls in one response",
+                      f.children, f.requests, f.turn_us,
+                      f.children == 0
+                          ? "-"
+                          : absl::StrFormat("%.1f", f.per_child_us).c_str());
+        }
+      }
     }
     std::string cleanup = absl::StrCat("rm -rf '", home, "'");
     (void)!std::system(cleanup.c_str());

@@ -46,6 +46,8 @@ const char* ToolKind(absl::string_view tool) {
       tool == "callers" || tool == "impact") {
     return "search";
   }
+  // A child agent's sub-task (spec T9): its own model's work.
+  if (tool == "task") return "think";
   return "other";
 }
 

@@ -22,7 +22,8 @@ namespace garuda {
 namespace acp {
 
 // ACP's kind of a Garuda tool: bash "execute", the edit tools "edit",
-// read_file "read", the searches and code tools "search", else "other".
+// read_file "read", the searches and code tools "search", a child agent's
+// task "think", else "other".
 const char* ToolKind(absl::string_view tool);
 
 // A tool call's ACP fields from the model's arguments: the title, the paths

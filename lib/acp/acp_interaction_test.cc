@@ -191,7 +191,8 @@ TEST(ToolKindTest, GarudaToolsAsAcpKinds) {
   EXPECT_STREQ(ToolKind("read_file"), "read");
   EXPECT_STREQ(ToolKind("grep"), "search");
   EXPECT_STREQ(ToolKind("find_references"), "search");
-  EXPECT_STREQ(ToolKind("task"), "other");
+  EXPECT_STREQ(ToolKind("task"), "think");
+  EXPECT_STREQ(ToolKind("anything_else"), "other");
 }
 
 }  // namespace

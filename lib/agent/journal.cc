@@ -87,6 +87,10 @@ absl::StatusOr<std::vector<provider::ChatMessage>> ReadConversation(
       }
     }
     if (record.has_clear()) messages.clear();
+    if (record.has_compaction()) {
+      messages.clear();
+      messages.push_back(record.compaction().summary());
+    }
     if (record.has_start() && project != nullptr && project->empty()) {
       *project = record.start().project();
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -32,6 +33,7 @@ constexpr char kHelp[] =
     "  /audit verify  check the audit logs of this project\n"
     "  /budget        the token budget: limit, spent, left, per agent\n"
     "  /mode          the command mode, backend, profile and sandbox\n"
+    "  /compact       replace the conversation by the model's summary of it\n"
     "  /clear         start a new conversation (the model forgets this one)\n"
     "  /exit          leave";
 
@@ -69,7 +71,14 @@ absl::Status CheckProfile(const SessionConfig& config) {
 }
 
 Session::Session(SessionConfig config, SessionParts parts)
-    : config_(std::move(config)), parts_(parts) {
+    : config_(std::move(config)),
+      parts_(parts),
+      locks_(std::make_shared<AgentLocks>()),
+      root_interaction_(parts.interaction),
+      session_audit_(parts.audit) {
+  // The audit channel is shared with the children's threads.
+  own_audit_ = std::make_unique<AgentAudit>(parts_.audit, locks_.get(), "");
+  parts_.audit = own_audit_.get();
   PromptFacts facts;
   facts.project = parts_.project->root();
   facts.staged = staged();
@@ -226,8 +235,17 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
            tools.code != nullptr && !tools.code->languages().empty())) {
     *request.add_tools() = std::move(tool);
   }
-  request.set_request_id(
-      absl::StrCat(config_.session_id, "-", turns_, "-", step + 1));
+  if (depth_ < config_.agents.max_depth) {
+    *request.add_tools() = TaskToolDefinition();
+  }
+  // A child's step is sent only with its whole output limit: a step cut
+  // short helps nobody, and what is left goes to its wrap-up request.
+  if (depth_ > 0 && parts_.model != nullptr) {
+    request.set_min_output_tokens(parts_.model->options().max_tokens);
+  }
+  request.set_request_id(absl::StrCat(
+      config_.session_id, depth_ > 0 ? absl::StrCat("-", agent_id_) : "", "-",
+      turns_, "-", step + 1));
   if (last_input_tokens_ > 0) {
     int64_t new_chars = 0;
     for (size_t i = measured_messages; i < messages_.size(); ++i) {
@@ -281,14 +299,6 @@ absl::Status Session::StopForFailedRequest(
 
 namespace {
 
-// Adds to a 32-bit report count (proto/agent_report.proto), stopping at its
-// largest value rather than wrapping.
-uint32_t AddCount(uint32_t count, int64_t more) {
-  constexpr int64_t kMax = std::numeric_limits<uint32_t>::max();
-  const int64_t sum = static_cast<int64_t>(count) + std::max<int64_t>(more, 0);
-  return static_cast<uint32_t>(std::min(sum, kMax));
-}
-
 // A tool result as the report shows it: the head of what the model got.
 constexpr size_t kReportOutputBytes = 16 * 1024;
 std::string ReportOutput(const std::string& content) {
@@ -319,22 +329,77 @@ absl::StatusOr<bool> Session::RunToolCalls(
   provider::ChatMessage results;
   results.set_role("user");
   bool cancelled = false;
-  for (const provider::ToolCall& call : response.tool_calls()) {
+  // Every call but `task` runs here in call order; the `task` calls then
+  // run as child agents, in parallel (children.h). Results and reports are
+  // put back in call order.
+  const int calls = response.tool_calls_size();
+  std::vector<std::optional<provider::ToolResult>> ordered(calls);
+  std::vector<std::optional<ToolCallReport>> reports(calls);
+  std::vector<provider::ToolCall> tasks;
+  std::vector<int> task_index;
+  for (int i = 0; i < calls; ++i) {
+    const provider::ToolCall& call = response.tool_calls(i);
     if (cancelled || (cancel != nullptr && cancel->cancelled())) {
       cancelled = true;
-      provider::ToolResult* result = results.add_tool_results();
-      result->set_tool_call_id(call.id());
-      result->set_content("Not run: the person cancelled.");
-      result->set_is_error(true);
+      provider::ToolResult result;
+      result.set_tool_call_id(call.id());
+      result.set_content("Not run: the person cancelled.");
+      result.set_is_error(true);
+      ordered[i] = result;
       continue;
     }
     if (parts_.events != nullptr) parts_.events->ToolCall(call);
-    ASSIGN_OR_RETURN(ToolCallDone done, RunToolCall(tools, call));
+    if (call.name() == kTaskTool) {
+      tasks.push_back(call);
+      task_index.push_back(i);
+      continue;
+    }
+    absl::StatusOr<ToolCallDone> ran;
+    {
+      // One agent at a time at the helpers and the questions.
+      absl::MutexLock lock(&locks_->tools);
+      ran = RunToolCall(tools, call);
+    }
+    if (!ran.ok()) return ran.status();
+    ToolCallDone& done = *ran;
     done.report.set_output(ReportOutput(done.result.content()));
     if (parts_.events != nullptr) parts_.events->ToolResult(done.report);
     *results.add_tool_results() = done.result;
-    outcome->tool_calls.push_back(done.report);
+    ordered[i] = done.result;
+    reports[i] = done.report;
     RETURN_IF_ERROR(CheckHelpers());
+  }
+  if (!tasks.empty()) {
+    std::vector<TaskDone> children;
+    if (cancelled || (cancel != nullptr && cancel->cancelled())) {
+      cancelled = true;
+    } else {
+      ASSIGN_OR_RETURN(children, RunTasks(tasks, results, cancel));
+    }
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      const int i = task_index[t];
+      if (t >= children.size()) {
+        provider::ToolResult result;
+        result.set_tool_call_id(tasks[t].id());
+        result.set_content("Not run: the person cancelled.");
+        result.set_is_error(true);
+        ordered[i] = result;
+        continue;
+      }
+      TaskDone& child = children[t];
+      child.done.report.set_output(ReportOutput(child.done.result.content()));
+      if (parts_.events != nullptr) parts_.events->ToolResult(child.done.report);
+      AddUsage(child.usage, &outcome->children_usage);
+      ordered[i] = child.done.result;
+      reports[i] = child.done.report;
+    }
+    RETURN_IF_ERROR(CheckHelpers());
+    if (cancel != nullptr && cancel->cancelled()) cancelled = true;
+  }
+  results.clear_tool_results();
+  for (int i = 0; i < calls; ++i) {
+    *results.add_tool_results() = *ordered[i];
+    if (reports[i]) outcome->tool_calls.push_back(*reports[i]);
   }
   RETURN_IF_ERROR(Add(std::move(results)));
   return cancelled;
@@ -353,10 +418,14 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
   }
   provider::BudgetRequestMeter budget_meter(parts_.budget);
   CountingMeter meter(&budget_meter);
-  RETURN_IF_ERROR(RunSteps(prompt, cancel, &meter, &outcome));
+  turn_meter_ = &meter;
+  absl::Status steps = RunSteps(prompt, cancel, &meter, &outcome);
+  turn_meter_ = nullptr;
+  RETURN_IF_ERROR(steps);
   // Every reservation of the turn is settled or dropped by now (the client
   // ends each attempt's before Send returns), so the count is whole.
   meter.Fill(&outcome.usage);
+  AddUsage(outcome.children_usage, &outcome.usage);
   outcome.duration = absl::Now() - start;
   return outcome;
 }
@@ -386,6 +455,17 @@ absl::Status Session::RunSteps(const std::string& prompt,
     provider::ModelRequest request =
         NextRequest(tools, step, measured_messages);
     measured_messages = messages_.size();
+    // After a cancel (also one seen by a child), no new request starts.
+    if (step > 0 && cancel != nullptr && cancel->cancelled()) {
+      return StopForFailedRequest(absl::CancelledError("cancelled"), request,
+                                  outcome);
+    }
+    if (CompactionDue(InputEstimate(request))) {
+      ASSIGN_OR_RETURN(bool compacted, Compact(meter, cancel, outcome));
+      if (!compacted) return absl::OkStatus();
+      request = NextRequest(tools, step, messages_.size());
+      measured_messages = messages_.size();
+    }
 
     // What arrived of this answer, kept as the turn's answer when the
     // request then fails or is cancelled.
@@ -404,6 +484,10 @@ absl::Status Session::RunSteps(const std::string& prompt,
         parts_.model->Send(request, meter, callbacks, cancel);
     if (!response.ok()) {
       if (!streamed.empty()) outcome->answer = streamed;
+      if (depth_ > 0 && absl::IsResourceExhausted(response.status()) &&
+          absl::StartsWith(response.status().message(), budget::kTokenBudget)) {
+        return WrapUp(tools, step, cancel, meter, outcome);
+      }
       return StopForFailedRequest(response.status(), request, outcome);
     }
     if (!response->text().empty()) parts_.interaction->ShowText("\n");
@@ -412,6 +496,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
     if (parts_.events != nullptr) {
       UsageReport so_far = outcome->usage;
       meter->Fill(&so_far);
+      AddUsage(outcome->children_usage, &so_far);
       parts_.events->Usage(so_far);
     }
 
@@ -492,7 +577,7 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
       RETURN_IF_ERROR(CheckHelpers());
       return status.status();
     }
-    out.ShowNotice(budget::FormatStatus(*status));
+    out.ShowNotice(BudgetText(*status));
   } else if (line == "/mode") {
     const stager::SessionDescription& d = config_.description;
     out.ShowNotice(absl::StrCat(
@@ -502,6 +587,8 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
         "; sandbox: ", d.sandboxed() ? "on" : "none",
         ". The mode is set when the session starts: \"commands\": {\"mode\": "
         "\"staged\"} in the settings."));
+  } else if (line == "/compact") {
+    RETURN_IF_ERROR(CompactNow());
   } else if (line == "/clear") {
     messages_.clear();
     pending_person_output_.clear();

@@ -9,6 +9,7 @@
 #define GARUDA_LIB_AGENT_SESSION_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/agent/children.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/services.h"
@@ -52,6 +54,8 @@ struct SessionConfig {
   // The project's instructions (lib/agent/instructions.h InstructionsPrompt),
   // after the system prompt's own rules; may be empty.
   std::string instructions_prompt;
+  // agents.* and model.contextWindow (lib/agent/children.h).
+  ChildSettings agents;
 };
 
 // What the session uses; nothing is owned. `model` may be null (no model
@@ -101,6 +105,9 @@ struct TurnOutcome {
   // The last model answer's stop reason ("end_turn", "max_tokens",
   // "refusal", "content_filter"...), for an editor's stopReason (lib/acp).
   std::string model_stop_reason;
+  // What the turn's child agents used (each as its parent closed it); in
+  // `usage` too once the turn ends.
+  UsageReport children_usage;
 };
 
 class Session {
@@ -131,6 +138,7 @@ class Session {
 
   // Ends the session: audit event. The helpers are stopped by the caller.
   absl::Status End();
+  ~Session();
 
   const std::vector<provider::ChatMessage>& messages() const {
     return messages_;
@@ -161,6 +169,63 @@ class Session {
                                     TurnOutcome* outcome);
 
   Session(SessionConfig config, SessionParts parts);
+
+  // ---- Child agents (lib/agent/children.cc) ----
+  struct ChildAgent;
+  // A child of `parent`: a fresh conversation with its rules and helpers,
+  // over `parts` (its own interaction, audit tag, lease and model client).
+  Session(const Session& parent, SessionParts parts, std::string agent_id);
+  // Runs the `task` calls of one response (children.h); `known_results`
+  // are the results of the response's other calls, for the floor.
+  absl::StatusOr<std::vector<TaskDone>> RunTasks(
+      const std::vector<provider::ToolCall>& calls,
+      const provider::ChatMessage& known_results, const CancelFlag* cancel);
+  // The bound of this agent's next request with `pending_children` answers
+  // still to come (spec T9's repair): its floor on the budgeter.
+  int64_t FloorTokens(const provider::ChatMessage& known_results,
+                      const std::string& pending_id,
+                      int pending_children) const;
+  // Sets the floor, opens the lease and starts the child's thread (true);
+  // false when the ledger refused a lease (`refused` says so). An error
+  // only when the budgeter or the audit is gone.
+  absl::StatusOr<bool> StartChild(const provider::ToolCall& call,
+                                  ChildAgent& agent,
+                                  const provider::ChatMessage& known_results,
+                                  int pending, const CancelFlag* cancel,
+                                  ChildInteraction& view,
+                                  const std::function<void()>& finished,
+                                  TaskDone* refused);
+  // Joins an ended child, closes its lease (the unused part returns) and
+  // makes its result.
+  absl::StatusOr<TaskDone> FinishChild(const provider::ToolCall& call,
+                                       ChildAgent& agent,
+                                       ChildInteraction& view);
+  // A child whose next request the budget refused: one wrap-up request,
+  // else a structured "budget exhausted" answer.
+  absl::Status WrapUp(const ToolContext& tools, int step,
+                      const CancelFlag* cancel, CountingMeter* meter,
+                      TurnOutcome* outcome);
+  // /budget: the totals and one row per agent.
+  std::string BudgetText(const budget::BudgetStatus& status) const;
+  // ---- Compaction (lib/agent/compaction.cc) ----
+  // `request` as the model client would send it (its wire format).
+  absl::StatusOr<std::string> RequestBody(
+      const provider::ModelRequest& request) const;
+  // The input estimate of `request`, as the model client makes it.
+  int64_t InputEstimate(const provider::ModelRequest& request) const;
+  // A request of `next_input_tokens` plus the output limit would pass
+  // model.contextWindow.
+  bool CompactionDue(int64_t next_input_tokens) const;
+  // The summary request's reservation when a compaction is due before a
+  // request of `next_input_tokens`; else 0.
+  int64_t CompactionReserveIfDue(int64_t next_input_tokens) const;
+  // Replaces the conversation by the model's summary (true), journaled.
+  // False with a notice when it did not happen (the request failed: then
+  // `outcome`, when given, says why the turn ends).
+  absl::StatusOr<bool> Compact(provider::RequestMeter* meter,
+                               const CancelFlag* cancel, TurnOutcome* outcome);
+  // /compact.
+  absl::Status CompactNow();
   absl::Status Add(provider::ChatMessage message);
   // The user message that a note for the model goes into (the last one, a
   // prompt or the results of the last calls).
@@ -177,6 +242,22 @@ class Session {
   std::string pending_person_output_;
   int turns_ = 0;
   int64_t last_input_tokens_ = 0;
+
+  // 0 for the session's agent; a child is one deeper than its parent.
+  int depth_ = 0;
+  std::string agent_id_ = "main";
+  // Shared by every agent of the session.
+  std::shared_ptr<AgentLocks> locks_;
+  Interaction* root_interaction_ = nullptr;
+  // The session's audit channel itself (every agent's AgentAudit records
+  // through it), and the session's agent's own sink behind the audit lock.
+  AuditSink* session_audit_ = nullptr;
+  std::unique_ptr<AgentAudit> own_audit_;
+  int children_started_ = 0;
+  // The running turn's meter (its last reservation is the floor's bound).
+  CountingMeter* turn_meter_ = nullptr;
+  // Agent id -> the task's description, for /budget.
+  std::map<std::string, std::string> descriptions_;
 };
 
 // Reads lines until the end of input or /exit; a turn interrupted by the

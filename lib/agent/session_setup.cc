@@ -215,6 +215,8 @@ SessionConfig SessionConfigFor(const OpenedSession& opened,
   config.no_model_hint = kNoModelHint;
   config.notices = opened.settings.notices;
   config.instructions_prompt = InstructionsPrompt(opened.instructions);
+  config.agents =
+      ChildSettingsFrom(opened.settings.agents, opened.settings.model);
   if (std::string line = InstructionsLine(opened.instructions); !line.empty()) {
     config.notices.push_back(absl::StrCat("garuda-agent: ", line));
   }

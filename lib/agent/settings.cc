@@ -27,10 +27,16 @@ absl::StatusOr<SessionSettings> LoadSessionSettings(
     if (model.name().empty()) model.set_name(m.name());
     if (model.base_url().empty()) model.set_base_url(m.base_url());
     if (model.max_tokens() == 0) model.set_max_tokens(m.max_tokens());
+    if (model.context_window() == 0) {
+      model.set_context_window(m.context_window());
+    }
   }
   const ModelSettings& project = sources.project_settings.model();
   if (model.name().empty()) model.set_name(project.name());
   if (model.max_tokens() == 0) model.set_max_tokens(project.max_tokens());
+  if (model.context_window() == 0) {
+    model.set_context_window(project.context_window());
+  }
   if (!project.provider().empty() || !project.base_url().empty()) {
     result.notices.push_back(absl::StrCat(
         sources.project_settings_path,
@@ -46,6 +52,17 @@ absl::StatusOr<SessionSettings> LoadSessionSettings(
       result.token_limit =
           static_cast<int64_t>(source->budget().token_budget());
       break;
+    }
+  }
+  AgentSettings& agents = result.agents;
+  for (const Settings* source :
+       {&sources.managed_policy, &sources.user_policy, &sources.user_settings,
+        &sources.project_settings}) {
+    const AgentSettings& a = source->agents();
+    if (agents.max_depth() == 0) agents.set_max_depth(a.max_depth());
+    if (agents.max_parallel() == 0) agents.set_max_parallel(a.max_parallel());
+    if (agents.child_token_budget() == 0) {
+      agents.set_child_token_budget(a.child_token_budget());
     }
   }
   return result;

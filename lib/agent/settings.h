@@ -27,6 +27,9 @@ struct SessionSettings {
   // user settings, then the project (name and maxTokens only).
   ModelSettings model;
   int64_t token_limit = kDefaultTokenBudget;
+  // agents.*, each field from the first source that sets it (managed
+  // policy first); model.contextWindow is in `model`.
+  AgentSettings agents;
   // For the first line: project allow rules left out, a project that tried
   // to choose the model's provider or address.
   std::vector<std::string> notices;

@@ -1,5 +1,6 @@
 #include "lib/agent/usage_meter.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <utility>
@@ -43,6 +44,7 @@ absl::StatusOr<provider::Grant> CountingMeter::Reserve(
   absl::StatusOr<provider::Grant> grant = inner_->Reserve(ask);
   if (!grant.ok()) return grant;
   ++attempts_;
+  last_reserved_ = grant->reservation->tokens();
   grant->reservation = std::make_unique<CountedReservation>(
       this, std::move(grant->reservation));
   return grant;
@@ -51,6 +53,26 @@ absl::StatusOr<provider::Grant> CountingMeter::Reserve(
 void CountingMeter::Charged(int64_t tokens, bool reported) {
   charged_ += tokens;
   if (!reported) all_reported_ = false;
+}
+
+uint32_t AddCount(uint32_t count, int64_t more) {
+  constexpr int64_t kMax = std::numeric_limits<uint32_t>::max();
+  const int64_t sum = static_cast<int64_t>(count) + std::max<int64_t>(more, 0);
+  return static_cast<uint32_t>(std::min(sum, kMax));
+}
+
+void AddUsage(const UsageReport& more, UsageReport* total) {
+  if (more.requests() == 0 && more.charged_tokens() == 0) return;
+  const bool reported = total->requests() == 0
+                            ? more.usage_reported()
+                            : total->usage_reported() && more.usage_reported();
+  total->set_input_tokens(AddCount(total->input_tokens(), more.input_tokens()));
+  total->set_output_tokens(
+      AddCount(total->output_tokens(), more.output_tokens()));
+  total->set_charged_tokens(
+      AddCount(total->charged_tokens(), more.charged_tokens()));
+  total->set_requests(AddCount(total->requests(), more.requests()));
+  total->set_usage_reported(reported);
 }
 
 void CountingMeter::Fill(UsageReport* usage) const {

@@ -13,6 +13,13 @@
 namespace garuda {
 namespace agent {
 
+// Adds to a 32-bit report count (proto/agent_report.proto), stopping at its
+// largest value rather than wrapping.
+uint32_t AddCount(uint32_t count, int64_t more);
+// Adds `more` (a child's usage) to `total`: counts added, usage_reported
+// true only when both were (a `more` with no request leaves it).
+void AddUsage(const UsageReport& more, UsageReport* total);
+
 class CountingMeter : public provider::RequestMeter {
  public:
   // `inner` must outlive this meter and every reservation it grants.
@@ -27,6 +34,8 @@ class CountingMeter : public provider::RequestMeter {
   uint32_t attempts() const { return attempts_; }
   int64_t charged() const { return charged_; }
   bool all_reported() const { return attempts_ > 0 && all_reported_; }
+  // The tokens of the last granted reservation (0 before any).
+  int64_t last_reserved() const { return last_reserved_; }
 
   // Copies the three into `usage` (requests, charged_tokens,
   // usage_reported); token counts from the answers stay the caller's.
@@ -40,6 +49,7 @@ class CountingMeter : public provider::RequestMeter {
   uint32_t attempts_ = 0;
   int64_t charged_ = 0;
   bool all_reported_ = true;
+  int64_t last_reserved_ = 0;
 };
 
 }  // namespace agent

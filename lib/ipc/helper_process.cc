@@ -199,12 +199,20 @@ HelperProcess::HelperProcess(pid_t pid, UniqueFd pidfd, Channel channel,
       name_(std::move(name)) {}
 
 HelperProcess::~HelperProcess() {
-  channel_.Close();
+  // Killed before its channel closes: a helper that saw the end of its
+  // channel first would take it as the agent's orderly end and act on it
+  // (the stager removes its staging view) in the moment before the SIGKILL
+  // lands, so that what a killed helper left behind depended on the
+  // scheduler (serve_test's killed-stager case found its view's lock half
+  // removed). Once the helper is reaped, the processes it started with
+  // PR_SET_PDEATHSIG SIGKILL (the stager's run) have that signal pending
+  // and run no more code of their own, so none of them sees the close.
   if (!reaped_) {
     // The pid is still ours (not reaped), so this cannot hit another process.
     ::kill(pid_, SIGKILL);
     ReapBlocking(pid_);
   }
+  channel_.Close();
 }
 
 bool HelperProcess::WaitForExit(absl::Duration timeout) {

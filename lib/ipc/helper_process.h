@@ -40,7 +40,8 @@ class HelperProcess {
   // exec failure (no such program...) is reported here, not as a death.
   static absl::StatusOr<std::unique_ptr<HelperProcess>> Spawn(
       const HelperOptions& options);
-  // SIGKILL if still running, then reaps: never leaves a zombie.
+  // SIGKILL if still running, then reaps (never leaves a zombie), and only
+  // then closes the channel: a killed helper never sees its channel end.
   ~HelperProcess();
 
   HelperProcess(const HelperProcess&) = delete;

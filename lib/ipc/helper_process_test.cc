@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
@@ -203,6 +204,37 @@ TEST_F(HelperProcessTest, DestructorKillsAndReaps) {
   int status;
   EXPECT_EQ(::waitpid(pid, &status, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);  // Reaped: no zombie left.
+}
+
+// A helper destroyed (killed) never sees its channel end, so it never does
+// what it does at an orderly end: here, create a file.
+TEST(HelperProcessEndTest, DestroyedHelperNeverSeesItsChannelEnd) {
+  // This process's own name: runs of the test may share TEST_TMPDIR.
+  const std::string marker = JoinPath(
+      std::getenv("TEST_TMPDIR"), absl::StrCat("at-end-", ::getpid()));
+  ::unlink(marker.c_str());
+  for (int i = 0; i < 20; ++i) {
+    HelperOptions options = EchoOptions();
+    options.argv.push_back("--at-end=" + marker);
+    auto helper = HelperProcess::Spawn(options);
+    ASSERT_TRUE(helper.ok()) << helper.status();
+    EchoRequest open;
+    open.set_seq(1);
+    open.mutable_open();
+    EchoReply reply;
+    ASSERT_TRUE((*helper)->Call(open, &reply).ok());
+    ASSERT_TRUE(reply.has_opened()) << reply.DebugString();
+    helper->reset();  // reaped when this returns: it runs no more code
+    ASSERT_NE(::access(marker.c_str(), F_OK), 0) << "try " << i;
+  }
+  // Negative control: the same helper stopped in order (its channel closed
+  // first) does its orderly end.
+  HelperOptions options = EchoOptions();
+  options.argv.push_back("--at-end=" + marker);
+  auto helper = HelperProcess::Spawn(options);
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  ASSERT_TRUE((*helper)->Stop(absl::Seconds(30)).ok());
+  EXPECT_EQ(::access(marker.c_str(), F_OK), 0);
 }
 
 TEST_F(HelperProcessTest, ProtocolErrorEndsTheHelper) {

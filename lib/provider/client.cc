@@ -252,7 +252,10 @@ absl::StatusOr<ModelResponse> ModelClient::Send(
     ReserveAsk ask;
     ask.input_tokens = input_tokens;
     ask.output_limit = wanted;
-    ask.min_output = std::min(options_.min_output_tokens, wanted);
+    ask.min_output = std::min(request.min_output_tokens() != 0
+                                  ? request.min_output_tokens()
+                                  : options_.min_output_tokens,
+                              wanted);
     ask.purpose = attempt > 1                 ? "retry"
                   : request.purpose().empty() ? "turn"
                                               : request.purpose();

@@ -24,6 +24,7 @@
 #include "lib/changeset/builder.h"
 #include "lib/question/question.h"
 #include "lib/staging/backend.h"
+#include "lib/staging/change_clock.h"
 #include "lib/staging/folders.h"
 #include "lib/staging/mounts.h"
 #include "lib/staging/staged_guard.h"
@@ -447,8 +448,7 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
   bind->set_target(request.project);
   bind->set_writable(true);
 
-  struct timespec t0;
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &t0);
+  const struct timespec t0 = CommandStartLine();
   StagedOutcome outcome;
   ASSIGN_OR_RETURN(outcome.result, RunInSandbox(policy, run));
   if (outcome.result.kind == RunResult::Kind::kFailedToStart) {

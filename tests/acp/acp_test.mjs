@@ -347,6 +347,28 @@ test("allow always: the next edit of the file in the session is not asked, and t
   await waitFor(() => /acp \(allowed for this session\): yes/.test(auditText(world)), "the session answer in the audit log");
 });
 
+test("a child agent's edit (the task tool) is asked of the editor and relayed as its parent's", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [
+    { whenBodyContains: ["the parent question"], ...call("t1", "task", { description: "edit the notes", prompt: "the child job: edit notes.txt" }) },
+    { whenBodyContains: ["the child job"], ...call("e1", "edit_file", { path: "notes.txt", old_string: "old line", new_string: "child line" }) },
+    { whenBodyContains: ["the child job"], ...text("The child edited it.") },
+    { whenBodyContains: ["the parent question"], ...text("The parent is done.") },
+  ]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, updates, questions } = connect(agent, () => selected("allow_once"));
+  await initialize(peer);
+  const session = await newSession(peer, world);
+  assert.equal((await prompt(peer, session.sessionId, "the parent question")).stopReason, "end_turn");
+  assert.equal(questions.length, 1);
+  assert.match(questions[0].toolCall.title, /Edit notes\.txt/);
+  assert.equal(notes(world), "child line\n");
+  const task = updates.find((u) => u.update.sessionUpdate === "tool_call" && u.update.toolCallId === "t1");
+  assert.equal(task.update.kind, "think");
+  assert.match(agentText(updates), /The parent is done\./);
+  await waitFor(() => /answer relayed by garuda-agent from acp: yes/.test(auditText(world)), "the child's relayed answer in the audit log");
+});
+
 test("without a sandbox a host command asks before it runs: rejected it does not run, allowed it does", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [

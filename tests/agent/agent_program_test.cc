@@ -636,6 +636,81 @@ TEST_F(AgentProgramTest, OneShotJsonUsageAgreesWithTheBudgeter) {
   EXPECT_GT(report.usage().charged_tokens(), 120u) << run.out;
 }
 
+// Child agents in the real program (threads under the agent's seccomp
+// filter, their own connections to the provider, their leases on the real
+// budgeter): the JSON report shows each child, and its usage is the
+// budgeter's for the session, the children's charges included. The
+// control within: the parent's own requests alone charged 340 tokens. A
+// resumed session counts what the children were charged.
+TEST_F(AgentProgramTest, OneShotJsonShowsEachChildAndAgreesWithTheBudgeter) {
+  ProviderScript script;
+  ScriptedReply tasks = Text("Two children.");
+  tasks.set_input_tokens(100);
+  tasks.set_output_tokens(20);
+  for (const char* name : {"first", "second"}) {
+    provider::ScriptedToolCall* call = tasks.add_tool_calls();
+    call->set_id(absl::StrCat("task_", name));
+    call->set_name("task");
+    call->set_arguments_json(absl::StrCat(
+        R"({"description":")", name, R"( look","prompt":")", name,
+        R"(-child-work"})"));
+    call->set_argument_pieces(1);
+  }
+  *script.add_replies() = tasks;
+  for (const char* name : {"first", "second"}) {
+    ScriptedReply bash = Bash(absl::StrCat("b_", name),
+                              absl::StrCat("echo from-", name));
+    bash.add_when_body_contains("You are a child agent");
+    bash.add_when_body_contains(absl::StrCat(name, "-child-work"));
+    *script.add_replies() = bash;
+    ScriptedReply done = Text(absl::StrCat(name, " child done"));
+    done.set_input_tokens(300);
+    done.set_output_tokens(40);
+    done.add_when_body_contains("You are a child agent");
+    done.add_when_body_contains(absl::StrCat(name, "-child-work"));
+    *script.add_replies() = done;
+  }
+  ScriptedReply final_answer = Text("Both children answered.");
+  final_answer.set_input_tokens(200);
+  final_answer.set_output_tokens(20);
+  *script.add_replies() = final_answer;
+  *script.add_replies() = Text("Resumed.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "split", "--output-format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  EXPECT_EQ(report.answer(), "Both children answered.");
+  ASSERT_EQ(report.tool_calls_size(), 2) << run.out;
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = i == 0 ? "first" : "second";
+    const ChildAgentReport& child = report.tool_calls(i).child();
+    EXPECT_EQ(child.description(), name + " look");
+    EXPECT_EQ(child.outcome(), "answered");
+    ASSERT_EQ(child.tool_calls_size(), 1) << run.out;
+    EXPECT_TRUE(absl::StrContains(child.tool_calls(0).output(), "from-" + name))
+        << run.out;
+    EXPECT_EQ(child.usage().requests(), 2u);
+    EXPECT_EQ(report.tool_calls(i).output(), name + " child done");
+  }
+  budget::BudgetStatus budget = BudgetStatusOf(report.session_id());
+  EXPECT_EQ(static_cast<int64_t>(report.usage().charged_tokens()),
+            budget.spent())
+      << run.out;
+  EXPECT_EQ(report.usage().requests(), 6u);
+  EXPECT_GT(report.usage().charged_tokens(), 340u);
+  // --resume: the budgeter replays the children's charges.
+  AgentRun resumed = RunAgent(
+      {"--resume", report.session_id(), "-p", "again", "--output-format",
+       "json"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  OneShotReport again;
+  ASSERT_TRUE(ParseJsonMessage(resumed.out, "stdout", &again).ok())
+      << resumed.out;
+  EXPECT_EQ(BudgetStatusOf(report.session_id()).spent(),
+            budget.spent() + again.usage().charged_tokens());
+}
+
 // A finished run prints the defaults too, and its usage is the budgeter's.
 TEST_F(AgentProgramTest, OneShotJsonAnsweredHasEveryField) {
   ProviderScript script;

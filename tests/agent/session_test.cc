@@ -26,6 +26,7 @@
 #include "lib/provider/client.h"
 #include "lib/tools/test_project.h"
 #include "tests/agent/fakes.h"
+#include "tests/agent/real_helpers.h"
 #include "tests/providers/scripted_server.h"
 
 namespace garuda {
@@ -90,21 +91,10 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
   }
 
   void StartHelpers(int64_t limit) {
-    ipc::HelperOptions auditor;
-    auditor.argv = {Runfile("cmd/garuda-auditor/garuda-auditor"), "serve",
-                    "--channel-fd=3", "--project", project_.root};
-    auto started = ipc::HelperProcess::Spawn(auditor);
-    ASSERT_TRUE(started.ok()) << started.status();
-    auditor_ = std::move(*started);
-    audit_ = AuditChannelClient(auditor_.get());
-    ipc::HelperOptions budgeter;
-    budgeter.argv = {Runfile("cmd/garuda-budgeter/garuda-budgeter"), "serve",
-                     "--channel-fd=3", "--session=test-session",
-                     absl::StrCat("--limit=", limit)};
-    started = ipc::HelperProcess::Spawn(budgeter);
-    ASSERT_TRUE(started.ok()) << started.status();
-    budgeter_ = std::move(*started);
-    budget_ = std::make_unique<budget::BudgetClient>(budgeter_.get());
+    absl::Status started = garuda::testing::StartRealHelpers(
+        project_.root, "test-session", limit, &auditor_, &budgeter_, &audit_,
+        &budget_);
+    ASSERT_TRUE(started.ok()) << started;
   }
 
   void StartServer(ProviderScript script) {
@@ -209,13 +199,7 @@ class SessionTest : public ::testing::TestWithParam<ServerKind> {
 
   // The audit log after the auditor closed it.
   std::string AuditLog() {
-    EXPECT_TRUE(audit_->Close().ok());
-    std::string all;
-    std::string root = JoinPath(home_, ".garuda/audit");
-    for (const auto& [path, content] : garuda::testing::Snapshot(root)) {
-      if (absl::EndsWith(path, ".jsonl")) all += content;
-    }
-    return all;
+    return garuda::testing::ClosedAuditLogs(*audit_, home_);
   }
 
   std::string Notes() {

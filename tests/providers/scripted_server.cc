@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -479,12 +480,28 @@ void ScriptedServer::HandleConnection(UniqueFd connection) {
     reply.set_http_status(400);
     reply.set_error_type("invalid_request_error");
     reply.set_error_message("the scripted server answers only stream: true");
-  } else if (next_reply_ >= script_.replies_size()) {
-    reply.set_http_status(500);
-    reply.set_error_type("api_error");
-    reply.set_error_message("the script has no reply left");
   } else {
-    reply = script_.replies(next_reply_++);
+    int chosen = -1;
+    {
+      absl::MutexLock lock(&mutex_);
+      used_.resize(script_.replies_size(), false);
+      for (int i = 0; i < script_.replies_size() && chosen < 0; ++i) {
+        if (used_[i]) continue;
+        bool fits = true;
+        for (const std::string& text : script_.replies(i).when_body_contains()) {
+          fits = fits && absl::StrContains(request.body(), text);
+        }
+        if (fits) chosen = i;
+      }
+      if (chosen >= 0) used_[chosen] = true;
+    }
+    if (chosen < 0) {
+      reply.set_http_status(500);
+      reply.set_error_type("api_error");
+      reply.set_error_message("the script has no reply left");
+    } else {
+      reply = script_.replies(chosen);
+    }
   }
   const RenderedReply rendered = Render(kind_, reply);
 

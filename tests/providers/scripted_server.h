@@ -71,7 +71,6 @@ class ScriptedServer {
 
   ServerKind kind_;
   ProviderScript script_;
-  int next_reply_ = 0;
   UniqueFd listener_;
   UniqueFd stop_read_, stop_write_;
   int port_;
@@ -79,6 +78,7 @@ class ScriptedServer {
   mutable absl::Mutex mutex_;
   std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mutex_);
   int hang_ups_ ABSL_GUARDED_BY(mutex_) = 0;
+  std::vector<bool> used_ ABSL_GUARDED_BY(mutex_);
   std::thread thread_;
 };
 

@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -60,13 +62,29 @@ bool HelperRan(const RunResult& result) {
 // A host process that sleeps until Stop(), in the folder `folder`.
 class Sleeper {
  public:
+  // Returns once the process runs sleep(1) in `folder`: the end of a
+  // close-on-exec pipe says the chdir and the exec are done. (Returning at
+  // the fork raced the child's chdir: under load the host control went
+  // through the test's own working folder and wrote nothing.)
   explicit Sleeper(const char* folder = nullptr) {
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0) {
+      pid_ = -1;
+      ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+      return;
+    }
     pid_ = ::fork();
     if (pid_ == 0) {
+      ::close(ready[0]);
       if (folder != nullptr && ::chdir(folder) != 0) ::_exit(127);
       ::execl("/bin/sleep", "sleep", "1000", nullptr);
       ::_exit(127);
     }
+    ::close(ready[1]);
+    char byte;
+    while (::read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    ::close(ready[0]);
   }
   ~Sleeper() { Stop(); }
   pid_t pid() const { return pid_; }

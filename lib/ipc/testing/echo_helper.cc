@@ -2,7 +2,8 @@
 // channel on --channel-fd=N. Besides echoing it can crash on a verb (raise a
 // signal), exit with a status, hang, and list its own open descriptors.
 // With --wrong-seq it answers every request with the seq after its own (a
-// broken server, for lib/ipc/client_test).
+// broken server, for lib/ipc/client_test). With --at-end=PATH it creates PATH
+// once its channel has ended (what a helper does at an orderly end).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -16,10 +17,15 @@ int main(int argc, char** argv) {
   using namespace garuda::ipc;
   int channel_fd = -1;
   bool wrong_seq = false;
+  std::string at_end;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (arg == "--wrong-seq") {
       wrong_seq = true;
+      continue;
+    }
+    if (absl::StartsWith(arg, "--at-end=")) {
+      at_end = std::string(arg.substr(std::strlen("--at-end=")));
       continue;
     }
     if (absl::StartsWith(arg, "--channel-fd=") &&
@@ -51,6 +57,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<EchoDispatcher> dispatcher = MakeEchoDispatcher();
   AddProcessVerbs(*dispatcher);
   absl::Status status = dispatcher->Serve(*channel);
+  if (!at_end.empty()) {
+    std::FILE* file = std::fopen(at_end.c_str(), "w");
+    if (file != nullptr) std::fclose(file);
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "echo_helper: %s\n",
                  std::string(status.message()).c_str());
