@@ -169,6 +169,15 @@ function prompt(peer, sessionId, words) {
   );
 }
 
+// garuda-agent acp started, connected, initialized, and one session opened.
+async function openSession(world, baseUrl, { answer, env } = {}) {
+  const agent = startAgent(world, baseUrl, env);
+  const connected = connect(agent, answer);
+  await initialize(connected.peer);
+  const session = await newSession(connected.peer, world);
+  return { agent, session, ...connected };
+}
+
 function kinds(updates) {
   return updates.map((u) => u.update.sessionUpdate);
 }
@@ -235,10 +244,7 @@ test("initialize, a new session and a prompt with streamed text; mcpServers said
 test("a bash call in direct mode runs in the sandbox without a question", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [call("c1", "bash", { command: "echo made > made.txt" }), text("Made it.")]);
-  const agent = startAgent(world, baseUrl);
-  const { peer, updates, questions, clientCalls } = connect(agent);
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, updates, questions, clientCalls } = await openSession(world, baseUrl);
   const response = await prompt(peer, session.sessionId, "make a file");
   assert.deepEqual(clientCalls, []);
   assert.equal(response.stopReason, "end_turn");
@@ -264,11 +270,8 @@ test("staged: a change answered Apply is written, one answered Discard is not, a
     call("c2", "bash", { command: "echo discarded line > notes.txt" }),
     text("Discarded."),
   ]);
-  const agent = startAgent(world, baseUrl);
   const answers = ["apply", "discard"];
-  const { peer, questions } = connect(agent, () => selected(answers.shift()));
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, questions } = await openSession(world, baseUrl, { answer: () => selected(answers.shift()) });
 
   assert.equal((await prompt(peer, session.sessionId, "change the notes")).stopReason, "end_turn");
   assert.equal(notes(world), "applied line\n");
@@ -299,11 +302,8 @@ test("an edit answered reject changes nothing; the same edit allowed once does",
     call("e2", "edit_file", edit),
     text("It was edited."),
   ]);
-  const agent = startAgent(world, baseUrl);
   const answers = ["reject_once", "allow_once"];
-  const { peer, updates, questions, clientCalls } = connect(agent, () => selected(answers.shift()));
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, updates, questions, clientCalls } = await openSession(world, baseUrl, { answer: () => selected(answers.shift()) });
 
   assert.equal((await prompt(peer, session.sessionId, "edit the notes")).stopReason, "end_turn");
   assert.deepEqual(clientCalls, []);
@@ -336,10 +336,7 @@ test("allow always: the next edit of the file in the session is not asked, and t
     call("e2", "edit_file", { path: "notes.txt", old_string: "second line", new_string: "third line" }),
     text("Edited twice."),
   ]);
-  const agent = startAgent(world, baseUrl);
-  const { peer, questions, clientCalls } = connect(agent, () => selected("allow_always"));
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, questions, clientCalls } = await openSession(world, baseUrl, { answer: () => selected("allow_always") });
   assert.equal((await prompt(peer, session.sessionId, "edit twice")).stopReason, "end_turn");
   assert.equal(questions.length, 1);
   assert.equal(notes(world), "third line\n");
@@ -355,10 +352,7 @@ test("a child agent's edit (the task tool) is asked of the editor and relayed as
     { whenBodyContains: ["the child job"], ...text("The child edited it.") },
     { whenBodyContains: ["the parent question"], ...text("The parent is done.") },
   ]);
-  const agent = startAgent(world, baseUrl);
-  const { peer, updates, questions } = connect(agent, () => selected("allow_once"));
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, updates, questions } = await openSession(world, baseUrl, { answer: () => selected("allow_once") });
   assert.equal((await prompt(peer, session.sessionId, "the parent question")).stopReason, "end_turn");
   assert.equal(questions.length, 1);
   assert.match(questions[0].toolCall.title, /Edit notes\.txt/);
@@ -377,11 +371,8 @@ test("without a sandbox a host command asks before it runs: rejected it does not
     call("h2", "bash", { command: "echo host > host.txt" }),
     text("Ran."),
   ]);
-  const agent = startAgent(world, baseUrl, { GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX: "1" });
   const answers = ["reject_once", "allow_once"];
-  const { peer, questions, updates } = connect(agent, () => selected(answers.shift()));
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, questions, updates } = await openSession(world, baseUrl, { answer: () => selected(answers.shift()), env: { GARUDA_TEST_ONLY_PRETEND_NO_SANDBOX: "1" } });
   assert.equal((await prompt(peer, session.sessionId, "run it")).stopReason, "end_turn");
   assert.equal(questions.length, 1);
   assert.match(questions[0].toolCall.title, /Run on the host: echo host > host\.txt/);
@@ -421,10 +412,7 @@ function cmdline(pid) {
 test("the front and the session worker are locked down; the launcher, which starts workers, is not", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [text("hi")]);
-  const agent = startAgent(world, baseUrl);
-  const { peer } = connect(agent);
-  await initialize(peer);
-  await newSession(peer, world);
+  const { agent } = await openSession(world, baseUrl);
   const front = status(agent.child.pid);
   assert.equal(front.seccomp, "2"); // a seccomp filter
   assert.equal(front.noNewPrivs, "1");
@@ -440,10 +428,7 @@ test("the front and the session worker are locked down; the launcher, which star
 test("a session worker that dies: its prompt gets an error, and the connection goes on", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [{ ...text("stalled", 1), fault: "HOLD" }, text("The new session works.")]);
-  const agent = startAgent(world, baseUrl);
-  const { peer, updates } = connect(agent);
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, updates } = await openSession(world, baseUrl);
   const turn = prompt(peer, session.sessionId, "talk");
   await waitFor(() => /stalled/.test(agentText(updates)), "the first streamed text");
   const [launcher] = childrenOf(agent.child.pid);
@@ -463,10 +448,7 @@ test("a session worker that dies: its prompt gets an error, and the connection g
 test("an editor (the front) killed mid-session: the worker still ends its session, and nothing is left running", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [text("hello")]);
-  const agent = startAgent(world, baseUrl);
-  const { peer } = connect(agent);
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer } = await openSession(world, baseUrl);
   await prompt(peer, session.sessionId, "hi");
   const [launcher] = childrenOf(agent.child.pid);
   const [worker] = childrenOf(launcher).filter((pid) => cmdline(pid).includes("acp-session"));
@@ -482,10 +464,7 @@ test("a token budget that refuses the request ends the prompt with max_tokens an
   const world = makeWorld();
   fs.writeFileSync(path.join(world.home, ".garuda/settings.json"), JSON.stringify({ budget: { tokenBudget: 5 } }));
   const baseUrl = await startProvider(world, [text("never sent")]);
-  const agent = startAgent(world, baseUrl);
-  const { peer, updates } = connect(agent);
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, updates } = await openSession(world, baseUrl);
   const response = await prompt(peer, session.sessionId, "a question the budget cannot pay for");
   assert.equal(response.stopReason, "max_tokens");
   assert.match(agentText(updates), /token budget/);
@@ -495,10 +474,7 @@ test("a token budget that refuses the request ends the prompt with max_tokens an
 test("a model that refuses ends the prompt with refusal", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [{ ...text("I cannot help with that."), stopReason: "content_filter" }]);
-  const agent = startAgent(world, baseUrl);
-  const { peer } = connect(agent);
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer } = await openSession(world, baseUrl);
   assert.equal((await prompt(peer, session.sessionId, "something")).stopReason, "refusal");
 });
 
@@ -527,10 +503,7 @@ test("an edit's question left unanswered until session/cancel is a no, and the p
 test("session/cancel mid-stream ends the prompt with cancelled", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [{ ...text("partial answer that never ends", 3), fault: "HOLD" }]);
-  const agent = startAgent(world, baseUrl);
-  const { peer, updates } = connect(agent);
-  await initialize(peer);
-  const session = await newSession(peer, world);
+  const { agent, session, peer, updates } = await openSession(world, baseUrl);
   const turn = prompt(peer, session.sessionId, "talk");
   await waitFor(() => /partial/.test(agentText(updates)), "the first streamed text");
   // One turn at a time: a second prompt meanwhile is refused, the first goes on.
