@@ -75,10 +75,13 @@ function call(id, name, args) {
 }
 
 // The scripted OpenAI-compatible server; resolves to its base URL.
+// What the server received is appended to world.requestsLog, one JSON line
+// per request.
 async function startProvider(world, replies) {
   const script = path.join(world.base, `script-${Math.random().toString(16).slice(2)}.json`);
   fs.writeFileSync(script, JSON.stringify({ replies }));
-  const server = spawn(providerProgram, ["--kind=openai", `--script=${script}`], {
+  world.requestsLog = path.join(world.base, "requests.jsonl");
+  const server = spawn(providerProgram, ["--kind=openai", `--script=${script}`, `--requests-log=${world.requestsLog}`], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   cleanups.push(() => server.kill("SIGTERM"));
@@ -239,6 +242,35 @@ test("initialize, a new session and a prompt with streamed text; mcpServers said
   assert.match(said, /files/);
   assert.match(agent.stderr, /MCP servers are not supported yet/);
   for (const u of updates) assert.equal(u.sessionId, session.sessionId);
+});
+
+test("a prompt's embedded resource reaches the model; an image block is refused naming it", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [text("Read it.")]);
+  const { session, peer } = await openSession(world, baseUrl);
+  const response = await within(
+    peer.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [
+        { type: "text", text: "what does this declare?" },
+        { type: "resource", resource: { uri: "file:///elsewhere/a.c", text: "int declared_here;", mimeType: "text/x-c" } },
+      ],
+    }),
+    "the prompt with a resource",
+  );
+  assert.equal(response.stopReason, "end_turn");
+  const sent = fs.readFileSync(world.requestsLog, "utf8");
+  assert.match(sent, /int declared_here;/);
+  assert.match(sent, /file:\/\/\/elsewhere\/a\.c/);
+  await assert.rejects(
+    peer.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "and this?" }, { type: "image", data: "AAAA", mimeType: "image/png" }],
+    }),
+    (error) => /prompt\[1\]/.test(error.message),
+  );
+  // The session goes on.
+  assert.equal(fs.readFileSync(world.requestsLog, "utf8").split("\n").filter(Boolean).length, 1);
 });
 
 test("a bash call in direct mode runs in the sandbox without a question", async () => {
