@@ -13,16 +13,21 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Readable, Writable } from "node:stream";
-import { after, test } from "node:test";
+import { afterEach, test } from "node:test";
 
 const root = process.env.GARUDA_BIN_ROOT ?? process.cwd();
 const agentProgram = path.join(root, "cmd/garuda-agent/garuda-agent");
 const providerProgram = path.join(root, "tests/providers/scripted_provider");
 const deadlineMs = 60_000;
 
-const cleanups = [];
-after(() => {
-  for (const cleanup of cleanups.reverse()) cleanup();
+// What each test started, ended after it: the agents as an editor ends
+// them (standard input closed, then a wait for their exit, a kill after
+// the deadline), the model servers with SIGTERM.
+let cleanups = [];
+afterEach(async () => {
+  const pending = cleanups.reverse();
+  cleanups = [];
+  for (const cleanup of pending) await cleanup();
 });
 
 // A promise that fails after `ms` with `what`, so no test waits forever.
@@ -84,7 +89,9 @@ async function startProvider(world, replies) {
   const server = spawn(providerProgram, ["--kind=openai", `--script=${script}`, `--requests-log=${world.requestsLog}`], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  cleanups.push(() => server.kill("SIGTERM"));
+  cleanups.push(() => {
+    server.kill("SIGTERM");
+  });
   const port = await within(
     new Promise((resolve, reject) => {
       let out = "";
@@ -117,7 +124,14 @@ function startAgent(world, baseUrl, extraEnv = {}) {
   child.stderr.on("data", (chunk) => {
     agent.stderr += chunk;
   });
-  cleanups.push(() => child.kill("SIGKILL"));
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+  });
   return agent;
 }
 
