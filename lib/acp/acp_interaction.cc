@@ -1,6 +1,7 @@
 #include "lib/acp/acp_interaction.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <utility>
@@ -202,15 +203,24 @@ void AcpInteraction::Usage(const agent::UsageReport& usage) {
   Update(std::move(update));
 }
 
-std::string AcpInteraction::OldText(const std::string& relative) const {
-  // Read beneath the project's descriptor, never through a link: the diff
-  // must show what the applier would replace.
-  int fd = ::openat(project_->fd(), relative.c_str(),
-                    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return "";
-  UniqueFd owned(fd);
-  absl::StatusOr<std::string> text = ReadUpTo(fd, relative, kDiffFileBytes);
-  return text.ok() ? *text : "";
+std::optional<std::string> AcpInteraction::OldText(
+    const std::string& relative) const {
+  // Read as the read tools read: beneath the project only (links followed
+  // only while they stay inside), never a FIFO or a device.
+  absl::StatusOr<OpenedPath> opened = project_->OpenForRead(relative);
+  if (!opened.ok()) {
+    if (absl::IsNotFound(opened.status())) return std::string();  // new
+    return std::nullopt;
+  }
+  struct stat st;
+  if (opened->is_folder || ::fstat(opened->fd.get(), &st) != 0 ||
+      !S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
+  absl::StatusOr<std::string> text =
+      ReadUpTo(opened->fd.get(), relative, kDiffFileBytes);
+  if (!text.ok()) return std::nullopt;
+  return *std::move(text);
 }
 
 Value AcpInteraction::Diffs(const ChangeSet& change_set) {
@@ -224,7 +234,12 @@ Value AcpInteraction::Diffs(const ChangeSet& change_set) {
                       entry.size() <= kDiffFileBytes)) {
       continue;  // named in the summary text only
     }
-    std::string old_text = OldText(entry.path());
+    // A file whose present content cannot be shown (too large, not a
+    // regular file) is named in the text only: a diff without its old
+    // side would look like a new file.
+    std::optional<std::string> old_or = OldText(entry.path());
+    if (!old_or) continue;
+    const std::string& old_text = *old_or;
     total += old_text.size() + change.content.size();
     if (total > kDiffTotalBytes) break;
     Value diff = Object();

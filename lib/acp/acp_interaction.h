@@ -8,6 +8,7 @@
 #define GARUDA_LIB_ACP_ACP_INTERACTION_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,9 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
   // The diff content blocks of a change list (files whose new content is in
   // memory; the rest are in `rendered_text`).
   Value Diffs(const ChangeSet& change_set);
-  std::string OldText(const std::string& relative) const;
+  // The file's present content; "" when there is none; nullopt when it
+  // cannot be shown.
+  std::optional<std::string> OldText(const std::string& relative) const;
   Value ToolCallUpdate(const std::string& id);
   static Value TextBlock(absl::string_view text);
   static Value TextContent(absl::string_view text);

@@ -184,6 +184,31 @@ TEST_F(AcpInteractionTest, AnIncompleteChangeListOffersDiscardOnly) {
   EXPECT_EQ(OfferedOptions(), (std::vector<std::string>{"discard"}));
 }
 
+TEST_F(AcpInteractionTest, AFileWhoseContentCannotBeShownGetsNoHalfDiff) {
+  // Present but over the diff's size: named in the text, no diff (a diff
+  // without its old side would look like a new file).
+  garuda::testing::Write(root_ + "/notes.txt", std::string(300 * 1024, 'x'));
+  Rendered rendered;
+  rendered.summary = "M notes.txt";
+  WithFront([&] { interaction_->AskChangeSet(OneFile("small\n"), rendered); },
+            [](const Message&) { return Selected("discard"); });
+  const Value* content = Field(*Field(request_.params, "toolCall"), "content");
+  ASSERT_NE(content, nullptr);
+  for (const Value& block : content->list_value().values()) {
+    EXPECT_NE(StringField(block, "type"), "diff");
+  }
+  // Control: a small present file gets its diff.
+  garuda::testing::Write(root_ + "/notes.txt", "old line\n");
+  WithFront([&] { interaction_->AskChangeSet(OneFile("small\n"), rendered); },
+            [](const Message&) { return Selected("discard"); });
+  content = Field(*Field(request_.params, "toolCall"), "content");
+  bool diff = false;
+  for (const Value& block : content->list_value().values()) {
+    diff = diff || StringField(block, "type") == "diff";
+  }
+  EXPECT_TRUE(diff);
+}
+
 TEST(ToolKindTest, GarudaToolsAsAcpKinds) {
   EXPECT_STREQ(ToolKind("bash"), "execute");
   EXPECT_STREQ(ToolKind("edit_file"), "edit");
