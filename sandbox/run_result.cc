@@ -55,6 +55,8 @@ std::string RunResult::DescribeKind() const {
       return "out of memory: the memory limit ended it";
     case Kind::kFailedToStart:
       return absl::StrCat("failed to start: ", reason);
+    case Kind::kStopped:
+      return "stopped: it and everything it started were ended on request";
   }
   return "unknown";
 }
@@ -72,6 +74,8 @@ int RunResult::ShellExitCode() const {
       return 137;
     case Kind::kFailedToStart:
       return 125;
+    case Kind::kStopped:
+      return 130;  // as a shell reports a command ended by Ctrl-C
   }
   return 125;
 }

@@ -16,6 +16,7 @@ struct RunResult {
     kTimedOut,       // the wall-time limit ended it
     kOutOfMemory,    // the memory limit ended it
     kFailedToStart,  // reason: nothing of the command ran
+    kStopped,        // the caller asked to stop it (RunOptions::cancel_fd)
   };
   Kind kind = Kind::kFailedToStart;
   int exit_code = 0;

@@ -100,6 +100,15 @@ void NoteStop(int sig, RunResult* outcome) {
       name != nullptr ? name : "?");
 }
 
+// The result of a run that the caller stopped (RunOptions::cancel_fd): a
+// command that had not started stays a failure to start.
+void NoteCancel(const sandbox_internal::Supervised& supervised,
+                const std::string& error, RunResult* outcome) {
+  if (!supervised.cancelled || !error.empty()) return;
+  *outcome = RunResult();
+  outcome->kind = RunResult::Kind::kStopped;
+}
+
 }  // namespace
 
 absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
@@ -182,6 +191,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   // system(3) lets it through); capturing, it ends the run like SIGTERM.
   supervise.forward_interrupts = !options.capture_output;
   supervise.signals = &signals;
+  supervise.cancel_fd = options.cancel_fd;
+  supervise.on_output = options.on_output;
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child->pid, std::move(child->pidfd), std::move(out.read),
@@ -199,6 +210,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   RunResult outcome =
       Outcome(error, supervised.timed_out, oom_kills, command_reported,
               command_status, [&] { return supervised.wait_status; });
+  NoteCancel(supervised, error, &outcome);
   NoteStop(signals.Stopped(), &outcome);
   outcome.oom_kills = oom_kills;
   outcome.limits_note = cgroups.Note();
@@ -219,6 +231,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   // Only SIGTERM and SIGHUP: a host command shares the caller's terminal
   // and group, so Ctrl-C reaches it (and the caller) directly.
   StopSignals signals(/*interrupts=*/false);
+  const bool own_group = options.wall_time_ms > 0 || options.cancel_fd >= 0;
   ASSIGN_OR_RETURN(Child child, CloneChild(0));
   if (child.pid == 0) {
     int error_fd = error_pipe.write.get();
@@ -230,11 +243,11 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
     if (::chdir(directory.c_str()) != 0) {
       Fail(error_fd, LastErrnoStatus(absl::StrCat("chdir ", directory)));
     }
-    // With a wall time, the command leads a process group of its own, so
-    // that a timeout ends what it started in the background too. Without
-    // one it stays in the caller's group: an interactive command keeps the
-    // terminal.
-    if (options.wall_time_ms > 0 && ::setpgid(0, 0) != 0) {
+    // With a wall time or a cancel descriptor, the command leads a process
+    // group of its own, so that a timeout or a stop ends what it started in
+    // the background too. Without either it stays in the caller's group: an
+    // interactive command keeps the terminal.
+    if (own_group && ::setpgid(0, 0) != 0) {
       Fail(error_fd, LastErrnoStatus("setpgid"));
     }
     sigset_t none;
@@ -252,6 +265,9 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   supervise.wall_ms = options.wall_time_ms;
   supervise.capture_limit = options.capture_limit;
   supervise.signals = &signals;
+  supervise.cancel_fd = options.cancel_fd;
+  supervise.on_output = options.on_output;
+  supervise.kill_group = own_group;
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child.pid, std::move(child.pidfd), std::move(out.read),
@@ -259,8 +275,10 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   ASSIGN_OR_RETURN(std::string error, ReadAll(error_pipe.read.get()));
   RunResult outcome = error.empty() ? FromWaitStatus(supervised.wait_status)
                                     : RunResult::FailedToStart(error.substr(1));
-  if (error.empty() && (supervised.timed_out || signals.Stopped() != 0) &&
-      options.wall_time_ms > 0) {
+  if (error.empty() &&
+      (supervised.timed_out || supervised.cancelled ||
+       signals.Stopped() != 0) &&
+      own_group) {
     // The group's leader is dead and reaped, but its pid stays the group's
     // id while any member lives, and cannot be reused for a new group.
     ::kill(-child.pid, SIGKILL);
@@ -269,6 +287,7 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
     outcome = RunResult();
     outcome.kind = RunResult::Kind::kTimedOut;
   }
+  NoteCancel(supervised, error, &outcome);
   NoteStop(signals.Stopped(), &outcome);
   TakeOutput(std::move(result), &outcome);
   return outcome;

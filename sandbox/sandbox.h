@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/sandbox_policy.pb.h"
 #include "sandbox/run_result.h"
 
@@ -59,6 +60,16 @@ struct RunOptions {
   // after its own cleanup (a one-shot staging view to remove), instead of
   // as the run returns.
   bool defer_stop_signal = false;
+  // A request to stop the run from the caller's side (a person's Ctrl-C
+  // relayed by garuda-stager): once this descriptor is readable or hung up
+  // (a byte came, or its writer is gone), the command and everything it
+  // started end at once, as for a stop signal, and the result is kStopped.
+  // It is polled, never read. -1: none.
+  int cancel_fd = -1;
+  // With capture_output: each piece of the output as it is read (stream 1
+  // stdout, 2 stderr), before the cap applies, on the calling thread. For a
+  // live view; the result still carries the capped output.
+  std::function<void(int stream, absl::string_view data)> on_output;
 };
 
 // Raises the stop signal of a run made with defer_stop_signal, if one came;

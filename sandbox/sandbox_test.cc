@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/defaults.h"
 
@@ -254,6 +255,89 @@ TEST_F(SandboxTest, HostTimeoutEndsTheBackgroundProcessesToo) {
   };
   EXPECT_FALSE(background_survives("sleep 30", true));
   EXPECT_TRUE(background_survives("true", false));
+}
+
+// A stop from the caller's side (RunOptions::cancel_fd): the cancel pipe is
+// written once the command says it started (from on_output, so no timing
+// is guessed). The background sleep keeps the output pipe open: the run
+// returns only once it has ended too.
+struct CancelledRun {
+  absl::StatusOr<RunResult> result;
+  std::string live;  // what on_output saw
+};
+CancelledRun RunAndCancel(const std::function<absl::StatusOr<RunResult>(
+                              const RunOptions&)>& run,
+                          const std::string& script, bool cancel) {
+  int fds[2];
+  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  UniqueFd cancel_read(fds[0]), cancel_write(fds[1]);
+  CancelledRun out;
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", script};
+  options.capture_output = true;
+  options.cancel_fd = cancel_read.get();
+  options.on_output = [&](int stream, absl::string_view data) {
+    if (stream == 1) out.live.append(data.data(), data.size());
+    if (cancel && out.live.find("started") != std::string::npos &&
+        cancel_write) {
+      (void)!::write(cancel_write.get(), "c", 1);
+      cancel_write.Reset();
+    }
+  };
+  out.result = run(options);
+  return out;
+}
+
+TEST_F(SandboxTest, CancelStopsTheCommandAndEverythingItStarted) {
+  auto in_sandbox = [&](const RunOptions& options) {
+    return RunInSandbox(policy_, options);
+  };
+  CancelledRun stopped =
+      RunAndCancel(in_sandbox, "sleep 60 & echo started; wait", true);
+  ASSERT_TRUE(stopped.result.ok()) << stopped.result.status();
+  EXPECT_EQ(stopped.result->kind, RunResult::Kind::kStopped)
+      << stopped.result->Describe();
+  EXPECT_EQ(stopped.result->stdout_data, "started\n");
+  EXPECT_EQ(stopped.live, "started\n");
+  EXPECT_EQ(stopped.result->ShellExitCode(), 130);
+  // Negative control: the same run, never cancelled, goes to its end.
+  CancelledRun ran =
+      RunAndCancel(in_sandbox, "sleep 0.2 & echo started; wait", false);
+  ASSERT_TRUE(ran.result.ok());
+  EXPECT_EQ(ran.result->kind, RunResult::Kind::kExited)
+      << ran.result->Describe();
+}
+
+TEST_F(SandboxTest, CancelStopsAHostCommandAndItsBackground) {
+  std::string pid_file = project_ + "/background.pid";
+  auto on_host = [&](const RunOptions& options) {
+    return RunOnHost(options, project_);
+  };
+  CancelledRun stopped = RunAndCancel(
+      on_host, "sleep 60 & echo $! > " + pid_file + "; echo started; wait",
+      true);
+  ASSERT_TRUE(stopped.result.ok()) << stopped.result.status();
+  EXPECT_EQ(stopped.result->kind, RunResult::Kind::kStopped)
+      << stopped.result->Describe();
+  // The background sleep held the output pipe: that the run returned says
+  // it ended; its pid is gone or a zombie of init's.
+  pid_t pid = std::atoi(ReadFileToString(pid_file).value_or("0").c_str());
+  ASSERT_GT(pid, 1);
+  bool alive = true;
+  for (int i = 0; i < 500 && alive; ++i) {
+    std::string stat =
+        ReadFileToString(absl::StrCat("/proc/", pid, "/stat")).value_or("");
+    size_t paren = stat.rfind(')');
+    alive = paren != std::string::npos && paren + 2 < stat.size() &&
+            stat[paren + 2] != 'Z';
+    if (alive) ::usleep(10000);
+  }
+  if (alive) ::kill(pid, SIGKILL);
+  EXPECT_FALSE(alive) << "the background process outlived the stop";
+  // Negative control: not cancelled, it exits by itself.
+  CancelledRun ran = RunAndCancel(on_host, "echo started", false);
+  ASSERT_TRUE(ran.result.ok());
+  EXPECT_EQ(ran.result->kind, RunResult::Kind::kExited);
 }
 
 TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {

@@ -31,11 +31,16 @@ struct Captured {
 };
 
 // Reads what is there; false at end of file.
-bool ReadSome(int fd, const Captured& into, size_t limit) {
+bool ReadSome(int fd, const Captured& into, size_t limit, int stream,
+              const SuperviseOptions& options) {
   char buffer[65536];
   ssize_t n = ::read(fd, buffer, sizeof buffer);
   if (n < 0) return errno == EINTR || errno == EAGAIN;
   if (n == 0) return false;
+  if (options.on_output) {
+    options.on_output(stream,
+                      absl::string_view(buffer, static_cast<size_t>(n)));
+  }
   size_t room = limit > into.data->size() ? limit - into.data->size() : 0;
   into.data->append(buffer, std::min<size_t>(room, n));
   if (static_cast<size_t>(n) > room) *into.truncated = true;
@@ -122,16 +127,19 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
   auto kill_child = [&](const char* why) -> absl::Status {
     if (killed) return absl::OkStatus();
     killed = true;
+    // Not reaped yet (killed comes before the wait), so the group id is
+    // still the child's own.
+    if (options.kill_group) ::kill(-pid, SIGKILL);
     if (!SendSignal(pidfd.get(), SIGKILL) && errno != ESRCH) {
       return LastErrnoStatus(why);
     }
     return absl::OkStatus();
   };
   while (!done_waiting() || stdout_read || stderr_read) {
-    struct pollfd fds[5];
+    struct pollfd fds[6];
     int count = 0;
     int pid_index = -1, out_index = -1, err_index = -1, status_index = -1;
-    int signal_index = -1;
+    int signal_index = -1, cancel_index = -1;
     if (!done_waiting()) {
       pid_index = count;
       fds[count++] = {pidfd.get(), POLLIN, 0};
@@ -151,6 +159,10 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
     if (signal_fd >= 0 && !done_waiting()) {
       signal_index = count;
       fds[count++] = {signal_fd, POLLIN, 0};
+    }
+    if (options.cancel_fd >= 0 && !supervised.cancelled && !done_waiting()) {
+      cancel_index = count;
+      fds[count++] = {options.cancel_fd, POLLIN, 0};
     }
     int timeout = -1;
     if (deadline >= 0 && !done_waiting() && !supervised.timed_out) {
@@ -187,16 +199,25 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
         }
       }
     }
+    if (cancel_index >= 0 && fds[cancel_index].revents) {
+      // The caller's side asked to stop (or is gone): as for a stop signal,
+      // the command and everything it started end now; the caller goes on.
+      supervised.cancelled = true;
+      if (absl::Status killed_status = kill_child("kill the stopped command");
+          !killed_status.ok()) {
+        return killed_status;
+      }
+    }
     if (out_index >= 0 && fds[out_index].revents &&
         !ReadSome(stdout_read.get(),
                   {&result->stdout_data, &result->stdout_truncated},
-                  options.capture_limit)) {
+                  options.capture_limit, 1, options)) {
       stdout_read.Reset();
     }
     if (err_index >= 0 && fds[err_index].revents &&
         !ReadSome(stderr_read.get(),
                   {&result->stderr_data, &result->stderr_truncated},
-                  options.capture_limit)) {
+                  options.capture_limit, 2, options)) {
       stderr_read.Reset();
     }
     if (status_index >= 0 && fds[status_index].revents) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "lib/base/unique_fd.h"
 #include "sandbox/run_result.h"
 
@@ -63,6 +64,8 @@ struct Supervised {
   // PID 1 found none), once status_read.
   bool status_read = false;
   int command_status = -1;
+  // The caller's cancel descriptor fired, and the child was killed for it.
+  bool cancelled = false;
 };
 
 struct SuperviseOptions {
@@ -76,11 +79,18 @@ struct SuperviseOptions {
   // the child (PID 1 hands them to the command's group), or end the run.
   bool forward_interrupts = false;
   StopSignals* signals = nullptr;
+  // The child leads its own process group (a host command): a kill ends
+  // the whole group, so that nothing it started keeps the output open.
+  bool kill_group = false;
+  // RunOptions::cancel_fd and on_output (sandbox/sandbox.h).
+  int cancel_fd = -1;
+  std::function<void(int stream, absl::string_view data)> on_output;
 };
 
 // Waits for the child behind `pidfd`, reading captured output as it comes,
 // killing the child when the wall time is over, and at once when a stop
-// signal comes (recorded in options.signals).
+// signal comes (recorded in options.signals) or the cancel descriptor fires
+// (Supervised::cancelled).
 absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
                                      UniqueFd stdout_read, UniqueFd stderr_read,
                                      const SuperviseOptions& options,

@@ -34,6 +34,9 @@ ABSL_FLAG(std::string, output_format, "",
           "goes)");
 ABSL_FLAG(std::string, resume, "", "continue the session with this id");
 ABSL_FLAG(bool, continue, false, "continue this project's last session");
+ABSL_FLAG(bool, plain, false,
+          "the terminal without colours, formatting or a live command line: "
+          "the model's text as written");
 ABSL_FLAG(std::string, provider, "",
           "openai or anthropic (overrides model.provider)");
 ABSL_FLAG(std::string, model, "", "the model name (overrides model.name)");
@@ -76,7 +79,7 @@ constexpr char kUsage[] =
     "the coding agent: a session with a model over the helper programs "
     "(garuda-auditor, garuda-budgeter, garuda-stager, garuda-applier).\n\n"
     "  garuda-agent [--project DIR] [--resume ID] [--provider P] [--model M] "
-    "[--base-url URL]\n"
+    "[--base-url URL] [--plain]\n"
     "      an interactive session (plain lines from standard input when it is "
     "not a terminal)\n"
     "  garuda-agent -p PROMPT [--output-format text|json|stream-json] ...\n"
@@ -301,6 +304,7 @@ int main(int argc, char** argv) {
                                              : Output::kText;
   options.resume_id = absl::GetFlag(FLAGS_resume);
   options.continue_last = absl::GetFlag(FLAGS_continue);
+  options.plain = absl::GetFlag(FLAGS_plain);
   if (options.continue_last && !options.resume_id.empty()) {
     std::cerr << "garuda-agent: --continue or --resume ID, not both\n";
     return garuda::agent::kExitUsage;

@@ -21,6 +21,7 @@
 #include "lib/agent/journal.h"
 #include "lib/agent/piped_input.h"
 #include "lib/agent/plain_interaction.h"
+#include "lib/agent/session_view.h"
 #include "lib/agent/session.h"
 #include "lib/agent/session_setup.h"
 #include "lib/agent/settings.h"
@@ -161,7 +162,8 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   std::unique_ptr<Interaction> interaction;
   std::unique_ptr<LineSource> lines;
   if (opened.terminal) {
-    interaction = MakeTerminalInteraction(options.in_fd, options.out_fd);
+    interaction =
+        MakeTerminalInteraction(options.in_fd, options.out_fd, options.plain);
     // It owns SIGINT while it lives: Ctrl-C sets `cancel` during a request.
     lines = MakeTerminalLineSource(opened.history_path, &cancel);
   } else {
@@ -194,6 +196,12 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
     return 1;
   }
   (*session)->Restore(std::move(opened.resumed));
+  if (!options.one_shot && !(*session)->messages().empty()) {
+    // Where the resumed conversation stands, before the first prompt.
+    interaction->ShowNotice(absl::StrCat(
+        "Resumed; the last exchanges:\n",
+        LastExchanges((*session)->messages(), kResumedExchangesShown)));
+  }
   if (stream != nullptr) {
     stream->Session(
         opened.session_id,

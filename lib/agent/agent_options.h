@@ -29,6 +29,9 @@ struct AgentOptions {
   // The helpers' --consent; empty: "terminal" with a person at the
   // terminal, else "rules". An editor's session (lib/acp) sets "relayed".
   std::string consent;
+  // --plain: the terminal without colours or formatting (the model's text
+  // as written).
+  bool plain = false;
 };
 
 // The exit status, kept stable for scripts (docs/agent.md "Exit status").

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "lib/changeset/changeset.h"
 #include "lib/question/permission_question.h"
 #include "lib/question/question.h"
@@ -34,6 +35,18 @@ struct ToolOutcomeView {
   std::string tool;
   std::string outcome;  // one line: "exited with code 0", "applied 2 files"
   bool is_error = false;
+  // A command's output as captured (stdout, then stderr, each with a note
+  // when the capture cut it); empty for other tools. The terminal shows its
+  // last lines and keeps it for /output.
+  std::string output;
+  // The person stopped the command (Ctrl-C).
+  bool stopped = false;
+};
+
+// A command that runs, as its watch reports it (lib/agent/command_progress.h).
+struct CommandProgress {
+  absl::Duration elapsed;
+  std::string last_line;  // the last line of output so far, may be ""
 };
 
 class Interaction {
@@ -51,6 +64,15 @@ class Interaction {
   virtual void ShowToolOutcome(const ToolOutcomeView& outcome) = 0;
   // A line for the person: the first line of the session, a notice, an error.
   virtual void ShowNotice(absl::string_view line) = 0;
+  // While a command runs, between its ShowToolCall and ShowToolOutcome:
+  // called from the command's watching thread while the session's thread
+  // waits for the command (never at the same time as another call).
+  virtual void ShowCommandProgress(const CommandProgress& progress) {}
+  // /output: the whole output of the last command shown; false when there
+  // is none (or this interaction keeps none).
+  virtual bool ShowLastOutput() { return false; }
+  // After a turn of a line session: one short line (tokens, budget, mode).
+  virtual void ShowStatusLine(absl::string_view line) {}
 
   // A helper (garuda-applier, garuda-stager) is about to ask the person on
   // the terminal itself: what the session printed is ended (no half line,

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "lib/agent/session_view.h"
 #include "lib/agent/system_prompt.h"
 #include "lib/agent/tool_calls.h"
 #include "lib/agent/usage_meter.h"
@@ -30,6 +31,7 @@ constexpr char kHelp[] =
     "profile, else on the host)\n"
     "  /help          this text\n"
     "  /undo          undo this session's last applied change\n"
+    "  /output        the whole output of the last command\n"
     "  /audit verify  check the audit logs of this project\n"
     "  /budget        the token budget: limit, spent, left, per agent\n"
     "  /mode          the command mode, backend, profile and sandbox\n"
@@ -196,7 +198,7 @@ absl::Status Session::NoteForModel(const std::string& note) {
   return Add(std::move(message));
 }
 
-ToolContext Session::Tools() {
+ToolContext Session::Tools() const {
   ToolContext tools;
   tools.session_id = config_.session_id;
   tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
@@ -388,7 +390,9 @@ absl::StatusOr<bool> Session::RunToolCalls(
       }
       TaskDone& child = children[t];
       child.done.report.set_output(ReportOutput(child.done.result.content()));
-      if (parts_.events != nullptr) parts_.events->ToolResult(child.done.report);
+      if (parts_.events != nullptr) {
+        parts_.events->ToolResult(child.done.report);
+      }
       AddUsage(child.usage, &outcome->children_usage);
       ordered[i] = child.done.result;
       reports[i] = child.done.report;
@@ -401,6 +405,8 @@ absl::StatusOr<bool> Session::RunToolCalls(
     *results.add_tool_results() = *ordered[i];
     if (reports[i]) outcome->tool_calls.push_back(*reports[i]);
   }
+  // A Ctrl-C during the last call (it stopped a command) ends the turn too.
+  if (cancel != nullptr && cancel->cancelled()) cancelled = true;
   RETURN_IF_ERROR(Add(std::move(results)));
   return cancelled;
 }
@@ -450,6 +456,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
   }
 
   ToolContext tools = Tools();
+  tools.cancel = cancel;  // Ctrl-C stops a running command
   size_t measured_messages = 0;
   for (int step = 0; step < kMaxStepsPerTurn; ++step) {
     provider::ModelRequest request =
@@ -460,7 +467,9 @@ absl::Status Session::RunSteps(const std::string& prompt,
       return StopForFailedRequest(absl::CancelledError("cancelled"), request,
                                   outcome);
     }
-    if (CompactionDue(InputEstimate(request))) {
+    // A conversation of one message (a summary, a prompt) is not compacted
+    // again: there is nothing to gain, and it would loop.
+    if (messages_.size() > 1 && CompactionDue(InputEstimate(request))) {
       ASSIGN_OR_RETURN(bool compacted, Compact(meter, cancel, outcome));
       if (!compacted) return absl::OkStatus();
       request = NextRequest(tools, step, messages_.size());
@@ -535,6 +544,7 @@ absl::StatusOr<Session::LineOutcome> Session::HandleLine(
     std::string command(absl::StripAsciiWhitespace(trimmed.substr(1)));
     if (command.empty()) return LineOutcome::kContinue;
     ToolContext tools = Tools();
+    tools.cancel = cancel;
     ASSIGN_OR_RETURN(std::string output, RunPersonCommand(tools, command));
     parts_.interaction->ShowNotice(output);
     absl::StrAppend(&pending_person_output_, "[The person ran `", command,
@@ -542,7 +552,8 @@ absl::StatusOr<Session::LineOutcome> Session::HandleLine(
     RETURN_IF_ERROR(CheckHelpers());
     return LineOutcome::kContinue;
   }
-  RETURN_IF_ERROR(RunTurn(trimmed, cancel).status());
+  ASSIGN_OR_RETURN(TurnOutcome outcome, RunTurn(trimmed, cancel));
+  ShowTurnStatus(outcome);
   return LineOutcome::kContinue;
 }
 
@@ -564,10 +575,12 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
     } else {
       RETURN_IF_ERROR(parts_.audit->Record(
           MakeEvent("undo", "", undone->undo_id(), "undone", undone->line())));
-      out.ShowNotice(undone->line());
+      out.ShowNotice(UndoText(*undone, staged()));
       RETURN_IF_ERROR(NoteForModel(absl::StrCat(
           "[Garuda: the person undid a change: ", undone->line(), "]")));
     }
+  } else if (line == "/output") {
+    if (!out.ShowLastOutput()) out.ShowNotice("No command output to show yet.");
   } else if (line == "/audit verify" || line == "/audit") {
     out.ShowNotice(parts_.verify_audit ? parts_.verify_audit()
                                        : "audit verify is not available here");
@@ -603,6 +616,13 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
     out.ShowNotice(absl::StrCat("Unknown command ", line, ". ", kHelp));
   }
   return LineOutcome::kContinue;
+}
+
+void Session::ShowTurnStatus(const TurnOutcome& outcome) {
+  absl::StatusOr<budget::BudgetStatus> status = parts_.budget->Status();
+  const stager::SessionDescription& d = config_.description;
+  parts_.interaction->ShowStatusLine(TurnStatusLine(
+      outcome.usage, status.ok() ? &*status : nullptr, d.mode(), d.backend()));
 }
 
 absl::Status Session::End() {

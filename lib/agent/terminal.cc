@@ -1,5 +1,6 @@
 #include "lib/agent/terminal.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -7,6 +8,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "lib/agent/markdown.h"
+#include "lib/agent/tool_display.h"
 #include "lib/base/files.h"
 #include "lib/base/visible.h"
 #include "lib/consent/terminal_turn.h"
@@ -36,6 +40,10 @@ size_t CompleteUtf8Prefix(absl::string_view text) {
   return n;
 }
 
+// A command's output under its call: the last lines, each cut at a width.
+constexpr size_t kOutputTailLines = 10;
+constexpr size_t kOutputLineChars = 1000;
+
 bool WantColor(int out_fd) {
   if (::isatty(out_fd) != 1) return false;
   const char* term = std::getenv("TERM");
@@ -48,8 +56,8 @@ bool WantColor(int out_fd) {
 
 class TerminalInteraction : public Interaction {
  public:
-  TerminalInteraction(int in_fd, int out_fd)
-      : in_(in_fd), out_(out_fd), color_(WantColor(out_fd)) {}
+  TerminalInteraction(int in_fd, int out_fd, bool plain)
+      : in_(in_fd), out_(out_fd), color_(!plain && WantColor(out_fd)) {}
 
   bool CanAsk() const override { return ::isatty(in_) == 1; }
 
@@ -57,7 +65,7 @@ class TerminalInteraction : public Interaction {
     pending_.append(text.data(), text.size());
     size_t whole = CompleteUtf8Prefix(pending_);
     if (whole == 0) return;
-    WriteText(terminal_internal::TerminalSafe(
+    WriteModelText(terminal_internal::TerminalSafe(
         absl::string_view(pending_).substr(0, whole)));
     pending_.erase(0, whole);
   }
@@ -79,8 +87,15 @@ class TerminalInteraction : public Interaction {
 
   void ShowToolOutcome(const ToolOutcomeView& outcome) override {
     EndText();
+    if (!outcome.output.empty()) {
+      last_output_ = outcome.output;
+      ShowOutputTail(outcome.output);
+    }
     WriteText(
-        absl::StrCat(outcome.is_error ? Style("31") : Style("2"), "   ",
+        absl::StrCat(outcome.is_error  ? Style("31")
+                     : outcome.stopped ? Style("33")
+                                       : Style("2"),
+                     "   ",
                      outcome.is_error ? "error: " : "",
                      terminal_internal::TerminalSafe(OneLine(outcome.outcome)),
                      Style("0"), "\n"));
@@ -89,6 +104,45 @@ class TerminalInteraction : public Interaction {
   void ShowNotice(absl::string_view line) override {
     EndText();
     WriteText(absl::StrCat(terminal_internal::TerminalSafe(line), "\n"));
+  }
+
+  // One line rewritten in place (a terminal that takes colours takes \r and
+  // erase-line too); nothing on a dumb one: the outcome shows the output.
+  void ShowCommandProgress(const CommandProgress& progress) override {
+    if (!color_) return;
+    std::string line = absl::StrCat("   ... ", Elapsed(progress.elapsed));
+    if (!progress.last_line.empty()) {
+      std::string last = terminal_internal::TerminalSafe(progress.last_line);
+      const size_t room = Columns() > line.size() + 8
+                              ? Columns() - line.size() - 8
+                              : 0;
+      if (last.size() > room) {
+        last.resize(CompleteUtf8Prefix(absl::string_view(last).substr(0, room)));
+      }
+      absl::StrAppend(&line, "  ", last);
+    }
+    (void)WriteAll(out_, absl::StrCat("\r\x1b[2K", Style("2"), line, Style("0")));
+    progress_shown_ = true;
+  }
+
+  bool ShowLastOutput() override {
+    if (last_output_.empty()) return false;
+    EndText();
+    std::string text;
+    for (absl::string_view line : absl::StrSplit(
+             absl::string_view(last_output_).substr(
+                 0, last_output_.size() - (last_output_.back() == '\n')),
+             '\n')) {
+      absl::StrAppend(&text, OutputLine(line));
+    }
+    WriteText(text);
+    return true;
+  }
+
+  void ShowStatusLine(absl::string_view line) override {
+    EndText();
+    WriteText(absl::StrCat(Style("2"), terminal_internal::TerminalSafe(line),
+                           Style("0"), "\n"));
   }
 
   PermissionAnswer AskPermission(const PermissionQuestion& question) override {
@@ -121,6 +175,55 @@ class TerminalInteraction : public Interaction {
     return line;
   }
 
+  static std::string Elapsed(absl::Duration elapsed) {
+    int64_t seconds = absl::ToInt64Seconds(elapsed);
+    if (seconds < 60) return absl::StrCat(seconds, "s");
+    return absl::StrCat(seconds / 60, "m ", absl::Dec(seconds % 60, absl::kZeroPad2), "s");
+  }
+
+  size_t Columns() const {
+    struct winsize size = {};
+    if (::ioctl(out_, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+      return size.ws_col;
+    }
+    return 80;
+  }
+
+  // The progress line goes before anything else is printed.
+  void EndProgress() {
+    if (!progress_shown_) return;
+    (void)WriteAll(out_, "\r\x1b[2K");
+    progress_shown_ = false;
+  }
+
+  // One line of a command's output, marked as such and made visible; a
+  // line longer than kOutputLineChars is cut.
+  std::string OutputLine(absl::string_view line) const {
+    std::string shown(line.substr(0, kOutputLineChars));
+    shown.resize(CompleteUtf8Prefix(shown));
+    if (line.size() > kOutputLineChars) shown += " ...";
+    return absl::StrCat(Style("2"), "   | ", Style("0"),
+                        terminal_internal::TerminalSafe(shown), "\n");
+  }
+
+  // The last lines of a command's output, and how many came before them.
+  void ShowOutputTail(absl::string_view output) {
+    OutputTail tail = LastLines(output, kOutputTailLines);
+    std::string text;
+    if (tail.lines_cut > 0) {
+      absl::StrAppend(&text, Style("2"), "   | ... ", tail.lines_cut,
+                      tail.lines_cut == 1 ? " earlier line" : " earlier lines",
+                      " not shown (/output shows all ", tail.total_lines, ")",
+                      Style("0"), "\n");
+    }
+    absl::string_view body(tail.text);
+    body.remove_suffix(1);
+    for (absl::string_view line : absl::StrSplit(body, '\n')) {
+      absl::StrAppend(&text, OutputLine(line));
+    }
+    WriteText(text);
+  }
+
   std::string Style(absl::string_view code) const {
     return color_ ? absl::StrCat("\x1b[", code, "m") : std::string();
   }
@@ -128,11 +231,19 @@ class TerminalInteraction : public Interaction {
   // The streamed text ends: a sequence still cut is shown as marks, and
   // what follows starts on its own line.
   void EndText() {
+    EndProgress();
     if (!pending_.empty()) {
-      WriteText(terminal_internal::TerminalSafe(pending_));
+      WriteModelText(terminal_internal::TerminalSafe(pending_));
       pending_.clear();
     }
+    if (color_) WriteText(markdown_.Finish());
     if (!at_line_start_) WriteText("\n");
+  }
+
+  // The model's text, made safe: formatted where the terminal has colours
+  // (a line at a time), else as written.
+  void WriteModelText(const std::string& safe) {
+    WriteText(color_ ? markdown_.Feed(safe) : safe);
   }
 
   void WriteText(absl::string_view text) {
@@ -147,12 +258,16 @@ class TerminalInteraction : public Interaction {
   bool color_;
   bool at_line_start_ = true;
   std::string pending_;
+  bool progress_shown_ = false;
+  MarkdownRenderer markdown_;
+  std::string last_output_;  // the last command's, for /output
 };
 
 }  // namespace
 
-std::unique_ptr<Interaction> MakeTerminalInteraction(int in_fd, int out_fd) {
-  return std::make_unique<TerminalInteraction>(in_fd, out_fd);
+std::unique_ptr<Interaction> MakeTerminalInteraction(int in_fd, int out_fd,
+                                                     bool plain) {
+  return std::make_unique<TerminalInteraction>(in_fd, out_fd, plain);
 }
 
 namespace terminal_internal {

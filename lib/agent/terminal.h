@@ -32,9 +32,18 @@ namespace garuda {
 namespace agent {
 
 // Questions are read from `in_fd` and everything is written to `out_fd`
-// (the terminal, usually 0 and 1; neither is closed). Colours only when
-// `out_fd` is a terminal, TERM is not "dumb" and NO_COLOR is not set.
-std::unique_ptr<Interaction> MakeTerminalInteraction(int in_fd, int out_fd);
+// (the terminal, usually 0 and 1; neither is closed). Colours, the model's
+// markdown formatted (lib/agent/markdown.h) and a running command's line
+// rewritten in place only when `out_fd` is a terminal, TERM is not "dumb",
+// NO_COLOR is not set and not `plain` (--plain): otherwise the model's text
+// as it streams, unformatted.
+//
+// A command's output is shown under its call, the last lines of it, with
+// how many came before; /output (ShowLastOutput) shows the whole of the last
+// one. While a command runs, one line says for how long and what it printed
+// last.
+std::unique_ptr<Interaction> MakeTerminalInteraction(int in_fd, int out_fd,
+                                                     bool plain = false);
 
 // Reads standard input and writes the prompt to standard output. History:
 // loaded from and appended to `history_path` (created 0600; "" keeps no

@@ -21,6 +21,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "lib/agent/terminal.h"
 #include "lib/agent/terminal_signals.h"
@@ -38,6 +40,67 @@ using terminal_internal::SigintCatcher;
 
 constexpr int kHistoryKept = 1000;
 constexpr wchar_t kCtrlC = 3;
+// A line break inside the line being edited (a paste, Alt-Enter, a line
+// ending in "\\"): libedit edits one line, so it shows as this mark and
+// becomes '\n' when the line is taken. A mark typed as such becomes a line
+// break too.
+constexpr wchar_t kLineBreakMark = 0x23ce;  // ⏎
+constexpr char kLineBreakMarkUtf8[] = "\xe2\x8f\x8e";
+constexpr size_t kMaxPaste = 1 << 20;
+constexpr char kPasteEnd[] = "\x1b[201~";
+
+// The line as the person meant it: each mark a line break.
+std::string WithLineBreaks(absl::string_view edited) {
+  return absl::StrReplaceAll(edited, {{kLineBreakMarkUtf8, "\n"}});
+}
+
+// The line as the editor shows it: each line break a mark.
+std::string WithMarks(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"\n", kLineBreakMarkUtf8}});
+}
+
+// Pasted bytes as the editor inserts them: UTF-8 decoded (an invalid
+// sequence as U+FFFD), line ends (\r\n, \r, \n) as marks, tabs kept, any
+// other control character as U+FFFD (it would be a key to the editor).
+std::wstring PastedText(absl::string_view bytes) {
+  std::wstring out;
+  for (size_t i = 0; i < bytes.size();) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c == '\r' || c == '\n') {
+      out.push_back(kLineBreakMark);
+      i += (c == '\r' && i + 1 < bytes.size() && bytes[i + 1] == '\n') ? 2 : 1;
+      continue;
+    }
+    if (c == '\t') {
+      out.push_back(L'\t');
+      ++i;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      out.push_back(0xfffd);
+      ++i;
+      continue;
+    }
+    int length = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                           : (c & 0xf8) == 0xf0 ? 4 : 0;
+    bool valid = length > 0 && i + length <= bytes.size();
+    uint32_t cp = length == 1 ? c : length == 2 ? (c & 0x1f)
+                               : length == 3 ? (c & 0x0f) : (c & 0x07);
+    for (int k = 1; valid && k < length; ++k) {
+      unsigned char next = static_cast<unsigned char>(bytes[i + k]);
+      if ((next & 0xc0) != 0x80) valid = false;
+      cp = (cp << 6) | (next & 0x3f);
+    }
+    if (!valid) {
+      out.push_back(0xfffd);
+      ++i;
+      continue;
+    }
+    out.push_back(static_cast<wchar_t>(cp));
+    i += length;
+  }
+  return out;
+}
 
 // The length of the UTF-8 sequence a lead byte starts; 0 for a byte that
 // cannot start one.
@@ -126,7 +189,25 @@ class TerminalLineSource : public LineSource {
                "Ctrl-C: clear the line, or leave",
                &TerminalLineSource::OnCtrlC);
       ::el_set(editor_, EL_BIND, "^C", "garuda-interrupt", nullptr);
+      // Bracketed paste: the whole paste is one insertion, its line breaks
+      // kept as marks, never taken as Enter.
+      ::el_set(editor_, EL_ADDFN, "garuda-paste", "insert a paste as it is",
+               &TerminalLineSource::OnPaste);
+      ::el_set(editor_, EL_BIND, "\033[200~", "garuda-paste", nullptr);
+      // Alt-Enter: a line break; Enter after a final backslash: the same.
+      ::el_set(editor_, EL_ADDFN, "garuda-line-break", "a new line",
+               &TerminalLineSource::OnLineBreak);
+      ::el_set(editor_, EL_BIND, "\033\r", "garuda-line-break", nullptr);
+      ::el_set(editor_, EL_BIND, "\033\n", "garuda-line-break", nullptr);
+      ::el_set(editor_, EL_ADDFN, "garuda-enter",
+               "take the line, or a line break after a backslash",
+               &TerminalLineSource::OnEnter);
+      ::el_set(editor_, EL_BIND, "^M", "garuda-enter", nullptr);
+      ::el_set(editor_, EL_BIND, "^J", "garuda-enter", nullptr);
     }
+    const char* term = std::getenv("TERM");
+    marks_pastes_ = ::isatty(out_fd) == 1 && term != nullptr &&
+                    absl::string_view(term) != "dumb";
   }
 
   ~TerminalLineSource() override {
@@ -158,6 +239,7 @@ class TerminalLineSource : public LineSource {
     std::optional<std::string> result;
     {
       ScopedTerminalRestore restore(in_);
+      if (marks_pastes_) restore.MarkPastes(out_);
       for (;;) {
         interrupted_ = false;
         int count = 0;
@@ -188,7 +270,7 @@ class TerminalLineSource : public LineSource {
         }
         armed_ = false;
         Remember(text);
-        result = std::move(text);
+        result = WithLineBreaks(text);
         break;
       }
     }
@@ -205,6 +287,59 @@ class TerminalLineSource : public LineSource {
 
   static char* Prompt(EditLine* editor) {
     return const_cast<char*>(Self(editor)->prompt_.c_str());
+  }
+
+  // After ESC [200~: the paste's bytes up to ESC [201~, read here from the
+  // terminal (they are in its buffer already; a terminal that never ends
+  // the paste is waited for at most kPasteWaitMs between two bytes).
+  static unsigned char OnPaste(EditLine* editor, int) {
+    constexpr int kPasteWaitMs = 2000;
+    TerminalLineSource* self = Self(editor);
+    std::string bytes;
+    bool cut = false;
+    for (;;) {
+      struct pollfd fd = {self->in_, POLLIN, 0};
+      int ready = ::poll(&fd, 1, kPasteWaitMs);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) break;
+      char c;
+      ssize_t n = ::read(self->in_, &c, 1);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) break;
+      bytes.push_back(c);
+      if (absl::EndsWith(bytes, kPasteEnd)) {
+        bytes.resize(bytes.size() - (sizeof kPasteEnd - 1));
+        break;
+      }
+      if (bytes.size() > kMaxPaste + sizeof kPasteEnd) {
+        // Past the cap: keep the tail that may hold the end mark only.
+        bytes.erase(kMaxPaste, bytes.size() - kMaxPaste - (sizeof kPasteEnd - 1));
+        cut = true;
+      }
+    }
+    if (cut) {
+      bytes.resize(std::min(bytes.size(), kMaxPaste));
+      bytes += absl::StrCat(" [the paste was cut at ", kMaxPaste, " bytes]");
+    }
+    std::wstring text = PastedText(bytes);
+    if (!text.empty()) ::el_winsertstr(editor, text.c_str());
+    return CC_REFRESH;
+  }
+
+  static unsigned char OnLineBreak(EditLine* editor, int) {
+    const wchar_t mark[] = {kLineBreakMark, 0};
+    ::el_winsertstr(editor, mark);
+    return CC_REFRESH;
+  }
+
+  static unsigned char OnEnter(EditLine* editor, int) {
+    const LineInfoW* info = ::el_wline(editor);
+    if (info != nullptr && info->cursor == info->lastchar &&
+        info->cursor > info->buffer && info->cursor[-1] == L'\\') {
+      ::el_wdeletestr(editor, 1);
+      return OnLineBreak(editor, 0);
+    }
+    return CC_NEWLINE;
   }
 
   static unsigned char OnCtrlC(EditLine* editor, int) {
@@ -238,6 +373,9 @@ class TerminalLineSource : public LineSource {
           // Continued after Ctrl-Z: the shell had the terminal meanwhile.
           ::el_set(editor, EL_PREP_TERM, 0);
           ::el_set(editor, EL_PREP_TERM, 1);
+          if (self->marks_pastes_) {
+            (void)WriteAll(self->out_, "\x1b[?2004h");
+          }
           ::el_set(editor, EL_REFRESH);
         } else if (pending.resized) {
           ::el_resize(editor);
@@ -298,7 +436,7 @@ class TerminalLineSource : public LineSource {
     HistEvent event;
     for (size_t i = first; i < lines.size(); ++i) {
       ::history(history_, &event, H_ENTER,
-                UnescapeHistoryLine(lines[i]).c_str());
+                WithMarks(UnescapeHistoryLine(lines[i])).c_str());
     }
     // Twice the size kept: write the kept part back, so the file does not
     // grow for ever.
@@ -323,7 +461,8 @@ class TerminalLineSource : public LineSource {
     if (history_fd_) {
       // One write per line with O_APPEND: a crash keeps every earlier line.
       (void)WriteAll(history_fd_.get(),
-                     absl::StrCat(EscapeHistoryLine(line), "\n"));
+                     absl::StrCat(EscapeHistoryLine(WithLineBreaks(line)),
+                                  "\n"));
     }
   }
 
@@ -342,6 +481,7 @@ class TerminalLineSource : public LineSource {
   bool interrupted_ = false;
   bool line_had_text_ = false;
   bool armed_ = false;
+  bool marks_pastes_ = false;
 };
 
 }  // namespace

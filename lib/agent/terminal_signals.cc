@@ -20,8 +20,17 @@ struct TerminalRestore {
   std::atomic<bool> armed{false};
   int fd = -1;
   struct termios settings;
+  // Where bracketed paste was turned on (the editor's output), or -1.
+  std::atomic<int> paste_fd{-1};
 };
 TerminalRestore terminal_restore;
+constexpr char kPasteOff[] = "\x1b[?2004l";
+
+// Async-signal-safe: the terminal stops marking pastes for the shell.
+void PasteOff() {
+  int fd = terminal_restore.paste_fd.load();
+  if (fd >= 0) (void)!::write(fd, kPasteOff, sizeof kPasteOff - 1);
+}
 constexpr int kRestoreSignals[] = {SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
                                    SIGSEGV, SIGBUS, SIGILL,  SIGFPE};
 constexpr int kRestoreSignalCount = sizeof(kRestoreSignals) / sizeof(int);
@@ -39,6 +48,7 @@ void RestoreTerminalAndResignal(int signal_number) {
   int saved_errno = errno;
   if (terminal_restore.armed.exchange(false)) {
     ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
+    PasteOff();
   }
   for (int i = 0; i < kRestoreSignalCount; ++i) {
     if (kRestoreSignals[i] != signal_number) continue;
@@ -56,6 +66,7 @@ void StopWithTerminalRestored(int) {
   int saved_errno = errno;
   if (terminal_restore.armed.load()) {
     ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
+    PasteOff();
   }
   struct sigaction stop = {}, mine;
   stop.sa_handler = SIG_DFL;
@@ -110,6 +121,15 @@ ScopedTerminalRestore::~ScopedTerminalRestore() {
   if (terminal_restore.armed.exchange(false)) {
     ::tcsetattr(terminal_restore.fd, TCSANOW, &terminal_restore.settings);
   }
+  PasteOff();
+  terminal_restore.paste_fd.store(-1);
+}
+
+void ScopedTerminalRestore::MarkPastes(int out_fd) {
+  static constexpr char kPasteOn[] = "\x1b[?2004h";
+  if (!active_) return;
+  (void)!::write(out_fd, kPasteOn, sizeof kPasteOn - 1);
+  terminal_restore.paste_fd.store(out_fd);
 }
 
 // Reads one answer line from `in`; false at the end of input, on an error

@@ -136,6 +136,11 @@ class ScopedTerminalRestore {
  public:
   explicit ScopedTerminalRestore(int fd);
   ~ScopedTerminalRestore();
+  // Asks the terminal on `out_fd` to mark pastes (bracketed paste: ESC [200~
+  // ... ESC [201~) until the scope ends, a signal ends or stops the process
+  // (then it is turned off first, so the shell does not get the marks), or
+  // MarkPastes is called again after a continue.
+  void MarkPastes(int out_fd);
   ScopedTerminalRestore(const ScopedTerminalRestore&) = delete;
   ScopedTerminalRestore& operator=(const ScopedTerminalRestore&) = delete;
 

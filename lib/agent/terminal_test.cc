@@ -532,6 +532,154 @@ TEST(LineSourceTest, ThePromptIsMadeVisible) {
   waitpid(pid, nullptr, 0);
 }
 
+// ---------------------------------------------------------------------------
+// Multi-line input: a bracketed paste is one line, with its line breaks;
+// Alt-Enter and a final backslash make a line break too.
+
+TEST(LineSourceTest, APasteIsOneLineWithItsLineBreaks) {
+  const std::string history = HistoryPath();
+  ::setenv("TERM", "xterm", 1);  // a terminal that marks pastes
+  std::unique_ptr<PtyChild> child = StartChild(history);
+  ASSERT_NE(child, nullptr);
+  ASSERT_TRUE(child->Screen("p1> "));
+  // The editor asked the terminal to mark pastes.
+  EXPECT_THAT(child->screen, HasSubstr("\x1b[?2004h"));
+  child->Type("\x1b[200~line one\nline two\r\tthree\x1b[201~\r");
+  ASSERT_TRUE(child->Reported("line:line one\nline two\n\tthree\n"))
+      << absl::CEscape(child->reported) << " screen " << absl::CEscape(child->screen);
+  // Negative control: the same text typed without the marks is three
+  // lines, the first taken at its line end.
+  ASSERT_TRUE(child->Screen("p2> "));
+  child->Type("line one\nline two\r");
+  ASSERT_TRUE(child->Reported("line:line one\n"));
+  ASSERT_TRUE(child->Reported("line:line two\n"));
+  ASSERT_TRUE(child->Screen("p4> "));
+  child->Type("\x04");
+  ASSERT_TRUE(child->Reported("eof\n"));
+  child->Wait();
+  // The history keeps the paste as one entry.
+  absl::StatusOr<std::string> kept = ReadFileToString(history);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_THAT(*kept, HasSubstr("line one\\nline two\\n\tthree\n"));
+}
+
+TEST(LineSourceTest, AltEnterAndAFinalBackslashBreakTheLine) {
+  std::unique_ptr<PtyChild> child = StartChild("");
+  ASSERT_NE(child, nullptr);
+  ASSERT_TRUE(child->Screen("p1> "));
+  child->Type("first\x1b\rsecond\\\rthird\r");
+  ASSERT_TRUE(child->Reported("line:first\nsecond\nthird\n"));
+  // A backslash inside the line is kept, and Enter takes the line.
+  ASSERT_TRUE(child->Screen("p2> "));
+  child->Type("a \\ b\r");
+  ASSERT_TRUE(child->Reported("line:a \\ b\n"));
+}
+
+// ---------------------------------------------------------------------------
+// The Interaction on a terminal that takes colours (a pty).
+
+class ColorInteractionTest : public ::testing::Test {
+ protected:
+  void Start(bool plain) {
+    ::setenv("TERM", "xterm", 1);
+    ::unsetenv("NO_COLOR");
+    int master = -1, slave = -1;
+    struct winsize size = {24, 100, 0, 0};
+    ASSERT_EQ(openpty(&master, &slave, nullptr, nullptr, &size), 0);
+    master_ = UniqueFd(master);
+    slave_ = UniqueFd(slave);
+    // Raw: what the interaction writes reaches the master unchanged.
+    struct termios raw;
+    ASSERT_EQ(tcgetattr(slave, &raw), 0);
+    cfmakeraw(&raw);
+    ASSERT_EQ(tcsetattr(slave, TCSANOW, &raw), 0);
+    interaction_ = MakeTerminalInteraction(slave, slave, plain);
+  }
+  // Everything written so far (the pty's buffer is read until it is empty
+  // after the writes, which are done by the time the call returns).
+  std::string Drain() {
+    std::string out;
+    for (;;) {
+      struct pollfd pfd = {master_.get(), POLLIN, 0};
+      if (poll(&pfd, 1, 200) <= 0) return out;
+      char buffer[4096];
+      ssize_t n = read(master_.get(), buffer, sizeof buffer);
+      if (n <= 0) return out;
+      out.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  UniqueFd master_, slave_;
+  std::unique_ptr<Interaction> interaction_;
+};
+
+TEST_F(ColorInteractionTest, MarkdownIsFormattedAndRawWhenPlain) {
+  Start(/*plain=*/false);
+  interaction_->ShowText("# Plan\n- use **bold** and `code`\n");
+  interaction_->ShowText("done");
+  interaction_->ShowNotice("next");
+  std::string out = Drain();
+  EXPECT_THAT(out, HasSubstr("\x1b[1m\x1b[4mPlan\x1b[0m"));
+  EXPECT_THAT(out, HasSubstr("\xe2\x80\xa2 use \x1b[1mbold\x1b[22m and "
+                             "\x1b[36mcode\x1b[39m"));
+  EXPECT_THAT(out, HasSubstr("done\nnext"));
+  // Negative control: --plain shows the model's text as written.
+  Start(/*plain=*/true);
+  interaction_->ShowText("# Plan\n- use **bold**\n");
+  out = Drain();
+  EXPECT_THAT(out, HasSubstr("# Plan\n- use **bold**"));
+  EXPECT_THAT(out, Not(HasSubstr("\x1b[")));
+}
+
+TEST_F(ColorInteractionTest, ModelTextCannotSmuggleEscapesThroughMarkdown) {
+  Start(/*plain=*/false);
+  interaction_->ShowText("**\x1b[2Jbold**\n");
+  std::string out = Drain();
+  EXPECT_THAT(out, Not(HasSubstr("\x1b[2J")));
+  EXPECT_THAT(out, HasSubstr("\\e[2J"));
+}
+
+TEST_F(ColorInteractionTest, ACommandsProgressTailAndWholeOutput) {
+  Start(/*plain=*/false);
+  interaction_->ShowToolCall({"c1", "bash", "bash: make"});
+  CommandProgress progress;
+  progress.elapsed = absl::Seconds(75);
+  progress.last_line = "compiling \x1b[31mx.c";
+  interaction_->ShowCommandProgress(progress);
+  std::string out = Drain();
+  EXPECT_THAT(out, HasSubstr("\r\x1b[2K\x1b[2m   ... 1m 15s  compiling "
+                             "\\e[31mx.c"));
+  std::string output;
+  for (int i = 1; i <= 25; ++i) absl::StrAppend(&output, "line ", i, "\n");
+  ToolOutcomeView outcome{"c1", "bash", "exited with code 0", false};
+  outcome.output = output;
+  interaction_->ShowToolOutcome(outcome);
+  out = Drain();
+  // The progress line is erased first; then the last ten lines.
+  EXPECT_EQ(out.find("\r\x1b[2K"), 0u) << out;
+  EXPECT_THAT(out, HasSubstr("15 earlier lines not shown (/output shows all "
+                             "25)"));
+  EXPECT_THAT(out, HasSubstr("line 16\n"));
+  EXPECT_THAT(out, HasSubstr("line 25\n"));
+  EXPECT_THAT(out, Not(HasSubstr("line 15\n")));
+  EXPECT_THAT(out, HasSubstr("exited with code 0"));
+  ASSERT_TRUE(interaction_->ShowLastOutput());
+  out = Drain();
+  EXPECT_THAT(out, HasSubstr("line 1\n"));
+  EXPECT_THAT(out, HasSubstr("line 15\n"));
+}
+
+TEST_F(InteractionTest, NoProgressLineAndNoOutputWithoutATerminal) {
+  CommandProgress progress;
+  progress.elapsed = absl::Seconds(3);
+  interaction_->ShowCommandProgress(progress);
+  EXPECT_EQ(Output(), "");
+  EXPECT_FALSE(interaction_->ShowLastOutput());
+  ToolOutcomeView outcome{"c1", "bash", "exited with code 0", false};
+  outcome.output = "hello\n";
+  interaction_->ShowToolOutcome(outcome);
+  EXPECT_THAT(Output(), HasSubstr("   | hello\n   exited with code 0\n"));
+}
+
 }  // namespace
 }  // namespace agent
 }  // namespace garuda

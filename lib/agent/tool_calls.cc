@@ -5,6 +5,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/agent/command_progress.h"
+#include "lib/agent/tool_display.h"
 #include "lib/base/status_macros.h"
 #include "lib/question/question.h"
 #include "lib/tools/code_tools.h"
@@ -15,8 +17,6 @@
 namespace garuda {
 namespace agent {
 namespace {
-
-constexpr size_t kSummaryChars = 200;
 
 // The helpers that decide themselves what they do (lib/consent).
 constexpr char kStagerProgram[] = "garuda-stager";
@@ -29,13 +29,27 @@ constexpr char kNoPersonText[] =
     "permit such calls.";
 constexpr char kDeniedByPersonText[] = "The user said no to this call.";
 
-std::string Shorten(absl::string_view text) {
-  std::string line(text.substr(0, kSummaryChars));
-  for (char& c : line) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  if (text.size() > kSummaryChars) line += "...";
-  return line;
+constexpr char kStoppedLine[] =
+    "the command was stopped: it and everything it started were ended";
+constexpr char kStoppedForModel[] =
+    "The command was stopped by the person (Ctrl-C) before it ended.";
+
+// The outcome line of a call whose input was refused, with the reason.
+std::string InputRefused(const absl::Status& status) {
+  return absl::StrCat("the call's input was refused: ", status.message());
+}
+
+// A command through the stager, watched: its progress shown as it runs,
+// stopped by the turn's cancel. The helper may ask the person on the
+// terminal first (on_host): the terminal is handed over for the call.
+absl::StatusOr<CommandService::Ran> RunWatched(
+    const ToolContext& context, const stager::RunCommand& command) {
+  CommandProgressView progress(context.interaction);
+  if (command.on_host()) context.interaction->HandOverTerminal();
+  absl::StatusOr<CommandService::Ran> ran =
+      context.stager->RunWatched(command, progress.Watch(context.cancel));
+  if (command.on_host()) context.interaction->TakeBackTerminal();
+  return ran;
 }
 
 // A helper that is gone, or that broke its channel: the session stops.
@@ -71,15 +85,14 @@ class Call {
   absl::StatusOr<ToolCallDone> Run() {
     absl::StatusOr<PermissionRequest> request = PermissionRequestFor(
         *c_.project, call_.name(), call_.arguments_json(), c_.profile);
-    summary_ = request.ok() ? absl::StrCat(call_.name(), ": ",
-                                           Shorten(request->argument))
-                            : call_.name();
+    summary_ = ToolCallSummary(call_.name(), call_.arguments_json(),
+                               request.ok() ? request->argument : "");
     c_.interaction->ShowToolCall({call_.id(), call_.name(), summary_});
     if (!request.ok()) {
       RETURN_IF_ERROR(Audit("tool_call", "invalid",
                             std::string(request.status().message())));
       return Finish("input check failed", ErrorOutput(request.status()),
-                    "the call's input was refused");
+                    InputRefused(request.status()));
     }
     request_ = *std::move(request);
     if (call_.name() == "bash") return Bash();
@@ -113,8 +126,10 @@ class Call {
     done_.report.set_decision(decision);
     done_.report.set_outcome(outcome);
     done_.report.set_is_error(output.is_error);
-    c_.interaction->ShowToolOutcome(
-        {call_.id(), call_.name(), outcome, output.is_error});
+    ToolOutcomeView view{call_.id(), call_.name(), outcome, output.is_error};
+    view.output = std::move(shown_output_);
+    view.stopped = stopped_;
+    c_.interaction->ShowToolOutcome(view);
     return std::move(done_);
   }
 
@@ -228,7 +243,7 @@ class Call {
         ParseCodeToolInput(call_.name(), call_.arguments_json());
     if (!input.ok()) {
       return Finish(*decision, ErrorOutput(input.status()),
-                    "the call's input was refused");
+                    InputRefused(input.status()));
     }
     if (c_.code == nullptr) {
       return Finish(*decision,
@@ -255,7 +270,7 @@ class Call {
       RETURN_IF_ERROR(
           Audit("tool_call", "invalid", std::string(input.status().message())));
       return Finish("input check failed", ErrorOutput(input.status()),
-                    "the call's input was refused");
+                    InputRefused(input.status()));
     }
     const bool on_host = input->outside_sandbox || !c_.sandboxed;
     if (on_host && c_.require_sandbox) {
@@ -315,6 +330,9 @@ class Call {
                           ran->result.description()));
     std::string text = FormatCommandResult(ran->result);
     std::string outcome = ran->result.description();
+    shown_output_ = CommandOutputForPerson(ran->result);
+    stopped_ = ran->result.kind() == stager::CommandResult::STOPPED;
+    if (stopped_) outcome = kStoppedLine;
     bool is_error = false;
     if (ran->change_set) {
       ASSIGN_OR_RETURN(
@@ -392,7 +410,8 @@ class Call {
                               std::string(proposed.status().message())));
         ASSIGN_OR_RETURN(
             done_, Finish("input check failed", ErrorOutput(proposed.status()),
-                          "not applied"));
+                          absl::StrCat("not applied: ",
+                                       proposed.status().message())));
         return std::optional<std::string>();
       }
       proposed_ = *std::move(proposed);
@@ -407,11 +426,7 @@ class Call {
   // terminal is handed over for its time.
   absl::StatusOr<CommandService::Ran> RunThroughStager(
       const stager::RunCommand& command) {
-    if (!command.on_host()) return c_.stager->Run(command);
-    c_.interaction->HandOverTerminal();
-    absl::StatusOr<CommandService::Ran> ran = c_.stager->Run(command);
-    c_.interaction->TakeBackTerminal();
-    return ran;
+    return RunWatched(c_, command);
   }
 
   absl::StatusOr<applier::ApplyOutcome> ApplyThroughApplier(
@@ -523,6 +538,9 @@ class Call {
   ToolCallDone done_;
   // The editor's answer the helper gets (RelaysAnswers only).
   std::optional<RelayedAnswer> relayed_;
+  // A command's output and whether it was stopped, for the person.
+  std::string shown_output_;
+  bool stopped_ = false;
 };
 
 }  // namespace
@@ -544,19 +562,10 @@ std::string FormatCommandResult(const stager::CommandResult& result) {
   std::string text = result.description();
   if (text.empty()) text = absl::StrCat("exit code ", result.exit_code());
   if (result.on_host()) absl::StrAppend(&text, " (ran on the host)");
-  absl::StrAppend(&text, "\n");
-  auto part = [&text](absl::string_view name, const std::string& data,
-                      bool truncated) {
-    if (data.empty()) return;
-    absl::StrAppend(&text, name, ":\n", data);
-    if (data.back() != '\n') text.push_back('\n');
-    if (truncated) {
-      absl::StrAppend(&text, "[", name, " was cut after ", data.size(),
-                      " bytes]\n");
-    }
-  };
-  part("stdout", result.stdout_data(), result.stdout_truncated());
-  part("stderr", result.stderr_data(), result.stderr_truncated());
+  absl::StrAppend(&text, "\n", CapturedOutput(result, /*headers=*/true));
+  if (result.kind() == stager::CommandResult::STOPPED) {
+    absl::StrAppend(&text, kStoppedForModel, "\n");
+  }
   return text;
 }
 
@@ -586,9 +595,7 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
   // host: that the person typed it is the agent's word only.
   if (on_host) run.set_on_host_reason("you typed it at the prompt (!command)");
   run.set_call_id("person");
-  if (on_host) context.interaction->HandOverTerminal();
-  absl::StatusOr<CommandService::Ran> ran = context.stager->Run(run);
-  if (on_host) context.interaction->TakeBackTerminal();
+  absl::StatusOr<CommandService::Ran> ran = RunWatched(context, run);
   if (!ran.ok()) {
     if (IsFatal(ran.status())) return ran.status();
     return absl::StrCat("The command could not run: ", ran.status().message());

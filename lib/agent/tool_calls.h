@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/services.h"
+#include "lib/base/cancel_flag.h"
 #include "lib/knowledge/code_tools_client.h"
 #include "lib/permissions/permissions.h"
 #include "lib/tools/definitions.h"
@@ -42,6 +43,9 @@ struct ToolContext {
   // find_references, callers, impact (garuda-agent tool serve); null when
   // the session has no code tools.
   knowledge::CodeService* code = nullptr;
+  // The turn's cancel (Ctrl-C): a running command is stopped when it is set.
+  // May be null.
+  const CancelFlag* cancel = nullptr;
 };
 
 // The audit event of `kind` for a tool.
@@ -69,7 +73,8 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
                                              const std::string& command);
 
 // The text of a command's result as the model sees it: the description,
-// stdout and stderr (each said when cut).
+// stdout and stderr (each said when cut), and that the person stopped it
+// when the result is STOPPED.
 std::string FormatCommandResult(const stager::CommandResult& result);
 
 }  // namespace agent

@@ -191,6 +191,7 @@ absl::Status UndoServedApply(const std::string& project,
                              const std::string& session_id,
                              applier::UndoOutcome* reply) {
   std::string id = undo_id;
+  std::vector<std::string> paths;  // for the person: what is restored
   if (id.empty()) {
     if (session_id.empty()) {
       return absl::InvalidArgumentError(
@@ -202,6 +203,7 @@ absl::Status UndoServedApply(const std::string& project,
     for (const UndoRecordInfo& record : records) {  // newest first
       if (record.session_id == session_id && record.undone_by.empty()) {
         id = record.id;
+        paths = record.paths;
         break;
       }
     }
@@ -216,7 +218,10 @@ absl::Status UndoServedApply(const std::string& project,
   ASSIGN_OR_RETURN(ApplyResult result, UndoApply(id, options));
   FillFromResult(result, /*undo=*/true, reply);
   reply->set_undo_id(id);
-  if (result.outcome == ApplyOutcome::kApplied) reply->set_line(UndoneLine(id));
+  if (result.outcome == ApplyOutcome::kApplied) {
+    reply->set_line(UndoneLine(id));
+    for (const std::string& path : paths) reply->add_paths(path);
+  }
   return absl::OkStatus();
 }
 

@@ -28,8 +28,31 @@ class StagerChannel : public CommandService {
   absl::StatusOr<Ran> Run(const stager::RunCommand& command) override {
     stager::StagerRequest request;
     *request.mutable_run() = command;
+    request.mutable_run()->set_watched(false);
     std::vector<UniqueFd> fds;
     ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request, &fds));
+    return TakeResult(std::move(reply), fds);
+  }
+
+  absl::StatusOr<Ran> RunWatched(const stager::RunCommand& command,
+                                 CommandWatch watch) override {
+    ASSIGN_OR_RETURN(std::unique_ptr<CommandWatcher> watcher,
+                     CommandWatcher::Start(std::move(watch)));
+    stager::StagerRequest request;
+    *request.mutable_run() = command;
+    request.mutable_run()->set_watched(true);
+    std::vector<UniqueFd> fds;
+    const int watch_fd = watcher->peer_fd();
+    absl::StatusOr<stager::StagerReply> reply =
+        client_.Call(request, &fds, absl::MakeConstSpan(&watch_fd, 1));
+    watcher.reset();  // the thread ends before the caller goes on
+    if (!reply.ok()) return reply.status();
+    return TakeResult(*std::move(reply), fds);
+  }
+
+ private:
+  absl::StatusOr<Ran> TakeResult(stager::StagerReply reply,
+                                 std::vector<UniqueFd>& fds) {
     if (!reply.has_result()) {
       return absl::DataLossError("garuda-stager: no CommandResult reply");
     }
@@ -52,6 +75,7 @@ class StagerChannel : public CommandService {
     return ran;
   }
 
+ public:
   absl::Status End() override {
     stager::StagerRequest request;
     request.mutable_end();

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/changeset.h"
+#include "lib/staging/command_watch.h"
 #include "lib/ipc/helper_process.h"
 #include "proto/stager_service.pb.h"
 
@@ -32,6 +33,13 @@ class CommandService {
     UniqueFd sealed_change_set;
   };
   virtual absl::StatusOr<Ran> Run(const stager::RunCommand& command) = 0;
+  // The same, watched (lib/staging/command_watch.h): the start and the
+  // output as they come, and the stop once `watch.cancel` is set (the
+  // result is then STOPPED). A service that cannot watch runs it plainly.
+  virtual absl::StatusOr<Ran> RunWatched(const stager::RunCommand& command,
+                                         CommandWatch watch) {
+    return Run(command);
+  }
   virtual absl::Status End() = 0;
 };
 

@@ -25,6 +25,7 @@
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/ipc/sealed_memfd.h"
+#include "lib/staging/command_watch.h"
 #include "lib/staging/session.h"
 #include "lib/staging/stager_settings.h"
 #include "proto/stager_service.pb.h"
@@ -53,6 +54,8 @@ stager::CommandResult::Kind KindOf(RunResult::Kind kind) {
       return stager::CommandResult::OUT_OF_MEMORY;
     case RunResult::Kind::kFailedToStart:
       return stager::CommandResult::FAILED_TO_START;
+    case RunResult::Kind::kStopped:
+      return stager::CommandResult::STOPPED;
   }
   return stager::CommandResult::KIND_UNSPECIFIED;
 }
@@ -218,9 +221,9 @@ class StagerService {
                   });
     dispatcher.OnWithReplyFds(
         stager::StagerRequest::kRun, {kServing},
-        [&](const stager::StagerRequest& request, std::vector<UniqueFd>&,
+        [&](const stager::StagerRequest& request, std::vector<UniqueFd>& fds,
             stager::StagerReply* reply, std::vector<UniqueFd>* reply_fds) {
-          return Run(request.run(), reply->mutable_result(), reply_fds);
+          return Run(request.run(), fds, reply->mutable_result(), reply_fds);
         });
     dispatcher.On(
         stager::StagerRequest::kEnd, {kServing},
@@ -276,12 +279,34 @@ class StagerService {
     return JoinPath(project_, relative);
   }
 
+  // The request's watch socket (RunCommand.watched), checked before
+  // anything runs.
+  static absl::StatusOr<std::optional<WatchSocket>> TakeWatch(
+      const stager::RunCommand& request, std::vector<UniqueFd>& fds) {
+    if (!request.watched()) {
+      if (!fds.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "RunCommand came with ", fds.size(),
+            " descriptors but is not watched; nothing was run"));
+      }
+      return std::optional<WatchSocket>();
+    }
+    if (fds.size() != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RunCommand.watched came with ", fds.size(),
+                       " descriptors instead of 1; nothing was run"));
+    }
+    ASSIGN_OR_RETURN(WatchSocket watch, WatchSocket::Adopt(std::move(fds[0])));
+    return std::optional<WatchSocket>(std::move(watch));
+  }
+
   absl::Status Run(const stager::RunCommand& request,
-                   stager::CommandResult* result,
+                   std::vector<UniqueFd>& fds, stager::CommandResult* result,
                    std::vector<UniqueFd>* reply_fds) {
     if (request.command().empty()) {
       return absl::InvalidArgumentError("RunCommand: the command is empty");
     }
+    ASSIGN_OR_RETURN(std::optional<WatchSocket> watch, TakeWatch(request, fds));
     uint64_t limit = request.output_limit() == 0 ? kDefaultOutputLimit
                                                  : request.output_limit();
     if (limit > kMaxOutputLimit) {
@@ -296,9 +321,18 @@ class StagerService {
     run.capture_output = true;
     run.capture_limit = limit;
     uint64_t wall_time_ms = uint64_t{request.timeout_seconds()} * 1000;
+    if (watch) {
+      // The agent's stop ends the run; its live view gets the output.
+      run.cancel_fd = watch->fd();
+      const WatchSocket* live = &*watch;
+      run.on_output = [live](int stream, absl::string_view data) {
+        live->Output(stream, data);
+      };
+    }
 
     if (request.on_host()) {
-      return RunOnTheHost(request, run, directory, wall_time_ms, result);
+      return RunOnTheHost(request, run, directory, wall_time_ms,
+                          watch ? &*watch : nullptr, result);
     }
     if (mode_ == kHostMode) {
       return absl::FailedPreconditionError(
@@ -316,6 +350,7 @@ class StagerService {
     command.project = project_;
     command.working_directory = directory;
     command.environment = CurrentEnvironment();
+    if (watch) watch->Started();
 
     if (mode_ == "staged") {
       if (!view_) {
@@ -347,6 +382,7 @@ class StagerService {
 
   absl::Status RunOnTheHost(const stager::RunCommand& request, RunOptions run,
                             const std::string& directory, uint64_t wall_time_ms,
+                            const WatchSocket* watch,
                             stager::CommandResult* result) {
     if (std::optional<SandboxRequirement> required =
             RequiredSandbox(settings_)) {
@@ -364,7 +400,16 @@ class StagerService {
       }
       stager::StagerRequest forwarded;
       *forwarded.mutable_run() = request;
-      ASSIGN_OR_RETURN(stager::StagerReply reply, host_client_->Call(forwarded));
+      forwarded.mutable_run()->set_watched(watch != nullptr);
+      std::vector<int> forwarded_fds;
+      if (watch != nullptr) {
+        // Agreed: the command starts now, and the runner watches for the
+        // stop on the same socket.
+        watch->Started();
+        forwarded_fds.push_back(watch->fd());
+      }
+      ASSIGN_OR_RETURN(stager::StagerReply reply,
+                       host_client_->Call(forwarded, nullptr, forwarded_fds));
       std::string consent = result->consent();
       *result = reply.result();
       result->set_consent(consent);

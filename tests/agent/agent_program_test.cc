@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/agent/json_schema.h"
 #include "lib/base/json_message.h"
 #include "lib/changeset/test_tree.h"
 #include "lib/provider/json.h"
@@ -699,6 +701,13 @@ TEST_F(AgentProgramTest, OneShotJsonShowsEachChildAndAgreesWithTheBudgeter) {
       << run.out;
   EXPECT_EQ(report.usage().requests(), 6u);
   EXPECT_GT(report.usage().charged_tokens(), 340u);
+  // The children's charges are journaled as child_debit records, each
+  // attributed to its direct child.
+  const std::string ledger = garuda::testing::Read(absl::StrCat(
+      home_, "/.garuda/sessions/", report.session_id(), "/budget.jsonl"));
+  EXPECT_TRUE(absl::StrContains(ledger, "childDebit")) << ledger;
+  EXPECT_TRUE(absl::StrContains(ledger, R"("reportId":"main.1")")) << ledger;
+  EXPECT_TRUE(absl::StrContains(ledger, R"("reportId":"main.2")")) << ledger;
   // --resume: the budgeter replays the children's charges.
   AgentRun resumed = RunAgent(
       {"--resume", report.session_id(), "-p", "again", "--output-format",
@@ -773,6 +782,50 @@ TEST_F(AgentProgramTest, PipedInputIsAddedToThePromptWithACap) {
 // stream-json: one JSON object a line as the turn goes: the session, the
 // answer's pieces, each call and its result, the usage after each request,
 // the result last. The control: json prints one object and no events.
+// stream-json: a task call's tool_result carries its child (description,
+// outcome, tool calls, usage) when the child ends; a plain call's has none
+// (the control).
+TEST_F(AgentProgramTest, StreamJsonShowsEachChildWhenItEnds) {
+  ProviderScript script;
+  ScriptedReply tasks = Bash("b_parent", "echo parent-side");
+  provider::ScriptedToolCall* call = tasks.add_tool_calls();
+  call->set_id("task_1");
+  call->set_name("task");
+  call->set_arguments_json(
+      R"({"description":"count lines","prompt":"streamed-child-work"})");
+  call->set_argument_pieces(1);
+  *script.add_replies() = tasks;
+  ScriptedReply child = Text("three lines");
+  child.add_when_body_contains("You are a child agent");
+  *script.add_replies() = child;
+  *script.add_replies() = Text("Done.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "go", "--output-format", "stream-json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  int with_child = 0, without_child = 0;
+  for (absl::string_view line :
+       absl::StrSplit(run.out, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<google::protobuf::Value> event =
+        provider::ParseJson(line, "stream-json line");
+    ASSERT_TRUE(event.ok()) << line;
+    if (provider::StringMember(*event, "type") != "tool_result") continue;
+    const google::protobuf::Value* child_event =
+        provider::ObjectMember(*event, "child");
+    if (child_event == nullptr) {
+      ++without_child;
+      continue;
+    }
+    ++with_child;
+    EXPECT_EQ(provider::StringMember(*child_event, "description"),
+              "count lines");
+    EXPECT_EQ(provider::StringMember(*child_event, "outcome"), "answered");
+    EXPECT_NE(provider::ObjectMember(*child_event, "usage"), nullptr) << line;
+    EXPECT_EQ(provider::StringMember(*event, "output"), "three lines");
+  }
+  EXPECT_EQ(with_child, 1) << run.out;
+  EXPECT_EQ(without_child, 1) << run.out;
+}
+
 TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
   ProviderScript script;
   *script.add_replies() = Bash("c1", "echo streamed-out");
@@ -828,6 +881,116 @@ TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
   ASSERT_EQ(json.code, 0) << json.err;
   EXPECT_EQ(std::count(json.out.begin(), json.out.end(), '\n'), 1) << json.out;
   EXPECT_FALSE(absl::StrContains(json.out, "\"type\"")) << json.out;
+}
+
+// docs/stream-json.schema.json holds for every event of a real run (a
+// command, text, usage, the result) and for the json report; it rejects
+// what the writer must never print (the negative controls: a count as a
+// string, a missing or unknown field, an unknown type); and it names every
+// field of proto/agent_report.proto, so a new field without its schema
+// fails here.
+TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
+  absl::StatusOr<std::string> schema_text =
+      ReadFileToString(Runfile("docs/stream-json.schema.json"));
+  ASSERT_TRUE(schema_text.ok()) << schema_text.status();
+  absl::StatusOr<google::protobuf::Value> schema =
+      provider::ParseJson(*schema_text, "docs/stream-json.schema.json");
+  ASSERT_TRUE(schema.ok()) << schema.status();
+
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo schema-out");
+  ScriptedReply done = Text("All done.");
+  done.set_text_pieces(2);
+  *script.add_replies() = done;
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "go", "--output-format", "stream-json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::set<std::string> types;
+  google::protobuf::Value usage_event;
+  for (absl::string_view line :
+       absl::StrSplit(run.out, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<google::protobuf::Value> event =
+        provider::ParseJson(line, "stream-json line");
+    ASSERT_TRUE(event.ok()) << line;
+    absl::Status valid = ValidateJson(*event, *schema);
+    EXPECT_TRUE(valid.ok()) << valid.message() << "\nin: " << line;
+    types.insert(provider::StringMember(*event, "type"));
+    if (provider::StringMember(*event, "type") == "usage") usage_event = *event;
+  }
+  EXPECT_EQ(types, (std::set<std::string>{"session", "text", "tool_call",
+                                          "tool_result", "usage", "result"}))
+      << run.out;
+
+  ProviderScript again;
+  *again.add_replies() = Bash("c2", "echo json-out");
+  *again.add_replies() = Text("Once.");
+  StartServer(again);
+  AgentRun json = RunAgent({"-p", "go", "--output-format", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  absl::StatusOr<google::protobuf::Value> report =
+      provider::ParseJson(json.out, "json report");
+  ASSERT_TRUE(report.ok()) << json.out;
+  absl::Status valid = ValidateJsonAgainst(*report, *schema, "report");
+  EXPECT_TRUE(valid.ok()) << valid.message() << "\nin: " << json.out;
+
+  // Negative controls: what the schema must refuse.
+  auto refused = [&](google::protobuf::Value event) {
+    return !ValidateJson(event, *schema).ok();
+  };
+  ASSERT_TRUE(ValidateJson(usage_event, *schema).ok());
+  google::protobuf::Value as_string = usage_event;
+  (*as_string.mutable_struct_value()->mutable_fields())["inputTokens"]
+      .set_string_value("12");
+  EXPECT_TRUE(refused(as_string));
+  google::protobuf::Value missing = usage_event;
+  missing.mutable_struct_value()->mutable_fields()->erase("requests");
+  EXPECT_TRUE(refused(missing));
+  google::protobuf::Value extra = usage_event;
+  (*extra.mutable_struct_value()->mutable_fields())["surprise"]
+      .set_bool_value(true);
+  EXPECT_TRUE(refused(extra));
+  google::protobuf::Value unknown = usage_event;
+  (*unknown.mutable_struct_value()->mutable_fields())["type"].set_string_value(
+      "bogus");
+  EXPECT_TRUE(refused(unknown));
+
+  // Every field of the report protos is in the schema, required, and
+  // nothing else is (but "type").
+  auto fields_match = [&](const google::protobuf::Descriptor* message,
+                          const std::string& def, bool with_type) {
+    const google::protobuf::Value* defs =
+        provider::ObjectMember(*schema, "$defs");
+    ASSERT_NE(defs, nullptr);
+    const google::protobuf::Value* entry = provider::ObjectMember(*defs, def);
+    ASSERT_NE(entry, nullptr) << def;
+    const google::protobuf::Value* properties =
+        provider::ObjectMember(*entry, "properties");
+    ASSERT_NE(properties, nullptr) << def;
+    std::set<std::string> in_proto, in_schema, required;
+    for (int i = 0; i < message->field_count(); ++i) {
+      in_proto.insert(message->field(i)->json_name());
+    }
+    if (with_type) in_proto.insert("type");
+    for (const auto& [name, unused] : properties->struct_value().fields()) {
+      in_schema.insert(name);
+    }
+    const google::protobuf::ListValue* listed =
+        provider::ListMember(*entry, "required");
+    ASSERT_NE(listed, nullptr) << def;
+    for (const auto& name : listed->values()) {
+      required.insert(name.string_value());
+    }
+    EXPECT_EQ(in_schema, in_proto)
+        << "docs/stream-json.schema.json $defs/" << def << " and "
+        << message->full_name() << " name different fields";
+    EXPECT_EQ(required, in_proto) << "$defs/" << def << " required";
+  };
+  fields_match(OneShotReport::descriptor(), "report", false);
+  fields_match(OneShotReport::descriptor(), "result", true);
+  fields_match(ToolCallReport::descriptor(), "toolCallReport", false);
+  fields_match(ToolCallReport::descriptor(), "tool_result", true);
+  fields_match(UsageReport::descriptor(), "usageReport", false);
+  fields_match(UsageReport::descriptor(), "usage", true);
 }
 
 // Leaving a session says its id and the command that continues it; that

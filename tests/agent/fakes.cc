@@ -143,6 +143,7 @@ agent::CommandService::Ran FakeStager::RunScripted(const stager::RunCommand& com
     ran.result.set_on_host(command.on_host());
     return ran;
   }
+  if (found->second.during) found->second.during();
   ran.result = found->second.result;
   ran.result.set_on_host(command.on_host());
   if (description_.mode() == "staged" && !found->second.writes.empty()) {

@@ -100,6 +100,9 @@ struct FakeCommand {
   stager::CommandResult result;
   // Staged mode: the command wrote these files (path -> new content).
   std::map<std::string, std::string> writes;
+  // Called while the command "runs" (a test's Ctrl-C: it sets the turn's
+  // CancelFlag).
+  std::function<void()> during;
 };
 
 class FakeStager : public agent::CommandService {

@@ -654,6 +654,57 @@ TEST_P(SessionTest, ALongCommandOutputIsCutAndTheModelIsTold) {
   EXPECT_FALSE(absl::StrContains(RequestBody(1), std::string(100001, 'y')));
 }
 
+// Ctrl-C while a command runs: the stager's STOPPED result ends the turn
+// (no further request), the person sees "the command was stopped", and the
+// model is told with the call's result when the next prompt goes. The
+// control: the same command not stopped lets the turn go on.
+TEST_P(SessionTest, AStoppedCommandEndsTheTurnAndTheModelIsTold) {
+  ProviderScript script;
+  *script.add_replies() =
+      ToolCall("call_1", "bash", R"({"command":"make long"})");
+  *script.add_replies() = Text("Next prompt's answer.");
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
+  FakeCommand stopped;
+  stopped.result.set_kind(stager::CommandResult::STOPPED);
+  stopped.result.set_description("stopped: ended on request");
+  stopped.result.set_stdout_data("partial\n");
+  stopped.during = [this] { cancel_.Cancel(); };
+  stager_->Script("make long", stopped);
+  TurnOutcome outcome = Turn("Build it");
+  EXPECT_EQ(outcome.end, TurnEnd::kCancelled);
+  EXPECT_EQ(server_->request_count(), 1u);
+  // The turn ends at the stop: no request is begun and cancelled after it.
+  EXPECT_FALSE(absl::StrContains(person_.AllNotices(), "the request stopped"))
+      << person_.AllNotices();
+  ASSERT_EQ(outcome.tool_calls.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(outcome.tool_calls[0].outcome(),
+                                "the command was stopped"));
+  ASSERT_FALSE(person_.outcomes.empty());
+  EXPECT_TRUE(person_.outcomes.back().stopped);
+  EXPECT_EQ(person_.outcomes.back().output, "partial\n");
+  cancel_.Reset();
+  Turn("What now?");
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "stopped by the person"));
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "partial"));
+}
+
+TEST_P(SessionTest, ACommandNotStoppedLetsTheTurnGoOn) {
+  ProviderScript script;
+  *script.add_replies() =
+      ToolCall("call_1", "bash", R"({"command":"make long"})");
+  *script.add_replies() = Text("Built.");
+  ASSERT_NO_FATAL_FAILURE(Begin(script));
+  FakeCommand ran;
+  ran.result.set_kind(stager::CommandResult::EXITED);
+  ran.result.set_description("exited with code 0");
+  stager_->Script("make long", ran);
+  TurnOutcome outcome = Turn("Build it");
+  EXPECT_EQ(outcome.end, TurnEnd::kAnswered);
+  EXPECT_EQ(server_->request_count(), 2u);
+  EXPECT_FALSE(absl::StrContains(RequestBody(1), "stopped by the person"));
+}
+
 INSTANTIATE_TEST_SUITE_P(BothProviders, SessionTest,
                          ::testing::Values(ServerKind::kOpenAi,
                                            ServerKind::kAnthropic),

@@ -92,9 +92,10 @@ EOF
 printf '{"commands": {"mode": "staged"}}\n' >"$HOME/.garuda/settings.json"
 RLO=$'\xe2\x80\xae'
 
-# start_session SCRIPT: a fresh project ($P, config.txt in git), the
+# start_session SCRIPT [FIRST]: a fresh project ($P, config.txt in git), the
 # scripted provider serving SCRIPT, and garuda-agent in a tmux pane, up to
-# its first prompt. False when something did not start.
+# its first prompt (whose first line shows FIRST, "commands staged" by
+# default). False when something did not start.
 start_session() {
   P="$T/project-$RUN"
   mkdir -p "$P"
@@ -115,7 +116,7 @@ start_session() {
       --helpers-dir '$T/helpers'; echo \"AGENT EXITED \$?\"; sleep 600" ||
     { fail "tmux did not start"; return 1; }
 
-  wait_pane "commands staged" || { fail "no first line"; return 1; }
+  wait_pane "${2:-commands staged}" || { fail "no first line"; return 1; }
   wait_pane "> " || { fail "no prompt"; return 1; }
   # The agent locked itself down before the first prompt (docs/agent.md).
   [[ "$(pane)" == *"agent locked down (Landlock ABI"*", seccomp; "* ]] ||
@@ -216,6 +217,109 @@ if start_session "$T/hold.json"; then
   "${TMUX[@]}" send-keys -t agent C-c
   end_session
   echo "ok [cancel] Ctrl-C stopped the request; the second one left"
+fi
+
+# The everyday session, in direct mode: tool calls with their arguments and
+# a refused input with its reason; a command's output tail and /output; a
+# write and /undo naming it; the model's markdown formatted in colour; the
+# status line; a paste as one prompt; Ctrl-C stopping a running command
+# (and what it started); Ctrl-L; and a resumed session's last exchanges.
+printf '{"permissions": {"allow": ["write_file"]}}\n' >"$HOME/.garuda/settings.json"
+cat >"$T/session.json" <<'EOF'
+{"replies": [
+  {"text": "Looking around.", "toolCalls": [
+    {"id": "g1", "name": "grep", "argumentsJson": "{\"pattern\": \"value\", \"glob\": \"*.txt\"}"},
+    {"id": "r1", "name": "read_file", "argumentsJson": "{\"path\": \"config.txt\", \"offset\": 1, \"limit\": 5}"},
+    {"id": "l1", "name": "list_files", "argumentsJson": "{\"path\": \".\"}"},
+    {"id": "r2", "name": "read_file", "argumentsJson": "{\"path\": \"../outside.txt\"}"}]},
+  {"toolCalls": [{"id": "b1", "name": "bash",
+     "argumentsJson": "{\"command\": \"for i in $(seq 1 30); do echo out line $i; done\"}"}]},
+  {"toolCalls": [{"id": "w1", "name": "write_file",
+     "argumentsJson": "{\"path\": \"notes.txt\", \"content\": \"hi\\n\"}"}]},
+  {"text": "# Done\n- **all** good\n"},
+  {"toolCalls": [{"id": "b2", "name": "bash",
+     "argumentsJson": "{\"command\": \"sleep 3600.25 & echo $((6 * 7)) ready; wait\"}"}]},
+  {"text": "Noted."}
+]}
+EOF
+RUN=session
+visible() { "${TMUX[@]}" capture-pane -p -J -t agent 2>/dev/null; }
+sleepers() { pgrep -f "sleep 3600.25" 2>/dev/null; }
+if start_session "$T/session.json" "commands direct"; then
+  "${TMUX[@]}" send-keys -t agent "Look around." Enter
+  wait_pane "good" || fail "the first turn did not end"
+  wait_pane "tokens this turn" || fail "no status line after the turn"
+  shown="$(pane)"
+  for line in 'grep "value" in the project root (*.txt)' \
+    'read_file config.txt lines 1-5' 'list_files the project root' \
+    "the call's input was refused: " 'out line 30' \
+    '20 earlier lines not shown (/output shows all 30)' \
+    'write_file notes.txt (3 bytes)'; do
+    [[ "$shown" == *"$line"* ]] || fail "the pane does not show: $line"
+  done
+  [[ "$shown" != *"out line 20"* ]] || fail "the output tail is not cut"
+  # Markdown in colour: a bullet, the markers gone, bold on.
+  [[ "$shown" == *"• all good"* ]] || fail "the list item is not formatted"
+  [[ "$shown" != *"**all**"* ]] || fail "the bold markers are still shown"
+  "${TMUX[@]}" capture-pane -e -p -J -t agent -S -200 | grep -q $'\e\\[1m' ||
+    fail "no bold in the captured colours"
+  [[ "$shown" == *"tokens this turn"*"| commands direct"* ]] ||
+    fail "the status line does not name the mode"
+  [[ -f "$P/notes.txt" ]] || fail "write_file did not apply"
+
+  "${TMUX[@]}" send-keys -t agent "/output" Enter
+  wait_pane "| out line 20" || fail "/output does not show the whole output"
+
+  # A paste is one prompt (tmux pastes with the marks the agent asked for).
+  "${TMUX[@]}" set-buffer -b garuda $'first pasted line\nsecond pasted line'
+  "${TMUX[@]}" paste-buffer -p -b garuda -t agent
+  "${TMUX[@]}" send-keys -t agent Enter
+  wait_pane "42 ready" || fail "the running command's output did not show"
+  [[ -n "$(sleepers)" ]] || fail "the command's background sleep is not running (control)"
+  grep -qF 'first pasted line\\nsecond pasted line' "$T/requests.jsonl" ||
+    fail "the paste did not reach the model as one message"
+  "${TMUX[@]}" send-keys -t agent C-c
+  wait_pane "the command was stopped" || fail "Ctrl-C did not stop the command"
+  end=$((SECONDS + DEADLINE_SECONDS))
+  while [[ -n "$(sleepers)" ]] && ((SECONDS < end)); do sleep 0.1; done
+  [[ -z "$(sleepers)" ]] || fail "the command's background sleep outlived the stop"
+  [[ "$(pane)" != *"the request stopped"* ]] ||
+    fail "the stop was reported as a cancelled request"
+
+  "${TMUX[@]}" send-keys -t agent "after" Enter
+  wait_pane "Noted." || fail "no answer after the stop"
+  grep -q "stopped by the person" "$T/requests.jsonl" ||
+    fail "the model was not told the command was stopped"
+
+  "${TMUX[@]}" send-keys -t agent "/undo" Enter
+  wait_pane "Restored 1 file: notes.txt" || fail "/undo does not name the file"
+  wait_pane "not what a command changed" || fail "/undo does not warn in direct mode"
+  [[ ! -e "$P/notes.txt" ]] || fail "/undo did not remove notes.txt"
+
+  # Ctrl-L clears the screen: the first turn is no longer on it.
+  "${TMUX[@]}" send-keys -t agent C-l
+  end=$((SECONDS + DEADLINE_SECONDS))
+  while [[ "$(visible)" == *"Looking around."* ]] && ((SECONDS < end)); do
+    sleep 0.1
+  done
+  [[ "$(visible)" != *"Looking around."* ]] || fail "Ctrl-L did not clear the screen"
+
+  "${TMUX[@]}" send-keys -t agent "/exit" Enter
+  wait_pane "AGENT EXITED 0" || fail "the agent did not leave"
+  id="$(pane | grep -o -- '--resume [0-9a-zA-Z_-]*' | tail -1 | cut -d' ' -f2)"
+  [[ -n "$id" ]] || fail "no session id to resume"
+  "${TMUX[@]}" kill-session -t agent 2>/dev/null
+  port="$(cat "$T/port")"
+  "${TMUX[@]}" new-session -d -s agent -x 200 -y 60 \
+    "cd '$P' && TERM=xterm '$T/helpers/garuda-agent' --provider openai \
+      --model scripted --base-url http://127.0.0.1:$port/v1 \
+      --helpers-dir '$T/helpers' --resume '$id'; echo \"AGENT EXITED \$?\"; sleep 600"
+  wait_pane "Resumed; the last exchanges:" || fail "the resumed session does not say so"
+  wait_pane "> after" || fail "the resumed session does not show the last prompt"
+  [[ "$(pane)" == *"> first pasted line"* ]] || fail "an earlier exchange is missing"
+  "${TMUX[@]}" send-keys -t agent "/exit" Enter
+  end_session
+  ((failures == 0)) && echo "ok [session] output, stop, paste, markdown, status, undo, Ctrl-L, resume"
 fi
 
 if ((failures > 0)); then
