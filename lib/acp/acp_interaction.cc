@@ -130,12 +130,33 @@ void AcpInteraction::ShowNotice(absl::string_view line) {
   ShowText(absl::StrCat("\n", line, "\n"));
 }
 
+void AcpInteraction::ShowCommandProgress(
+    const agent::CommandProgress& progress) {
+  if (current_call_.empty()) return;
+  // An editor redraws the whole call for each update: once a second is
+  // enough to follow it.
+  if (progress.elapsed < progress_shown_ + absl::Seconds(1)) return;
+  progress_shown_ = progress.elapsed;
+  Value update = Object();
+  Set(update, "sessionUpdate", Str("tool_call_update"));
+  Set(update, "toolCallId", Str(current_call_));
+  Set(update, "status", Str("in_progress"));
+  Value content = List();
+  Append(content,
+         TextContent(absl::StrCat(
+             "running ", absl::ToInt64Seconds(progress.elapsed), " s",
+             progress.last_line.empty() ? "" : ": ", progress.last_line)));
+  Set(update, "content", std::move(content));
+  Update(std::move(update));
+}
+
 void AcpInteraction::ToolCall(const provider::ToolCall& call) {
   calls_[call.id()] = call;
 }
 
 void AcpInteraction::ShowToolCall(const agent::ToolCallView& view) {
   current_call_ = view.id;
+  progress_shown_ = absl::ZeroDuration();
   Value update = Object();
   Set(update, "sessionUpdate", Str("tool_call"));
   Set(update, "toolCallId", Str(view.id));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/acp/worker_link.h"
 #include "lib/agent/interaction.h"
@@ -61,6 +62,9 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
   void ShowToolCall(const agent::ToolCallView& call) override;
   void ShowToolOutcome(const agent::ToolOutcomeView& outcome) override {}
   void ShowNotice(absl::string_view line) override;
+  // A running command: its elapsed time and last line, as an in_progress
+  // tool_call_update, at most once a second.
+  void ShowCommandProgress(const agent::CommandProgress& progress) override;
   PermissionAnswer AskPermission(const PermissionQuestion& question) override;
   PermissionAnswer AskEdit(const PermissionQuestion& question,
                            const ChangeSet& change_set) override;
@@ -100,7 +104,8 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
   std::string notices_;
   std::map<std::string, provider::ToolCall> calls_;  // by id, this turn
   std::string current_call_;                         // the call being run
-  std::map<std::string, Value> diffs_;               // shown per call
+  absl::Duration progress_shown_ = absl::ZeroDuration();
+  std::map<std::string, Value> diffs_;  // shown per call
 };
 
 }  // namespace acp

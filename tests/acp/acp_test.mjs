@@ -307,6 +307,18 @@ test("a bash call in direct mode runs in the sandbox without a question", async 
   assert.match(agentText(updates), /Made it\./);
 });
 
+test("a command's live output reaches the editor while it runs", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [call("c1", "bash", { command: "echo first line; sleep 3; echo second line" }), text("Ran.")]);
+  const { session, peer, updates } = await openSession(world, baseUrl);
+  assert.equal((await prompt(peer, session.sessionId, "run it")).stopReason, "end_turn");
+  const forCall = updates.filter((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === "c1");
+  const live = forCall.filter((u) => u.update.status === "in_progress");
+  assert.ok(live.length >= 1, JSON.stringify(forCall));
+  assert.ok(live.some((u) => /running \d+ s: first line/.test(JSON.stringify(u.update.content))), JSON.stringify(live));
+  assert.equal(forCall[forCall.length - 1].update.status, "completed");
+});
+
 test("staged: a change answered Apply is written, one answered Discard is not, and the audit says the editor answered", async () => {
   const world = makeWorld();
   settings(world, { commands: { mode: "staged" } });
