@@ -558,6 +558,19 @@ test("an edit's question left unanswered until session/cancel is a no, and the p
   assert.equal(notes(world), "old line\n");
 });
 
+test("session/cancel during a command stops it and ends the prompt with cancelled", async () => {
+  const world = makeWorld();
+  const baseUrl = await startProvider(world, [call("c1", "bash", { command: "sleep 30; echo late > late.txt" }), text("not reached")]);
+  const { session, peer, updates } = await openSession(world, baseUrl);
+  const turn = prompt(peer, session.sessionId, "run it");
+  await waitFor(() => updates.some((u) => u.update.sessionUpdate === "tool_call" && u.update.toolCallId === "c1"), "the command's start");
+  const cancelledAt = Date.now();
+  await peer.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+  assert.equal((await turn).stopReason, "cancelled");
+  assert.ok(Date.now() - cancelledAt < 10_000, "the command stopped soon after the cancel");
+  assert.equal(fs.existsSync(path.join(world.project, "late.txt")), false);
+});
+
 test("session/cancel mid-stream ends the prompt with cancelled", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [{ ...text("partial answer that never ends", 3), fault: "HOLD" }]);
