@@ -683,6 +683,18 @@ TEST_F(AgentProgramTest, OneShotJsonShowsEachChildAndAgreesWithTheBudgeter) {
   OneShotReport report;
   ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
   EXPECT_EQ(report.answer(), "Both children answered.");
+  // The children's part of the report holds to docs/stream-json.schema.json.
+  absl::StatusOr<std::string> schema_text =
+      ReadFileToString(Runfile("docs/stream-json.schema.json"));
+  ASSERT_TRUE(schema_text.ok()) << schema_text.status();
+  absl::StatusOr<google::protobuf::Value> schema =
+      provider::ParseJson(*schema_text, "docs/stream-json.schema.json");
+  ASSERT_TRUE(schema.ok()) << schema.status();
+  absl::StatusOr<google::protobuf::Value> report_json =
+      provider::ParseJson(run.out, "json report");
+  ASSERT_TRUE(report_json.ok()) << run.out;
+  absl::Status valid = ValidateJsonAgainst(*report_json, *schema, "report");
+  EXPECT_TRUE(valid.ok()) << valid.message() << "\nin: " << run.out;
   ASSERT_EQ(report.tool_calls_size(), 2) << run.out;
   for (int i = 0; i < 2; ++i) {
     const std::string name = i == 0 ? "first" : "second";
@@ -954,10 +966,12 @@ TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
       "bogus");
   EXPECT_TRUE(refused(unknown));
 
-  // Every field of the report protos is in the schema, required, and
-  // nothing else is (but "type").
+  // Every field of the report protos is in the schema, required (but the
+  // ones printed only when set: `child`, on task calls), and nothing else is
+  // (but "type").
   auto fields_match = [&](const google::protobuf::Descriptor* message,
-                          const std::string& def, bool with_type) {
+                          const std::string& def, bool with_type,
+                          std::set<std::string> optional = {}) {
     const google::protobuf::Value* defs =
         provider::ObjectMember(*schema, "$defs");
     ASSERT_NE(defs, nullptr);
@@ -983,12 +997,16 @@ TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
     EXPECT_EQ(in_schema, in_proto)
         << "docs/stream-json.schema.json $defs/" << def << " and "
         << message->full_name() << " name different fields";
-    EXPECT_EQ(required, in_proto) << "$defs/" << def << " required";
+    std::set<std::string> always = in_proto;
+    for (const std::string& name : optional) always.erase(name);
+    EXPECT_EQ(required, always) << "$defs/" << def << " required";
   };
   fields_match(OneShotReport::descriptor(), "report", false);
   fields_match(OneShotReport::descriptor(), "result", true);
-  fields_match(ToolCallReport::descriptor(), "toolCallReport", false);
-  fields_match(ToolCallReport::descriptor(), "tool_result", true);
+  fields_match(ToolCallReport::descriptor(), "toolCallReport", false,
+               {"child"});
+  fields_match(ToolCallReport::descriptor(), "tool_result", true, {"child"});
+  fields_match(ChildAgentReport::descriptor(), "childAgentReport", false);
   fields_match(UsageReport::descriptor(), "usageReport", false);
   fields_match(UsageReport::descriptor(), "usage", true);
 }
