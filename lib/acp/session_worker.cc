@@ -212,8 +212,10 @@ int RunSessionWorker(const WorkerOptions& options) {
     fail(kInternalError, session.status().message());
     return stop(1);
   }
-  if (!opened->resumed.empty()) interaction.Replay(opened->resumed);
+  // Replayed as restored: a call the ended session left without a result
+  // shows the result the model now sees ("Not run: ...").
   (*session)->Restore(std::move(opened->resumed));
+  interaction.Replay((*session)->messages());
   Value result = Object();
   if (!opening->load) Set(result, "sessionId", Str(opened->session_id));
   link.Send(ResultLine(id, result));
