@@ -588,7 +588,11 @@ test("session/cancel mid-stream ends the prompt with cancelled", async () => {
 
 test("session/load replays the earlier conversation before it answers", async () => {
   const world = makeWorld();
-  const baseUrl = await startProvider(world, [text("The first answer."), text("The second answer.")]);
+  const baseUrl = await startProvider(world, [
+    call("c1", "bash", { command: "echo replayed output" }),
+    text("The first answer."),
+    text("The second answer."),
+  ]);
   const first = startAgent(world, baseUrl);
   const one = connect(first);
   await initialize(one.peer);
@@ -613,6 +617,11 @@ test("session/load replays the earlier conversation before it answers", async ()
   assert.ok(user, JSON.stringify(replayed));
   assert.match(user.content.text, /the first question/);
   assert.match(agentText(two.updates), /The first answer\./);
+  const call1 = replayed.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "c1");
+  assert.equal(call1.kind, "execute");
+  const result1 = replayed.find((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "c1");
+  assert.equal(result1.status, "completed");
+  assert.match(JSON.stringify(result1.content), /replayed output/);
   // And the session goes on, with the conversation sent to the model.
   assert.equal((await prompt(two.peer, session.sessionId, "the second question")).stopReason, "end_turn");
   assert.match(agentText(two.updates), /The second answer\./);
