@@ -25,6 +25,10 @@ struct AgentOptions {
   // Where the helper programs are; empty: beside this program.
   std::string helpers_dir;
   std::string accept_weaker_lockdown;
+  // One-shot: the applier is started with its own --apply-staged, and
+  // applies each staged command's changes without a question (conflict
+  // check and refusals as always). Without it they are kept for review.
+  bool apply_staged = false;
   int in_fd = 0, out_fd = 1, err_fd = 2;
   // The helpers' --consent; empty: "terminal" with a person at the
   // terminal, else "rules". An editor's session (lib/acp) sets "relayed".

@@ -157,6 +157,9 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   helper_options.consent = !options.consent.empty() ? options.consent
                            : opened.terminal        ? "terminal"
                                                     : "rules";
+  // --apply-staged is a rule of the rules mode (nobody to ask).
+  helper_options.apply_staged =
+      options.apply_staged && helper_options.consent == "rules";
   return Helpers::Start(helper_options);
 }
 

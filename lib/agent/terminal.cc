@@ -16,6 +16,7 @@
 #include "lib/consent/terminal_turn.h"
 #include "lib/question/permission_question.h"
 #include "lib/question/question.h"
+#include "lib/question/screen.h"
 
 namespace garuda {
 namespace agent {
@@ -44,20 +45,13 @@ size_t CompleteUtf8Prefix(absl::string_view text) {
 constexpr size_t kOutputTailLines = 10;
 constexpr size_t kOutputLineChars = 1000;
 
-bool WantColor(int out_fd) {
-  if (::isatty(out_fd) != 1) return false;
-  const char* term = std::getenv("TERM");
-  if (term == nullptr || absl::string_view(term) == "dumb") return false;
-  return std::getenv("NO_COLOR") == nullptr;
-}
-
 // ---------------------------------------------------------------------------
 // The Interaction.
 
 class TerminalInteraction : public Interaction {
  public:
   TerminalInteraction(int in_fd, int out_fd, bool plain)
-      : in_(in_fd), out_(out_fd), color_(!plain && WantColor(out_fd)) {}
+      : in_(in_fd), out_(out_fd), color_(!plain && TerminalHasColors(out_fd)) {}
 
   bool CanAsk() const override { return ::isatty(in_) == 1; }
 
@@ -153,12 +147,17 @@ class TerminalInteraction : public Interaction {
     return answer;
   }
 
-  void HandOverTerminal() override { EndText(); }
+  void HandOverTerminal() override {
+    EndText();
+    handover_.Save(in_);
+  }
 
   // A helper that died during its question may have left its own group in
-  // the foreground; a read would then stop the agent.
+  // the foreground (a read would then stop the agent), and its terminal
+  // settings (raw mode, no echo).
   void TakeBackTerminal() override {
     ReclaimTerminal(in_);
+    handover_.Restore(in_);
     at_line_start_ = true;
   }
 
@@ -261,6 +260,7 @@ class TerminalInteraction : public Interaction {
   bool progress_shown_ = false;
   MarkdownRenderer markdown_;
   std::string last_output_;  // the last command's, for /output
+  TerminalHandover handover_;  // while a helper asks
 };
 
 }  // namespace
