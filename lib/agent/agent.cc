@@ -199,6 +199,14 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
     stream = std::make_unique<StreamJsonWriter>(options.out_fd);
     parts.events = stream.get();
   }
+  if (opened.job) {
+    const jobs::JobGuard* job = &*opened.job;
+    const int worktree_fd = opened.project->fd();
+    parts.check_write = [job, worktree_fd](const std::string& path) {
+      return jobs::CheckJobWrite(*job, worktree_fd, path);
+    };
+    parts.host_refusal = jobs::kJobHostRefusal;
+  }
   const bool strict = config.strict;
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(std::move(config), parts);

@@ -33,6 +33,12 @@ struct AgentOptions {
   // The helpers' --consent; empty: "terminal" with a person at the
   // terminal, else "rules". An editor's session (lib/acp) sets "relayed".
   std::string consent;
+  // A job's session (garuda-agent run starts it with --job, lib/jobs): the
+  // job file the session and its helpers each read themselves.
+  std::string job_file;
+  // With job_file: the job's checkout, whose audit log the session's
+  // decisions go to (--audit-project); empty: the project's.
+  std::string audit_project;
   // --plain: the terminal without colours or formatting (the model's text
   // as written).
   bool plain = false;
