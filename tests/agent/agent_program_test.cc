@@ -882,6 +882,35 @@ TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
   absl::Status valid = ValidateJsonAgainst(*report, *schema, "report");
   EXPECT_TRUE(valid.ok()) << valid.message() << "\nin: " << json.out;
 
+  // A task call: its tool_result and the report carry the child agent.
+  ProviderScript with_child;
+  ScriptedReply task = Text("One child.");
+  provider::ScriptedToolCall* call = task.add_tool_calls();
+  call->set_id("task_1");
+  call->set_name("task");
+  call->set_arguments_json(R"({"description":"look","prompt":"child-work"})");
+  call->set_argument_pieces(1);
+  *with_child.add_replies() = task;
+  ScriptedReply child_done = Text("child done");
+  child_done.add_when_body_contains("You are a child agent");
+  *with_child.add_replies() = child_done;
+  *with_child.add_replies() = Text("Parent done.");
+  StartServer(with_child);
+  AgentRun child_run =
+      RunAgent({"-p", "split", "--output-format", "stream-json"});
+  ASSERT_EQ(child_run.code, 0) << child_run.err << child_run.out;
+  bool saw_child = false;
+  for (absl::string_view line :
+       absl::StrSplit(child_run.out, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<google::protobuf::Value> event =
+        provider::ParseJson(line, "stream-json line");
+    ASSERT_TRUE(event.ok()) << line;
+    absl::Status line_valid = ValidateJson(*event, *schema);
+    EXPECT_TRUE(line_valid.ok()) << line_valid.message() << "\nin: " << line;
+    saw_child = saw_child || provider::ObjectMember(*event, "child") != nullptr;
+  }
+  EXPECT_TRUE(saw_child) << child_run.out;
+
   // Negative controls: what the schema must refuse.
   auto refused = [&](google::protobuf::Value event) {
     return !ValidateJson(event, *schema).ok();
