@@ -59,8 +59,8 @@ ToolCallDone ErrorDone(const provider::ToolCall& call, std::string decision,
 }
 
 uint32_t Clamp32(int64_t value) {
-  return static_cast<uint32_t>(std::clamp<int64_t>(
-      value, 0, std::numeric_limits<uint32_t>::max()));
+  return static_cast<uint32_t>(
+      std::clamp<int64_t>(value, 0, std::numeric_limits<uint32_t>::max()));
 }
 
 }  // namespace
@@ -131,12 +131,13 @@ std::string CapChildAnswer(absl::string_view answer, bool* cut) {
   const size_t cap = budget::kSubagentResultCapChars;
   *cut = answer.size() > cap;
   if (!*cut) return std::string(answer);
-  const std::string note = absl::StrCat(
-      "\n[Garuda: the child's answer was cut at ", cap, " characters; ",
-      answer.size(), " were sent.]");
+  const std::string note =
+      absl::StrCat("\n[Garuda: the child's answer was cut at ", cap,
+                   " characters; ", answer.size(), " were sent.]");
   size_t keep = cap - note.size();
   // Back to the start of a UTF-8 sequence.
-  while (keep > 0 && (static_cast<unsigned char>(answer[keep]) & 0xC0) == 0x80) {
+  while (keep > 0 &&
+         (static_cast<unsigned char>(answer[keep]) & 0xC0) == 0x80) {
     --keep;
   }
   return absl::StrCat(answer.substr(0, keep), note);
@@ -159,8 +160,8 @@ void ChildInteraction::ShowToolCall(const ToolCallView& call) {
     root_->ShowToolCall(call);
     return;
   }
-  root_->ShowNotice(absl::StrCat(indent_, "-> ",
-                                 call.summary.empty() ? call.tool : call.summary));
+  root_->ShowNotice(absl::StrCat(
+      indent_, "-> ", call.summary.empty() ? call.tool : call.summary));
 }
 
 void ChildInteraction::ShowToolOutcome(const ToolOutcomeView& outcome) {
@@ -214,7 +215,6 @@ absl::Status AgentAudit::Record(const audit::AuditEvent& event) {
 
 // One started child: everything it owns, for as long as its thread runs.
 struct Session::ChildAgent {
-  size_t index = 0;
   std::string agent_id;
   TaskArguments args;
   uint32_t ledger_id = 0;
@@ -244,8 +244,7 @@ Session::~Session() = default;
 int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
                              const std::string& pending_id,
                              int pending_children) const {
-  const ToolContext tools = const_cast<Session*>(this)->Tools();
-  provider::ModelRequest request = NextRequest(tools, 0, 0);
+  provider::ModelRequest request = NextRequest(Tools(), 0, 0);
   if (known_results.tool_results_size() > 0) {
     *request.add_messages() = known_results;
   }
@@ -279,9 +278,9 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
   }
   shape.compaction_tokens = CompactionReserveIfDue(
       shape.current_input_tokens +
-      pending_children * budget::TokensForChars(
-                             budget::kSubagentResultCapChars *
-                             budget::kJsonEscapeFactor));
+      pending_children *
+          budget::TokensForChars(budget::kSubagentResultCapChars *
+                                 budget::kJsonEscapeFactor));
   return budget::EstimateFloorTokens(shape);
 }
 
@@ -293,11 +292,11 @@ absl::StatusOr<bool> Session::StartChild(
   const int64_t floor = config_.agents.keep_floor
                             ? FloorTokens(known_results, call.id(), pending)
                             : 0;
-  ASSIGN_OR_RETURN(budget::FloorSet floor_set, parts_.budget->SetFloor(floor));
-  (void)floor_set;
+  RETURN_IF_ERROR(parts_.budget->SetFloor(floor).status());
   agent.agent_id = absl::StrCat(agent_id_, ".", ++children_started_);
-  view.ShowToolCall({call.id(), kTaskTool,
-                     absl::StrCat("task: ", OneLineOf(agent.args.description))});
+  view.ShowToolCall(
+      {call.id(), kTaskTool,
+       absl::StrCat("task: ", OneLineOf(agent.args.description))});
   ASSIGN_OR_RETURN(budget::BudgetClient::Child opened,
                    parts_.budget->OpenChild(config_.agents.child_token_budget,
                                             agent.agent_id));
@@ -309,8 +308,8 @@ absl::StatusOr<bool> Session::StartChild(
     child->set_depth(depth_ + 1);
     child->set_outcome(absl::StrCat("refused: ", why));
     view.ShowToolOutcome({call.id(), kTaskTool, why, true});
-    RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
-        "child_refused", kTaskTool, agent.agent_id, "refused", why)));
+    RETURN_IF_ERROR(parts_.audit->Record(
+        MakeEvent("child_refused", kTaskTool, agent.agent_id, "refused", why)));
     return false;
   };
   if (!opened.opened.granted()) {
@@ -335,9 +334,8 @@ absl::StatusOr<bool> Session::StartChild(
                                model.status().message()));
   }
   agent.model = std::move(*model);
-  agent.interaction =
-      std::make_unique<ChildInteraction>(root_interaction_, locks_.get(),
-                                         depth_ + 1);
+  agent.interaction = std::make_unique<ChildInteraction>(
+      root_interaction_, locks_.get(), depth_ + 1);
   agent.audit = std::make_unique<AgentAudit>(session_audit_, locks_.get(),
                                              agent.agent_id);
   SessionParts parts = parts_;
@@ -406,20 +404,21 @@ absl::StatusOr<TaskDone> Session::FinishChild(const provider::ToolCall& call,
       break;
     case TurnEnd::kFailed:
       state = absl::StrCat("failed: ", outcome.stopped);
-      text = CapChildAnswer(absl::StrCat("[Garuda: the task failed: ",
-                                         outcome.stopped, "]",
-                                         outcome.answer.empty() ? "" : "\n",
-                                         outcome.answer),
-                            &cut);
+      text = CapChildAnswer(
+          absl::StrCat("[Garuda: the task failed: ", outcome.stopped, "]",
+                       outcome.answer.empty() ? "" : "\n", outcome.answer),
+          &cut);
       is_error = true;
       break;
   }
   const std::string ended =
       absl::StrCat("task ended: ", closed.charged(), " tokens");
-  view.ShowToolOutcome({call.id(), kTaskTool,
-                        state == "answered" ? ended
-                                            : absl::StrCat(ended, " (", state, ")"),
-                        is_error});
+  // The description too: parallel children end in any order.
+  view.ShowToolOutcome(
+      {call.id(), kTaskTool,
+       absl::StrCat(ended, " (", OneLineOf(agent.args.description),
+                    state == "answered" ? "" : absl::StrCat("; ", state), ")"),
+       is_error});
   RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
       "child_end", kTaskTool, agent.agent_id, state,
       absl::StrCat("charged ", closed.charged(), ", returned ",
@@ -471,15 +470,18 @@ absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
                                std::string(args.status().message()));
       view.ShowToolOutcome({calls[i].id(), kTaskTool,
                             std::string(args.status().message()), true});
+      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+          "tool_call", kTaskTool, OneLineOf(calls[i].arguments_json()),
+          "input check failed", args.status().message())));
     } else if (depth_ >= config_.agents.max_depth) {
-      done[i].done = ErrorDone(
-          calls[i], "refused",
-          absl::StrCat("task is not available at depth ", depth_,
-                       " (agents.maxDepth is ", config_.agents.max_depth,
-                       "): do this work yourself."));
+      const std::string why = absl::StrCat(
+          "task is not available at depth ", depth_, " (agents.maxDepth is ",
+          config_.agents.max_depth, "): do this work yourself.");
+      done[i].done = ErrorDone(calls[i], "refused", why);
+      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+          "tool_call", kTaskTool, OneLineOf(args->description), "deny", why)));
     } else {
       agents[i] = std::make_unique<ChildAgent>();
-      agents[i]->index = i;
       agents[i]->args = std::move(*args);
       queue.push_back(i);
     }
@@ -490,7 +492,9 @@ absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
   int running = 0;
   absl::Status first_error;
   const int max_parallel = std::max(1, config_.agents.max_parallel);
-  auto cancelled = [cancel] { return cancel != nullptr && cancel->cancelled(); };
+  auto cancelled = [cancel] {
+    return cancel != nullptr && cancel->cancelled();
+  };
   while (true) {
     while (!queue.empty() && running < max_parallel && first_error.ok() &&
            !cancelled()) {
@@ -525,8 +529,8 @@ absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
     absl::StatusOr<TaskDone> task = FinishChild(calls[i], *agents[i], view);
     if (!task.ok()) {
       if (first_error.ok()) first_error = task.status();
-      done[i].done = ErrorDone(calls[i], "failed",
-                               std::string(task.status().message()));
+      done[i].done =
+          ErrorDone(calls[i], "failed", std::string(task.status().message()));
     } else {
       done[i] = std::move(*task);
     }
@@ -578,12 +582,30 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
   auto& fields = *result.mutable_fields();
   fields["status"].set_string_value("budget_exhausted");
   fields["reason"].set_string_value(std::string(response.status().message()));
-  fields["last_text"].set_string_value(outcome->answer);
+  // Bounded so that the whole stays valid JSON inside the answer's cap
+  // (escaping can make a character six): fewer calls first, then less text.
   google::protobuf::ListValue* calls_run =
       fields["tool_calls"].mutable_list_value();
   for (const ToolCallReport& call : outcome->tool_calls) {
     calls_run->add_values()->set_string_value(
         OneLineOf(absl::StrCat(call.tool(), ": ", call.outcome())));
+  }
+  std::string last_text = outcome->answer;
+  fields["last_text"].set_string_value(last_text);
+  while (MessageToJsonLine(result).size() >
+         static_cast<size_t>(budget::kSubagentResultCapChars)) {
+    if (calls_run->values_size() > 0) {
+      calls_run->mutable_values()->erase(calls_run->mutable_values()->begin());
+      continue;
+    }
+    if (last_text.empty()) break;  // the reason alone (a short status)
+    size_t keep = last_text.size() / 2;
+    while (keep > 0 &&
+           (static_cast<unsigned char>(last_text[keep]) & 0xC0) == 0x80) {
+      --keep;
+    }
+    last_text.resize(keep);
+    fields["last_text"].set_string_value(last_text);
   }
   outcome->answer = MessageToJsonLine(result);
   outcome->end = TurnEnd::kBudget;
@@ -595,10 +617,17 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
 
 std::string Session::BudgetText(const budget::BudgetStatus& status) const {
   std::string out = absl::StrFormat(
-      "Token budget: limit %d, spent %d, reserved %d, left %d (floor %d kept "
-      "for the main agent's final answer).\n",
-      status.limit(), status.spent(), status.reserved(),
-      status.left(), status.floor());
+      "Token budget: limit %d, spent %d, reserved %d, left %d", status.limit(),
+      status.spent(), status.reserved(), status.left());
+  if (status.leased() > 0) {
+    absl::StrAppendFormat(&out, ", %d leased to running children",
+                          status.leased());
+  }
+  if (status.floor() > 0) {
+    absl::StrAppendFormat(&out, " (%d kept for the main agent's final answer)",
+                          status.floor());
+  }
+  absl::StrAppend(&out, ".\n");
   absl::StrAppend(
       &out,
       "  reserved: held for requests in flight; what a request does not use "

@@ -78,8 +78,7 @@ absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
     parts_.interaction->ShowNotice("Nothing to compact yet.");
     return false;
   }
-  const ToolContext tools = Tools();
-  provider::ModelRequest request = NextRequest(tools, 0, messages_.size());
+  provider::ModelRequest request = NextRequest(Tools(), 0, messages_.size());
   // Tools stay defined: the conversation holds calls and results, which
   // providers accept only with their definitions.
   provider::ChatMessage* last =
@@ -97,15 +96,16 @@ absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
   request.set_max_tokens(budget::kCompactionOutputTokens);
   // The reservation is max(previous context, the whole summary input) +
   // 4096: the client takes the larger of this hint and the body's size.
-  request.set_input_tokens_hint(std::max(last_input_tokens_, request.input_tokens_hint()));
+  request.set_input_tokens_hint(
+      std::max(last_input_tokens_, request.input_tokens_hint()));
   request.set_purpose("compaction");
   request.set_request_id(absl::StrCat(request.request_id(), "-compaction"));
-  parts_.interaction->ShowNotice(absl::StrCat(
-      "Compacting the conversation (about ", previous,
-      " tokens of context; the summary request reserves up to ",
-      budget::EstimateCompactionTokens(last_input_tokens_,
-                                       previous * budget::kCharsPerToken),
-      " tokens)..."));
+  parts_.interaction->ShowNotice(
+      absl::StrCat("Compacting the conversation (about ", previous,
+                   " tokens of context; the summary request reserves up to ",
+                   budget::EstimateCompactionTokens(
+                       last_input_tokens_, previous * budget::kCharsPerToken),
+                   " tokens)..."));
   provider::StreamCallbacks callbacks;
   absl::StatusOr<provider::ModelResponse> response =
       parts_.model->Send(request, meter, callbacks, cancel);
@@ -133,24 +133,24 @@ absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
     record.mutable_compaction()->set_previous_context_tokens(previous);
     absl::Status written = parts_.journal->Append(record);
     if (!written.ok()) {
-      return absl::Status(written.code(),
-                          absl::StrCat("writing the session journal ",
-                                       parts_.journal->path(), ": ",
-                                       written.message()));
+      return absl::Status(
+          written.code(),
+          absl::StrCat("writing the session journal ", parts_.journal->path(),
+                       ": ", written.message()));
     }
   }
   messages_.clear();
   messages_.push_back(std::move(summary));
   // The next request is measured anew; until then the estimate is its size.
   last_input_tokens_ = 0;
-  RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
-      "compaction", "", config_.session_id, "compacted",
-      absl::StrCat(replaced, " messages, about ", previous,
-                   " tokens, replaced by a summary of ",
-                   response->text().size(), " characters"))));
-  parts_.interaction->ShowNotice(absl::StrCat(
-      "Compacted: ", replaced, " messages replaced by a summary (",
-      response->text().size(), " characters)."));
+  RETURN_IF_ERROR(parts_.audit->Record(
+      MakeEvent("compaction", "", config_.session_id, "compacted",
+                absl::StrCat(replaced, " messages, about ", previous,
+                             " tokens, replaced by a summary of ",
+                             response->text().size(), " characters"))));
+  parts_.interaction->ShowNotice(
+      absl::StrCat("Compacted: ", replaced, " messages replaced by a summary (",
+                   response->text().size(), " characters)."));
   return true;
 }
 

@@ -198,7 +198,7 @@ absl::Status Session::NoteForModel(const std::string& note) {
   return Add(std::move(message));
 }
 
-ToolContext Session::Tools() {
+ToolContext Session::Tools() const {
   ToolContext tools;
   tools.session_id = config_.session_id;
   tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
@@ -390,7 +390,9 @@ absl::StatusOr<bool> Session::RunToolCalls(
       }
       TaskDone& child = children[t];
       child.done.report.set_output(ReportOutput(child.done.result.content()));
-      if (parts_.events != nullptr) parts_.events->ToolResult(child.done.report);
+      if (parts_.events != nullptr) {
+        parts_.events->ToolResult(child.done.report);
+      }
       AddUsage(child.usage, &outcome->children_usage);
       ordered[i] = child.done.result;
       reports[i] = child.done.report;
@@ -465,7 +467,9 @@ absl::Status Session::RunSteps(const std::string& prompt,
       return StopForFailedRequest(absl::CancelledError("cancelled"), request,
                                   outcome);
     }
-    if (CompactionDue(InputEstimate(request))) {
+    // A conversation of one message (a summary, a prompt) is not compacted
+    // again: there is nothing to gain, and it would loop.
+    if (messages_.size() > 1 && CompactionDue(InputEstimate(request))) {
       ASSIGN_OR_RETURN(bool compacted, Compact(meter, cancel, outcome));
       if (!compacted) return absl::OkStatus();
       request = NextRequest(tools, step, messages_.size());

@@ -228,7 +228,7 @@ class Session {
   // prompt or the results of the last calls).
   absl::Status NoteForModel(const std::string& note);
   absl::StatusOr<LineOutcome> SlashCommand(const std::string& line);
-  ToolContext Tools();
+  ToolContext Tools() const;
   absl::Status CheckHelpers();
   // The status line after a turn of a line session (session_view.h).
   void ShowTurnStatus(const TurnOutcome& outcome);

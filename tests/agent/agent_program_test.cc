@@ -701,6 +701,13 @@ TEST_F(AgentProgramTest, OneShotJsonShowsEachChildAndAgreesWithTheBudgeter) {
       << run.out;
   EXPECT_EQ(report.usage().requests(), 6u);
   EXPECT_GT(report.usage().charged_tokens(), 340u);
+  // The children's charges are journaled as child_debit records, each
+  // attributed to its direct child.
+  const std::string ledger = garuda::testing::Read(absl::StrCat(
+      home_, "/.garuda/sessions/", report.session_id(), "/budget.jsonl"));
+  EXPECT_TRUE(absl::StrContains(ledger, "childDebit")) << ledger;
+  EXPECT_TRUE(absl::StrContains(ledger, R"("reportId":"main.1")")) << ledger;
+  EXPECT_TRUE(absl::StrContains(ledger, R"("reportId":"main.2")")) << ledger;
   // --resume: the budgeter replays the children's charges.
   AgentRun resumed = RunAgent(
       {"--resume", report.session_id(), "-p", "again", "--output-format",
@@ -775,6 +782,50 @@ TEST_F(AgentProgramTest, PipedInputIsAddedToThePromptWithACap) {
 // stream-json: one JSON object a line as the turn goes: the session, the
 // answer's pieces, each call and its result, the usage after each request,
 // the result last. The control: json prints one object and no events.
+// stream-json: a task call's tool_result carries its child (description,
+// outcome, tool calls, usage) when the child ends; a plain call's has none
+// (the control).
+TEST_F(AgentProgramTest, StreamJsonShowsEachChildWhenItEnds) {
+  ProviderScript script;
+  ScriptedReply tasks = Bash("b_parent", "echo parent-side");
+  provider::ScriptedToolCall* call = tasks.add_tool_calls();
+  call->set_id("task_1");
+  call->set_name("task");
+  call->set_arguments_json(
+      R"({"description":"count lines","prompt":"streamed-child-work"})");
+  call->set_argument_pieces(1);
+  *script.add_replies() = tasks;
+  ScriptedReply child = Text("three lines");
+  child.add_when_body_contains("You are a child agent");
+  *script.add_replies() = child;
+  *script.add_replies() = Text("Done.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "go", "--output-format", "stream-json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  int with_child = 0, without_child = 0;
+  for (absl::string_view line :
+       absl::StrSplit(run.out, '\n', absl::SkipEmpty())) {
+    absl::StatusOr<google::protobuf::Value> event =
+        provider::ParseJson(line, "stream-json line");
+    ASSERT_TRUE(event.ok()) << line;
+    if (provider::StringMember(*event, "type") != "tool_result") continue;
+    const google::protobuf::Value* child_event =
+        provider::ObjectMember(*event, "child");
+    if (child_event == nullptr) {
+      ++without_child;
+      continue;
+    }
+    ++with_child;
+    EXPECT_EQ(provider::StringMember(*child_event, "description"),
+              "count lines");
+    EXPECT_EQ(provider::StringMember(*child_event, "outcome"), "answered");
+    EXPECT_NE(provider::ObjectMember(*child_event, "usage"), nullptr) << line;
+    EXPECT_EQ(provider::StringMember(*event, "output"), "three lines");
+  }
+  EXPECT_EQ(with_child, 1) << run.out;
+  EXPECT_EQ(without_child, 1) << run.out;
+}
+
 TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
   ProviderScript script;
   *script.add_replies() = Bash("c1", "echo streamed-out");

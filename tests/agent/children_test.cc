@@ -78,10 +78,9 @@ ScriptedReply ForChild(ScriptedReply reply, const std::string& marker) {
   return reply;
 }
 
-ScriptedReply ReadNotes(const std::string& id, int64_t input,
-                        int64_t output) {
-  ScriptedReply reply =
-      garuda::testing::ToolCallReply(id, "read_file", R"({"path":"notes.txt"})");
+ScriptedReply ReadNotes(const std::string& id, int64_t input, int64_t output) {
+  ScriptedReply reply = garuda::testing::ToolCallReply(
+      id, "read_file", R"({"path":"notes.txt"})");
   reply.set_input_tokens(input);
   reply.set_output_tokens(output);
   return reply;
@@ -130,11 +129,10 @@ class ChildrenTest : public ::testing::TestWithParam<ServerKind> {
   }
 
   void StartServer(ProviderScript script) {
-    auto server = ScriptedServer::Start(
-        GetParam(), std::move(script),
-        [this](const RecordedRequest& request) {
-          if (on_request_) on_request_(request);
-        });
+    auto server = ScriptedServer::Start(GetParam(), std::move(script),
+                                        [this](const RecordedRequest& request) {
+                                          if (on_request_) on_request_(request);
+                                        });
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
   }
@@ -247,9 +245,8 @@ const char* const kMarkers[] = {"alpha-work", "beta-work", "gamma-work"};
 // runs out; every request reports kStepInput + kStepOutput.
 ProviderScript ThreeGreedyChildren() {
   ProviderScript script;
-  *script.add_replies() = Tasks({{"alpha", kMarkers[0]},
-                                 {"beta", kMarkers[1]},
-                                 {"gamma", kMarkers[2]}});
+  *script.add_replies() = Tasks(
+      {{"alpha", kMarkers[0]}, {"beta", kMarkers[1]}, {"gamma", kMarkers[2]}});
   for (const char* marker : kMarkers) {
     for (int i = 0; i < 50; ++i) {
       *script.add_replies() = ForChild(
@@ -293,8 +290,8 @@ TEST_P(ChildrenTest, ThreeParallelChildrenStayInsideTheCap) {
   ASSERT_EQ(outcome.tool_calls.size(), 3u);
   for (int i = 0; i < 3; ++i) {
     const ChildAgentReport& child = outcome.tool_calls[i].child();
-    EXPECT_EQ(child.description(), std::vector<std::string>(
-                                       {"alpha", "beta", "gamma"})[i]);
+    EXPECT_EQ(child.description(),
+              std::vector<std::string>({"alpha", "beta", "gamma"})[i]);
     EXPECT_GT(child.lease_tokens(), 0u);
     EXPECT_GT(child.tool_calls_size(), 0);
     EXPECT_LE(child.usage().charged_tokens(), child.lease_tokens());
@@ -316,8 +313,8 @@ TEST_P(ChildrenTest, ControlThreeIndependentBudgetsGoOverTheCap) {
           ReadNotes(absl::StrCat("read_", i), kStepInput, kStepOutput);
     }
     ASSERT_NO_FATAL_FAILURE(StartServer(script));
-    ASSERT_NO_FATAL_FAILURE(
-        StartSession(limit, ChildSettings(), 1000, absl::StrCat("alone-", marker)));
+    ASSERT_NO_FATAL_FAILURE(StartSession(limit, ChildSettings(), 1000,
+                                         absl::StrCat("alone-", marker)));
     Turn(marker);
     spent += Budget().spent();
     TearDown();
@@ -341,9 +338,9 @@ ProviderScript OneGreedyChild() {
   wrap_up.set_usage(ScriptedReply::NONE);
   *script.add_replies() = wrap_up;
   for (int i = 0; i < 80; ++i) {
-    *script.add_replies() = ForChild(
-        ReadNotes(absl::StrCat("read_", i), kStepInput, kStepOutput),
-        "greedy-work");
+    *script.add_replies() =
+        ForChild(ReadNotes(absl::StrCat("read_", i), kStepInput, kStepOutput),
+                 "greedy-work");
   }
   *script.add_replies() = Text("The parent's own answer.", kStepInput, 20);
   return script;
@@ -377,8 +374,8 @@ TEST_P(ChildrenTest, ControlWithoutTheFloorTheParentCannotAnswer) {
 TEST_P(ChildrenTest, AChildThatStopsEarlyReturnsItsUnusedLease) {
   ProviderScript script;
   *script.add_replies() = Tasks({{"look", "quick-look"}});
-  *script.add_replies() = ForChild(Text("Found it: line one.", 200, 30),
-                                   "quick-look");
+  *script.add_replies() =
+      ForChild(Text("Found it: line one.", 200, 30), "quick-look");
   *script.add_replies() = Text("The child found it.");
   ASSERT_NO_FATAL_FAILURE(StartServer(script));
   ChildSettings agents;
@@ -403,7 +400,7 @@ TEST_P(ChildrenTest, AChildThatStopsEarlyReturnsItsUnusedLease) {
   EXPECT_EQ(status.left(), 400000 - status.spent());
   // The person saw it end.
   ASSERT_EQ(person_.outcomes.size(), 1u);
-  EXPECT_EQ(person_.outcomes[0].outcome, "task ended: 230 tokens");
+  EXPECT_EQ(person_.outcomes[0].outcome, "task ended: 230 tokens (look)");
   const std::string audit = AuditLog();
   EXPECT_TRUE(absl::StrContains(audit, "child_start")) << audit;
   EXPECT_TRUE(absl::StrContains(audit, "child_end")) << audit;
@@ -429,7 +426,8 @@ TEST_P(ChildrenTest, AChildsToolCallsAreShownIndentedUnderIt) {
   bool child_tagged = false, parent_tagged = false;
   for (absl::string_view line : absl::StrSplit(audit, '\n')) {
     if (absl::StrContains(line, "read_file")) {
-      child_tagged = child_tagged || absl::StrContains(line, R"("agent":"main.1")");
+      child_tagged =
+          child_tagged || absl::StrContains(line, R"("agent":"main.1")");
     }
     if (absl::StrContains(line, "session_start")) {
       parent_tagged = absl::StrContains(line, R"("agent")");
@@ -498,7 +496,8 @@ TEST_P(ChildrenTest, NestedChildrenWithinTheDepthLimit) {
 
 TEST_P(ChildrenTest, TheParallelLimitMakesTheRestWait) {
   ProviderScript script;
-  *script.add_replies() = Tasks({{"one", "first-work"}, {"two", "second-work"}});
+  *script.add_replies() =
+      Tasks({{"one", "first-work"}, {"two", "second-work"}});
   *script.add_replies() = ForChild(ReadNotes("r1", 100, 20), "first-work");
   *script.add_replies() = ForChild(Text("first done"), "first-work");
   *script.add_replies() = ForChild(ReadNotes("r2", 100, 20), "second-work");
@@ -544,7 +543,8 @@ TEST_P(ChildrenTest, ALongAnswerIsCutAtTwentyThousandCharacters) {
 TEST_P(ChildrenTest, TheWrapUpRequestIsReservedAndAnswers) {
   ProviderScript script;
   *script.add_replies() = Tasks({{"tight", "tight-work"}});
-  *script.add_replies() = ForChild(Text("Findings so far: none yet."), "tight-work");
+  *script.add_replies() =
+      ForChild(Text("Findings so far: none yet."), "tight-work");
   *script.add_replies() = Text("Done.");
   ASSERT_NO_FATAL_FAILURE(StartServer(script));
   // A lease too small for a step with its whole output limit (1000), large
@@ -582,7 +582,8 @@ TEST_P(ChildrenTest, WithoutRoomForTheWrapUpTheChildSaysBudgetExhausted) {
   EXPECT_EQ(server_->request_count(), 2u);  // the child sent nothing
   const ToolCallReport& call = outcome.tool_calls.at(0);
   EXPECT_EQ(call.child().outcome(), "budget exhausted");
-  EXPECT_TRUE(absl::StrContains(call.output(), R"("status":"budget_exhausted")"))
+  EXPECT_TRUE(
+      absl::StrContains(call.output(), R"("status":"budget_exhausted")"))
       << call.output();
   EXPECT_EQ(call.child().returned_tokens(), 200u);
 }
@@ -660,8 +661,8 @@ TEST_P(ChildrenTest, CompactReservesItsSummaryAndResumeContinuesFromIt) {
   ASSERT_EQ(session_->messages().size(), 1u);
   EXPECT_TRUE(absl::StrContains(session_->messages()[0].text(), "SUMMARY:"));
   // --resume reads the summary, not what it replaced.
-  auto resumed =
-      ReadConversation(JoinPath(home_, ".garuda/sessions/children-session/journal.jsonl"));
+  auto resumed = ReadConversation(
+      JoinPath(home_, ".garuda/sessions/children-session/journal.jsonl"));
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   ASSERT_EQ(resumed->size(), 1u);
   EXPECT_TRUE(absl::StrContains((*resumed)[0].text(), "SUMMARY:"));
@@ -684,7 +685,8 @@ TEST_P(ChildrenTest, APromptPastTheContextWindowIsCompactedFirst) {
   ASSERT_EQ(requests.size(), 3u);
   EXPECT_FALSE(absl::StrContains(requests[0].body(), "compacted"));
   EXPECT_TRUE(absl::StrContains(requests[1].body(), "about to be compacted"));
-  EXPECT_TRUE(absl::StrContains(requests[2].body(), "SUMMARY: notes were read."));
+  EXPECT_TRUE(
+      absl::StrContains(requests[2].body(), "SUMMARY: notes were read."));
   EXPECT_FALSE(absl::StrContains(requests[2].body(), std::string(1000, 'n')));
 }
 

@@ -17,15 +17,14 @@ absl::Status StartRealHelpers(const std::string& project_root,
                               std::unique_ptr<AuditSink>* audit,
                               std::unique_ptr<budget::BudgetClient>* budget) {
   ipc::HelperOptions auditor_options;
-  auditor_options.argv = {Runfile("cmd/garuda-auditor/garuda-auditor"),
-                          "serve", "--channel-fd=3", "--project", project_root};
+  auditor_options.argv = {Runfile("cmd/garuda-auditor/garuda-auditor"), "serve",
+                          "--channel-fd=3", "--project", project_root};
   ASSIGN_OR_RETURN(*auditor, ipc::HelperProcess::Spawn(auditor_options));
   *audit = AuditChannelClient(auditor->get());
   ipc::HelperOptions budgeter_options;
-  budgeter_options.argv = {Runfile("cmd/garuda-budgeter/garuda-budgeter"),
-                           "serve", "--channel-fd=3",
-                           absl::StrCat("--session=", session),
-                           absl::StrCat("--limit=", limit)};
+  budgeter_options.argv = {
+      Runfile("cmd/garuda-budgeter/garuda-budgeter"), "serve", "--channel-fd=3",
+      absl::StrCat("--session=", session), absl::StrCat("--limit=", limit)};
   ASSIGN_OR_RETURN(*budgeter, ipc::HelperProcess::Spawn(budgeter_options));
   *budget = std::make_unique<budget::BudgetClient>(budgeter->get());
   return absl::OkStatus();
