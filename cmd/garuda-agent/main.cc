@@ -29,6 +29,11 @@ ABSL_FLAG(std::string, output_format, "",
           "one-shot: text (the answer; the default), json (answer, tool "
           "calls, outcomes, usage) or stream-json (JSON lines as the turn "
           "goes)");
+ABSL_FLAG(bool, apply_staged, false,
+          "-p: apply each staged command's changes without a question "
+          "(garuda-applier decides by its own --apply-staged; conflict check "
+          "and refusals as always; audited); without it they are kept in the "
+          "session folder for `garuda-applier apply --ask`");
 ABSL_FLAG(std::string, resume, "", "continue the session with this id");
 ABSL_FLAG(bool, continue, false, "continue this project's last session");
 ABSL_FLAG(bool, plain, false,
@@ -81,7 +86,11 @@ constexpr char kUsage[] =
     "  garuda-agent -p PROMPT [--output-format text|json|stream-json] ...\n"
     "      one-shot: answer PROMPT and exit; with no person to ask, every "
     "question is\n"
-    "      answered no unless an allow rule covers the call\n"
+    "      answered no unless an allow rule covers the call; a staged "
+    "command's changes\n"
+    "      are kept in the session folder for `garuda-applier apply --ask`, "
+    "or applied\n"
+    "      with --apply-staged\n"
     "  garuda-agent --continue ...\n"
     "      continue this project's last session\n"
     "  garuda-agent sessions [--project DIR]\n"
@@ -251,6 +260,12 @@ int main(int argc, char** argv) {
   options.output = format == "json"          ? Output::kJson
                    : format == "stream-json" ? Output::kStreamJson
                                              : Output::kText;
+  options.apply_staged = absl::GetFlag(FLAGS_apply_staged);
+  if (options.apply_staged && !options.one_shot) {
+    std::cerr << "garuda-agent: --apply-staged needs -p PROMPT (a one-shot "
+                 "run); in a terminal session the person answers\n";
+    return garuda::agent::kExitUsage;
+  }
   options.resume_id = absl::GetFlag(FLAGS_resume);
   options.continue_last = absl::GetFlag(FLAGS_continue);
   options.plain = absl::GetFlag(FLAGS_plain);

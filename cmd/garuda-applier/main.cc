@@ -37,6 +37,10 @@ ABSL_FLAG(std::string, consent, "rules",
           "serve: who agrees to a change: \"rules\" (only an allow rule of "
           "the settings), \"terminal\" (ask the person on --terminal) or "
           "\"relayed\" (the agent relays the answer; lib/consent)");
+ABSL_FLAG(bool, apply_staged, false,
+          "serve --consent=rules: apply a command's complete change list "
+          "without a question unless a rule denies or asks about one of its "
+          "paths (garuda-agent -p --apply-staged; the decision says so)");
 ABSL_FLAG(std::string, terminal, "/dev/tty",
           "serve --consent=terminal: the terminal to ask on");
 ABSL_FLAG(std::string, undo_root, "",
@@ -57,17 +61,24 @@ The change list (a ChangeSet stream) comes on standard input, from
       the change as the question shows it: file list with counts, diff with
       hidden characters made visible (cut at 60 000 characters)
   garuda-applier apply [--project DIR] (--ask | --yes | --dry-run) < changes
-      conflict check, then all or nothing; --ask asks on /dev/tty
-      (Apply / Discard / View; Ctrl-C or end of input discards)
+      conflict check, then all or nothing; --ask asks on /dev/tty with one
+      key: a apply, d discard, c choose files (a or d for each, then the
+      chosen ones are applied all or nothing and the rest discarded),
+      v view in the pager (space/b page, / search, q quit); Ctrl-C or end
+      of input discards. A list that garuda-agent -p kept in its session
+      folder (~/.garuda/sessions/ID/staged/N.changeset) is reviewed so.
   garuda-applier undo [--project DIR] (--list | ID)
       list the recorded applies, or restore the project as it was before one
   garuda-applier serve --channel-fd=N [--project DIR] [--undo-root DIR]
                        [--consent rules|terminal|relayed] [--terminal TTY]
+                       [--apply-staged]
       serve garuda-agent's session channel (proto/applier_service.proto):
       ApplyChangeSet (the list in a sealed memfd passed with the request;
       the applier decides itself: it asks the person on the terminal, or
       applies only what an allow rule of the settings permits) and
-      UndoApply (an undo id, or the session's last apply)
+      UndoApply (an undo id, or the session's last apply); with
+      --apply-staged (rules only) a command's changes are applied without
+      a question unless a rule denies or asks about one of their paths
   garuda-applier recover [--project DIR] [--undo-root DIR]
       finish or reverse an apply that was interrupted (a kill, a crash, a
       power loss) and say which; apply and undo do this first on their own
@@ -123,6 +134,7 @@ int main(int argc, char** argv) {
     if (!consent.ok()) return Usage(std::string(consent.status().message()));
     options.consent.mode = *consent;
     options.consent.terminal = absl::GetFlag(FLAGS_terminal);
+    options.consent.apply_staged = absl::GetFlag(FLAGS_apply_staged);
     options.lock_down = lock_down;
     auto say = [](const std::string& line) {
       std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
@@ -134,6 +146,9 @@ int main(int argc, char** argv) {
       return garuda::kExitError;
     }
     return garuda::kExitApplied;
+  }
+  if (absl::GetFlag(FLAGS_apply_staged)) {
+    return Usage("--apply-staged is for serve");
   }
   garuda::ApplierCommand command;
   command.name = args[1];

@@ -89,6 +89,17 @@ std::string ShellWord(const std::string& word) {
   return absl::StrCat("'", absl::StrReplaceAll(word, {{"'", "'\\''"}}), "'");
 }
 
+// The staged change lists `call` kept for review, and those of the child
+// agents it ran, in the calls' order.
+void AddKeptChanges(const ToolCallReport& call, OneShotReport* report) {
+  if (call.has_kept_changes()) {
+    *report->add_kept_changes() = call.kept_changes();
+  }
+  for (const ToolCallReport& child_call : call.child().tool_calls()) {
+    AddKeptChanges(child_call, report);
+  }
+}
+
 // The report of a one-shot run (stream_json.h's ReportJson prints it).
 std::string OneShotJson(const std::string& session_id,
                         const TurnOutcome& outcome, int code) {
@@ -97,6 +108,7 @@ std::string OneShotJson(const std::string& session_id,
   report.set_answer(outcome.answer);
   for (const ToolCallReport& call : outcome.tool_calls) {
     *report.add_tool_calls() = call;
+    AddKeptChanges(call, &report);
   }
   *report.mutable_usage() = outcome.usage;
   report.set_stopped(outcome.stopped);

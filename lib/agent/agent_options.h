@@ -25,6 +25,10 @@ struct AgentOptions {
   // Where the helper programs are; empty: beside this program.
   std::string helpers_dir;
   std::string accept_weaker_lockdown;
+  // One-shot: the applier is started with its own --apply-staged, and
+  // applies each staged command's changes without a question (conflict
+  // check and refusals as always). Without it they are kept for review.
+  bool apply_staged = false;
   int in_fd = 0, out_fd = 1, err_fd = 2;
   // --plain: the terminal without colours or formatting (the model's text
   // as written).

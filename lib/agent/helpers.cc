@@ -104,6 +104,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
                                       "--channel-fd=3", "--project",
                                       options.project, "--quiet"};
   applier.insert(applier.end(), consent.begin(), consent.end());
+  if (options.apply_staged) applier.push_back("--apply-staged");
   applier.insert(applier.end(), weaker.begin(), weaker.end());
   ASSIGN_OR_RETURN(helpers->applier_process_, SpawnHelper(applier));
   helpers->applier_ = ApplierChannelClient(helpers->applier_process_.get());

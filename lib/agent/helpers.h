@@ -56,6 +56,9 @@ struct HelpersOptions {
   // The terminal they ask on with "terminal"; empty: /dev/tty (tests give a
   // pseudo-terminal).
   std::string consent_terminal;
+  // garuda-applier serve --apply-staged (with "rules" only): it applies a
+  // staged command's changes without a question, and says so.
+  bool apply_staged = false;
   // Passed to the auditor, the budgeter, the stager and the applier as
   // --accept-weaker-lockdown when not empty (a kernel without Landlock or
   // seccomp).

@@ -15,6 +15,7 @@
 #include "lib/agent/system_prompt.h"
 #include "lib/agent/tool_calls.h"
 #include "lib/agent/usage_meter.h"
+#include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/budget/limits.h"
 #include "lib/budget/server.h"
@@ -212,6 +213,10 @@ ToolContext Session::Tools() const {
   tools.applier = parts_.applier;
   tools.audit = parts_.audit;
   tools.code = parts_.code;
+  // Staged changes no person could answer are kept beside the journal.
+  if (parts_.journal != nullptr) {
+    tools.session_dir = Dirname(parts_.journal->path());
+  }
   return tools;
 }
 

@@ -155,6 +155,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   // questions there; with nobody (one-shot, input from a pipe) they go by
   // the rules they read themselves.
   helper_options.consent = opened.terminal ? "terminal" : "rules";
+  helper_options.apply_staged = options.apply_staged && !opened.terminal;
   return Helpers::Start(helper_options);
 }
 

@@ -34,9 +34,10 @@ std::string SystemPrompt(const PromptFacts& facts) {
         "Staged mode: a command runs in a staging copy of the project, not "
         "in the project itself. When it changed files, the person sees the "
         "diff and either applies the changes to the project or discards "
-        "them. You receive the command's output and one line saying which: "
-        "a discard leaves the project unchanged, so do not assume a "
-        "discarded change happened.\n");
+        "them, or applies only some files; with nobody to ask they are kept "
+        "for the person's review. You receive the command's output and one "
+        "line saying which: a discard leaves the project unchanged, so do "
+        "not assume a discarded change happened.\n");
   }
   if (facts.strict) {
     absl::StrAppend(&prompt,

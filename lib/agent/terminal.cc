@@ -153,12 +153,17 @@ class TerminalInteraction : public Interaction {
     return answer;
   }
 
-  void HandOverTerminal() override { EndText(); }
+  void HandOverTerminal() override {
+    EndText();
+    handover_.Save(in_);
+  }
 
   // A helper that died during its question may have left its own group in
-  // the foreground; a read would then stop the agent.
+  // the foreground (a read would then stop the agent), and its terminal
+  // settings (raw mode, no echo).
   void TakeBackTerminal() override {
     ReclaimTerminal(in_);
+    handover_.Restore(in_);
     at_line_start_ = true;
   }
 
@@ -261,6 +266,7 @@ class TerminalInteraction : public Interaction {
   bool progress_shown_ = false;
   MarkdownRenderer markdown_;
   std::string last_output_;  // the last command's, for /output
+  TerminalHandover handover_;  // while a helper asks
 };
 
 }  // namespace

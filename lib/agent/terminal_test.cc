@@ -151,21 +151,21 @@ TEST_F(InteractionTest, PermissionAnswers) {
   std::string shown = Output();
   EXPECT_THAT(shown, HasSubstr("Permission needed (bash): Run on the host: "
                                "rm -rf build\nno sandbox on this machine\n"));
-  EXPECT_THAT(shown, HasSubstr("a  yes, and don't ask again this session for "
+  EXPECT_THAT(shown, HasSubstr("s  yes, and don't ask again this session for "
                                "bash(rm -rf build)"));
   EXPECT_THAT(shown, HasSubstr("Allowed.\n"));
 
-  Type("a\n");
+  Type("s\n");  // one key per meaning for every question (lib/question)
   EXPECT_EQ(interaction_->AskPermission(Question()),
             PermissionAnswer::kYesForSession);
   Type("maybe\nno\n");
   EXPECT_EQ(interaction_->AskPermission(Question()), PermissionAnswer::kNo);
   EXPECT_THAT(Output(), HasSubstr("Not allowed.\n"));
 
-  // Without a session rule "a" is not an answer; the end of input is "no".
+  // Without a session rule "s" is not an answer; the end of input is "no".
   PermissionQuestion no_rule = Question();
   no_rule.session_rule.reset();
-  Type("a\n");
+  Type("s\n");
   in_write_.Reset();
   EXPECT_EQ(interaction_->AskPermission(no_rule), PermissionAnswer::kNo);
   EXPECT_THAT(Output(), Not(HasSubstr("don't ask again")));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/agent/command_progress.h"
+#include "lib/agent/kept_changes.h"
 #include "lib/agent/tool_display.h"
 #include "lib/base/status_macros.h"
 #include "lib/question/question.h"
@@ -448,22 +449,30 @@ class Call {
     if (applied->kind() == applier::ApplyOutcome::DECLINED) {
       RETURN_IF_ERROR(Audit("question", "discard", applied->decision()));
       Rendered rendered = RenderChangeSet(change_set, c_.project->fd());
+      // Kept, not discarded: the audit log's "keep" event names the file.
+      if (!person && applied->no_person()) {
+        return KeepForReview(ran, change_set, rendered);
+      }
       RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
       if (!person) {
+        // A rule said no (a deny rule, an incomplete list): the applier's
+        // line says which.
         c_.interaction->ShowNotice(
-            "The command changed files; with no person to ask, the changes "
-            "are discarded.");
+            "The command changed files; the changes are discarded.");
         return ChangeOutcome{
-            absl::StrCat(kDiscardedLine,
-                         " (no person could answer the question, so the "
-                         "answer was no)"),
-            false};
+            applied->line().empty() ? kDiscardedLine : applied->line(), false};
       }
       return ChangeOutcome{
           applied->line().empty() ? kDiscardedLine : applied->line(), false};
     }
-    RETURN_IF_ERROR(Audit("question", "apply", applied->decision()));
+    // Applied by the applier's own --apply-staged, not by a person: the
+    // audit log says so by its decision.
+    RETURN_IF_ERROR(Audit("question",
+                          applied->by_apply_staged() ? "apply_staged" : "apply",
+                          applied->decision()));
     RETURN_IF_ERROR(AuditApply(*applied));
+    if (applied->by_apply_staged())
+      done_.report.set_applied_by_apply_staged(true);
     ChangeOutcome outcome;
     outcome.line = applied->line();
     if (outcome.line.empty()) {
@@ -474,6 +483,46 @@ class Call {
     outcome.is_error = applied->kind() == applier::ApplyOutcome::CONFLICT ||
                        applied->kind() == applier::ApplyOutcome::REFUSED;
     return outcome;
+  }
+
+  // No person could answer (one-shot, no allow rule, no --apply-staged):
+  // the stager's list is kept in the session folder for a person's review.
+  absl::StatusOr<ChangeOutcome> KeepForReview(CommandService::Ran& ran,
+                                              const ChangeSet& change_set,
+                                              const Rendered& rendered) {
+    c_.interaction->ShowNotice(
+        "The command changed files; with no person to ask, nothing was "
+        "applied.");
+    if (c_.session_dir.empty() || ran.sealed_change_set.get() < 0) {
+      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
+      return ChangeOutcome{
+          absl::StrCat(kDiscardedLine,
+                       " (no person could answer the question, so the "
+                       "answer was no)"),
+          false};
+    }
+    absl::StatusOr<std::string> kept =
+        KeepChangeSet(c_.session_dir, ran.sealed_change_set.get());
+    if (!kept.ok()) {
+      RETURN_IF_ERROR(
+          Audit("keep", "failed", std::string(kept.status().message())));
+      RETURN_IF_ERROR(Audit("discard", "discard", rendered.summary));
+      return ChangeOutcome{
+          absl::StrCat(kDiscardedLine,
+                       " (no person could answer the question; the change "
+                       "list could not be kept for review: ",
+                       kept.status().message(), ")"),
+          false};
+    }
+    RETURN_IF_ERROR(Audit("keep", "kept",
+                          absl::StrCat(*kept, "\n", rendered.summary)));
+    KeptChangeSet* report = done_.report.mutable_kept_changes();
+    report->set_path(*kept);
+    report->set_summary(rendered.summary);
+    report->set_files(static_cast<uint32_t>(change_set.changes.size()));
+    report->set_call_id(call_.id());
+    c_.interaction->ShowNotice(absl::StrCat("Kept for review: ", *kept));
+    return ChangeOutcome{KeptLine(*kept, c_.project->root()), false};
   }
 
   static const char* ApplyKindName(applier::ApplyOutcome::Kind kind) {

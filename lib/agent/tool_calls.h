@@ -46,6 +46,9 @@ struct ToolContext {
   // The turn's cancel (Ctrl-C): a running command is stopped when it is set.
   // May be null.
   const CancelFlag* cancel = nullptr;
+  // The session folder: staged changes no person could answer are kept
+  // there (kept_changes.h); "" keeps none.
+  std::string session_dir;
 };
 
 // The audit event of `kind` for a tool.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/provider/json.h"
+#include "lib/question/question.h"
 
 namespace garuda {
 namespace agent {
@@ -15,25 +16,10 @@ using provider::Value;
 constexpr size_t kArgumentChars = 200;
 
 // One line of at most kArgumentChars characters (not cutting a UTF-8
-// sequence).
+// sequence): the staged question's title says a command the same way
+// (lib/question).
 std::string Short(absl::string_view text) {
-  std::string line;
-  size_t i = 0;
-  for (; i < text.size() && line.size() < kArgumentChars; ++i) {
-    char c = text[i];
-    line.push_back(c == '\n' || c == '\r' || c == '\t' ? ' ' : c);
-  }
-  if (i < text.size()) {
-    while (!line.empty() &&
-           (static_cast<unsigned char>(line.back()) & 0xc0) == 0x80) {
-      line.pop_back();
-    }
-    if (!line.empty() && static_cast<unsigned char>(line.back()) >= 0xc0) {
-      line.pop_back();
-    }
-    line += "...";
-  }
-  return line;
+  return OneLineText(text, kArgumentChars);
 }
 
 std::string Quoted(absl::string_view text) {

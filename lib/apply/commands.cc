@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -20,7 +21,9 @@
 #include "lib/changeset/beneath.h"
 #include "lib/changeset/builder.h"
 #include "lib/changeset/changeset.h"
+#include "lib/question/choice.h"
 #include "lib/question/question.h"
+#include "lib/question/screen.h"
 
 namespace garuda {
 namespace {
@@ -262,26 +265,38 @@ int Apply(const ApplierCommand& command) {
                      ")\n"));
     return kExitDiscarded;
   }
-  Answer answer = Answer::kDiscard;
+  ChangeAnswer answer;
   if (command.mode == ApplyMode::kAsk) {
     if (!tty.ok()) {
       Say(command.err, absl::StrCat("garuda-applier: --ask needs a terminal: ",
                                     tty.status().message(), "\n"));
     } else {
       Rendered rendered = RenderChangeSet(*change_set, root->get());
-      answer = Ask(*change_set, rendered, tty->get(), tty->get());
+      AskOptions ask;
+      ask.color = TerminalHasColors(tty->get());
+      answer = AskChanges(*change_set, rendered, tty->get(), tty->get(), ask);
     }
   } else if (!incomplete) {
-    answer = Answer::kApply;
+    answer.answer = Answer::kApply;
   } else {
     Say(command.err,
         absl::StrCat("garuda-applier: the list is incomplete (",
                      MakeVisible(change_set->summary.incomplete_reason()),
                      "); it can only be discarded\n"));
   }
-  if (answer == Answer::kDiscard) {
+  if (answer.answer == Answer::kDiscard) {
     Say(command.out, absl::StrCat(kDiscardedLine, "\n"));
     return kExitDiscarded;
+  }
+  // The person's own choice of files, made whole; the rest is discarded.
+  std::optional<Choice> choice;
+  if (answer.some) {
+    choice = ChooseChanges(*change_set, answer.chosen);
+    if (choice->applied.empty()) {
+      Say(command.out, absl::StrCat(kDiscardedLine, "\n"));
+      return kExitDiscarded;
+    }
+    *change_set = choice->chosen;
   }
   // A signal from here on waits until the apply is whole or put back and
   // its outcome is said; it is delivered when `deferred` ends.
@@ -290,7 +305,8 @@ int Apply(const ApplierCommand& command) {
   if (!result.ok()) return Fail(command, result.status());
   int code = Report(command, *result, false);
   if (code == kExitApplied) {
-    Say(command.out, absl::StrCat(kAppliedLine, "\n"));
+    Say(command.out,
+        absl::StrCat(choice ? AppliedSomeLine(*choice) : kAppliedLine, "\n"));
     Say(command.err, absl::StrCat("garuda-applier: applied ", result->paths,
                                   " paths; to restore: garuda-applier undo ",
                                   result->undo_id, "\n"));

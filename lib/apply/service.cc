@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "lib/apply/apply.h"
 #include "lib/apply/outcome.h"
 #include "lib/base/errno_status.h"
@@ -22,11 +23,18 @@
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/ipc/sealed_memfd.h"
+#include "lib/question/choice.h"
 #include "lib/question/question.h"
 #include "proto/applier_service.pb.h"
 
 namespace garuda {
 namespace {
+
+// Nobody applied it: the flag did. The model must not believe a person saw
+// the change.
+constexpr char kAppliedByFlagLine[] =
+    "The changes were applied with no question (garuda-agent -p "
+    "--apply-staged), after the conflict check";
 
 constexpr int kServing = 0;
 
@@ -148,9 +156,24 @@ std::string DeclinedLine(const applier::ApplyChangeSet& apply,
                       "can permit such calls.");
 }
 
+void AddPaths(const std::vector<std::string>& paths,
+              google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const std::string& path : paths) *out->Add() = path;
+}
+
+std::vector<std::string> PathsOf(const ChangeSet& change_set) {
+  std::vector<std::string> paths;
+  for (const Change& change : change_set.changes) {
+    paths.push_back(change.entry.path());
+  }
+  return paths;
+}
+
 // One ApplyChangeSet: read the sealed list, decide (lib/consent), then
-// apply. A list the apply must refuse (incomplete, refused entries) is
-// still shown to a person at the terminal, and then refused.
+// apply: all of it, or the files the person chose (made whole,
+// lib/question/choice.h) with the rest discarded. A list the apply must
+// refuse (incomplete, refused entries) is still shown to a person at the
+// terminal, and then refused.
 absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
                         const std::string& name, const ApplierPlaces& places,
                         int project_fd, Consent& consent,
@@ -162,6 +185,8 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
                    ReadServedList(fd, name, places.project));
   const bool complete =
       !change_set.summary.incomplete() && change_set.summary.refused().empty();
+  std::optional<Choice> choice;
+  bool by_flag = false;
   if (!change_set.NoChanges() && complete) {
     ASSIGN_OR_RETURN(ConsentDecision decision,
                      Decide(consent, apply, change_set, project_fd, relayed));
@@ -169,7 +194,23 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
     if (!decision.yes) {
       reply->set_kind(applier::ApplyOutcome::DECLINED);
       reply->set_line(DeclinedLine(apply, decision));
+      reply->set_no_person(decision.no_person);
+      AddPaths(PathsOf(change_set), reply->mutable_discarded_paths());
       return absl::OkStatus();
+    }
+    by_flag = decision.by_apply_staged;
+    if (decision.some && apply.origin() == applier::ApplyChangeSet::COMMAND) {
+      // The subset is this process's own: the person chose it at this
+      // applier's question; the agent never names files.
+      choice = ChooseChanges(change_set, decision.chosen);
+      if (choice->applied.empty()) {
+        reply->set_kind(applier::ApplyOutcome::DECLINED);
+        reply->set_line(absl::StrCat(
+            kDiscardedLine, " (", absl::StrJoin(choice->left_out, "; "), ")"));
+        AddPaths(choice->discarded, reply->mutable_discarded_paths());
+        return absl::OkStatus();
+      }
+      change_set = choice->chosen;
     }
   } else if (!complete && apply.origin() == applier::ApplyChangeSet::COMMAND) {
     // Never applied, whatever the answer; the person still sees the
@@ -177,9 +218,25 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
     reply->set_decision(
         consent.ForCommandChanges(change_set, project_fd, relayed).how);
   }
-  return ApplyServedList(std::move(change_set), places.project,
-                         places.undo_root, apply.reason(), apply.session_id(),
-                         reply);
+  std::vector<std::string> paths = PathsOf(change_set);
+  RETURN_IF_ERROR(ApplyServedList(std::move(change_set), places.project,
+                                  places.undo_root, apply.reason(),
+                                  apply.session_id(), reply));
+  if (reply->kind() == applier::ApplyOutcome::APPLIED) {
+    AddPaths(paths, reply->mutable_applied_paths());
+    if (choice) {
+      AddPaths(choice->discarded, reply->mutable_discarded_paths());
+      reply->set_line(AppliedSomeLine(*choice));
+    } else if (by_flag) {
+      reply->set_by_apply_staged(true);
+      reply->set_line(kAppliedByFlagLine);
+    }
+  } else if (reply->kind() != applier::ApplyOutcome::NO_CHANGES) {
+    // Nothing was written.
+    AddPaths(paths, reply->mutable_discarded_paths());
+    if (choice) AddPaths(choice->discarded, reply->mutable_discarded_paths());
+  }
+  return absl::OkStatus();
 }
 
 // Undoes apply `undo_id`, or when it is empty the newest apply of
@@ -240,6 +297,11 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
   // what decides is this process's own view, not the agent's.
   ASSIGN_OR_RETURN(std::unique_ptr<Consent> consent,
                    Consent::Open(options.consent, places.project));
+  if (options.consent.apply_staged && options.log) {
+    options.log(
+        "--apply-staged: a command's changes are applied without a question "
+        "unless a rule denies or asks about one of its paths");
+  }
   // Everything is open: from here on the process writes only the project
   // and the undo store, and reaches no network.
   if (options.lock_down) {

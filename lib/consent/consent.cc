@@ -12,8 +12,10 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/visible.h"
+#include "lib/changeset/rules.h"
 #include "lib/consent/terminal_turn.h"
 #include "lib/policy/sources.h"
+#include "lib/question/screen.h"
 
 namespace garuda {
 namespace {
@@ -33,9 +35,26 @@ class TerminalAsker : public Asker {
     return Ask(change_set, rendered, terminal_.get(), terminal_.get());
   }
 
+  ChangeAnswer AskChanges(const ChangeSet& change_set,
+                          const Rendered& rendered) override {
+    TerminalTurn turn(terminal_.get());
+    AskOptions options;
+    options.color = TerminalHasColors(terminal_.get());
+    return garuda::AskChanges(change_set, rendered, terminal_.get(),
+                              terminal_.get(), options);
+  }
+
  private:
   UniqueFd terminal_;
 };
+
+// No, because nobody could answer: a person may still review the list.
+ConsentDecision NobodyCouldAnswer(absl::string_view why) {
+  ConsentDecision decision{
+      false, absl::StrCat("no person to ask, and ", why, ": discard")};
+  decision.no_person = true;
+  return decision;
+}
 
 std::string RelayedHow(const RelayedConsent& relayed) {
   return absl::StrCat("answer relayed by garuda-agent from ",
@@ -103,8 +122,23 @@ absl::StatusOr<std::unique_ptr<Consent>> Consent::Open(
   if (options.mode == ConsentMode::kTerminal) {
     ASSIGN_OR_RETURN(asker, OpenTerminalAsker(options.terminal));
   }
-  return std::make_unique<Consent>(options.mode, std::move(loaded.permissions),
-                                   std::move(asker));
+  auto consent = std::make_unique<Consent>(
+      options.mode, std::move(loaded.permissions), std::move(asker));
+  RETURN_IF_ERROR(consent->SetApplyStaged(options.apply_staged));
+  return consent;
+}
+
+absl::Status Consent::SetApplyStaged(bool apply_staged) {
+  if (apply_staged && mode_ != ConsentMode::kRules) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--apply-staged is for a session without a person (--consent=rules); "
+        "with --consent=",
+        ConsentModeName(mode_), " the ",
+        mode_ == ConsentMode::kTerminal ? "person" : "relayed answer",
+        " decides"));
+  }
+  apply_staged_ = apply_staged;
+  return absl::OkStatus();
 }
 
 Consent::Consent(ConsentMode mode, Permissions permissions,
@@ -196,26 +230,51 @@ ConsentDecision Consent::ForCommandChanges(
       !change_set.summary.incomplete() && change_set.summary.refused().empty();
   if (mode_ == ConsentMode::kTerminal) {
     Rendered rendered = RenderChangeSet(change_set, project_fd);
-    Answer answer = asker_->AskChangeSet(change_set, rendered);
+    ChangeAnswer answer = asker_->AskChanges(change_set, rendered);
     // Apply needs a complete list, whatever the answer said.
-    if (answer == Answer::kApply && complete) return {true, "asked: apply"};
-    return {false, "asked: discard"};
+    if (answer.answer != Answer::kApply || !complete) {
+      return {false, "asked: discard"};
+    }
+    ConsentDecision decision{true, "asked: apply"};
+    if (answer.some) {
+      decision.how = absl::StrCat("asked: apply ", answer.chosen.size(), " of ",
+                                  change_set.changes.size(), " changes");
+      decision.some = true;
+      decision.chosen = std::move(answer.chosen);
+    }
+    return decision;
   }
   if (!complete) return {false, "the list is incomplete: discard"};
   if (mode_ == ConsentMode::kRelayed && relayed) return Relayed(relayed);
   // No person: every changed path needs an allow rule for write_file,
   // which can create, replace and remove a whole file as a command can.
+  // With --apply-staged, a path no rule speaks of is applied too; a deny
+  // rule, an ask rule or a sensitive name still stops the whole list.
   std::vector<std::string> allowed_by;
+  std::string not_allowed;  // the first path without an allow rule
   for (const Change& change : change_set.changes) {
+    const std::string path = VisiblePath(change.entry.path());
     Decision decision =
         permissions_.Decide({"write_file", change.entry.path()});
+    if (decision.verdict == Verdict::kDeny) {
+      return {false, absl::StrCat("no person to ask, and ", path, " is ",
+                                  decision.reason, ": discard")};
+    }
+    if (decision.verdict == Verdict::kAsk) {
+      return NobodyCouldAnswer(
+          absl::StrCat(path, " asks first (", decision.reason, ")"));
+    }
     if (decision.verdict != Verdict::kAllow) {
-      return {false, absl::StrCat("no person to ask, and ",
-                                  VisiblePath(change.entry.path()),
-                                  decision.verdict == Verdict::kDeny
-                                      ? absl::StrCat(" is ", decision.reason)
-                                      : " has no write_file allow rule",
-                                  ": discard")};
+      // A sensitive name (judged here, by the name, not by the list's own
+      // mark) is never applied without a person, --apply-staged or not.
+      if (apply_staged_ &&
+          (change.entry.sensitive() ||
+           SensitiveNames::Default().Matches(change.entry.path()))) {
+        return NobodyCouldAnswer(absl::StrCat(
+            path, " is a sensitive file (policies/sensitive.txt)"));
+      }
+      if (not_allowed.empty()) not_allowed = path;
+      continue;
     }
     for (std::string& rule : decision.allowed_by) {
       if (std::find(allowed_by.begin(), allowed_by.end(), rule) ==
@@ -224,8 +283,17 @@ ConsentDecision Consent::ForCommandChanges(
       }
     }
   }
-  return {true, absl::StrCat("no person to ask; allowed by ",
-                             absl::StrJoin(allowed_by, ", "))};
+  if (not_allowed.empty()) {
+    return {true, absl::StrCat("no person to ask; allowed by ",
+                               absl::StrJoin(allowed_by, ", "))};
+  }
+  if (apply_staged_) {
+    ConsentDecision flag{true, kApplyStagedHow};
+    flag.by_apply_staged = true;
+    return flag;
+  }
+  return NobodyCouldAnswer(
+      absl::StrCat(not_allowed, " has no write_file allow rule"));
 }
 
 }  // namespace garuda

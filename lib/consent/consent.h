@@ -16,15 +16,18 @@
 //             trusted; docs/lockdown.md).
 // In every mode a deny rule refuses, and an allow rule allows without a
 // question, except for a sensitive file (lib/permissions). A command's
-// staged changes (spec T5) always get the question in the terminal mode;
-// without a person they are applied only when an allow rule lets
-// write_file write every changed path.
+// staged changes (spec T5) always get the question in the terminal mode
+// (apply all, discard all, or file by file); without a person they are
+// applied only when an allow rule lets write_file write every changed
+// path, or, when the helper was started with --apply-staged (rules mode
+// only), when no rule denies or asks about any of them.
 #ifndef GARUDA_LIB_CONSENT_CONSENT_H_
 #define GARUDA_LIB_CONSENT_CONSENT_H_
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -37,6 +40,12 @@
 namespace garuda {
 
 enum class ConsentMode { kRules, kTerminal, kRelayed };
+
+// How a change applied by --apply-staged was decided (the audit log's
+// consent event).
+inline constexpr char kApplyStagedHow[] =
+    "applied by --apply-staged (garuda-agent -p --apply-staged): no person "
+    "was asked";
 
 // "rules", "terminal", "relayed" (the --consent flag of the helpers).
 absl::StatusOr<ConsentMode> ParseConsentMode(absl::string_view text);
@@ -51,6 +60,13 @@ class Asker {
       const PermissionQuestion& question) = 0;
   virtual Answer AskChangeSet(const ChangeSet& change_set,
                               const Rendered& rendered) = 0;
+  // The question with the per-file choice; by default all or nothing.
+  virtual ChangeAnswer AskChanges(const ChangeSet& change_set,
+                                  const Rendered& rendered) {
+    ChangeAnswer answer;
+    answer.answer = AskChangeSet(change_set, rendered);
+    return answer;
+  }
 };
 
 // Asks on the terminal `path` (normally /dev/tty), opened now: each
@@ -70,11 +86,24 @@ struct ConsentDecision {
   // "allowed by write_file from ~/.garuda/settings.json", "no person to
   // ask: no", "answer relayed by garuda-agent from acp: yes".
   std::string how;
+  // A command's changes: yes for the changes at `chosen` only (the
+  // person's per-file choice; lib/question/choice.h makes them whole).
+  bool some = false;
+  std::vector<size_t> chosen;
+  // No: nobody could answer (no person, no allow rule); a person may
+  // still review the list later.
+  bool no_person = false;
+  // Yes: by --apply-staged, with no question.
+  bool by_apply_staged = false;
 };
 
 struct ConsentOptions {
   ConsentMode mode = ConsentMode::kRules;
   std::string terminal = "/dev/tty";  // the terminal mode's terminal
+  // Rules mode only (garuda-agent -p --apply-staged): a command's complete
+  // change list is applied without a question unless a rule denies or
+  // asks about one of its paths (a sensitive name asks).
+  bool apply_staged = false;
 };
 
 class Consent {
@@ -89,6 +118,9 @@ class Consent {
           std::unique_ptr<Asker> asker);
 
   ConsentMode mode() const { return mode_; }
+  // --apply-staged; refused (INVALID_ARGUMENT) outside the rules mode,
+  // where a person or the agent's relayed answer decides.
+  absl::Status SetApplyStaged(bool apply_staged);
 
   // A command the agent wants to run outside the OS sandbox. `why` (from
   // the agent, shown as its words) says why it asks.
@@ -115,6 +147,7 @@ class Consent {
   ConsentDecision Relayed(const std::optional<RelayedConsent>& relayed);
 
   ConsentMode mode_;
+  bool apply_staged_ = false;
   Permissions permissions_;
   std::unique_ptr<Asker> asker_;
 };

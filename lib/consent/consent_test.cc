@@ -205,5 +205,55 @@ TEST(ConsentTest, OnlyTheRelayedModeTakesARelayedAnswerAndSaysSo) {
           .yes);
 }
 
+// --apply-staged: without a person, a command's complete list is applied
+// unless a rule speaks against a path; without the flag it is not.
+TEST(ConsentTest, ApplyStagedAppliesWhatNoRuleStops) {
+  Made plain = Make(ConsentMode::kRules, Permissions());
+  ConsentDecision without =
+      plain.consent->ForCommandChanges(OneFile("src/x.c"), -1, std::nullopt);
+  EXPECT_FALSE(without.yes);  // the control: nothing lands by default
+  EXPECT_TRUE(without.no_person) << without.how;
+
+  Made flagged = Make(ConsentMode::kRules, Permissions());
+  ASSERT_TRUE(flagged.consent->SetApplyStaged(true).ok());
+  ConsentDecision with =
+      flagged.consent->ForCommandChanges(OneFile("src/x.c"), -1, std::nullopt);
+  EXPECT_TRUE(with.yes);
+  EXPECT_TRUE(with.by_apply_staged);
+  EXPECT_EQ(with.how, kApplyStagedHow);
+
+  // A deny rule discards; a sensitive name asks first, so with nobody to
+  // ask the list is kept for a person.
+  Made denied = Make(ConsentMode::kRules,
+                     Rules({{Verdict::kDeny, "write_file(src/**)"}}));
+  ASSERT_TRUE(denied.consent->SetApplyStaged(true).ok());
+  ConsentDecision no =
+      denied.consent->ForCommandChanges(OneFile("src/x.c"), -1, std::nullopt);
+  EXPECT_FALSE(no.yes);
+  EXPECT_FALSE(no.no_person);
+  EXPECT_TRUE(absl::StrContains(no.how, "write_file(src/**)")) << no.how;
+  ConsentDecision sensitive =
+      flagged.consent->ForCommandChanges(OneFile(".env"), -1, std::nullopt);
+  EXPECT_FALSE(sensitive.yes) << sensitive.how;
+  EXPECT_TRUE(sensitive.no_person);
+
+  // Incomplete: never.
+  ChangeSet incomplete = OneFile("src/x.c");
+  incomplete.summary.set_incomplete(true);
+  EXPECT_FALSE(
+      flagged.consent->ForCommandChanges(incomplete, -1, std::nullopt).yes);
+}
+
+TEST(ConsentTest, ApplyStagedIsForTheRulesModeOnly) {
+  Made terminal = Make(ConsentMode::kTerminal, Permissions());
+  absl::Status refused = terminal.consent->SetApplyStaged(true);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.message(), "--consent=rules"))
+      << refused.message();
+  EXPECT_TRUE(Make(ConsentMode::kRules, Permissions())
+                  .consent->SetApplyStaged(true)
+                  .ok());
+}
+
 }  // namespace
 }  // namespace garuda

@@ -3,6 +3,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <iterator>
+
 namespace garuda {
 namespace {
 
@@ -47,6 +50,25 @@ TerminalTurn::~TerminalTurn() {
   if (have_settings_) ::tcsetattr(fd_, TCSADRAIN, &settings_);
   if (previous_group_ > 0) SetForeground(fd_, previous_group_);
   ::sigaction(SIGTTOU, &previous_ttou_, nullptr);
+}
+
+void TerminalHandover::Save(int fd) {
+  saved_ = ::tcgetattr(fd, &settings_) == 0;
+}
+
+void TerminalHandover::Restore(int fd) {
+  if (!saved_) return;
+  saved_ = false;
+  struct termios now;
+  if (::tcgetattr(fd, &now) != 0) return;
+  if (now.c_lflag == settings_.c_lflag && now.c_iflag == settings_.c_iflag &&
+      now.c_oflag == settings_.c_oflag &&
+      std::equal(std::begin(now.c_cc), std::end(now.c_cc),
+                 std::begin(settings_.c_cc))) {
+    return;
+  }
+  // Safe: the settings this process had a moment ago, on its own terminal.
+  ::tcsetattr(fd, TCSADRAIN, &settings_);
 }
 
 void ReclaimTerminal(int fd) {

@@ -46,6 +46,21 @@ class TerminalTurn {
 // when it already held it, or when `fd` is not the controlling terminal.
 void ReclaimTerminal(int fd);
 
+// The agent's side of a helper's question: the terminal's settings when it
+// is handed over, put back when it is taken back if they differ. A helper
+// puts back its raw mode itself on every return and on the signals it can
+// catch; one killed by SIGKILL in the middle of its question cannot.
+class TerminalHandover {
+ public:
+  void Save(int fd);
+  // After ReclaimTerminal (in the foreground again, so no SIGTTOU).
+  void Restore(int fd);
+
+ private:
+  bool saved_ = false;
+  struct termios settings_ = {};
+};
+
 }  // namespace garuda
 
 #endif  // GARUDA_LIB_CONSENT_TERMINAL_TURN_H_

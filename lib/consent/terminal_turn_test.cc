@@ -124,5 +124,32 @@ TEST(TerminalTurnTest, ATerminalThatIsNotOursIsNotTaken) {
   ::close(slave);
 }
 
+// A helper killed (SIGKILL) while its question had the terminal raw: the
+// agent's handover puts the settings back. The control: without Restore
+// the terminal stays raw.
+TEST(TerminalHandoverTest, TakingTheTerminalBackUndoesAKilledHelpersRawMode) {
+  int master = -1, slave = -1;
+  ASSERT_EQ(::openpty(&master, &slave, nullptr, nullptr, nullptr), 0);
+  struct termios raw;
+  for (bool restore : {false, true}) {
+    TerminalHandover handover;
+    handover.Save(slave);
+    ASSERT_EQ(::tcgetattr(slave, &raw), 0);
+    cfmakeraw(&raw);  // what the dead helper left
+    ASSERT_EQ(::tcsetattr(slave, TCSANOW, &raw), 0);
+    if (restore) handover.Restore(slave);
+    struct termios after;
+    ASSERT_EQ(::tcgetattr(slave, &after), 0);
+    EXPECT_EQ((after.c_lflag & ICANON) != 0, restore);
+    EXPECT_EQ((after.c_lflag & ECHO) != 0, restore);
+    if (!restore) {  // back to line mode for the second round
+      after.c_lflag |= ICANON | ECHO;
+      ASSERT_EQ(::tcsetattr(slave, TCSANOW, &after), 0);
+    }
+  }
+  ::close(master);
+  ::close(slave);
+}
+
 }  // namespace
 }  // namespace garuda

@@ -1,10 +1,12 @@
 #include "lib/question/permission_question.h"
 
-#include "absl/strings/ascii.h"
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "lib/base/files.h"
 #include "lib/base/visible.h"
 #include "lib/question/answer_reader.h"
+#include "lib/question/keys.h"
 
 namespace garuda {
 
@@ -22,31 +24,39 @@ PermissionAnswer AskPermission(const PermissionQuestion& question, int in,
   }
   absl::StrAppend(&text, "  y  yes\n");
   if (question.session_rule) {
-    absl::StrAppend(&text, "  a  yes, and don't ask again this session for ",
+    absl::StrAppend(&text, "  s  yes, and don't ask again this session for ",
                     MakeTextVisible(*question.session_rule), "\n");
   }
   absl::StrAppend(&text, "  n  no\n");
   (void)WriteAll(out, text);
-  const std::string choices = question.session_rule ? "[y/a/n]" : "[y/n]";
-  question_internal::AnswerReader reader;
+  const std::string prompt =
+      absl::StrCat("Allow? ",
+                   question.session_rule ? KeyPrompt({'y', 's', 'n'})
+                                         : KeyPrompt({'y', 'n'}),
+                   ": ");
+  question_internal::AnswerReader reader(in);
   PermissionAnswer answer = PermissionAnswer::kNo;
   for (int tries = 0; tries < 20 && reader.ok(); ++tries) {
-    (void)WriteAll(out, absl::StrCat("Allow? ", choices, " "));
-    std::string line;
-    if (!reader.ReadLine(in, &line)) {
+    reader.DropTypeAhead();
+    (void)WriteAll(out, prompt);
+    std::optional<char> key = question.session_rule
+                                  ? reader.ReadAnswer({'y', 's', 'n'})
+                                  : reader.ReadAnswer({'y', 'n'});
+    if (!key) {
       (void)WriteAll(out, "\n");
       break;
     }
-    std::string word = absl::AsciiStrToLower(absl::StripAsciiWhitespace(line));
-    if (word == "y" || word == "yes") {
+    if (reader.raw() && *key != 0) (void)WriteAll(out, std::string(1, *key));
+    if (reader.raw()) (void)WriteAll(out, "\n");
+    if (*key == 'y') {
       answer = PermissionAnswer::kYes;
       break;
     }
-    if (question.session_rule && (word == "a" || word == "always")) {
+    if (*key == 's') {
       answer = PermissionAnswer::kYesForSession;
       break;
     }
-    if (word == "n" || word == "no") break;
+    if (*key == 'n') break;
   }
   (void)WriteAll(
       out, answer == PermissionAnswer::kNo ? "Not allowed.\n" : "Allowed.\n");

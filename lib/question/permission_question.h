@@ -23,7 +23,8 @@ enum class PermissionAnswer { kYes, kYesForSession, kNo };
 
 // Shows `question` on `out` (everything that came from the model or a
 // file made visible, lib/base/visible.h; bold title with `color`) and
-// reads the answer on `in`: y, a (only with a session rule) or n. End of
+// reads the answer on `in` (one key press on a terminal; keys.h): y, s
+// (only with a session rule) or n. End of
 // input, an error or Ctrl-C (SIGINT while waiting) is no.
 PermissionAnswer AskPermission(const PermissionQuestion& question, int in,
                                int out, bool color = false);

@@ -7,7 +7,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,6 +283,60 @@ class AgentProgramTest : public ::testing::Test {
     return all;
   }
 
+  // A one-shot run in staged mode (`settings` in the project's settings)
+  // whose model runs one command that changes notes.txt, then answers
+  // `answer`; `extra` flags after -p.
+  AgentRun RunStagedEdit(
+      const std::string& answer, std::vector<std::string> extra,
+      const std::string& settings = R"({"commands": {"mode": "staged"}})") {
+    garuda::testing::MakeDir(project_ + "/.garuda");
+    garuda::testing::Write(project_ + "/.garuda/settings.json", settings);
+    ProviderScript script;
+    *script.add_replies() = Bash("c1", "echo new line > notes.txt");
+    *script.add_replies() = Text(answer);
+    StartServer(script);
+    std::vector<std::string> argv = {"-p", "change the notes"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunAgent(argv);
+  }
+
+  struct AskRun {
+    int code = -1;
+    std::string terminal;
+  };
+
+  // `garuda-applier apply --ask --project P < file` with a pseudo-terminal
+  // as its terminal (/dev/tty): types `key` at the question's prompt.
+  AskRun ApplyAsking(const std::string& file, const std::string& key) {
+    std::string applier = Runfile("cmd/garuda-applier/garuda-applier");
+    std::vector<std::string> env = Env(false);
+    int master = -1;
+    pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+      int in = ::open(file.c_str(), O_RDONLY);
+      if (in < 0 || ::dup2(in, 0) < 0) ::_exit(126);
+      std::vector<char*> envp;
+      for (const std::string& e : env) {
+        envp.push_back(const_cast<char*>(e.c_str()));
+      }
+      envp.push_back(nullptr);
+      const char* argv[] = {applier.c_str(), "apply",          "--ask",
+                            "--project",     project_.c_str(), nullptr};
+      ::execve(argv[0], const_cast<char**>(argv), envp.data());
+      ::_exit(127);
+    }
+    AskRun run;
+    if (ReadUntil(master, "[v]iew: ", &run.terminal)) {
+      EXPECT_TRUE(WriteAll(master, key).ok());
+    }
+    ReadUntil(master, "\x01never\x01", &run.terminal);  // to its end
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(master);
+    run.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return run;
+  }
+
   std::string base_, home_, project_, managed_, helpers_;
   std::unique_ptr<ScriptedServer> server_;
 };
@@ -333,23 +389,108 @@ TEST_F(AgentProgramTest, OneShotJsonWithACommandInTheSandbox) {
   EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(), "Changed it."));
 }
 
-TEST_F(AgentProgramTest, OneShotStagedWithNoPersonDiscards) {
-  garuda::testing::MakeDir(project_ + "/.garuda");
-  garuda::testing::Write(project_ + "/.garuda/settings.json",
-                         R"({"commands": {"mode": "staged"}})");
-  ProviderScript script;
-  *script.add_replies() = Bash("c1", "echo new line > notes.txt");
-  *script.add_replies() = Text("It was discarded.");
-  StartServer(script);
-  AgentRun run = RunAgent({"-p", "change the notes"});
+// Issue 18 point 2: a staged change that no person could answer is kept
+// as a ChangeSet file in the session folder, listed in the report, and the
+// model is told; nothing lands. A person applies it later with
+// `garuda-applier apply --ask` (the conflict check as always).
+TEST_F(AgentProgramTest, OneShotStagedChangesAreKeptForReview) {
+  AgentRun run = RunStagedEdit("It was kept.", {"--output-format", "json"});
   ASSERT_EQ(run.code, 0) << run.err;
-  EXPECT_EQ(run.out, "It was discarded.\n");
-  EXPECT_EQ(Notes(), "old line\n");
+  EXPECT_EQ(Notes(), "old line\n");  // nothing landed
   EXPECT_TRUE(absl::StrContains(run.err, "commands staged")) << run.err;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  ASSERT_EQ(report.kept_changes_size(), 1) << run.out;
+  const KeptChangeSet& kept = report.kept_changes(0);
+  EXPECT_EQ(kept.path(),
+            absl::StrCat(home_, "/.garuda/sessions/", report.session_id(),
+                         "/staged/1.changeset"));
+  EXPECT_TRUE(absl::StrContains(kept.summary(), "M notes.txt  (+1 -1)"))
+      << kept.summary();
+  EXPECT_EQ(kept.files(), 1u);
+  EXPECT_EQ(kept.call_id(), "c1");
+  ASSERT_EQ(report.tool_calls_size(), 1);
+  EXPECT_EQ(report.tool_calls(0).kept_changes().path(), kept.path());
+  struct stat st;
+  ASSERT_EQ(::stat(kept.path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  // The model was told what happened and where the list is.
   ASSERT_EQ(server_->request_count(), 2u);
-  EXPECT_TRUE(absl::StrContains(server_->requests()[1].body(), kDiscardedLine));
-  EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(),
-                                "discard leaves the project unchanged"));
+  std::string told = SentText(server_->requests()[1].body());
+  EXPECT_TRUE(absl::StrContains(told, "kept for review in " + kept.path()))
+      << told;
+  EXPECT_TRUE(absl::StrContains(told, "garuda-applier apply --ask"));
+  EXPECT_FALSE(absl::StrContains(told, kAppliedLine));
+  EXPECT_TRUE(
+      absl::StrContains(AllFiles(home_ + "/.garuda/audit"), "\"kept\""));
+
+  // Reviewed later: discard writes nothing (the list stays for another
+  // look), apply writes it.
+  AskRun discarded = ApplyAsking(kept.path(), "d");
+  EXPECT_EQ(discarded.code, 3) << discarded.terminal;
+  EXPECT_TRUE(absl::StrContains(discarded.terminal, "+new line"))
+      << discarded.terminal;
+  EXPECT_EQ(Notes(), "old line\n");
+  AskRun applied = ApplyAsking(kept.path(), "a");
+  EXPECT_EQ(applied.code, 0) << applied.terminal;
+  EXPECT_EQ(Notes(), "new line\n");
+}
+
+// The conflict check holds for a kept list as for any other: a file that
+// changed since the command refuses the whole list.
+TEST_F(AgentProgramTest, AKeptListThatNoLongerFitsIsAConflict) {
+  AgentRun run = RunStagedEdit("Kept.", {"--output-format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  ASSERT_EQ(report.kept_changes_size(), 1) << run.out;
+  garuda::testing::Write(project_ + "/notes.txt", "the person's line\n");
+  AskRun applied = ApplyAsking(report.kept_changes(0).path(), "a");
+  EXPECT_EQ(applied.code, 4) << applied.terminal;  // conflict
+  EXPECT_EQ(Notes(), "the person's line\n");
+}
+
+// --apply-staged: the applier, started with its own flag, applies the
+// staged change (conflict check as always) and the audit log records that
+// the flag applied it. The control is the test above: without the flag
+// nothing lands.
+TEST_F(AgentProgramTest, ApplyStagedLandsAndIsAudited) {
+  AgentRun run =
+      RunStagedEdit("Applied.", {"--output-format", "json", "--apply-staged"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(Notes(), "new line\n");
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  EXPECT_EQ(report.kept_changes_size(), 0);
+  ASSERT_EQ(report.tool_calls_size(), 1);
+  EXPECT_TRUE(report.tool_calls(0).applied_by_apply_staged());
+  std::string told = SentText(server_->requests()[1].body());
+  EXPECT_TRUE(absl::StrContains(told,
+                                "The changes were applied with no "
+                                "question (garuda-agent -p "
+                                "--apply-staged)"))
+      << told;
+  std::string audit = AllFiles(home_ + "/.garuda/audit");
+  EXPECT_TRUE(absl::StrContains(audit, "\"apply_staged\"")) << audit;
+  EXPECT_TRUE(absl::StrContains(audit, "applied by --apply-staged")) << audit;
+}
+
+// Refusals as always: a deny rule for a changed path stops the list even
+// with --apply-staged; and the flag is for one-shot runs only.
+TEST_F(AgentProgramTest, ApplyStagedKeepsTheRules) {
+  AgentRun run = RunStagedEdit("Refused.", {"--apply-staged"},
+                               R"json({"commands": {"mode": "staged"},
+              "permissions": {"deny": ["write_file(notes.txt)"]}})json");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(Notes(), "old line\n");
+  std::string told = SentText(server_->requests()[1].body());
+  EXPECT_TRUE(absl::StrContains(told, kDiscardedLine)) << told;
+  EXPECT_TRUE(absl::StrContains(told, "write_file(notes.txt)")) << told;
+
+  AgentRun usage = RunAgent({"--apply-staged"});
+  EXPECT_EQ(usage.code, 2);
+  EXPECT_TRUE(absl::StrContains(usage.err, "--apply-staged needs -p"))
+      << usage.err;
 }
 
 TEST_F(AgentProgramTest, ProjectInstructionsReachTheModel) {
@@ -1003,10 +1144,13 @@ TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
   };
   fields_match(OneShotReport::descriptor(), "report", false);
   fields_match(OneShotReport::descriptor(), "result", true);
+  // Printed only when set: a task call's child, a kept change list.
   fields_match(ToolCallReport::descriptor(), "toolCallReport", false,
-               {"child"});
-  fields_match(ToolCallReport::descriptor(), "tool_result", true, {"child"});
+               {"child", "keptChanges"});
+  fields_match(ToolCallReport::descriptor(), "tool_result", true,
+               {"child", "keptChanges"});
   fields_match(ChildAgentReport::descriptor(), "childAgentReport", false);
+  fields_match(KeptChangeSet::descriptor(), "keptChangeSet", false);
   fields_match(UsageReport::descriptor(), "usageReport", false);
   fields_match(UsageReport::descriptor(), "usage", true);
 }

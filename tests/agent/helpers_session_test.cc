@@ -219,7 +219,7 @@ TEST_F(HelpersSessionTest, EditAppliedThroughTheApplier) {
   EXPECT_FALSE(outcome->tool_calls.at(0).is_error())
       << outcome->tool_calls.at(0).outcome();
   // The applier asked with the diff; the agent only proposed.
-  EXPECT_EQ(Shown("Allow? [y/a/n]"), 1) << terminal_->Shown();
+  EXPECT_EQ(Shown("Allow? [y]es, [s]ession, [n]o: "), 1) << terminal_->Shown();
   EXPECT_TRUE(absl::StrContains(terminal_->Shown(), "Edit notes.txt"));
   EXPECT_TRUE(person_.permission_questions.empty());
   EXPECT_EQ(outcome->tool_calls.at(0).decision(), "asked: yes");
@@ -238,7 +238,7 @@ TEST_F(HelpersSessionTest, EditRefusedAtTheAppliersQuestion) {
   auto outcome = session_->RunTurn("edit it", &cancel_);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(Notes(), "old line\n");
-  EXPECT_EQ(Shown("Allow? [y/a/n]"), 1) << terminal_->Shown();
+  EXPECT_EQ(Shown("Allow? [y]es, [s]ession, [n]o: "), 1) << terminal_->Shown();
   ASSERT_EQ(outcome->tool_calls.size(), 1u);
   EXPECT_TRUE(outcome->tool_calls[0].is_error());
   EXPECT_EQ(outcome->tool_calls[0].decision(), "asked: no");

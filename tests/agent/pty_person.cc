@@ -16,11 +16,12 @@ namespace garuda {
 namespace testing {
 namespace {
 
-// The prompts of lib/question: the permission question and the change
-// question (with and without Apply).
+// The prompts of lib/question: the permission question, the change
+// question and its per-file choice (each offers [d]iscard, with or without
+// [a]pply), and the pager's last line.
 constexpr const char* kPermissionPrompt = "Allow? [";
-constexpr const char* kChangePrompts[] = {"[a]pply, [d]iscard, [v]iew all? ",
-                                          "[d]iscard, [v]iew all? "};
+constexpr const char* kChangePrompt = "[d]iscard";
+constexpr const char* kPagerPrompt = "[q] quit";
 
 }  // namespace
 
@@ -47,7 +48,12 @@ PtyPerson::~PtyPerson() {
 
 void PtyPerson::Queue(const std::string& answer) {
   std::lock_guard<std::mutex> lock(mu_);
-  answers_.push_back(answer);
+  answers_.push_back(absl::StrCat(answer, "\n"));
+}
+
+void PtyPerson::QueueKeys(const std::string& keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  answers_.push_back(keys);
 }
 
 void PtyPerson::OnQuestion(
@@ -87,24 +93,24 @@ void PtyPerson::Loop() {
       shown_.append(buffer, static_cast<size_t>(n));
       std::string fresh = shown_.substr(answered_up_to_);
       bool permission = fresh.find(kPermissionPrompt) != std::string::npos;
-      bool change = false;
-      for (const char* prompt : kChangePrompts) {
-        if (fresh.find(prompt) != std::string::npos) change = true;
-      }
-      if (!permission && !change) continue;
+      bool change = fresh.find(kChangePrompt) != std::string::npos;
+      bool pager = fresh.find(kPagerPrompt) != std::string::npos;
+      // A question's prompt ends its screen: wait for the whole of it.
+      if (fresh.empty() || (fresh.back() != ' ' && !pager)) continue;
+      if (!permission && !change && !pager) continue;
       answered_up_to_ = shown_.size();
       if (!answers_.empty()) {
         answer = answers_.front();
         answers_.pop_front();
       } else {
-        answer = permission ? "n" : "d";
+        answer = permission ? "n\n" : pager ? "q" : "d\n";
       }
       callback = on_question_;
       shown = shown_;
     }
     if (callback) callback(shown);
     ++questions_;
-    (void)WriteAll(master_.get(), absl::StrCat(answer, "\n"));
+    (void)WriteAll(master_.get(), answer);
   }
 }
 

@@ -28,10 +28,15 @@ class PtyPerson {
   // The terminal's path, for --terminal.
   const std::string& path() const { return path_; }
 
-  // The next answers, one per question, in order ("y", "a", "n", "d").
-  // A question with none left gets "n" (a permission question) or "d"
-  // (the change question): the person says no.
+  // The next answers, one per question, in order ("y", "s", "n", "a",
+  // "d", "c", "v"; each is typed with a newline after it, which a
+  // question that reads one key press ignores). A question with none
+  // left gets "n" (a permission question), "d" (the change question and
+  // each file of its choice) or "q" (the pager): the person says no.
   void Queue(const std::string& answer);
+  // The same, typed exactly as given, with no newline after it: one key
+  // press ("a"), or keys for the pager (" ").
+  void QueueKeys(const std::string& keys);
   // Called with everything shown so far when a question waits, before its
   // answer is typed (a test changes a file "meanwhile" here).
   void OnQuestion(std::function<void(const std::string& shown)> callback);
@@ -41,6 +46,9 @@ class PtyPerson {
   std::string Shown() const;
   // Waits until `questions()` reaches `count` or `timeout` passes.
   bool WaitForQuestions(int count, absl::Duration timeout) const;
+
+  // The terminal's own end (the slave), to read its settings.
+  int terminal_fd() const { return slave_.get(); }
 
  private:
   PtyPerson() = default;
@@ -54,7 +62,7 @@ class PtyPerson {
   mutable std::mutex mu_;
   std::string shown_;
   size_t answered_up_to_ = 0;
-  std::deque<std::string> answers_;
+  std::deque<std::string> answers_;  // each as typed
   std::function<void(const std::string&)> on_question_;
 };
 

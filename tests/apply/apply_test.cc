@@ -40,14 +40,22 @@ using testing::Symlink;
 using testing::Wait;
 using testing::Write;
 
-// Reads the terminal into *seen until `text` shows up after `*from`
-// (false if the program closes the terminal or a minute passes first).
-bool WaitFor(int master, const std::string& text, std::string* seen,
-             size_t* from) {
+// Reads the terminal into *seen until one of `texts` shows up after
+// `*from`, and moves `*from` past the first that did (false if the program
+// closes the terminal or a minute passes first).
+bool WaitForAny(int master, const std::vector<std::string>& texts,
+                std::string* seen, size_t* from) {
   for (;;) {
-    size_t found = seen->find(text, *from);
-    if (found != std::string::npos) {
-      *from = found + text.size();
+    size_t best = std::string::npos, length = 0;
+    for (const std::string& text : texts) {
+      size_t found = seen->find(text, *from);
+      if (found < best) {
+        best = found;
+        length = text.size();
+      }
+    }
+    if (best != std::string::npos) {
+      *from = best + length;
       return true;
     }
     struct pollfd p = {master, POLLIN, 0};
@@ -59,8 +67,21 @@ bool WaitFor(int master, const std::string& text, std::string* seen,
   }
 }
 
+bool WaitFor(int master, const std::string& text, std::string* seen,
+             size_t* from) {
+  return WaitForAny(master, {text}, seen, from);
+}
+
+// The first prompt of lib/question's after `*from`: every prompt of the
+// change question and of its per-file choice ends with "[v]iew: ", its
+// confirmation with "[d]iscard: ", a page of the pager with "[q] quit".
+bool WaitForPrompt(int master, std::string* seen, size_t* from) {
+  return WaitForAny(master, {"[v]iew: ", "[d]iscard: ", "[q] quit"}, seen,
+                    from);
+}
+
 // Runs garuda-applier on a pseudo-terminal (its /dev/tty) and types each
-// of `keys` once the question's prompt ("all? ") appears.
+// of `keys` once a prompt of the question appears.
 Result RunAsking(const Scene& scene, const std::vector<std::string>& args,
                  const std::string& in, const std::vector<std::string>& keys) {
   std::string out = NewTempDir("out") + "/out", err = out + ".err";
@@ -70,7 +91,7 @@ Result RunAsking(const Scene& scene, const std::vector<std::string>& args,
   Result result;
   size_t from = 0;
   for (const std::string& key : keys) {
-    if (!WaitFor(master, "all? ", &result.terminal, &from)) break;
+    if (!WaitForPrompt(master, &result.terminal, &from)) break;
     (void)WriteAll(master, key);
   }
   WaitFor(master, "\x01never\x01", &result.terminal, &from);  // to the end
@@ -112,9 +133,43 @@ TEST(ApplierTest, CtrlCAndEndOfInputDiscard) {
   Result ended = RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"\x04"});
   EXPECT_EQ(ended.code, 3) << ended.err << ended.terminal;
   Result view_then_discard =
-      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"v\n", "d\n"});
+      RunAsking(scene, ApplyArgs(scene, "--ask"), changes, {"v", "q", "d"});
   EXPECT_EQ(view_then_discard.code, 3);
   EXPECT_EQ(Snapshot(scene.project), before);
+}
+
+// The per-file choice of `apply --ask`: the chosen change is written, the
+// others not; a file in a folder the list makes cannot go without the
+// folder, and stays out with it.
+TEST(ApplierTest, ChooseFilesAppliesOnlyTheChosenOnes) {
+  Scene scene = MakeScene();
+  Write(scene.staged + "/a.txt", "beta\n");
+  Write(scene.staged + "/added/file.txt", "new\n");
+  std::string changes = ChangeList(scene);
+  // The list: a.txt, added (new folder), added/file.txt. Choose: a.txt
+  // yes, the folder no, its file yes (left out with it); confirm.
+  Result chosen = RunAsking(scene, ApplyArgs(scene, "--ask"), changes,
+                            {"c", "a", "d", "a", "a"});
+  EXPECT_EQ(chosen.code, 0) << chosen.err << chosen.terminal;
+  EXPECT_EQ(Read(scene.project + "/a.txt"), "beta\n");
+  EXPECT_NE(::access((scene.project + "/added").c_str(), F_OK), 0);
+  EXPECT_NE(chosen.terminal.find("also discarded: added/file.txt: its folder "
+                                 "added is made by a change that is "
+                                 "discarded"),
+            std::string::npos)
+      << chosen.terminal;
+  EXPECT_EQ(chosen.out,
+            "The user applied 1 of 3 changes: a.txt. The user discarded the "
+            "others (the project did not change there): added, "
+            "added/file.txt\n");
+  // Negative control: the same list applied whole writes all three.
+  Scene whole = MakeScene();
+  Write(whole.staged + "/a.txt", "beta\n");
+  Write(whole.staged + "/added/file.txt", "new\n");
+  Result all =
+      RunAsking(whole, ApplyArgs(whole, "--ask"), ChangeList(whole), {"a"});
+  EXPECT_EQ(all.code, 0) << all.err << all.terminal;
+  EXPECT_EQ(Read(whole.project + "/added/file.txt"), "new\n");
 }
 
 TEST(ApplierTest, ApplyThenUndoRestores) {
@@ -323,7 +378,7 @@ TEST(ApplierTest, IncompleteListOffersOnlyDiscard) {
   Result result = RunAsking(scene, ApplyArgs(scene, "--ask"), changes,
                             {"a\n", "apply\n", "d\n"});
   EXPECT_EQ(result.code, 3) << result.err << result.terminal;
-  EXPECT_NE(result.terminal.find("apply is not offered"), std::string::npos);
+  EXPECT_NE(result.terminal.find("Apply is not offered"), std::string::npos);
   EXPECT_NE(result.terminal.find("limit of 10 files"), std::string::npos);
   EXPECT_EQ(Snapshot(scene.project), before);
   EXPECT_EQ(RunApplier(scene, ApplyArgs(scene, "--yes"), changes).code, 3);
