@@ -9,6 +9,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "sandbox/defaults.h"
+#include "sandbox/network_proxy.h"
 
 extern char** environ;
 
@@ -41,6 +42,13 @@ absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
   policy.set_project_writable(true);
   policy.set_network(request.network || settings.settings.sandbox().network());
   policy.set_seccomp_role("command");
+  // The allow list (docs/network.md): the command's own network namespace
+  // with only loopback, where the session's proxy answers on one port.
+  if (!policy.network() &&
+      settings.network_access == NetworkAccess::kAllowList) {
+    policy.mutable_network_proxy()->set_port(kSandboxProxyPort);
+    policy.set_seccomp_role("command_proxied");
+  }
   policy.set_min_landlock_abi(1);
   for (const std::string& path : defaults.read_only_paths()) {
     policy.add_read_only_paths(path);
@@ -106,6 +114,9 @@ absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
   }
   for (const auto& [name, value] : defaults.environment_defaults()) {
     if (!env.contains(name)) env[name] = value;
+  }
+  if (policy.has_network_proxy()) {
+    SetProxyEnvironment(policy.network_proxy().port(), &policy);
   }
   return policy;
 }

@@ -80,8 +80,14 @@ absl::StatusOr<Confinement> PrepareConfinement(
     const SandboxPolicy& policy, std::vector<std::string> writable) {
   std::string role =
       policy.seccomp_role().empty() ? "command" : policy.seccomp_role();
+  // The allow list opens IP sockets (to reach the proxy on loopback): the
+  // command's filter then keeps every other family out.
+  if (policy.has_network_proxy() && !policy.network() && role == "command") {
+    role = "command_proxied";
+  }
   ASSIGN_OR_RETURN(SeccompPolicy seccomp,
-                   SeccompPolicyForRole(role, policy.network()));
+                   SeccompPolicyForRole(
+                       role, policy.network() || policy.has_network_proxy()));
   ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(seccomp));
   ASSIGN_OR_RETURN(std::string bpf, filter.ExportBpf());
   if (bpf.empty() || bpf.size() % sizeof(struct sock_filter) != 0 ||
@@ -90,9 +96,14 @@ absl::StatusOr<Confinement> PrepareConfinement(
         "seccomp filter of role ", role, ": a BPF program of ", bpf.size(),
         " bytes is not a whole number of instructions within the limit"));
   }
-  return Confinement{std::move(writable),
-                     std::max(1, policy.min_landlock_abi()), policy.network(),
-                     std::move(bpf)};
+  Confinement confinement{std::move(writable),
+                          std::max(1, policy.min_landlock_abi()),
+                          policy.network(), 0, std::move(bpf)};
+  if (!policy.network() && policy.has_network_proxy()) {
+    confinement.tcp_connect_port =
+        static_cast<int>(policy.network_proxy().port());
+  }
+  return confinement;
 }
 
 absl::Status ConfineCommand(Confinement& confinement) {
@@ -111,6 +122,10 @@ absl::Status ConfineCommand(Confinement& confinement) {
   // Network off: TCP bind and connect refused by Landlock too, a second
   // wall behind the seccomp filter's socket rule.
   if (!confinement.network) ruleset.DenyTcp();
+  // The allow list: the proxy's port on the sandbox's own loopback only.
+  if (confinement.tcp_connect_port != 0) {
+    ruleset.AllowTcpConnect(confinement.tcp_connect_port);
+  }
   RETURN_IF_ERROR(ruleset.Enforce());
   // Safe: a filter only narrows what this process and its children may do.
   // The program is libseccomp's own output for the policy (SeccompFilter,

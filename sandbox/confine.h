@@ -30,6 +30,9 @@ struct Confinement {
   std::vector<std::string> writable;  // Landlock: writes only beneath these
   int min_landlock_abi = 1;
   bool network = false;  // off: Landlock also refuses TCP (ABI 4 and later)
+  // With network off: the one TCP port the command may still connect to
+  // (the proxy on its loopback); 0: none.
+  int tcp_connect_port = 0;
   // The seccomp filter compiled to BPF by libseccomp in the supervisor, so
   // that the command's process only hands it to the kernel: no libseccomp
   // work (allocations, copy-on-write faults) after the fork.

@@ -19,6 +19,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
+#include "sandbox/network_proxy.h"
 
 extern char** environ;
 
@@ -286,7 +287,8 @@ void ForwardInterrupt(int sig) {
   // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
   // descriptor of the caller beyond its four pipes (the command could not
   // reach them through /proc/1/fd anyway: it has fewer capabilities).
-  CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd});
+  CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd,
+               io.proxy_fd});
   std::vector<std::string> env = Environment(policy);
   absl::Status status = WriteIdentityMaps(uid, gid);
   if (status.ok()) status = ApplyMountPlan(plan);
@@ -295,6 +297,9 @@ void ForwardInterrupt(int sig) {
     status = LastErrnoStatus("sethostname");
   }
   if (status.ok() && !policy.network()) status = BringUpLoopback();
+  if (status.ok() && policy.has_network_proxy()) {
+    status = HandOverLoopbackListener(io.proxy_fd, policy.network_proxy().port());
+  }
   if (!status.ok()) Fail(io.error_fd, status);
 
   struct sigaction forward = {};

@@ -45,6 +45,9 @@ struct ChildIo {
   // supervisor moves it into the cgroups first). The byte's bits say which
   // limits the cgroups took over: kMemoryByCgroup, kPidsByCgroup.
   int go_fd = -1;
+  // With a network_proxy policy: where PID 1 sends its loopback listener
+  // (sandbox/network_proxy.h).
+  int proxy_fd = -1;
 };
 
 constexpr char kMemoryByCgroup = 1;

@@ -19,6 +19,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/confine.h"
 #include "sandbox/mount_plan.h"
+#include "sandbox/network_proxy.h"
 #include "sandbox/pid1.h"
 #include "sandbox/supervisor.h"
 
@@ -117,6 +118,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   if (options.argv.empty() && !options.entry) {
     return absl::InvalidArgumentError("no command to run");
   }
+  RETURN_IF_ERROR(CheckNetworkProxy(policy, options.proxy_handoff_fd));
   RETURN_IF_ERROR(CreateMissingProjectPaths(policy));
   ASSIGN_OR_RETURN(MountPlan plan, BuildMountPlan(policy));
   ASSIGN_OR_RETURN(Confinement confinement,
@@ -162,6 +164,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     go.write.Reset();
     ChildIo io{error_pipe.write.get(), out.write.get(), err.write.get(),
                options.capture_output, go.read.get()};
+    io.proxy_fd = options.proxy_handoff_fd;
     SandboxInit(policy, plan, confinement, options, uid, gid, io,
                 status_pipe.write.get());
   }

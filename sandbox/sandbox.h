@@ -60,6 +60,10 @@ struct RunOptions {
   // after its own cleanup (a one-shot staging view to remove), instead of
   // as the run returns.
   bool defer_stop_signal = false;
+  // A policy with network_proxy: the sandbox's end of the hand-off socket
+  // to the session's proxy (lib/netproxy/session_proxy.h), on which PID 1
+  // sends the listening socket it made. Required then; -1 otherwise.
+  int proxy_handoff_fd = -1;
   // A request to stop the run from the caller's side (a person's Ctrl-C
   // relayed by garuda-stager): once this descriptor is readable or hung up
   // (a byte came, or its writer is gone), the command and everything it

@@ -11,7 +11,9 @@
 #include "absl/flags/flag.h"
 #include "cmd/garuda-stager/stager.h"
 #include "lib/base/flags.h"
+#include "lib/lockdown/proxy_lockdown.h"
 #include "lib/lockdown/stager_lockdown.h"
+#include "lib/netproxy/proxy_service.h"
 
 ABSL_FLAG(std::string, project, "",
           "run, serve, end: the project folder (default: the current folder)");
@@ -42,7 +44,7 @@ ABSL_FLAG(bool, json, false, "probe: print one JSON object");
 ABSL_FLAG(bool, quiet, false,
           "serve: no \"serving\" line on stderr (errors are still printed)");
 ABSL_FLAG(int, channel_fd, -1,
-          "serve: the descriptor of garuda-agent's channel (one end of a "
+          "serve, proxy: the descriptor of garuda-agent's channel (one end of a "
           "Unix stream socketpair)");
 ABSL_FLAG(std::string, consent, "rules",
           "serve: who agrees to an on_host command: \"rules\" (only an allow "
@@ -82,6 +84,9 @@ constexpr char kUsage[] =
     "      EndSession\n"
     "  garuda-stager end [--project DIR] --session NAME\n"
     "      remove a named session's staging view\n"
+    "  garuda-stager proxy --channel-fd=N\n"
+    "      the session's network proxy for sandbox.allowedDomains, started by\n"
+    "      the stager itself (proto/netproxy_service.proto; docs/network.md)\n"
     "  garuda-stager probe [--json]\n"
     "      what this machine allows (namespaces, overlay, Landlock, seccomp),\n"
     "      with canaries, and the fix for each missing part";
@@ -182,13 +187,32 @@ int Dispatch(int argc, char** argv) {
     }
     return garuda::StagerServe(options);
   }
+  if (command == "proxy") {
+    garuda::netproxy::ProxyProcessOptions options;
+    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+    // Taken once the lists are in (its TCP ports), before any thread.
+    options.lock_down = garuda::LockDownProxy;
+    options.lockdown.accept_weaker_lockdown =
+        absl::GetFlag(FLAGS_accept_weaker_lockdown);
+    options.lockdown.log = [](const std::string& line) {
+      std::fprintf(stderr, "garuda-stager proxy: %s\n", line.c_str());
+    };
+    absl::Status served = garuda::netproxy::RunProxyProcess(options);
+    if (!served.ok()) {
+      std::fprintf(stderr, "garuda-stager proxy: %s\n",
+                   std::string(served.message()).c_str());
+      return 1;
+    }
+    return 0;
+  }
   if (command == "end") {
     return garuda::StagerEndSession(absl::GetFlag(FLAGS_project),
                                     absl::GetFlag(FLAGS_session));
   }
   std::fprintf(
       stderr,
-      "garuda-stager: unknown command \"%s\" (run, serve, probe, end)\n",
+      "garuda-stager: unknown command \"%s\" (run, serve, proxy, probe, "
+      "end)\n",
       command.c_str());
   return 2;
 }

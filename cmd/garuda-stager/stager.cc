@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/home.h"
 #include "lib/policy/merge.h"
+#include "lib/netproxy/session_proxy.h"
+#include "lib/staging/network_start.h"
 #include "lib/staging/session.h"
 #include "lib/staging/staged_guard.h"
 #include "lib/staging/stager_settings.h"
@@ -82,6 +84,13 @@ int StagerRun(const StagerRunOptions& options) {
   // The project settings left out because they would widen what the
   // command may do, said before anything runs (issue 13).
   for (const std::string& notice : settings->notices) Say(notice);
+  if (options.network && !settings->allow_list_policy_source.empty()) {
+    Say(absl::StrCat("--network is refused: ",
+                     settings->allow_list_policy_source,
+                     " allows commands only the hosts of its "
+                     "sandbox.allowedDomains; nothing was run"));
+    return kStagerRefused;
+  }
   if (options.network && !settings->network_off_policy_source.empty()) {
     Say(absl::StrCat(
         "--network is refused: ", settings->network_off_policy_source,
@@ -141,6 +150,20 @@ int StagerRun(const StagerRunOptions& options) {
     return kStagerRefused;
   }
   policy->set_keep_processes(options.keep_processes);
+  // The allow list's proxy, started before the lockdown (its own is
+  // stricter); --network gives the command all of it instead.
+  std::unique_ptr<netproxy::SessionProxy> proxy;
+  if (policy->has_network_proxy()) {
+    std::vector<std::string> notices;
+    absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> started =
+        StartSessionProxy(*settings, *project, "/proc/self/exe", &notices);
+    if (!started.ok()) {
+      Say(absl::StrCat(started.status().message(), "; nothing was run"));
+      return kStagerRefused;
+    }
+    proxy = *std::move(started);
+    for (const std::string& notice : notices) Say(notice);
+  }
   // With --allow-host the person lets the command run on the host as
   // themselves should the sandbox fail to set up (known only once it is
   // tried, after a lockdown would already bind this process): no lockdown
@@ -159,7 +182,14 @@ int StagerRun(const StagerRunOptions& options) {
   run.argv = options.argv;
   // The program ends right after the run (main's Exit).
   run.return_before_teardown = true;
-  auto result = RunInSandbox(*policy, run);
+  std::vector<proxy::NetworkEvent> asked;
+  auto result =
+      netproxy::RunAttached(proxy.get(), &run.proxy_handoff_fd, &asked,
+                            [&] { return RunInSandbox(*policy, run); });
+  // After the command's output: what the proxy refused.
+  google::protobuf::RepeatedPtrField<proxy::NetworkEvent> events(asked.begin(),
+                                                                 asked.end());
+  for (const std::string& line : netproxy::RefusalLines(events)) Say(line);
   if (!result.ok()) {
     Say(std::string(result.status().message()));
     return kStagerRefused;

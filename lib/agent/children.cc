@@ -180,6 +180,11 @@ void ChildInteraction::ShowNotice(absl::string_view line) {
   root_->ShowNotice(absl::StrCat(indent_, line));
 }
 
+void ChildInteraction::ShowCommandProgress(const CommandProgress& progress) {
+  absl::MutexLock lock(&locks_->display);
+  root_->ShowCommandProgress(progress);
+}
+
 void ChildInteraction::HandOverTerminal() {
   absl::MutexLock lock(&locks_->display);
   root_->HandOverTerminal();

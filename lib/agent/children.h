@@ -90,6 +90,7 @@ class ChildInteraction : public Interaction {
   void ShowToolCall(const ToolCallView& call) override;
   void ShowToolOutcome(const ToolOutcomeView& outcome) override;
   void ShowNotice(absl::string_view line) override;
+  void ShowCommandProgress(const CommandProgress& progress) override;
   void HandOverTerminal() override;
   void TakeBackTerminal() override;
   PermissionAnswer AskPermission(const PermissionQuestion& question) override;

@@ -161,7 +161,8 @@ absl::Status Session::CompactNow() {
   }
   provider::BudgetRequestMeter budget_meter(parts_.budget);
   CancelFlag never;
-  absl::StatusOr<bool> compacted = Compact(&budget_meter, &never, nullptr);
+  absl::StatusOr<bool> compacted = Compact(
+      &budget_meter, line_cancel_ != nullptr ? line_cancel_ : &never, nullptr);
   if (!compacted.ok()) return compacted.status();
   return absl::OkStatus();
 }

@@ -543,7 +543,10 @@ absl::StatusOr<Session::LineOutcome> Session::HandleLine(
     const std::string& line, const CancelFlag* cancel) {
   std::string trimmed(absl::StripAsciiWhitespace(line));
   if (trimmed.empty()) return LineOutcome::kContinue;
-  if (trimmed[0] == '/') return SlashCommand(trimmed);
+  if (trimmed[0] == '/') {
+    line_cancel_ = cancel;  // /compact's request stops on Ctrl-C too
+    return SlashCommand(trimmed);
+  }
   if (trimmed[0] == '!') {
     std::string command(absl::StripAsciiWhitespace(trimmed.substr(1)));
     if (command.empty()) return LineOutcome::kContinue;

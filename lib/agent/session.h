@@ -4,7 +4,9 @@
 // budget" message to the person and the model); each tool call goes
 // through tool_calls.h; the conversation is journaled as it goes. Slash
 // commands and "!command" lines are handled here too. The session talks to
-// the person only through Interaction and LineSource.
+// the person only through Interaction and LineSource. The model's `task`
+// calls run child agents, each a Session of its own on its own budget lease
+// (children.h, children.cc); compaction is in compaction.cc.
 #ifndef GARUDA_LIB_AGENT_SESSION_H_
 #define GARUDA_LIB_AGENT_SESSION_H_
 
@@ -257,6 +259,8 @@ class Session {
   CountingMeter* turn_meter_ = nullptr;
   // Agent id -> the task's description, for /budget.
   std::map<std::string, std::string> descriptions_;
+  // The CancelFlag of the line being handled (for /compact's request).
+  const CancelFlag* line_cancel_ = nullptr;
 };
 
 // Reads lines until the end of input or /exit; a turn interrupted by the

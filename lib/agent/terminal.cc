@@ -16,6 +16,7 @@
 #include "lib/consent/terminal_turn.h"
 #include "lib/question/permission_question.h"
 #include "lib/question/question.h"
+#include "lib/question/screen.h"
 
 namespace garuda {
 namespace agent {
@@ -44,20 +45,13 @@ size_t CompleteUtf8Prefix(absl::string_view text) {
 constexpr size_t kOutputTailLines = 10;
 constexpr size_t kOutputLineChars = 1000;
 
-bool WantColor(int out_fd) {
-  if (::isatty(out_fd) != 1) return false;
-  const char* term = std::getenv("TERM");
-  if (term == nullptr || absl::string_view(term) == "dumb") return false;
-  return std::getenv("NO_COLOR") == nullptr;
-}
-
 // ---------------------------------------------------------------------------
 // The Interaction.
 
 class TerminalInteraction : public Interaction {
  public:
   TerminalInteraction(int in_fd, int out_fd, bool plain)
-      : in_(in_fd), out_(out_fd), color_(!plain && WantColor(out_fd)) {}
+      : in_(in_fd), out_(out_fd), color_(!plain && TerminalHasColors(out_fd)) {}
 
   bool CanAsk() const override { return ::isatty(in_) == 1; }
 

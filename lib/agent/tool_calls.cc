@@ -1,5 +1,7 @@
 #include "lib/agent/tool_calls.h"
 
+#include "lib/netproxy/session_proxy.h"
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -101,6 +103,19 @@ class Call {
     (*event.mutable_fields()->mutable_fields())["call_id"].set_string_value(
         call_.id());
     return c_.audit->Record(event);
+  }
+
+  // One event per host the proxy refused (and allowed ones, which the
+  // stager reports only with sandbox.auditAllowedHosts); docs/network.md.
+  absl::Status AuditNetwork(const stager::CommandResult& result) {
+    for (const proxy::NetworkEvent& event : result.network_events()) {
+      RETURN_IF_ERROR(Audit(
+          "network", event.allowed() ? "allow" : "deny",
+          absl::StrCat(event.host(), ":", event.port(),
+                       event.allowed() ? "" : absl::StrCat(": ", event.why()),
+                       " (", event.count(), "x)")));
+    }
+    return absl::OkStatus();
   }
 
   absl::StatusOr<ToolCallDone> Finish(const std::string& decision,
@@ -300,6 +315,7 @@ class Call {
     }
     RETURN_IF_ERROR(Audit("command", on_host ? "host" : "sandbox",
                           ran->result.description()));
+    RETURN_IF_ERROR(AuditNetwork(ran->result));
     std::string text = FormatCommandResult(ran->result);
     std::string outcome = ran->result.description();
     shown_output_ = CommandOutputForPerson(ran->result);
@@ -317,7 +333,14 @@ class Call {
     ToolOutput output;
     output.content = CapToolResult(text);
     output.is_error = is_error;
-    return Finish(*decision, std::move(output), outcome);
+    absl::StatusOr<ToolCallDone> done =
+        Finish(*decision, std::move(output), outcome);
+    // The person reads the same lines as the model, after the output.
+    for (const std::string& line :
+         netproxy::RefusalLines(ran->result.network_events())) {
+      c_.interaction->ShowNotice(line);
+    }
+    return done;
   }
 
   absl::StatusOr<ToolCallDone> Edit() {
@@ -577,6 +600,11 @@ std::string FormatCommandResult(const stager::CommandResult& result) {
   if (result.kind() == stager::CommandResult::STOPPED) {
     absl::StrAppend(&text, kStoppedForModel, "\n");
   }
+  // After the output: each host the allow list's proxy refused.
+  for (const std::string& line :
+       netproxy::RefusalLines(result.network_events())) {
+    absl::StrAppend(&text, line, "\n");
+  }
   return text;
 }
 
@@ -612,6 +640,13 @@ absl::StatusOr<std::string> RunPersonCommand(const ToolContext& context,
     return absl::StrCat("The command could not run: ", ran.status().message());
   }
   std::string text = FormatCommandResult(ran->result);
+  for (const proxy::NetworkEvent& event : ran->result.network_events()) {
+    RETURN_IF_ERROR(context.audit->Record(MakeEvent(
+        "network", "bash", command, event.allowed() ? "allow" : "deny",
+        absl::StrCat(event.host(), ":", event.port(),
+                     event.allowed() ? "" : absl::StrCat(": ", event.why()),
+                     " (", event.count(), "x)"))));
+  }
   if (ran->change_set) {
     ASSIGN_OR_RETURN(Call::ChangeOutcome outcome,
                      settle.SettleChangeSet(*ran, absl::StrCat("!", command)));

@@ -249,7 +249,7 @@ TEST(GoldenTest, EveryExportedFilterMatchesItsGoldenFile) {
   //   bazel run //lib/lockdown:export_seccomp_golden --
   //   "$PWD/policies/seccomp/golden"
   std::vector<GoldenFilter> goldens = AllGoldenFilters();
-  ASSERT_EQ(goldens.size(), 16u);
+  ASSERT_EQ(goldens.size(), 20u);
   for (const GoldenFilter& golden : goldens) {
     absl::StatusOr<std::string> pfc = GoldenPfc(golden);
     ASSERT_TRUE(pfc.ok()) << golden.file_name << ": " << pfc.status();
@@ -278,7 +278,8 @@ TEST(PolicyTest, RolesAreCompiledIn) {
   EXPECT_EQ(SeccompRoleNames(),
             (std::vector<std::string>{"agent", "applier", "auditor", "budgeter",
                                       "code_tools", "code_tools_lsp",
-                                      "command", "stager"}));
+                                      "command", "command_proxied", "proxy",
+                                      "stager"}));
 }
 
 TEST(PolicyTest, NetworkChoiceDropsOnlyNetworkOffRules) {

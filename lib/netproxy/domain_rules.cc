@@ -55,6 +55,55 @@ std::string DomainRules::Normalize(absl::string_view host) {
   return IsHostName(text) ? text : "";
 }
 
+absl::StatusOr<DomainRules::Entry> DomainRules::ParseEntry(
+    absl::string_view written) {
+  Entry entry;
+  absl::string_view name = written;
+  if (absl::ConsumePrefix(&name, "*.")) {
+    entry.subdomains = true;
+  } else if (absl::StrContains(name, '*')) {
+    return absl::InvalidArgumentError(
+        "a wildcard is written \"*.\" before a name (\"*.example.com\": its "
+        "subdomains)");
+  }
+  if (absl::StrContains(name, ':') && !entry.subdomains &&
+      !IsIpLiteral(std::string(absl::StripPrefix(absl::StripSuffix(name, "]"), "[")))) {
+    return absl::InvalidArgumentError(
+        "a port is not part of an entry (see sandbox.allowedPorts)");
+  }
+  entry.name = Normalize(name);
+  if (entry.name.empty()) {
+    return absl::InvalidArgumentError("not a host name or an IP address");
+  }
+  if (entry.subdomains && IsIpLiteral(entry.name)) {
+    return absl::InvalidArgumentError("an IP address has no subdomains");
+  }
+  if (!entry.subdomains && !IsIpLiteral(entry.name) &&
+      !absl::StrContains(entry.name, '.') && entry.name != "localhost") {
+    return absl::InvalidArgumentError(
+        "a top-level name alone would allow too much; name the host");
+  }
+  return entry;
+}
+
+absl::StatusOr<std::string> DomainRules::NormalizeEntry(
+    absl::string_view written) {
+  absl::StatusOr<Entry> entry = ParseEntry(written);
+  if (!entry.ok()) return entry.status();
+  return entry->subdomains ? absl::StrCat("*.", entry->name) : entry->name;
+}
+
+bool DomainRules::EntryCovers(absl::string_view wide, absl::string_view narrow) {
+  Entry a, b;
+  a.subdomains = absl::ConsumePrefix(&wide, "*.");
+  b.subdomains = absl::ConsumePrefix(&narrow, "*.");
+  a.name = std::string(wide);
+  b.name = std::string(narrow);
+  if (!a.subdomains) return !b.subdomains && a.name == b.name;
+  // "*.x" covers "y.x" and "*.y.x", and "*.x" itself.
+  return (b.subdomains && b.name == a.name) || Matches(a, b.name);
+}
+
 absl::StatusOr<DomainRules> DomainRules::Create(
     const std::vector<std::string>& allowed,
     const std::vector<std::string>& denied) {
@@ -64,33 +113,12 @@ absl::StatusOr<DomainRules> DomainRules::Create(
         std::make_tuple("sandbox.deniedDomains", &denied, &rules.denied_)}) {
     for (size_t i = 0; i < entries->size(); ++i) {
       const std::string& written = (*entries)[i];
-      auto refused = [&](absl::string_view why) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(list, "[", i, "]: \"", written, "\": ", why));
-      };
-      Entry entry;
-      absl::string_view name = written;
-      if (absl::ConsumePrefix(&name, "*.")) {
-        entry.subdomains = true;
-      } else if (absl::StrContains(name, '*')) {
-        return refused(
-            "a wildcard is written \"*.\" before a name (\"*.example.com\": its "
-            "subdomains)");
+      absl::StatusOr<Entry> entry = ParseEntry(written);
+      if (!entry.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            list, "[", i, "]: \"", written, "\": ", entry.status().message()));
       }
-      if (absl::StrContains(name, ':') && !entry.subdomains &&
-          !IsIpLiteral(std::string(absl::StripPrefix(absl::StripSuffix(name, "]"), "[")))) {
-        return refused("a port is not part of an entry (see sandbox.allowedPorts)");
-      }
-      entry.name = Normalize(name);
-      if (entry.name.empty()) return refused("not a host name or an IP address");
-      if (entry.subdomains && IsIpLiteral(entry.name)) {
-        return refused("an IP address has no subdomains");
-      }
-      if (!entry.subdomains && !IsIpLiteral(entry.name) &&
-          !absl::StrContains(entry.name, '.') && entry.name != "localhost") {
-        return refused("a top-level name alone would allow too much; name the host");
-      }
-      out->push_back(std::move(entry));
+      out->push_back(*std::move(entry));
     }
   }
   return rules;

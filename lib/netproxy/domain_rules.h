@@ -35,11 +35,22 @@ class DomainRules {
   // The host in the form Check compares, or "" when it is not a valid host.
   static std::string Normalize(absl::string_view host);
 
+  // One entry as written in a settings file, checked and normalized
+  // ("*.Example.COM." -> "*.example.com"); the error says what is wrong
+  // with it (without the list's name).
+  static absl::StatusOr<std::string> NormalizeEntry(absl::string_view written);
+  // Whether every host that normalized entry `narrow` allows is allowed by
+  // normalized entry `wide` too ("*.github.com" covers "api.github.com" and
+  // "*.api.github.com"; "github.com" covers only itself). For merging the
+  // lists of several files: a project can only narrow.
+  static bool EntryCovers(absl::string_view wide, absl::string_view narrow);
+
  private:
   struct Entry {
     std::string name;
     bool subdomains = false;  // "*.name"
   };
+  static absl::StatusOr<Entry> ParseEntry(absl::string_view written);
   static bool Matches(const Entry& entry, absl::string_view host);
 
   std::vector<Entry> allowed_, denied_;

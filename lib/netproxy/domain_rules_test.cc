@@ -76,3 +76,29 @@ TEST(DomainRulesTest, BadEntriesNameTheListAndEntry) {
 }  // namespace
 }  // namespace netproxy
 }  // namespace garuda
+
+namespace garuda {
+namespace netproxy {
+namespace {
+
+// For the merge of several files' lists (lib/policy/network_merge.h).
+TEST(DomainRulesTest, EntriesNormalizeAndCoverOnlyWhatTheyAllow) {
+  EXPECT_EQ(*DomainRules::NormalizeEntry("*.Example.COM."), "*.example.com");
+  EXPECT_EQ(*DomainRules::NormalizeEntry("[::0001]"), "::1");
+  EXPECT_FALSE(DomainRules::NormalizeEntry("*example.com").ok());
+  EXPECT_FALSE(DomainRules::NormalizeEntry("example.com:443").ok());
+  EXPECT_TRUE(DomainRules::EntryCovers("*.github.com", "api.github.com"));
+  EXPECT_TRUE(DomainRules::EntryCovers("*.github.com", "*.api.github.com"));
+  EXPECT_TRUE(DomainRules::EntryCovers("*.github.com", "*.github.com"));
+  EXPECT_TRUE(DomainRules::EntryCovers("github.com", "github.com"));
+  // Negative controls: a name does not cover its subdomains, a wildcard not
+  // its own name nor a look-alike, nor a wider wildcard.
+  EXPECT_FALSE(DomainRules::EntryCovers("github.com", "api.github.com"));
+  EXPECT_FALSE(DomainRules::EntryCovers("*.github.com", "github.com"));
+  EXPECT_FALSE(DomainRules::EntryCovers("*.github.com", "evilgithub.com"));
+  EXPECT_FALSE(DomainRules::EntryCovers("*.api.github.com", "*.github.com"));
+}
+
+}  // namespace
+}  // namespace netproxy
+}  // namespace garuda

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "lib/base/unique_fd.h"
 #include "lib/netproxy/domain_rules.h"
 
 namespace garuda {
@@ -42,11 +43,15 @@ struct ProxyOptions {
   std::function<void(const ProxyEvent&)> on_event;
   // Connections served at once; more wait in the listen queue.
   int max_connections = 256;
+  // A test seam (GARUDA_TEST_PROXY_ALLOW_EVERYTHING): every host passes the
+  // lists, so that a test can show the strict start check catches a proxy
+  // that lets everything through. Never set in production.
+  bool test_allow_everything = false;
 };
 
 class ProxyServer {
  public:
-  explicit ProxyServer(ProxyOptions options) : options_(std::move(options)) {}
+  explicit ProxyServer(ProxyOptions options);
 
   // Accepts on `listen_fd` until Stop() (from another thread) or an error;
   // each connection is served on a thread of its own. Returns once every
@@ -75,6 +80,8 @@ class ProxyServer {
   std::condition_variable idle_;
   int active_ = 0;
   std::set<int> open_fds_;
+  // Readable once Stop() was called: Serve's poll wakes at once.
+  UniqueFd wake_;
 };
 
 }  // namespace netproxy

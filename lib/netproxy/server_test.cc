@@ -282,3 +282,52 @@ TEST_F(ProxyServerTest, AnAllowedNameThatResolvesToThisMachineIsNotReached) {
 }  // namespace
 }  // namespace netproxy
 }  // namespace garuda
+
+namespace garuda {
+namespace netproxy {
+namespace {
+
+// Random bytes, and random damage to valid requests, as the first bytes of a
+// connection: each is answered or closed, nothing reaches the origin, and
+// the proxy still serves a valid request afterwards.
+TEST_F(ProxyServerTest, GarbageNeverCrashesItNorReachesTheOrigin) {
+  Start();
+  const std::string valid[] = {
+      "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+      "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+      std::string("\x05\x01\x00\x05\x01\x00\x03\x0c" "allowed.test\x01\xbb", 22)};
+  unsigned seed = 21;
+  for (int i = 0; i < 300; ++i) {
+    std::string bytes;
+    if (i % 2 == 0) {
+      bytes.resize(1 + rand_r(&seed) % 600);
+      for (char& c : bytes) c = static_cast<char>(rand_r(&seed));
+    } else {
+      bytes = valid[i % 3];
+      // Damage: truncate, then flip a few bytes (never a valid request to
+      // the origin's port: allowed_ports holds only its port, and these
+      // name 443 or 80).
+      bytes.resize(1 + rand_r(&seed) % bytes.size());
+      for (int k = 0; k < 3; ++k) {
+        bytes[rand_r(&seed) % bytes.size()] = static_cast<char>(rand_r(&seed));
+      }
+    }
+    UniqueFd fd = Connect();
+    ::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    ::shutdown(fd.get(), SHUT_WR);  // the proxy must not wait 30 s for more
+    char buffer[4096];
+    struct pollfd p = {fd.get(), POLLIN, 0};
+    while (::poll(&p, 1, 10000) > 0 && ::recv(fd.get(), buffer, sizeof buffer, 0) > 0) {
+    }
+  }
+  EXPECT_TRUE(origin_.heads().empty());
+  // Control: a valid request still goes through.
+  std::string answer = Request(absl::StrCat(
+      "GET http://allowed.test:", origin_.port(), "/ok HTTP/1.1\r\nHost: allowed.test:",
+      origin_.port(), "\r\n\r\n"));
+  EXPECT_TRUE(absl::StrContains(answer, "origin saw: GET /ok HTTP/1.1")) << answer;
+}
+
+}  // namespace
+}  // namespace netproxy
+}  // namespace garuda

@@ -233,6 +233,14 @@ absl::StatusOr<MergedSettings> MergeSettings(const SettingsSources& sources) {
 
   out.mutable_commands()->set_mode(mode);
   out.mutable_sandbox()->set_network(network_on);
+  // The allow list through the proxy (lib/policy/network_merge.h).
+  ASSIGN_OR_RETURN(MergedNetwork net, MergeNetwork(sources, network, network_on,
+                                                   out.mutable_sandbox()));
+  merged.network_access = net.access;
+  merged.allow_list_policy_source = net.allow_list_policy_source;
+  for (std::string& notice : net.notices) {
+    merged.notices.push_back(std::move(notice));
+  }
   *out.mutable_sandbox()->mutable_limits() = person_limits;
   if (merged.strict()) {
     out.set_require_sandbox(true);

@@ -25,6 +25,8 @@
 //     lower a limit, never raise it.
 //   - commands.backend: the first source that sets it.
 //   - Audit settings: only from policy files.
+//   - The allow list of hosts (sandbox.allowedDomains, deniedDomains,
+//     allowedPorts): lib/policy/network_merge.h.
 //   - permissions, model, knowledge and budget are not merged here yet.
 // A value that is not allowed ("profile": "strickt") is an error naming the
 // file and the field.
@@ -36,6 +38,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/policy/network_merge.h"
 #include "lib/policy/sources.h"
 #include "proto/settings.pb.h"
 
@@ -51,6 +54,10 @@ struct MergedSettings {
   // The policy file (managed or the user's) that turned the network off for
   // commands, when one did: then no flag may turn it on again.
   std::string network_off_policy_source;
+  // Off, the allow list through the proxy, or all of it; and the policy
+  // file whose list bounds it (then no flag may give all of it).
+  NetworkAccess network_access = NetworkAccess::kOff;
+  std::string allow_list_policy_source;
 
   // A project's settings that were left out because they would widen what
   // a command may do, each naming the file, the setting and why, for the

@@ -3,32 +3,10 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/json_message.h"
+#include "lib/policy/merge_test_fixture.h"
 
 namespace garuda {
 namespace {
-
-Settings Parse(const std::string& json) {
-  Settings settings;
-  absl::Status status = ParseJsonMessage(json, "test", &settings);
-  EXPECT_TRUE(status.ok()) << status;
-  return settings;
-}
-
-class MergeTest : public ::testing::Test {
- protected:
-  MergeTest() {
-    sources_.managed_policy_path = "/etc/garuda/policy.json";
-    sources_.user_policy_path = "/home/u/.garuda/policy.json";
-    sources_.user_settings_path = "/home/u/.garuda/settings.json";
-    sources_.project_settings_path = "/p/.garuda/settings.json";
-  }
-  MergedSettings Merge() {
-    auto merged = MergeSettings(sources_);
-    EXPECT_TRUE(merged.ok()) << merged.status();
-    return merged.ok() ? *merged : MergedSettings();
-  }
-  SettingsSources sources_;
-};
 
 TEST_F(MergeTest, NothingSetGivesTheDefaults) {
   MergedSettings merged = Merge();

@@ -25,6 +25,8 @@
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/ipc/sealed_memfd.h"
+#include "lib/netproxy/session_proxy.h"
+#include "lib/staging/network_start.h"
 #include "lib/staging/command_watch.h"
 #include "lib/staging/session.h"
 #include "lib/staging/stager_settings.h"
@@ -178,6 +180,12 @@ class StagerService {
 
     probe_ = ProbeSandbox({});
     problem_ = FirstSandboxProblem(probe_);
+    // The network proxy of an allow list, before the lockdown; under the
+    // strict profile its enforcement proven in a sandbox, or no session.
+    if (!problem_) {
+      ASSIGN_OR_RETURN(proxy_, StartSessionProxy(settings_, project_,
+                                                 options_.self, &notices_));
+    }
 
     // The on_host runner first, before this process locks down (its filter
     // and no_new_privs would bind an on_host command too: sudo, a
@@ -266,6 +274,7 @@ class StagerService {
   // The view goes (unmounted, its folder removed); the runner ends.
   void End() {
     view_.reset();
+    proxy_.reset();
     host_client_.reset();
     if (host_) {
       host_->Stop().IgnoreError();
@@ -375,9 +384,14 @@ class StagerService {
         return absl::FailedPreconditionError(
             absl::StrCat(staging_error_, " ", kNothingRunInstead));
       }
+      std::vector<proxy::NetworkEvent> asked;
       ASSIGN_OR_RETURN(
           StagedOutcome outcome,
-          view_->Run(settings_, command, run, wall_time_ms, request.command()));
+          netproxy::RunAttached(proxy_.get(), &run.proxy_handoff_fd, &asked, [&] {
+            return view_->Run(settings_, command, run, wall_time_ms,
+                              request.command());
+          }));
+      AddNetworkEvents(settings_, std::move(asked), result);
       FillResult(outcome.result, false, result);
       const ChangeSet& change_set = outcome.change_set;
       result->set_changed_files(change_set.changes.size());
@@ -393,8 +407,13 @@ class StagerService {
     ASSIGN_OR_RETURN(SandboxPolicy policy,
                      DirectCommandPolicy(settings_, command));
     LowerWallTime(wall_time_ms, &policy);
-    ASSIGN_OR_RETURN(RunResult ran, RunInSandbox(policy, run));
+    std::vector<proxy::NetworkEvent> asked;
+    ASSIGN_OR_RETURN(
+        RunResult ran,
+        netproxy::RunAttached(proxy_.get(), &run.proxy_handoff_fd, &asked,
+                              [&] { return RunInSandbox(policy, run); }));
     FillResult(ran, false, result);
+    AddNetworkEvents(settings_, std::move(asked), result);
     return absl::OkStatus();
   }
 
@@ -479,6 +498,7 @@ class StagerService {
   std::vector<std::string> notices_;
   std::unique_ptr<StagedView> view_;
   std::string staging_error_;
+  std::unique_ptr<netproxy::SessionProxy> proxy_;  // with an allow list
   std::unique_ptr<ipc::HelperProcess> host_;
   using HostClient = ipc::Client<stager::StagerRequest, stager::StagerReply>;
   std::unique_ptr<HostClient> host_client_;

@@ -1,5 +1,8 @@
 #include "lib/staging/session.h"
 
+#include "lib/netproxy/session_proxy.h"
+#include "lib/staging/network_start.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -504,6 +507,17 @@ int RunStagedCommandHere(const MergedSettings& settings,
     Say((*view)->Describe());
     absl::Status entered = (*view)->EnterAndLock();
     if (!entered.ok()) return Stop(std::string(entered.message()));
+    // The allow list's proxy (docs/network.md), before the lockdown.
+    std::unique_ptr<netproxy::SessionProxy> proxy;
+    if (!request.network) {
+      std::vector<std::string> notices;
+      absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> started =
+          StartSessionProxy(settings, request.project, "/proc/self/exe",
+                            &notices);
+      if (!started.ok()) return Stop(std::string(started.status().message()));
+      proxy = *std::move(started);
+      for (const std::string& notice : notices) Say(notice);
+    }
     StagerLockdown lockdown;
     lockdown.log = Say;
     absl::Status locked =
@@ -522,10 +536,17 @@ int RunStagedCommandHere(const MergedSettings& settings,
     // before the stager meets the signal (garuda-stager's StagerRun).
     run.defer_stop_signal = true;
     // The command's output goes to stderr: stdout carries the list.
+    std::vector<proxy::NetworkEvent> asked;
     absl::StatusOr<StagedOutcome> outcome = WithStdoutOnStderr([&] {
-      return (*view)->Run(settings, command, run, 0,
-                          absl::StrJoin(request.argv, " "));
+      return netproxy::RunAttached(
+          proxy.get(), &run.proxy_handoff_fd, &asked, [&] {
+            return (*view)->Run(settings, command, run, 0,
+                                absl::StrJoin(request.argv, " "));
+          });
     });
+    google::protobuf::RepeatedPtrField<proxy::NetworkEvent> events(
+        asked.begin(), asked.end());
+    for (const std::string& line : netproxy::RefusalLines(events)) Say(line);
     if (!outcome.ok()) return Stop(std::string(outcome.status().message()));
     if (outcome->result.kind != RunResult::Kind::kExited) {
       Say(outcome->result.Describe());

@@ -105,6 +105,14 @@ void AppendStrings(const google::protobuf::Value& value, std::string* out) {
   }
 }
 
+// docs/stream-json.schema.json, parsed (the test's data).
+absl::StatusOr<google::protobuf::Value> StreamJsonSchema() {
+  absl::StatusOr<std::string> text =
+      ReadFileToString(Runfile("docs/stream-json.schema.json"));
+  if (!text.ok()) return text.status();
+  return provider::ParseJson(*text, "docs/stream-json.schema.json");
+}
+
 std::string SentText(const std::string& body) {
   absl::StatusOr<google::protobuf::Value> parsed =
       provider::ParseJson(body, "request body");
@@ -824,18 +832,13 @@ TEST_F(AgentProgramTest, OneShotJsonShowsEachChildAndAgreesWithTheBudgeter) {
   OneShotReport report;
   ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
   EXPECT_EQ(report.answer(), "Both children answered.");
-  // The children's part of the report holds to docs/stream-json.schema.json.
-  absl::StatusOr<std::string> schema_text =
-      ReadFileToString(Runfile("docs/stream-json.schema.json"));
-  ASSERT_TRUE(schema_text.ok()) << schema_text.status();
-  absl::StatusOr<google::protobuf::Value> schema =
-      provider::ParseJson(*schema_text, "docs/stream-json.schema.json");
-  ASSERT_TRUE(schema.ok()) << schema.status();
-  absl::StatusOr<google::protobuf::Value> report_json =
-      provider::ParseJson(run.out, "json report");
-  ASSERT_TRUE(report_json.ok()) << run.out;
-  absl::Status valid = ValidateJsonAgainst(*report_json, *schema, "report");
-  EXPECT_TRUE(valid.ok()) << valid.message() << "\nin: " << run.out;
+  {
+    auto schema = StreamJsonSchema();
+    auto parsed = provider::ParseJson(run.out, "json report");
+    ASSERT_TRUE(schema.ok() && parsed.ok()) << run.out;
+    absl::Status valid = ValidateJsonAgainst(*parsed, *schema, "report");
+    EXPECT_TRUE(valid.ok()) << valid.message() << "\nin: " << run.out;
+  }
   ASSERT_EQ(report.tool_calls_size(), 2) << run.out;
   for (int i = 0; i < 2; ++i) {
     const std::string name = i == 0 ? "first" : "second";
@@ -955,12 +958,16 @@ TEST_F(AgentProgramTest, StreamJsonShowsEachChildWhenItEnds) {
   StartServer(script);
   AgentRun run = RunAgent({"-p", "go", "--output-format", "stream-json"});
   ASSERT_EQ(run.code, 0) << run.err;
+  absl::StatusOr<google::protobuf::Value> schema = StreamJsonSchema();
+  ASSERT_TRUE(schema.ok()) << schema.status();
   int with_child = 0, without_child = 0;
   for (absl::string_view line :
        absl::StrSplit(run.out, '\n', absl::SkipEmpty())) {
     absl::StatusOr<google::protobuf::Value> event =
         provider::ParseJson(line, "stream-json line");
     ASSERT_TRUE(event.ok()) << line;
+    absl::Status valid = ValidateJson(*event, *schema);
+    EXPECT_TRUE(valid.ok()) << valid.message() << "\nin: " << line;
     if (provider::StringMember(*event, "type") != "tool_result") continue;
     const google::protobuf::Value* child_event =
         provider::ObjectMember(*event, "child");
@@ -1043,11 +1050,7 @@ TEST_F(AgentProgramTest, StreamJsonPrintsEventsAsTheTurnGoes) {
 // field of proto/agent_report.proto, so a new field without its schema
 // fails here.
 TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
-  absl::StatusOr<std::string> schema_text =
-      ReadFileToString(Runfile("docs/stream-json.schema.json"));
-  ASSERT_TRUE(schema_text.ok()) << schema_text.status();
-  absl::StatusOr<google::protobuf::Value> schema =
-      provider::ParseJson(*schema_text, "docs/stream-json.schema.json");
+  absl::StatusOr<google::protobuf::Value> schema = StreamJsonSchema();
   ASSERT_TRUE(schema.ok()) << schema.status();
 
   ProviderScript script;

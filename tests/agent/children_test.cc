@@ -588,6 +588,34 @@ TEST_P(ChildrenTest, WithoutRoomForTheWrapUpTheChildSaysBudgetExhausted) {
   EXPECT_EQ(call.child().returned_tokens(), 200u);
 }
 
+// The structured answer stays whole JSON inside the cap, even when what
+// the child had (its last text, 30 000 characters) is longer than the cap.
+TEST_P(ChildrenTest, ABudgetExhaustedAnswerIsWholeJsonInsideTheCap) {
+  ProviderScript script;
+  *script.add_replies() = Tasks({{"wordy", "wordy-work"}});
+  ScriptedReply long_step = ReadNotes("r1", 100, 20);
+  long_step.set_text(std::string(30000, 'w'));
+  *script.add_replies() = ForChild(long_step, "wordy-work");
+  *script.add_replies() = Text("Done.");
+  ASSERT_NO_FATAL_FAILURE(StartServer(script));
+  ChildSettings agents;
+  agents.child_token_budget = 6000;  // one step, then not even the wrap-up
+  ASSERT_NO_FATAL_FAILURE(StartSession(400000, agents, 1000));
+  TurnOutcome outcome = Turn("Go");
+  EXPECT_EQ(outcome.answer, "Done.");
+  const ToolCallReport& call = outcome.tool_calls.at(0);
+  EXPECT_EQ(call.child().outcome(), "budget exhausted") << call.output();
+  absl::StatusOr<provider::Value> answer =
+      provider::ParseJson(call.output(), "the child's answer");
+  ASSERT_TRUE(answer.ok()) << call.output().substr(0, 300);
+  EXPECT_EQ(provider::StringMember(*answer, "status"), "budget_exhausted");
+  const std::string last_text = provider::StringMember(*answer, "last_text");
+  EXPECT_FALSE(last_text.empty());
+  EXPECT_LT(last_text.size(), 30000u);
+  EXPECT_LE(call.output().size(), 20000u);
+  EXPECT_FALSE(call.child().answer_cut());  // it fit without the cut
+}
+
 TEST_P(ChildrenTest, AFailedRequestWithNoUsageKeepsItsReservation) {
   ProviderScript script;
   *script.add_replies() = Tasks({{"fails", "failing-work"}});
