@@ -86,6 +86,12 @@ std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
     std::string path = in_project(given);
     args.insert(args.end(), {"--bind", path, path});
   }
+  // A job's scope, after the writable paths, as BuildMountPlan binds it.
+  for (const std::string& given : policy.scope_paths()) {
+    std::string path = in_project(given);
+    if (::access(path.c_str(), F_OK) != 0) continue;
+    args.insert(args.end(), {"--bind", path, path});
+  }
   for (const BindMount& bind : policy.binds()) {
     args.insert(args.end(), {bind.writable() ? "--bind" : "--ro-bind",
                              bind.source(), bind.target()});

@@ -23,6 +23,12 @@ std::vector<std::string> CurrentEnvironment() {
   return env;
 }
 
+void ScopeProjectWrites(const std::vector<std::string>& scope,
+                        SandboxPolicy* policy) {
+  policy->set_project_writable(false);
+  for (const std::string& entry : scope) policy->add_scope_paths(entry);
+}
+
 void LowerWallTime(uint64_t wall_time_ms, SandboxPolicy* policy) {
   policy->mutable_limits()->set_wall_time_ms(
       StricterLimit(wall_time_ms, policy->limits().wall_time_ms()));

@@ -34,6 +34,12 @@ struct CommandRequest {
 absl::StatusOr<SandboxPolicy> DirectCommandPolicy(
     const MergedSettings& settings, const CommandRequest& request);
 
+// A job's write scope (T6): the project read-only, and only `scope`
+// (project-relative folders and files) writable in it, bound after the
+// writable paths and before the denied paths.
+void ScopeProjectWrites(const std::vector<std::string>& scope,
+                        SandboxPolicy* policy);
+
 // Lowers the policy's wall-time limit to `wall_time_ms` (a tool call's
 // timeout); never raises it past the settings' limit. 0 changes nothing.
 void LowerWallTime(uint64_t wall_time_ms, SandboxPolicy* policy);

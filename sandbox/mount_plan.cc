@@ -152,6 +152,25 @@ absl::Status AddDenied(std::string path, MountPlan* plan) {
   return absl::OkStatus();
 }
 
+// A job's write scope (T6): each entry that exists bound writable beneath
+// the project, opened without following a link, as a writable path is.
+absl::Status AddScopeBinds(const SandboxPolicy& policy,
+                           const std::string& project, MountPlan* plan) {
+  for (const std::string& entry : policy.scope_paths()) {
+    if (entry.empty() || IsAbsolute(entry)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scope path \"", entry, "\" must be relative to the project"));
+    }
+    absl::StatusOr<struct stat> st =
+        CheckBeneath(project, entry, "scope path", entry);
+    if (absl::IsNotFound(st.status())) continue;
+    if (!st.ok()) return st.status();
+    plan->steps.push_back({MountStep::Kind::kBindBeneath, project, entry, true});
+    plan->writable.push_back(JoinPath(project, entry));
+  }
+  return absl::OkStatus();
+}
+
 // --- Child side --------------------------------------------------------
 
 absl::Status MakeMountPoint(const std::string& target, bool directory) {
@@ -483,6 +502,7 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
             ? base
             : (base == "/" ? "/" + relative : JoinPath(base, relative)));
   }
+  RETURN_IF_ERROR(AddScopeBinds(policy, project, &plan));
   for (const BindMount& bind : policy.binds()) {
     if (!IsAbsolute(bind.target()) || bind.target() == "/") {
       return absl::InvalidArgumentError(

@@ -216,5 +216,53 @@ TEST_F(MountPlanTest, GitIsPinnedAndItsConfigReadOnly) {
   EXPECT_FALSE(BuildMountPlan(policy_).ok());
 }
 
+// A job's scope (T6): bound writable after the writable paths and before
+// the denied paths, so a denied file inside a scope folder stays denied; a
+// scope entry that does not exist is left out; one through a link is
+// refused. Control: without the scope, nothing of the read-only project is
+// writable.
+TEST_F(MountPlanTest, ScopeComesAfterWritablePathsAndBeforeDenied) {
+  ASSERT_TRUE(MakeDirectories(project_ + "/src", 0755).ok());
+  ASSERT_TRUE(MakeDirectories(project_ + "/extra", 0755).ok());
+  ASSERT_TRUE(WriteFileAtomically(project_ + "/src/secret", "s", 0644).ok());
+  policy_.set_project_writable(false);
+  policy_.add_writable_paths("extra");
+  policy_.add_denied_paths("src/secret");
+  auto control = BuildMountPlan(policy_);
+  ASSERT_TRUE(control.ok()) << control.status();
+  EXPECT_EQ(control->writable, (std::vector<std::string>{
+                                   "/tmp", "/dev", project_ + "/extra"}));
+
+  policy_.add_scope_paths("src");
+  policy_.add_scope_paths("not-yet");
+  auto plan = BuildMountPlan(policy_);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->writable,
+            (std::vector<std::string>{"/tmp", "/dev", project_ + "/extra",
+                                      project_ + "/src"}));
+  size_t extra = 0, scope = 0, denied = 0;
+  for (size_t i = 0; i < plan->steps.size(); ++i) {
+    const MountStep& step = plan->steps[i];
+    if (step.target == "extra") extra = i;
+    if (step.target == "src") {
+      scope = i;
+      EXPECT_EQ(step.kind, MountStep::Kind::kBindBeneath);
+      EXPECT_TRUE(step.writable);
+    }
+    if (step.target == project_ + "/src/secret") denied = i;
+    EXPECT_NE(step.target, "not-yet");
+  }
+  EXPECT_GT(scope, extra);
+  EXPECT_GT(denied, scope);
+
+  ASSERT_EQ(::symlink("/etc", (project_ + "/linked").c_str()), 0);
+  policy_.add_scope_paths("linked");
+  auto linked = BuildMountPlan(policy_);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.status().message().find("scope path \"linked\""),
+            std::string::npos)
+      << linked.status();
+}
+
 }  // namespace
 }  // namespace garuda

@@ -10,7 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "lib/agent/agent.h"
 #include "lib/agent/agent_lockdown.h"
+#include "lib/agent/helpers.h"
 #include "lib/agent/session_setup.h"
+#include "lib/base/files.h"
+#include "lib/jobs/jobs_command.h"
+#include "lib/jobs/run.h"
 #include "lib/base/flags.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/knowledge/answer_proto.h"
@@ -60,7 +64,21 @@ ABSL_FLAG(std::string, symbol, "",
           "(Cart.add, shop.cart.Cart.add)");
 ABSL_FLAG(int, column, 0, "tool: 1-based byte column");
 ABSL_FLAG(int, depth, 2, "tool impact: how many levels of callers");
-ABSL_FLAG(bool, json, false, "tool: print the result as JSON");
+ABSL_FLAG(bool, json, false,
+          "tool, run: print the result as JSON (run: one report object)");
+ABSL_FLAG(std::string, on_calendar, "",
+          "jobs timer: when the job runs, as systemd's OnCalendar= "
+          "(daily, \"Mon..Fri 03:00\"; systemd.time(7))");
+ABSL_FLAG(bool, print, false,
+          "jobs timer: print the systemd units and the crontab line instead "
+          "of writing ~/.config/systemd/user");
+ABSL_FLAG(std::string, audit_project, "",
+          "with --job: the job's checkout, whose audit log gets the "
+          "session's decisions (default: --project's)");
+ABSL_FLAG(std::string, job, "",
+          "a job's session, as `garuda-agent run` starts it with -p: this "
+          "job file's rules and write scope, read by the session and its "
+          "helpers themselves");
 ABSL_FLAG(std::string, batch, "",
           "tool: `-`: read JSON lines {id,path,line,column} from stdin");
 ABSL_FLAG(bool, lsp, true,
@@ -95,6 +113,22 @@ constexpr char kUsage[] =
     "      continue this project's last session\n"
     "  garuda-agent sessions [--project DIR]\n"
     "      this project's sessions: id, start, turns, first prompt\n"
+    "  garuda-agent run JOB [--project CHECKOUT] [--json] [--provider P] "
+    "[--model M] [--base-url URL]\n"
+    "      an unattended job (.garuda/jobs/JOB.json, or a path): one turn in "
+    "a git\n"
+    "      worktree on a new branch garuda/JOB/TIME, commands writing only "
+    "the job's\n"
+    "      writeScope; then the post-check, testCommand and the commit. Exit "
+    "0\n"
+    "      succeeded, 1 failed, 2 bad job file (docs/jobs.md)\n"
+    "  garuda-agent jobs [--project CHECKOUT]\n"
+    "      the checkout's jobs: name, write scope, last result\n"
+    "  garuda-agent jobs timer JOB --on-calendar SPEC [--print] [--project "
+    "CHECKOUT]\n"
+    "      a systemd user service and timer that run the job (in "
+    "~/.config/systemd/user,\n"
+    "      or printed), and the crontab line for machines without systemd\n"
     "  garuda-agent tool find_references|callers|impact --project ROOT "
     "--path REL\n"
     "      --line L --column C [--depth N] [--json] [--nolsp] [--batch -]\n"
@@ -220,12 +254,54 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = garuda::ParseProgramFlags(argc, argv, kUsage);
   garuda::RequireFolderFlag("garuda-agent", "project",
                             absl::GetFlag(FLAGS_project));
+  garuda::RequireFolderFlag("garuda-agent", "audit_project",
+                            absl::GetFlag(FLAGS_audit_project));
   if (args.size() >= 2 && args[1] == "tool") {
     if (args.size() != 3) {
       std::cerr << garuda::knowledge::kToolUsage;
       return 2;
     }
     return RunTool(args[2]);
+  }
+  if (args.size() >= 2 && args[1] == "run") {
+    if (args.size() != 3) {
+      std::cerr << "garuda-agent: run takes one job: garuda-agent run JOB "
+                   "(a name in .garuda/jobs/ or a path); see --help\n";
+      return garuda::agent::kExitUsage;
+    }
+    garuda::jobs::RunJobOptions options;
+    options.checkout = absl::GetFlag(FLAGS_project);
+    options.job = args[2];
+    options.json = absl::GetFlag(FLAGS_json);
+    options.overrides.provider = absl::GetFlag(FLAGS_provider);
+    options.overrides.model = absl::GetFlag(FLAGS_model);
+    options.overrides.base_url = absl::GetFlag(FLAGS_base_url);
+    options.accept_weaker_lockdown =
+        absl::GetFlag(FLAGS_accept_weaker_lockdown);
+    absl::StatusOr<std::string> own = garuda::agent::OwnProgramFolder();
+    if (!own.ok()) return Fail(own.status());
+    options.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
+    if (options.helpers_dir.empty()) options.helpers_dir = *own;
+    options.agent_program = garuda::JoinPath(*own, "garuda-agent");
+    return garuda::jobs::RunJob(options);
+  }
+  if (args.size() >= 2 && args[1] == "jobs") {
+    garuda::jobs::JobsCommandOptions options;
+    options.checkout = absl::GetFlag(FLAGS_project);
+    if (args.size() == 2) return garuda::jobs::ListJobsCommand(options);
+    if (args.size() != 4 || args[2] != "timer" ||
+        absl::GetFlag(FLAGS_on_calendar).empty()) {
+      std::cerr << "garuda-agent: jobs lists the jobs; jobs timer JOB "
+                   "--on-calendar SPEC [--print] makes a timer; see --help\n";
+      return garuda::agent::kExitUsage;
+    }
+    absl::StatusOr<std::string> own = garuda::agent::OwnProgramFolder();
+    if (!own.ok()) return Fail(own.status());
+    options.agent_program = garuda::JoinPath(*own, "garuda-agent");
+    options.job = args[3];
+    options.on_calendar = absl::GetFlag(FLAGS_on_calendar);
+    options.print = absl::GetFlag(FLAGS_print);
+    return garuda::jobs::JobTimerCommand(options);
   }
   if (args.size() == 2 && args[1] == "sessions") {
     garuda::agent::AgentOptions options;
@@ -278,5 +354,18 @@ int main(int argc, char** argv) {
   options.overrides.base_url = absl::GetFlag(FLAGS_base_url);
   options.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
   options.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  options.job_file = absl::GetFlag(FLAGS_job);
+  options.audit_project = absl::GetFlag(FLAGS_audit_project);
+  if (!options.audit_project.empty() && options.job_file.empty()) {
+    std::cerr << "garuda-agent: --audit-project is for a job's session "
+                 "(--job)\n";
+    return garuda::agent::kExitUsage;
+  }
+  if (!options.job_file.empty() && !options.one_shot) {
+    std::cerr << "garuda-agent: --job is a job's session, started by "
+                 "`garuda-agent run JOB` with -p; run the job with "
+                 "garuda-agent run\n";
+    return garuda::agent::kExitUsage;
+  }
   return RunSession(options);
 }

@@ -43,6 +43,10 @@ ABSL_FLAG(bool, apply_staged, false,
           "paths (garuda-agent -p --apply-staged; the decision says so)");
 ABSL_FLAG(std::string, terminal, "/dev/tty",
           "serve --consent=terminal: the terminal to ask on");
+ABSL_FLAG(std::string, job, "",
+          "serve: the applier of a job (T6): read this job file, add its "
+          "rules, and refuse any change list with a path outside its "
+          "writeScope");
 ABSL_FLAG(std::string, undo_root, "",
           "apply, undo, recover, serve: the undo store (default: "
           "~/.garuda/undo)");
@@ -72,13 +76,17 @@ The change list (a ChangeSet stream) comes on standard input, from
   garuda-applier serve --channel-fd=N [--project DIR] [--undo-root DIR]
                        [--consent rules|terminal|relayed] [--terminal TTY]
                        [--apply-staged]
+                       [--job FILE]
       serve garuda-agent's session channel (proto/applier_service.proto):
       ApplyChangeSet (the list in a sealed memfd passed with the request;
       the applier decides itself: it asks the person on the terminal, or
       applies only what an allow rule of the settings permits) and
       UndoApply (an undo id, or the session's last apply); with
       --apply-staged (rules only) a command's changes are applied without
-      a question unless a rule denies or asks about one of their paths
+      a question unless a rule denies or asks about one of their paths;
+      with --job FILE (a job's applier, garuda-agent run) the job's rules
+      are added and any change list with a path outside the job file's
+      writeScope is refused
   garuda-applier recover [--project DIR] [--undo-root DIR]
       finish or reverse an apply that was interrupted (a kill, a crash, a
       power loss) and say which; apply and undo do this first on their own
@@ -136,6 +144,7 @@ int main(int argc, char** argv) {
     options.consent.terminal = absl::GetFlag(FLAGS_terminal);
     options.consent.apply_staged = absl::GetFlag(FLAGS_apply_staged);
     options.lock_down = lock_down;
+    options.job_file = absl::GetFlag(FLAGS_job);
     auto say = [](const std::string& line) {
       std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
     };

@@ -40,6 +40,10 @@ ABSL_FLAG(bool, allow_host, false,
 ABSL_FLAG(bool, keep_processes, false,
           "run: processes the command leaves behind keep running until they "
           "end (dev servers); without it they end with the command");
+ABSL_FLAG(std::string, job, "",
+          "run, serve: a job's command (T6): read this job file and run "
+          "only in the sandbox, direct mode, with the worktree read-only but "
+          "for the job's writeScope; nothing on the host");
 ABSL_FLAG(bool, json, false, "probe: print one JSON object");
 ABSL_FLAG(bool, quiet, false,
           "serve: no \"serving\" line on stderr (errors are still printed)");
@@ -69,13 +73,17 @@ constexpr char kUsage[] =
     "      run CMD in the sandbox: the project writable, the system "
     "read-only,\n"
     "      .git/hooks and .garuda/ hidden; the exit code is CMD's\n"
+    "  garuda-stager run --project WORKTREE --job FILE -- CMD [ARGS...]\n"
+    "      a job's command (garuda-agent run): in the sandbox only, the\n"
+    "      worktree read-only but for the job file's writeScope\n"
     "  garuda-stager run [--project DIR] --mode staged [--backend B] "
     "[--session NAME] [--out FILE] -- CMD [ARGS...]\n"
     "      run CMD over a staging view of the project (the project stays\n"
     "      read-only); the ChangeSet goes to stdout (or FILE) for\n"
     "      garuda-applier, CMD's output to stderr\n"
     "  garuda-stager serve --channel-fd=N [--project DIR] [--mode M] "
-    "[--backend B] [--session-id ID] [--consent rules|terminal|relayed]\n"
+    "[--backend B] [--session-id ID] [--consent rules|terminal|relayed] "
+    "[--job FILE]\n"
     "      serve garuda-agent's session channel (proto/stager_service.proto):\n"
     "      DescribeSession, RunCommand (output captured; staged mode: one\n"
     "      staging view for the whole channel, each command's ChangeSet in\n"
@@ -154,6 +162,7 @@ int Dispatch(int argc, char** argv) {
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session = absl::GetFlag(FLAGS_session);
     options.out = absl::GetFlag(FLAGS_out);
+    options.job_file = absl::GetFlag(FLAGS_job);
     // Taken once the run has opened what it needs, before the command
     // starts (not with --allow-host: the command may end up on the host).
     options.lock_down = garuda::LockDownStager;
@@ -168,6 +177,7 @@ int Dispatch(int argc, char** argv) {
     options.backend = absl::GetFlag(FLAGS_backend);
     options.session_id = absl::GetFlag(FLAGS_session_id);
     options.quiet = absl::GetFlag(FLAGS_quiet);
+    options.job_file = absl::GetFlag(FLAGS_job);
     absl::StatusOr<garuda::ConsentMode> consent =
         garuda::ParseConsentMode(absl::GetFlag(FLAGS_consent));
     if (!consent.ok()) {

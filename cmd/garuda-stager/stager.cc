@@ -9,6 +9,7 @@
 #include "lib/base/home.h"
 #include "lib/policy/merge.h"
 #include "lib/netproxy/session_proxy.h"
+#include "lib/staging/job_commands.h"
 #include "lib/staging/network_start.h"
 #include "lib/staging/session.h"
 #include "lib/staging/staged_guard.h"
@@ -99,6 +100,26 @@ int StagerRun(const StagerRunOptions& options) {
   }
   std::string mode = options.mode.empty() ? settings->settings.commands().mode()
                                           : options.mode;
+  std::optional<jobs::JobGuard> job;
+  if (!options.job_file.empty()) {
+    // A job's command (its test command): the scope read here, from the
+    // job file; never on the host (no --allow-host, which is then refused
+    // with the sandbox's own failure below).
+    if (options.allow_host) {
+      Say(absl::StrCat("--allow-host is refused with --job: ",
+                       jobs::kJobHostRefusal, "; nothing was run"));
+      return kStagerRefused;
+    }
+    absl::StatusOr<jobs::JobGuard> opened = OpenStagerJob(
+        options.job_file, *project, mode.empty() ? "direct" : mode,
+        std::nullopt);
+    if (!opened.ok()) {
+      Say(absl::StrCat(opened.status().message(), "; nothing was run"));
+      return kStagerRefused;
+    }
+    job = *std::move(opened);
+    mode = "direct";
+  }
   if (mode == "staged") {
     if (options.keep_processes || options.allow_host) {
       Say("--keep-processes and --allow-host do not apply to --mode staged: "
@@ -149,6 +170,7 @@ int StagerRun(const StagerRunOptions& options) {
     Say(std::string(policy.status().message()));
     return kStagerRefused;
   }
+  if (job) ScopeJobCommand(*job, &*policy);
   policy->set_keep_processes(options.keep_processes);
   // The allow list's proxy, started before the lockdown (its own is
   // stricter); --network gives the command all of it instead.

@@ -33,6 +33,9 @@ struct StagerRunOptions {
   // command starts in the sandbox; empty: none.
   StagerLockDown lock_down;
   std::optional<AcceptWeakerLockdown> accept_weaker;
+  // --job FILE: a job's command (lib/staging/job_commands.h): direct mode,
+  // the job's write scope, never on the host.
+  std::string job_file;
 };
 
 // `run`: loads and merges the settings, runs the command in the sandbox

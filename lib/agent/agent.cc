@@ -227,6 +227,14 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   }
   parts.check_helpers = [&helpers] { return helpers.CheckAlive(); };
   parts.verify_audit = [root] { return VerifyAudit(root); };
+  if (opened.job) {
+    const jobs::JobGuard* job = &*opened.job;
+    const int worktree_fd = opened.project->fd();
+    parts.check_write = [job, worktree_fd](const std::string& path) {
+      return jobs::CheckJobWrite(*job, worktree_fd, path);
+    };
+    parts.host_refusal = jobs::kJobHostRefusal;
+  }
   const bool strict = config.strict;
   absl::StatusOr<std::unique_ptr<Session>> session =
       Session::Start(std::move(config), parts);

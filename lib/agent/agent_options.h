@@ -30,6 +30,12 @@ struct AgentOptions {
   // check and refusals as always). Without it they are kept for review.
   bool apply_staged = false;
   int in_fd = 0, out_fd = 1, err_fd = 2;
+  // A job's session (garuda-agent run starts it with --job, lib/jobs): the
+  // job file the session and its helpers each read themselves.
+  std::string job_file;
+  // With job_file: the job's checkout, whose audit log the session's
+  // decisions go to (--audit-project); empty: the project's.
+  std::string audit_project;
   // --plain: the terminal without colours or formatting (the model's text
   // as written).
   bool plain = false;

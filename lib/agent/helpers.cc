@@ -66,9 +66,9 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
     weaker.push_back("--accept-weaker-lockdown=" +
                      options.accept_weaker_lockdown);
   }
-  std::vector<std::string> auditor = {options.paths.auditor, "serve",
-                                      "--channel-fd=3", "--project",
-                                      options.project};
+  std::vector<std::string> auditor = {
+      options.paths.auditor, "serve", "--channel-fd=3", "--project",
+      options.audit_project.empty() ? options.project : options.audit_project};
   auditor.insert(auditor.end(), weaker.begin(), weaker.end());
   ASSIGN_OR_RETURN(helpers->auditor_, SpawnHelper(auditor));
   helpers->audit_ = AuditChannelClient(helpers->auditor_.get());
@@ -84,6 +84,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(
       std::make_unique<budget::BudgetClient>(helpers->budgeter_.get());
 
   std::vector<std::string> consent = {"--consent=" + options.consent};
+  if (!options.job_file.empty()) consent.push_back("--job=" + options.job_file);
   if (!options.consent_terminal.empty()) {
     consent.push_back("--terminal=" + options.consent_terminal);
   }

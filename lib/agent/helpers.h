@@ -63,6 +63,12 @@ struct HelpersOptions {
   // --accept-weaker-lockdown when not empty (a kernel without Landlock or
   // seccomp).
   std::string accept_weaker_lockdown;
+  // A job's session: passed to the stager and the applier as --job, so
+  // that each reads the job's scope and rules itself.
+  std::string job_file;
+  // The project whose audit log the auditor appends to; empty: `project`.
+  // A job's session logs to its checkout's, beside the run's own events.
+  std::string audit_project;
 };
 
 class Helpers {

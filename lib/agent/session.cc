@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "lib/agent/schedule.h"
 #include "lib/agent/session_view.h"
 #include "lib/agent/system_prompt.h"
 #include "lib/agent/tool_calls.h"
@@ -37,6 +38,8 @@ constexpr char kHelp[] =
     "  /budget        the token budget: limit, spent, left, per agent\n"
     "  /mode          the command mode, backend, profile and sandbox\n"
     "  /compact       replace the conversation by the model's summary of it\n"
+    "  /schedule [NAME]  propose this as an unattended job "
+    "(.garuda/jobs/NAME.json)\n"
     "  /clear         start a new conversation (the model forgets this one)\n"
     "  /exit          leave";
 
@@ -213,6 +216,8 @@ ToolContext Session::Tools() const {
   tools.applier = parts_.applier;
   tools.audit = parts_.audit;
   tools.code = parts_.code;
+  tools.check_write = parts_.check_write;
+  tools.host_refusal = parts_.host_refusal;
   // Staged changes no person could answer are kept beside the journal.
   if (parts_.journal != nullptr) {
     tools.session_dir = Dirname(parts_.journal->path());
@@ -609,6 +614,9 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
         "\"staged\"} in the settings."));
   } else if (line == "/compact") {
     RETURN_IF_ERROR(CompactNow());
+  } else if (line == "/schedule" || absl::StartsWith(line, "/schedule ")) {
+    RETURN_IF_ERROR(
+        ScheduleJob(*this, parts_, config_.session_id, line.substr(9)));
   } else if (line == "/clear") {
     messages_.clear();
     pending_person_output_.clear();

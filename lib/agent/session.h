@@ -80,6 +80,10 @@ struct SessionParts {
   std::function<absl::Status()> check_helpers;
   // /audit verify: the report's text (read-only, in-process).
   std::function<std::string()> verify_audit;
+  // A job's session (tool_calls.h ToolContext): the edit tools' write check
+  // and the refusal of every command outside the sandbox. Empty: no job.
+  std::function<absl::Status(const std::string& path)> check_write;
+  std::string host_refusal;
 };
 
 // The strict profile without a working sandbox: FAILED_PRECONDITION with

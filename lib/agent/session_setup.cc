@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "lib/audit/verify_cli.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "lib/policy/merge.h"
 #include "lib/policy/sources.h"
 #include "lib/provider/http.h"
 
@@ -46,6 +48,26 @@ std::string VerifyAudit(const std::string& project) {
   return text;
 }
 
+namespace {
+
+// A job's session: the job file read here too (its helpers read it
+// themselves), its rules added to the settings' and its budget the limit
+// when lower. No person answers; a job never has a terminal.
+absl::Status OpenJob(const AgentOptions& options, OpenedSession& opened) {
+  ASSIGN_OR_RETURN(opened.job, jobs::LoadJobGuard(options.job_file,
+                                                  opened.project->root()));
+  RETURN_IF_ERROR(jobs::AddJobRules(*opened.job, &opened.settings.permissions));
+  if (opened.job->token_budget > 0) {
+    const uint64_t settings_limit = static_cast<uint64_t>(
+        std::max<int64_t>(0, opened.settings.token_limit));
+    opened.settings.token_limit = static_cast<int64_t>(
+        StricterLimit(opened.job->token_budget, settings_limit));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 // --project, or the current folder.
 absl::StatusOr<std::unique_ptr<Project>> OpenProject(
     const AgentOptions& options) {
@@ -69,6 +91,7 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   ASSIGN_OR_RETURN(SettingsSources sources,
                    LoadSettingsSources(DefaultSettingsLocations(root)));
   ASSIGN_OR_RETURN(opened.settings, LoadSessionSettings(sources));
+  if (!options.job_file.empty()) RETURN_IF_ERROR(OpenJob(options, opened));
   if (provider::ModelConfigured(opened.settings.model, options.overrides)) {
     ASSIGN_OR_RETURN(provider::ClientOptions client_options,
                      provider::ClientOptionsFromSettings(
@@ -123,7 +146,8 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   }
   opened.instructions =
       LoadProjectInstructions(opened.project->root(), opened.home);
-  opened.terminal = !options.one_shot && ::isatty(options.in_fd) != 0;
+  opened.terminal =
+      !options.one_shot && !opened.job && ::isatty(options.in_fd) != 0;
   if (opened.terminal) {
     opened.history_path = JoinPath(JoinPath(opened.home, ".garuda"), "history");
   }
@@ -156,6 +180,11 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   // the rules they read themselves.
   helper_options.consent = opened.terminal ? "terminal" : "rules";
   helper_options.apply_staged = options.apply_staged && !opened.terminal;
+  if (opened.job) {
+    helper_options.job_file = opened.job->file;
+    helper_options.audit_project = options.audit_project;
+    helper_options.command_mode = "direct";
+  }
   return Helpers::Start(helper_options);
 }
 

@@ -8,6 +8,7 @@
 #define GARUDA_LIB_AGENT_SESSION_SETUP_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "lib/agent/instructions.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/settings.h"
+#include "lib/jobs/job_guard.h"
 #include "lib/knowledge/code_tools_client.h"
 #include "lib/provider/client.h"
 #include "lib/tools/project.h"
@@ -46,6 +48,8 @@ struct OpenedSession {
   std::string history_path;  // "" without a terminal
   std::string helpers_dir;   // where the helper programs are
   ProjectInstructions instructions;  // AGENTS.md and the person's own
+  // A job's session (AgentOptions::job_file): its scope and rules.
+  std::optional<jobs::JobGuard> job;
 };
 
 // --project, or the current folder.

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/base/files.h"
+#include "lib/base/json_message.h"
 #include "lib/provider/json.h"
 
 namespace garuda {
@@ -22,12 +23,7 @@ std::string WithType(const char* type, const google::protobuf::Message& m) {
 }  // namespace
 
 std::string ReportJson(const google::protobuf::Message& message) {
-  std::string out;
-  google::protobuf::util::JsonPrintOptions print;
-  print.always_print_primitive_fields = true;
-  // A message of plain fields always prints; a failure would be a bug.
-  (void)google::protobuf::util::MessageToJsonString(message, &out, print);
-  return out;
+  return MessageToJsonLineWithDefaults(message);
 }
 
 void StreamJsonWriter::Line(const std::string& json) {

@@ -261,6 +261,11 @@ class Call {
                     InputRefused(input.status()));
     }
     const bool on_host = input->outside_sandbox || !c_.sandboxed;
+    if (on_host && !c_.host_refusal.empty()) {
+      std::string text = absl::StrCat("denied: ", c_.host_refusal);
+      RETURN_IF_ERROR(Audit("tool_call", "deny", text));
+      return Refused(text, absl::StrCat("Denied: ", text, "."));
+    }
     if (on_host && c_.require_sandbox) {
       std::string text =
           "denied: the settings require the OS sandbox (requireSandbox), "
@@ -386,6 +391,16 @@ class Call {
   }
 
   absl::StatusOr<std::optional<std::string>> DecideEdit() {
+    // A job's scope comes before every rule: an allow rule cannot widen it.
+    if (c_.check_write) {
+      absl::Status in_scope = c_.check_write(request_.argument);
+      if (!in_scope.ok()) {
+        std::string text = absl::StrCat("denied: ", in_scope.message());
+        RETURN_IF_ERROR(Audit("tool_call", "deny", text));
+        ASSIGN_OR_RETURN(done_, Refused(text, absl::StrCat("Denied: ", text)));
+        return std::optional<std::string>();
+      }
+    }
     // A deny rule stops the call before the file is even read.
     if (c_.permissions->Decide(request_).verdict != Verdict::kDeny) {
       absl::StatusOr<ProposedEdit> proposed =

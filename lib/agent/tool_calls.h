@@ -8,6 +8,7 @@
 #ifndef GARUDA_LIB_AGENT_TOOL_CALLS_H_
 #define GARUDA_LIB_AGENT_TOOL_CALLS_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -43,6 +44,13 @@ struct ToolContext {
   // find_references, callers, impact (garuda-agent tool serve); null when
   // the session has no code tools.
   knowledge::CodeService* code = nullptr;
+  // A job (lib/jobs): an edit tool's write of the path it reaches is
+  // checked against the job's scope before any rule (an allow rule does not
+  // widen it); not OK is a denial. Empty: not a job.
+  std::function<absl::Status(const std::string& path)> check_write;
+  // Not empty: every command outside the sandbox is denied before any rule,
+  // with this reason (a job's).
+  std::string host_refusal;
   // The turn's cancel (Ctrl-C): a running command is stopped when it is set.
   // May be null.
   const CancelFlag* cancel = nullptr;

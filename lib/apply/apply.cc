@@ -23,6 +23,7 @@
 #include "lib/apply/journal.h"
 #include "lib/apply/paths.h"
 #include "lib/apply/recover.h"
+#include "lib/apply/scope_refusal.h"
 #include "lib/apply/signals.h"
 #include "lib/apply/transaction.h"
 #include "lib/apply/undo_store.h"
@@ -38,6 +39,9 @@ namespace apply_internal {
 absl::StatusOr<ApplyResult> Applier::Run() {
   ApplyResult result;
   CheckEntries(change_set_, &result.problems);
+  if (options_.write_scope) {
+    RefuseOutsideScope(change_set_, *options_.write_scope, &result.problems);
+  }
   if (!result.problems.empty()) {
     result.outcome = ApplyOutcome::kRefused;
     return result;

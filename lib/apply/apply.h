@@ -17,6 +17,7 @@
 #define GARUDA_LIB_APPLY_APPLY_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct ApplyOptions {
   // Test seam for the negative control of the re-check: false skips the
   // confirmation that what a rename swapped out is what was checked.
   bool verify_replaced = true;
+  // A job's write scope (garuda-applier --job): a list with any path
+  // outside it is refused whole (scope_refusal.h). nullopt: no scope.
+  std::optional<std::vector<std::string>> write_scope;
 };
 
 enum class ApplyOutcome {

@@ -4,7 +4,9 @@
 #ifndef GARUDA_LIB_APPLY_OUTCOME_H_
 #define GARUDA_LIB_APPLY_OUTCOME_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "lib/apply/apply.h"
@@ -17,6 +19,8 @@ inline constexpr char kNoChangesLine[] = "No changes";
 struct ApplierPlaces {
   std::string project;    // real path
   std::string undo_root;  // ~/.garuda/undo unless given
+  // A job's write scope (--job; lib/apply/scope_refusal.h); nullopt: none.
+  std::optional<std::vector<std::string>> write_scope;
 };
 
 // `project` empty: the current folder; `undo_root` empty: ~/.garuda/undo.

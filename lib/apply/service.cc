@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "lib/apply/apply.h"
 #include "lib/apply/outcome.h"
+#include "lib/apply/job_applier.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/home.h"
@@ -92,7 +93,9 @@ absl::Status ApplyServedList(ChangeSet change_set, const std::string& project,
                              const std::string& undo_root,
                              const std::string& reason,
                              const std::string& session_id,
-                             applier::ApplyOutcome* reply) {
+                             applier::ApplyOutcome* reply,
+                             const std::optional<std::vector<std::string>>&
+                                 write_scope = std::nullopt) {
   if (change_set.NoChanges()) {
     reply->set_kind(applier::ApplyOutcome::NO_CHANGES);
     reply->set_line(kNoChangesLine);
@@ -103,6 +106,7 @@ absl::Status ApplyServedList(ChangeSet change_set, const std::string& project,
   options.project = project;
   options.undo_root = undo_root;
   options.session_id = session_id;
+  options.write_scope = write_scope;
   ASSIGN_OR_RETURN(ApplyResult result, ApplyChangeSet(change_set, options));
   FillFromResult(result, /*undo=*/false, reply);
   if (result.outcome == ApplyOutcome::kApplied) {
@@ -221,7 +225,8 @@ absl::Status ServeApply(const applier::ApplyChangeSet& apply, int fd,
   std::vector<std::string> paths = PathsOf(change_set);
   RETURN_IF_ERROR(ApplyServedList(std::move(change_set), places.project,
                                   places.undo_root, apply.reason(),
-                                  apply.session_id(), reply));
+                                  apply.session_id(), reply,
+                                  places.write_scope));
   if (reply->kind() == applier::ApplyOutcome::APPLIED) {
     AddPaths(paths, reply->mutable_applied_paths());
     if (choice) {
@@ -293,11 +298,15 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
                    LocateApplierPlaces(options.project, options.undo_root));
   ASSIGN_OR_RETURN(UniqueFd project_fd, OpenRoot(places.project));
   RETURN_IF_ERROR(MakeDirectories(places.undo_root, 0700));
+  ConsentOptions consent_options = options.consent;
+  if (!options.job_file.empty()) {
+    RETURN_IF_ERROR(OpenApplierJob(options.job_file, &places, &consent_options));
+  }
   // The rules are read and the terminal opened now, before the lockdown:
   // what decides is this process's own view, not the agent's.
   ASSIGN_OR_RETURN(std::unique_ptr<Consent> consent,
-                   Consent::Open(options.consent, places.project));
-  if (options.consent.apply_staged && options.log) {
+                   Consent::Open(consent_options, places.project));
+  if (consent_options.apply_staged && options.log) {
     options.log(
         "--apply-staged: a command's changes are applied without a question "
         "unless a rule denies or asks about one of its paths");

@@ -37,6 +37,10 @@ struct ApplierServeOptions {
   std::function<absl::Status(const std::vector<std::string>& writable)>
       lock_down;
   std::function<void(const std::string& line)> log;
+  // --job FILE: a job's applier. It reads the job file itself, adds the
+  // job's rules to the settings' and refuses every change list with a path
+  // outside the job's writeScope (lib/apply/scope_refusal.h).
+  std::string job_file;
 };
 
 // Serves until the agent closes the channel (OK) or the protocol is broken

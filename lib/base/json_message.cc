@@ -305,6 +305,16 @@ std::string MessageToJsonLine(const google::protobuf::Message& message) {
   return out;
 }
 
+std::string MessageToJsonLineWithDefaults(
+    const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  // A message of plain fields always prints; a failure would be a bug.
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  return out;
+}
+
 const char* JsonKindName(const Value& value) { return KindName(value); }
 
 }  // namespace garuda

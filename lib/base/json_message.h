@@ -40,6 +40,10 @@ absl::Status ReadJsonMessageFile(const std::string& path,
 // One line of compact JSON for `message` (field names in lowerCamelCase, as
 // in the settings files).
 std::string MessageToJsonLine(const google::protobuf::Message& message);
+// The same with every field, empty ones included ("commit": "", "paths":
+// []): a report that scripts read by key.
+std::string MessageToJsonLineWithDefaults(
+    const google::protobuf::Message& message);
 
 // What a JSON value is, for messages: "a string", "a number", "true or
 // false", "an object", "a list", "null".

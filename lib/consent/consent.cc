@@ -118,6 +118,10 @@ absl::StatusOr<std::unique_ptr<Consent>> Consent::Open(
   ASSIGN_OR_RETURN(SettingsSources sources,
                    LoadSettingsSources(DefaultSettingsLocations(project)));
   ASSIGN_OR_RETURN(LoadedPermissions loaded, LoadPermissions(sources));
+  if (!options.extra_rules_source.empty()) {
+    RETURN_IF_ERROR(loaded.permissions.AddRules(options.extra_rules,
+                                                options.extra_rules_source));
+  }
   std::unique_ptr<Asker> asker;
   if (options.mode == ConsentMode::kTerminal) {
     ASSIGN_OR_RETURN(asker, OpenTerminalAsker(options.terminal));

@@ -100,6 +100,10 @@ struct ConsentDecision {
 struct ConsentOptions {
   ConsentMode mode = ConsentMode::kRules;
   std::string terminal = "/dev/tty";  // the terminal mode's terminal
+  // Rules besides the settings' (a job's own, read by the helper from the
+  // job file), named by `extra_rules_source`; none when empty.
+  PermissionSettings extra_rules;
+  std::string extra_rules_source;
   // Rules mode only (garuda-agent -p --apply-staged): a command's complete
   // change list is applied without a question unless a rule denies or
   // asks about one of its paths (a sensitive name asks).

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -29,6 +30,25 @@ absl::StatusOr<std::string> JobFilePath(const std::string& checkout,
         "job file)"));
   }
   return path;
+}
+
+absl::Status CheckJobName(absl::string_view name) {
+  // git refuses ".." and a ".lock" or "." ending in a branch's name.
+  bool valid = !name.empty() && name[0] != '.' && name[0] != '-' &&
+               name.size() <= 100 && !absl::StrContains(name, "..") &&
+               !absl::EndsWith(name, ".lock") && !absl::EndsWith(name, ".");
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' &&
+        c != '_' && c != '-') {
+      valid = false;
+    }
+  }
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "job name \"", name,
+      "\": a job's name (its file's name without .json) is letters, digits, "
+      "'.', '_' and '-', up to 100, not starting with '.' or '-', "
+      "without \"..\" and not ending in \".\" or \".lock\""));
 }
 
 absl::StatusOr<Job> ParseJobFile(const std::string& text,

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "proto/job.pb.h"
 
 namespace garuda {
@@ -34,6 +36,11 @@ inline constexpr char kWholeWorktreeLine[] =
 // name.
 absl::StatusOr<std::string> JobFilePath(const std::string& checkout,
                                         const std::string& job);
+
+// A job's name goes into its branch (garuda/<name>/<time>), its worktree's
+// folder and its timer's unit: one or more of [A-Za-z0-9._-], not starting
+// with '.' or '-'. INVALID_ARGUMENT names it.
+absl::Status CheckJobName(absl::string_view name);
 
 // Reads and checks a job file. INVALID_ARGUMENT, starting with the path,
 // for JSON or schema mistakes (the field as the file spells it), a missing

@@ -74,6 +74,17 @@ TEST(JobFileTest, SchemaMistakesNameTheFileAndField) {
             "/c/.garuda/jobs/nightly.json: \"prompt\" is required: what the job asks the model to do");
 }
 
+// The name goes into a branch, a folder and a unit name.
+TEST(JobFileTest, JobNamesAreRefusedWhereGitOrAPathWouldMisreadThem) {
+  for (const char* good : {"nightly", "deps.update", "lint_fix-2"}) {
+    EXPECT_TRUE(CheckJobName(good).ok()) << good;
+  }
+  for (const char* bad : {"", ".hidden", "-flag", "a b", "a/b", "a..b~",
+                          "x:y", "name\n", "a..b", "x.lock", "x."}) {
+    EXPECT_FALSE(CheckJobName(bad).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace jobs
 }  // namespace garuda

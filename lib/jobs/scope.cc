@@ -98,5 +98,41 @@ bool InScope(const std::vector<std::string>& scope, absl::string_view relative) 
   return false;
 }
 
+absl::Status CheckWriteInScope(int worktree_fd,
+                               const std::vector<std::string>& scope,
+                               absl::string_view relative) {
+  if (!InScope(scope, relative)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("\"", relative,
+                     "\" is outside the job's write scope (writeScope)"));
+  }
+  // Each prefix in turn: the first that does not exist ends the walk (what
+  // would be made there is made where it is named).
+  std::string prefix;
+  for (absl::string_view part : absl::StrSplit(relative, '/')) {
+    prefix =
+        prefix.empty() ? std::string(part) : absl::StrCat(prefix, "/", part);
+    absl::StatusOr<UniqueFd> parent = OpenParentBeneath(worktree_fd, prefix);
+    if (!parent.ok()) {
+      if (absl::IsNotFound(parent.status())) return absl::OkStatus();
+      return absl::PermissionDeniedError(absl::StrCat(
+          "\"", relative, "\" is reached through a symbolic link: a job "
+          "writes only the place a path names"));
+    }
+    struct stat st;
+    const std::string name(prefix.substr(prefix.rfind('/') + 1));
+    if (::fstatat(parent->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) !=
+        0) {
+      return absl::OkStatus();
+    }
+    if (S_ISLNK(st.st_mode)) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "\"", relative, "\" is reached through a symbolic link (\"", prefix,
+          "\"): a job writes only the place a path names"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace jobs
 }  // namespace garuda

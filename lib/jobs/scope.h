@@ -36,6 +36,16 @@ absl::Status CheckScopeInWorktree(int worktree_fd,
 // scope.
 bool InScope(const std::vector<std::string>& scope, absl::string_view relative);
 
+// A write of `relative` (an edit tool's path, a change list's entry) by a
+// job: OK when the path is in the scope and it reaches, in the worktree as
+// it is now, the place it names: no symbolic link on the way, the last
+// component included (a link inside a scope folder may point anywhere).
+// PERMISSION_DENIED names the path and why. Called when the call is
+// decided and again just before the write.
+absl::Status CheckWriteInScope(int worktree_fd,
+                               const std::vector<std::string>& scope,
+                               absl::string_view relative);
+
 }  // namespace jobs
 }  // namespace garuda
 

@@ -97,6 +97,32 @@ absl::StatusOr<JobWorktree> CreateJobWorktree(const std::string& checkout,
   return made;
 }
 
+absl::Status RemoveUnusedJobWorktree(const std::string& checkout,
+                                     const JobWorktree& worktree) {
+  ASSIGN_OR_RETURN(Repository repository, Open(checkout));
+  git_worktree* raw = nullptr;
+  if (git_worktree_lookup(&raw, repository.get(),
+                          Basename(worktree.path).c_str()) != 0) {
+    return GitError(absl::StrCat("git: find the worktree ", worktree.path));
+  }
+  Worktree found(raw);
+  git_worktree_prune_options options = GIT_WORKTREE_PRUNE_OPTIONS_INIT;
+  options.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_WORKING_TREE;
+  if (git_worktree_prune(found.get(), &options) != 0) {
+    return GitError(absl::StrCat("git: remove the worktree ", worktree.path));
+  }
+  git_reference* branch = nullptr;
+  if (git_branch_lookup(&branch, repository.get(), worktree.branch.c_str(),
+                        GIT_BRANCH_LOCAL) != 0) {
+    return GitError(absl::StrCat("git: find the branch ", worktree.branch));
+  }
+  Reference branch_ref(branch);
+  if (git_branch_delete(branch_ref.get()) != 0) {
+    return GitError(absl::StrCat("git: delete the branch ", worktree.branch));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<WorktreeChanges> ListWorktreeChanges(
     const std::string& worktree, const std::string& base_commit) {
   ASSIGN_OR_RETURN(Repository repository, Open(worktree));

@@ -27,6 +27,12 @@ absl::StatusOr<JobWorktree> CreateJobWorktree(const std::string& checkout,
                                               const std::string& timestamp,
                                               const std::string& parent);
 
+// Removes a worktree that CreateJobWorktree just made and that the job will
+// not use (its scope was refused against it): the folder, git's record of
+// it and its branch. Only for a worktree nothing has run in yet.
+absl::Status RemoveUnusedJobWorktree(const std::string& checkout,
+                                     const JobWorktree& worktree);
+
 struct WorktreeChanges {
   // Every path that differs from the base commit, relative and sorted:
   // modified, added, deleted, staged or not, untracked and ignored files

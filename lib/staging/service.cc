@@ -26,6 +26,7 @@
 #include "lib/ipc/helper_process.h"
 #include "lib/ipc/sealed_memfd.h"
 #include "lib/netproxy/session_proxy.h"
+#include "lib/staging/job_commands.h"
 #include "lib/staging/network_start.h"
 #include "lib/staging/command_watch.h"
 #include "lib/staging/session.h"
@@ -180,6 +181,11 @@ class StagerService {
 
     probe_ = ProbeSandbox({});
     problem_ = FirstSandboxProblem(probe_);
+    if (!options_.job_file.empty()) {
+      ASSIGN_OR_RETURN(job_, OpenStagerJob(options_.job_file, project_, mode_,
+                                           problem_));
+      notices_.push_back(DescribeJobScope(*job_));
+    }
     // The network proxy of an allow list, before the lockdown; under the
     // strict profile its enforcement proven in a sandbox, or no session.
     if (!problem_) {
@@ -192,7 +198,7 @@ class StagerService {
     // debugger) and, in staged mode, while it still sees the project
     // writable: it is the only way an agreed on_host command can change the
     // project.
-    if (!RequiredSandbox(settings_).has_value()) {
+    if (!RequiredSandbox(settings_).has_value() && !job_) {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
                      project_,      "--mode", kHostMode};
@@ -357,6 +363,10 @@ class StagerService {
       };
     }
 
+    if (request.on_host() && job_) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("on_host is refused: ", jobs::kJobHostRefusal));
+    }
     if (request.on_host()) {
       return RunOnTheHost(request, run, directory, wall_time_ms,
                           watch ? &*watch : nullptr, result);
@@ -406,6 +416,7 @@ class StagerService {
     }
     ASSIGN_OR_RETURN(SandboxPolicy policy,
                      DirectCommandPolicy(settings_, command));
+    if (job_) ScopeJobCommand(*job_, &policy);
     LowerWallTime(wall_time_ms, &policy);
     std::vector<proxy::NetworkEvent> asked;
     ASSIGN_OR_RETURN(
@@ -490,6 +501,7 @@ class StagerService {
 
   const StagerServeOptions& options_;
   std::unique_ptr<Consent> consent_;
+  std::optional<jobs::JobGuard> job_;  // --job
   std::string project_;
   MergedSettings settings_;
   std::string mode_;

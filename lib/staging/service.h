@@ -66,6 +66,9 @@ struct StagerServeOptions {
   // Empty: no lockdown.
   StagerLockDown lock_down;
   std::optional<AcceptWeakerLockdown> accept_weaker;
+  // --job FILE: a job's session (lib/staging/job_commands.h): direct mode
+  // only, the sandbox required, the job's write scope, nothing on the host.
+  std::string job_file;
 };
 
 // Serves until EndSession or until the agent closes the channel (OK), or

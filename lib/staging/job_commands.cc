@@ -1,0 +1,37 @@
+#include "lib/staging/job_commands.h"
+
+#include "absl/strings/str_cat.h"
+#include "lib/base/status_macros.h"
+#include "lib/jobs/job_file.h"
+#include "sandbox/command_policy.h"
+
+namespace garuda {
+
+absl::StatusOr<jobs::JobGuard> OpenStagerJob(
+    const std::string& job_file, const std::string& project,
+    const std::string& mode, const std::optional<SandboxProblem>& problem) {
+  if (mode != "direct") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--job: a job's commands run in direct mode in its own worktree, "
+        "not in \"",
+        mode, "\" mode"));
+  }
+  if (problem) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--job: a job never runs a command outside the OS sandbox, and this "
+        "machine has none: ",
+        problem->reason, ". fix: ", problem->fix));
+  }
+  return jobs::LoadJobGuard(job_file, project);
+}
+
+void ScopeJobCommand(const jobs::JobGuard& job, SandboxPolicy* policy) {
+  if (job.whole_worktree) return;
+  ScopeProjectWrites(job.scope, policy);
+}
+
+std::string DescribeJobScope(const jobs::JobGuard& job) {
+  return jobs::ScopeLine(job.whole_worktree, job.scope);
+}
+
+}  // namespace garuda
