@@ -271,6 +271,8 @@ absl::StatusOr<RunResult> RunOnHost(const RunOptions& options,
   supervise.cancel_fd = options.cancel_fd;
   supervise.on_output = options.on_output;
   supervise.kill_group = own_group;
+  supervise.tick_ms = options.tick_ms;
+  supervise.on_tick = options.on_tick;
   ASSIGN_OR_RETURN(
       Supervised supervised,
       Supervise(child.pid, std::move(child.pidfd), std::move(out.read),

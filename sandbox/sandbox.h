@@ -74,6 +74,11 @@ struct RunOptions {
   // stdout, 2 stderr), before the cap applies, on the calling thread. For a
   // live view; the result still carries the capped output.
   std::function<void(int stream, absl::string_view data)> on_output;
+  // RunOnHost only: called about every tick_ms while the command runs, on
+  // the calling thread (a caller that captures into files of its own reads
+  // them from here for a live view). 0: never.
+  uint64_t tick_ms = 0;
+  std::function<void()> on_tick;
 };
 
 // Raises the stop signal of a run made with defer_stop_signal, if one came;

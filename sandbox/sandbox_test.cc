@@ -340,6 +340,31 @@ TEST_F(SandboxTest, CancelStopsAHostCommandAndItsBackground) {
   EXPECT_EQ(ran.result->kind, RunResult::Kind::kExited);
 }
 
+// A host run's tick (RunOptions::on_tick): called while the command runs,
+// and the wall time still ends it. The control: no tick_ms, no calls.
+TEST_F(SandboxTest, AHostRunTicksAndKeepsItsWallTime) {
+  int ticks = 0;
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "sleep 0.4"};
+  options.tick_ms = 20;
+  options.on_tick = [&] { ++ticks; };
+  auto ran = RunOnHost(options, project_);
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_EQ(ran->kind, RunResult::Kind::kExited) << ran->Describe();
+  EXPECT_GE(ticks, 3);
+  options.argv = {"/bin/sh", "-c", "sleep 30"};
+  options.wall_time_ms = 200;
+  ran = RunOnHost(options, project_);
+  ASSERT_TRUE(ran.ok());
+  EXPECT_EQ(ran->kind, RunResult::Kind::kTimedOut) << ran->Describe();
+  ticks = 0;
+  options.argv = {"/bin/sh", "-c", "sleep 0.2"};
+  options.wall_time_ms = 0;
+  options.tick_ms = 0;
+  ASSERT_TRUE(RunOnHost(options, project_).ok());
+  EXPECT_EQ(ticks, 0);
+}
+
 TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {
   RunResult result =
       Run("grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");

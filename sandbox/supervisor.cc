@@ -168,10 +168,21 @@ absl::StatusOr<Supervised> Supervise(pid_t pid, UniqueFd pidfd,
     if (deadline >= 0 && !done_waiting() && !supervised.timed_out) {
       timeout = static_cast<int>(std::max<int64_t>(0, deadline - NowMs()));
     }
+    const bool ticking =
+        options.tick_ms > 0 && options.on_tick && !done_waiting();
+    if (ticking) {
+      const int tick = static_cast<int>(std::min<uint64_t>(options.tick_ms, 60000));
+      timeout = timeout < 0 ? tick : std::min(timeout, tick);
+    }
     int ready = ::poll(fds, count, timeout);
     if (ready < 0) {
       if (errno == EINTR) continue;
       return LastErrnoStatus("poll");
+    }
+    if (ready == 0 && ticking &&
+        (deadline < 0 || supervised.timed_out || NowMs() < deadline)) {
+      options.on_tick();
+      continue;
     }
     if (ready == 0) {
       supervised.timed_out = true;

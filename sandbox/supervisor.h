@@ -85,6 +85,9 @@ struct SuperviseOptions {
   // RunOptions::cancel_fd and on_output (sandbox/sandbox.h).
   int cancel_fd = -1;
   std::function<void(int stream, absl::string_view data)> on_output;
+  // RunOptions::tick_ms and on_tick.
+  uint64_t tick_ms = 0;
+  std::function<void()> on_tick;
 };
 
 // Waits for the child behind `pidfd`, reading captured output as it comes,

@@ -66,6 +66,14 @@ if [ ! -f "$grammars/node_modules/tree-sitter-java/src/parser.c" ] ||
   (cd "$grammars" && npm ci --ignore-scripts --no-audit --no-fund)
 fi
 
+# The pinned ACP client library (@agentclientprotocol/sdk) that tests/acp
+# drives garuda-agent acp with, as an editor would; JavaScript only.
+acp_client="$(cd "$(dirname "$0")/.." && pwd)/tests/acp"
+if [ ! -f "$acp_client/node_modules/@agentclientprotocol/sdk/package.json" ]; then
+  echo "setup: installing the ACP client library in $acp_client/node_modules" >&2
+  (cd "$acp_client" && npm ci --ignore-scripts --no-audit --no-fund)
+fi
+
 # The pinned pyright that tests/knowledge's language-server test starts.
 oracles="$(cd "$(dirname "$0")" && pwd)/knowledge"
 if [ ! -f "$oracles/node_modules/pyright/langserver.index.js" ]; then

@@ -8,7 +8,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "lib/acp/front.h"
+#include "lib/acp/session_worker.h"
 #include "lib/agent/agent.h"
+#include "lib/agent/helpers.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
 #include "lib/agent/session_setup.h"
@@ -87,7 +90,8 @@ ABSL_FLAG(int, max_results, 500,
           "tool: results kept per query (the flag `approximate` survives "
           "truncation)");
 ABSL_FLAG(int, channel_fd, 3,
-          "tool serve: the channel to the session (a Unix socket)");
+          "tool serve, acp-session: the channel to the session or the front (a "
+          "Unix socket)");
 ABSL_FLAG(std::string, unknown_receivers, "",
           "tool: name matches whose receiver type is unknown: all, unique or "
           "none (default: the language's measured choice)");
@@ -113,6 +117,14 @@ constexpr char kUsage[] =
     "      continue this project's last session\n"
     "  garuda-agent sessions [--project DIR]\n"
     "      this project's sessions: id, start, turns, first prompt\n"
+    "  garuda-agent acp [--provider P] [--model M] [--base-url URL] "
+    "[--helpers-dir DIR]\n"
+    "      serve an editor over the Agent Client Protocol (JSON-RPC on "
+    "standard input and\n"
+    "      output): one session per session/new in its cwd (docs/acp.md)\n"
+    "  garuda-agent acp-session --channel-fd=3 ...\n"
+    "      one editor session's worker; started by `garuda-agent acp`, not "
+    "by hand\n"
     "  garuda-agent run JOB [--project CHECKOUT] [--json] [--provider P] "
     "[--model M] [--base-url URL]\n"
     "      an unattended job (.garuda/jobs/JOB.json, or a path): one turn in "
@@ -217,6 +229,42 @@ int RunTool(const std::string& operation) {
   return status.ok() ? 0 : Fail(status);
 }
 
+// `garuda-agent acp` (the editor's front) and `acp-session` (one session's
+// worker, started by the front with the flags passed on).
+int RunAcp(bool worker) {
+  garuda::agent::AgentOptions agent;
+  agent.overrides.provider = absl::GetFlag(FLAGS_provider);
+  agent.overrides.model = absl::GetFlag(FLAGS_model);
+  agent.overrides.base_url = absl::GetFlag(FLAGS_base_url);
+  agent.helpers_dir = absl::GetFlag(FLAGS_helpers_dir);
+  agent.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  if (worker) {
+    garuda::acp::WorkerOptions options;
+    options.agent = agent;
+    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+    options.lock_down = garuda::agent::LockDownAgent;
+    return garuda::acp::RunSessionWorker(options);
+  }
+  absl::StatusOr<std::string> self = garuda::agent::OwnProgramFolder();
+  if (!self.ok()) return Fail(self.status());
+  garuda::acp::FrontOptions options;
+  options.worker_argv = {*self + "/garuda-agent", "acp-session",
+                         "--channel_fd=3"};
+  for (const auto& [flag, value] :
+       {std::pair{"provider", agent.overrides.provider},
+        {"model", agent.overrides.model},
+        {"base_url", agent.overrides.base_url},
+        {"helpers_dir", agent.helpers_dir},
+        {"accept_weaker_lockdown", agent.accept_weaker_lockdown}}) {
+    if (!value.empty()) {
+      options.worker_argv.push_back(absl::StrCat("--", flag, "=", value));
+    }
+  }
+  options.accept_weaker_lockdown = agent.accept_weaker_lockdown;
+  options.lock_down = garuda::acp::LockDownAcpFront;
+  return garuda::acp::RunFront(options);
+}
+
 // The terminal or one-shot session (lib/agent/agent.h), phase by phase.
 int RunSession(const garuda::agent::AgentOptions& options) {
   namespace agent = garuda::agent;
@@ -262,6 +310,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     return RunTool(args[2]);
+  }
+  if (args.size() == 2 && (args[1] == "acp" || args[1] == "acp-session")) {
+    return RunAcp(args[1] == "acp-session");
   }
   if (args.size() >= 2 && args[1] == "run") {
     if (args.size() != 3) {

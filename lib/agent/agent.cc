@@ -189,44 +189,16 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
     lines = MakeFdLineSource(options.in_fd);
   }
 
-  SessionConfig config;
-  config.session_id = opened.session_id;
-  config.strict =
-      opened.settings.merged.strict() || description.profile() == "strict";
-  config.strict_source = opened.settings.merged.strict_source;
-  config.require_sandbox = opened.settings.merged.require_sandbox();
-  config.description = description;
-  config.no_model_hint = kNoModelHint;
-  config.notices = opened.settings.notices;
-  config.instructions_prompt = InstructionsPrompt(opened.instructions);
-  config.agents =
-      ChildSettingsFrom(opened.settings.agents, opened.settings.model);
-  if (std::string line = InstructionsLine(opened.instructions); !line.empty()) {
-    config.notices.push_back(absl::StrCat("garuda-agent: ", line));
-  }
-  if (!lockdown_summary.empty()) {
-    config.notices.push_back(absl::StrCat("garuda-agent: ", lockdown_summary));
-  }
-  const std::string root = opened.project->root();
-  SessionParts parts;
+  SessionConfig config =
+      SessionConfigFor(opened, description, lockdown_summary);
+  SessionParts parts = SessionPartsFor(opened, helpers, code_tools);
   parts.interaction = interaction.get();
-  parts.project = opened.project.get();
-  parts.permissions = &opened.settings.permissions;
-  parts.stager = &helpers.stager();
-  parts.applier = &helpers.applier();
-  parts.audit = &helpers.audit();
-  parts.budget = &helpers.budget();
-  parts.code = code_tools;
-  parts.model = opened.model.get();
-  parts.journal = opened.journal.get();
   std::unique_ptr<StreamJsonWriter> stream;
   if (options.one_shot &&
       options.output == AgentOptions::Output::kStreamJson) {
     stream = std::make_unique<StreamJsonWriter>(options.out_fd);
     parts.events = stream.get();
   }
-  parts.check_helpers = [&helpers] { return helpers.CheckAlive(); };
-  parts.verify_audit = [root] { return VerifyAudit(root); };
   if (opened.job) {
     const jobs::JobGuard* job = &*opened.job;
     const int worktree_fd = opened.project->fd();

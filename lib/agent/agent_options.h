@@ -30,6 +30,9 @@ struct AgentOptions {
   // check and refusals as always). Without it they are kept for review.
   bool apply_staged = false;
   int in_fd = 0, out_fd = 1, err_fd = 2;
+  // The helpers' --consent; empty: "terminal" with a person at the
+  // terminal, else "rules". An editor's session (lib/acp) sets "relayed".
+  std::string consent;
   // A job's session (garuda-agent run starts it with --job, lib/jobs): the
   // job file the session and its helpers each read themselves.
   std::string job_file;

@@ -207,6 +207,17 @@ Answer ChildInteraction::AskChangeSet(const ChangeSet& change_set,
   return root_->AskChangeSet(change_set, rendered);
 }
 
+bool ChildInteraction::RelaysAnswers() const {
+  absl::MutexLock lock(&locks_->display);
+  return root_->RelaysAnswers();
+}
+
+PermissionAnswer ChildInteraction::AskEdit(const PermissionQuestion& question,
+                                           const ChangeSet& change_set) {
+  absl::MutexLock lock(&locks_->display);
+  return root_->AskEdit(question, change_set);
+}
+
 absl::Status AgentAudit::Record(const audit::AuditEvent& event) {
   absl::MutexLock lock(&locks_->audit);
   if (agent_id_.empty()) return inner_->Record(event);

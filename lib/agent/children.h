@@ -96,6 +96,11 @@ class ChildInteraction : public Interaction {
   PermissionAnswer AskPermission(const PermissionQuestion& question) override;
   Answer AskChangeSet(const ChangeSet& change_set,
                       const Rendered& rendered) override;
+  // An editor's session (lib/acp): a child's questions are relayed as its
+  // parent's are.
+  bool RelaysAnswers() const override;
+  PermissionAnswer AskEdit(const PermissionQuestion& question,
+                           const ChangeSet& change_set) override;
 
  private:
   Interaction* root_;

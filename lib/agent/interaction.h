@@ -89,6 +89,18 @@ class Interaction {
   // changes.
   virtual Answer AskChangeSet(const ChangeSet& change_set,
                               const Rendered& rendered) = 0;
+
+  // An editor over ACP (lib/acp): the helpers were started with
+  // --consent=relayed and can ask nobody themselves, so the agent asks here
+  // what they would have asked on a terminal and relays the answer, which
+  // they take marked as the agent's word (docs/acp.md, docs/lockdown.md).
+  virtual bool RelaysAnswers() const { return false; }
+  // An edit's question with its one-file change list, for an interaction
+  // that shows the change itself (an editor's diff view).
+  virtual PermissionAnswer AskEdit(const PermissionQuestion& question,
+                                   const ChangeSet& change_set) {
+    return AskPermission(question);
+  }
 };
 
 // Reads the person's next line (a prompt, a slash command, "!command").

@@ -511,6 +511,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
     }
     if (!response->text().empty()) parts_.interaction->ShowText("\n");
     CountUsage(*response, &outcome->usage);
+    outcome->model_stop_reason = response->stop_reason();
     if (parts_.events != nullptr) {
       UsageReport so_far = outcome->usage;
       meter->Fill(&so_far);

@@ -108,6 +108,9 @@ struct TurnOutcome {
   std::string stopped;  // why it ended early, "" when the model finished
   TurnEnd end = TurnEnd::kAnswered;
   absl::Duration duration;  // from the prompt to the turn's end
+  // The last model answer's stop reason ("end_turn", "max_tokens",
+  // "refusal", "content_filter"...), for an editor's stopReason (lib/acp).
+  std::string model_stop_reason;
   // What the turn's child agents used (each as its parent closed it); in
   // `usage` too once the turn ends.
   UsageReport children_usage;

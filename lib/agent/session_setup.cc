@@ -178,8 +178,12 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   // A person at the terminal answers the applier's and the stager's own
   // questions there; with nobody (one-shot, input from a pipe) they go by
   // the rules they read themselves.
-  helper_options.consent = opened.terminal ? "terminal" : "rules";
-  helper_options.apply_staged = options.apply_staged && !opened.terminal;
+  helper_options.consent = !options.consent.empty() ? options.consent
+                           : opened.terminal        ? "terminal"
+                                                    : "rules";
+  // --apply-staged is a rule of the rules mode (nobody to ask).
+  helper_options.apply_staged =
+      options.apply_staged && helper_options.consent == "rules";
   if (opened.job) {
     helper_options.job_file = opened.job->file;
     helper_options.audit_project = options.audit_project;
@@ -228,6 +232,48 @@ absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
   LockdownReport report;
   RETURN_IF_ERROR(LockDownAgent(SessionLockdown(options, opened), &report));
   return report.summary;
+}
+
+SessionConfig SessionConfigFor(const OpenedSession& opened,
+                               const stager::SessionDescription& description,
+                               const std::string& lockdown_summary) {
+  SessionConfig config;
+  config.session_id = opened.session_id;
+  config.strict =
+      opened.settings.merged.strict() || description.profile() == "strict";
+  config.strict_source = opened.settings.merged.strict_source;
+  config.require_sandbox = opened.settings.merged.require_sandbox();
+  config.description = description;
+  config.no_model_hint = kNoModelHint;
+  config.notices = opened.settings.notices;
+  config.instructions_prompt = InstructionsPrompt(opened.instructions);
+  config.agents =
+      ChildSettingsFrom(opened.settings.agents, opened.settings.model);
+  if (std::string line = InstructionsLine(opened.instructions); !line.empty()) {
+    config.notices.push_back(absl::StrCat("garuda-agent: ", line));
+  }
+  if (!lockdown_summary.empty()) {
+    config.notices.push_back(absl::StrCat("garuda-agent: ", lockdown_summary));
+  }
+  return config;
+}
+
+SessionParts SessionPartsFor(OpenedSession& opened, Helpers& helpers,
+                             knowledge::CodeService* code_tools) {
+  const std::string root = opened.project->root();
+  SessionParts parts;
+  parts.project = opened.project.get();
+  parts.permissions = &opened.settings.permissions;
+  parts.stager = &helpers.stager();
+  parts.applier = &helpers.applier();
+  parts.audit = &helpers.audit();
+  parts.budget = &helpers.budget();
+  parts.code = code_tools;
+  parts.model = opened.model.get();
+  parts.journal = opened.journal.get();
+  parts.check_helpers = [&helpers] { return helpers.CheckAlive(); };
+  parts.verify_audit = [root] { return VerifyAudit(root); };
+  return parts;
 }
 
 }  // namespace agent

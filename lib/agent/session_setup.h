@@ -19,6 +19,7 @@
 #include "lib/agent/helpers.h"
 #include "lib/agent/instructions.h"
 #include "lib/agent/journal.h"
+#include "lib/agent/session.h"
 #include "lib/agent/settings.h"
 #include "lib/jobs/job_guard.h"
 #include "lib/knowledge/code_tools_client.h"
@@ -84,6 +85,16 @@ AgentLockdown SessionLockdown(const AgentOptions& options,
 // The summary for the first lines.
 absl::StatusOr<std::string> LockDownSession(const AgentOptions& options,
                                             const OpenedSession& opened);
+
+// Phase 4's start, the same for every kind: the session's configuration
+// (profile, mode, notices, instructions, the lockdown's summary) and its
+// parts (the helpers' clients, the model, the journal). The interaction and
+// the turn's events are the caller's.
+SessionConfig SessionConfigFor(const OpenedSession& opened,
+                               const stager::SessionDescription& description,
+                               const std::string& lockdown_summary);
+SessionParts SessionPartsFor(OpenedSession& opened, Helpers& helpers,
+                             knowledge::CodeService* code_tools);
 
 // `garuda-audit verify` of the project, in-process and read-only: the
 // report's text for /audit verify.

@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/agent/command_progress.h"
@@ -57,6 +58,21 @@ absl::StatusOr<CommandService::Ran> RunWatched(
 // A helper that is gone, or that broke its channel: the session stops.
 bool IsFatal(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDataLoss(status);
+}
+
+RelayedAnswer RelayedYes(bool yes, const std::string& from) {
+  RelayedAnswer answer;
+  answer.set_from(from);
+  answer.set_yes(yes);
+  return answer;
+}
+
+// Allowed only thanks to a session answer ("... from this session").
+bool AllowedForSession(const Decision& decision) {
+  for (const std::string& rule : decision.allowed_by) {
+    if (absl::StrContains(rule, "this session")) return true;
+  }
+  return false;
 }
 
 class Call {
@@ -167,6 +183,12 @@ class Call {
                                  ? decision.reason
                                  : absl::StrJoin(decision.allowed_by, ", "))
               : "allowed: no rule asks";
+      // An editor's "allow always" is remembered here, so the helper, which
+      // cannot ask, gets it relayed each time (marked as a session answer).
+      if (helper != nullptr && c_.interaction->RelaysAnswers() &&
+          AllowedForSession(decision)) {
+        relayed_ = RelayedYes(true, "acp (allowed for this session)");
+      }
       RETURN_IF_ERROR(Audit("tool_call", "allow", text));
       return std::optional<std::string>(text);
     }
@@ -180,7 +202,8 @@ class Call {
       ASSIGN_OR_RETURN(done_, Refused(text, kNoPersonText));
       return std::optional<std::string>();
     }
-    if (helper != nullptr) {
+    const bool relay = helper != nullptr && c_.interaction->RelaysAnswers();
+    if (helper != nullptr && !relay) {
       std::string text = absl::StrCat("proposed: ", helper, " asks the person");
       RETURN_IF_ERROR(Audit("tool_call", "propose", text));
       return std::optional<std::string>(text);
@@ -190,7 +213,12 @@ class Call {
     q.summary = question;
     q.detail = why;
     q.session_rule = Permissions::SessionRuleFor(request_);
-    PermissionAnswer answer = c_.interaction->AskPermission(q);
+    PermissionAnswer answer =
+        relay && IsEditTool(call_.name()) &&
+                !proposed_.change_set.changes.empty()
+            ? c_.interaction->AskEdit(q, proposed_.change_set)
+            : c_.interaction->AskPermission(q);
+    if (relay) relayed_ = RelayedYes(answer != PermissionAnswer::kNo, "acp");
     if (answer == PermissionAnswer::kNo) {
       RETURN_IF_ERROR(Audit("tool_call", "deny", "asked: no"));
       ASSIGN_OR_RETURN(done_, Refused("asked: no", kDeniedByPersonText));
@@ -301,6 +329,7 @@ class Call {
     command.set_on_host(on_host);
     command.set_on_host_reason(why);
     command.set_call_id(call_.id());
+    if (relayed_) *command.mutable_relayed_answer() = *relayed_;
     absl::StatusOr<CommandService::Ran> ran = RunThroughStager(command);
     if (!ran.ok()) {
       if (IsFatal(ran.status())) return ran.status();
@@ -357,6 +386,7 @@ class Call {
     change.reason = summary_;
     change.session_id = c_.session_id;
     change.change_set = &proposed_.change_set;
+    change.relayed = relayed_;
     absl::StatusOr<applier::ApplyOutcome> applied = ApplyThroughApplier(change);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
@@ -475,6 +505,12 @@ class Call {
     change.session_id = c_.session_id;
     change.change_set = &change_set;
     change.sealed_fd = ran.sealed_change_set.get();
+    if (c_.interaction->RelaysAnswers()) {
+      // The T5 question, asked by the agent for the editor (see Decide).
+      Answer answer = c_.interaction->AskChangeSet(
+          change_set, RenderChangeSet(change_set, c_.project->fd()));
+      change.relayed = RelayedYes(answer == Answer::kApply, "acp");
+    }
     absl::StatusOr<applier::ApplyOutcome> applied = ApplyThroughApplier(change);
     if (!applied.ok()) {
       if (IsFatal(applied.status())) return applied.status();
@@ -587,6 +623,8 @@ class Call {
   std::string summary_;
   ProposedEdit proposed_;
   ToolCallDone done_;
+  // The editor's answer the helper gets (RelaysAnswers only).
+  std::optional<RelayedAnswer> relayed_;
   // A command's output and whether it was stopped, for the person.
   std::string shown_output_;
   bool stopped_ = false;

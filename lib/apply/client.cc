@@ -34,6 +34,7 @@ class ApplierChannel : public ApplyService {
                           ? applier::ApplyChangeSet::EDIT
                           : applier::ApplyChangeSet::COMMAND);
     apply->set_tool(change.tool);
+    if (change.relayed) *apply->mutable_relayed_answer() = *change.relayed;
     const int fds[] = {fd};
     ASSIGN_OR_RETURN(applier::ApplierReply reply,
                      client_.Call(request, nullptr, fds));

@@ -5,12 +5,14 @@
 #define GARUDA_LIB_APPLY_CLIENT_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "lib/changeset/changeset.h"
 #include "lib/ipc/helper_process.h"
 #include "proto/applier_service.pb.h"
+#include "proto/common.pb.h"
 
 namespace garuda {
 
@@ -29,6 +31,9 @@ struct ProposedChange {
   // kCommand: the stager's sealed memfd (not owned), passed on unchanged;
   // -1 for an edit, whose list the client seals in a memfd of its own.
   int sealed_fd = -1;
+  // An editor's answer relayed by the agent (only to an applier started
+  // with --consent=relayed, which takes it marked as such).
+  std::optional<RelayedAnswer> relayed;
 };
 
 // garuda-applier: the only writer of the project.

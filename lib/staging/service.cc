@@ -120,6 +120,24 @@ absl::StatusOr<RunResult> RunOnHostIntoFiles(RunOptions run,
   } else {
     size_t limit = run.capture_limit;
     run.capture_output = false;  // the command writes the memfds
+    // A watched command's live view: what the files gained, read between
+    // two polls of the wait (the files are ours; the command only appends).
+    uint64_t sent[2] = {0, 0};
+    if (run.on_output) {
+      const int files[2] = {out.get(), err.get()};
+      auto forward = run.on_output;
+      run.tick_ms = 100;
+      run.on_tick = [files, forward, &sent] {
+        for (int stream = 0; stream < 2; ++stream) {
+          char buffer[65536];
+          ssize_t n = ::pread(files[stream], buffer, sizeof buffer,
+                              static_cast<off_t>(sent[stream]));
+          if (n <= 0) continue;
+          sent[stream] += static_cast<uint64_t>(n);
+          forward(stream + 1, absl::string_view(buffer, static_cast<size_t>(n)));
+        }
+      };
+    }
     ran = RunOnHost(run, directory);
     absl::Status taken = absl::OkStatus();
     if (ran.ok()) {
