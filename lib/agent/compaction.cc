@@ -127,18 +127,10 @@ absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
   summary.set_role("user");
   summary.set_text(absl::StrCat(kSummaryHeader, response->text()));
   const size_t replaced = messages_.size();
-  if (parts_.journal != nullptr) {
-    JournalRecord record;
-    *record.mutable_compaction()->mutable_summary() = summary;
-    record.mutable_compaction()->set_previous_context_tokens(previous);
-    absl::Status written = parts_.journal->Append(record);
-    if (!written.ok()) {
-      return absl::Status(
-          written.code(),
-          absl::StrCat("writing the session journal ", parts_.journal->path(),
-                       ": ", written.message()));
-    }
-  }
+  JournalRecord record;
+  *record.mutable_compaction()->mutable_summary() = summary;
+  record.mutable_compaction()->set_previous_context_tokens(previous);
+  RETURN_IF_ERROR(Journaled(std::move(record)));
   messages_.clear();
   messages_.push_back(std::move(summary));
   // The next request is measured anew; until then the estimate is its size.

@@ -174,6 +174,11 @@ absl::Status Session::Add(provider::ChatMessage message) {
   if (parts_.journal == nullptr) return absl::OkStatus();
   JournalRecord record;
   *record.mutable_message() = std::move(message);
+  return Journaled(std::move(record));
+}
+
+absl::Status Session::Journaled(JournalRecord record) {
+  if (parts_.journal == nullptr) return absl::OkStatus();
   absl::Status written = parts_.journal->Append(record);
   if (!written.ok()) {
     return absl::Status(

@@ -233,6 +233,8 @@ class Session {
   // /compact.
   absl::Status CompactNow();
   absl::Status Add(provider::ChatMessage message);
+  // Appends to the journal (none: nothing); an error names its file.
+  absl::Status Journaled(JournalRecord record);
   // The user message that a note for the model goes into (the last one, a
   // prompt or the results of the last calls).
   absl::Status NoteForModel(const std::string& note);
