@@ -249,7 +249,24 @@ ConsentDecision Consent::ForCommandChanges(
     return decision;
   }
   if (!complete) return {false, "the list is incomplete: discard"};
-  if (mode_ == ConsentMode::kRelayed && relayed) return Relayed(relayed);
+  if (mode_ == ConsentMode::kRelayed && relayed) {
+    // The editor's answer reaches us through the agent, which we do not
+    // trust: a yes still stops at a path a deny rule keeps from write_file,
+    // as a relayed edit or host command stops at its deny rule (Decide).
+    if (relayed->yes) {
+      for (const Change& change : change_set.changes) {
+        Decision decision =
+            permissions_.Decide({"write_file", change.entry.path()});
+        if (decision.verdict == Verdict::kDeny) {
+          return {false,
+                  absl::StrCat(RelayedHow(*relayed), ", but ",
+                               VisiblePath(change.entry.path()), " is ",
+                               decision.reason, ": discard")};
+        }
+      }
+    }
+    return Relayed(relayed);
+  }
   // No person: every changed path needs an allow rule for write_file,
   // which can create, replace and remove a whole file as a command can.
   // With --apply-staged, a path no rule speaks of is applied too; a deny

@@ -207,6 +207,26 @@ TEST(ConsentTest, OnlyTheRelayedModeTakesARelayedAnswerAndSaysSo) {
 
 // --apply-staged: without a person, a command's complete list is applied
 // unless a rule speaks against a path; without the flag it is not.
+// A relayed Apply comes through the agent: a deny rule on a changed path
+// still discards the whole list. The control: the same answer for a list
+// no rule denies is applied.
+TEST(ConsentTest, ARelayedApplyStopsAtADeniedPath) {
+  Made made = Make(ConsentMode::kRelayed,
+                   Rules({{Verdict::kDeny, "write_file(secrets/**)"}}));
+  ConsentDecision allowed = made.consent->ForCommandChanges(
+      OneFile("src/x.c"), -1, RelayedConsent{"acp", true});
+  EXPECT_TRUE(allowed.yes) << allowed.how;
+  ChangeSet two = OneFile("src/x.c");
+  two.changes.push_back(OneFile("secrets/key").changes[0]);
+  ConsentDecision denied =
+      made.consent->ForCommandChanges(two, -1, RelayedConsent{"acp", true});
+  EXPECT_FALSE(denied.yes);
+  EXPECT_TRUE(absl::StrContains(denied.how, "secrets/key")) << denied.how;
+  EXPECT_TRUE(absl::StrContains(denied.how, "write_file(secrets/**)"))
+      << denied.how;
+  EXPECT_TRUE(absl::StrContains(denied.how, "relayed")) << denied.how;
+}
+
 TEST(ConsentTest, ApplyStagedAppliesWhatNoRuleStops) {
   Made plain = Make(ConsentMode::kRules, Permissions());
   ConsentDecision without =
