@@ -80,7 +80,6 @@ class PromptQueue {
 // limit does (its message was streamed as text before).
 const char* StopReason(const agent::TurnOutcome& outcome) {
   const std::string& model = outcome.model_stop_reason;
-  const std::string& stopped = outcome.stopped;
   switch (outcome.end) {
     case agent::TurnEnd::kAnswered:
       if (model == "max_tokens") return "max_tokens";
@@ -93,7 +92,7 @@ const char* StopReason(const agent::TurnOutcome& outcome) {
     case agent::TurnEnd::kFailed:
       break;
   }
-  if (stopped.find("the turn stopped after") == 0) return "max_turn_requests";
+  if (outcome.step_limit) return "max_turn_requests";
   return "end_turn";
 }
 

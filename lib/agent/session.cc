@@ -544,6 +544,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
     }
   }
   outcome->end = TurnEnd::kFailed;
+  outcome->step_limit = true;
   outcome->stopped = absl::StrCat("the turn stopped after ", kMaxStepsPerTurn,
                                   " model requests");
   parts_.interaction->ShowNotice(outcome->stopped);

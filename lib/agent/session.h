@@ -107,6 +107,9 @@ struct TurnOutcome {
   UsageReport usage;
   std::string stopped;  // why it ended early, "" when the model finished
   TurnEnd end = TurnEnd::kAnswered;
+  // kFailed because the turn reached kMaxStepsPerTurn requests (ACP's
+  // max_turn_requests).
+  bool step_limit = false;
   absl::Duration duration;  // from the prompt to the turn's end
   // The last model answer's stop reason ("end_turn", "max_tokens",
   // "refusal", "content_filter"...), for an editor's stopReason (lib/acp).
