@@ -242,7 +242,7 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
       return kExitError;
     }
     if (prompt->left_out_bytes > 0) {
-      err.Line(absl::StrCat("garuda-agent: standard input was ",
+      err.Line(absl::StrCat("standard input was ",
                             prompt->input_bytes, " bytes; the model gets the "
                             "first ", kPipedInputCap, " (",
                             prompt->left_out_bytes, " left out)"));
@@ -278,7 +278,7 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
     (*session)->End().IgnoreError();
   }
   // How to come back: the journal keeps the conversation (--resume).
-  err.Line(absl::StrCat("garuda-agent: session ", opened.session_id,
+  err.Line(absl::StrCat("session ", opened.session_id,
                         "; continue it with: garuda-agent --project ",
                         ShellWord(opened.project->root()), " --resume ",
                         opened.session_id));
@@ -302,7 +302,7 @@ int ListSessionsCommand(const AgentOptions& options) {
                     session.first_prompt, "\n");
   }
   if (out.empty()) {
-    err.Line(absl::StrCat("garuda-agent: no sessions of the project ",
+    err.Line(absl::StrCat("no sessions of the project ",
                           (*project)->root(), " yet"));
   }
   WriteAll(options.out_fd, out).IgnoreError();

@@ -11,6 +11,7 @@
 #include "lib/agent/kept_changes.h"
 #include "lib/agent/tool_display.h"
 #include "lib/base/status_macros.h"
+#include "lib/provider/json.h"
 #include "lib/question/question.h"
 #include "lib/tools/code_tools.h"
 #include "lib/tools/edit_tools.h"
@@ -137,7 +138,10 @@ class Call {
   absl::StatusOr<ToolCallDone> Finish(const std::string& decision,
                                       ToolOutput output,
                                       const std::string& outcome) {
-    done_.result.set_content(std::move(output.content));
+    // A command's output or a file may hold bytes that are not UTF-8;
+    // protobuf's strings (the journal, the reports) and the providers take
+    // only UTF-8, so they are replaced by U+FFFD here, once, for every tool.
+    done_.result.set_content(provider::ValidUtf8(output.content));
     done_.result.set_is_error(output.is_error);
     done_.report.set_decision(decision);
     done_.report.set_outcome(outcome);

@@ -397,6 +397,39 @@ TEST_F(AgentProgramTest, OneShotJsonWithACommandInTheSandbox) {
   EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(), "Changed it."));
 }
 
+// A command's output that is not UTF-8 reaches the model, the report, the
+// journal and a resumed session alike, its bad bytes as U+FFFD (protobuf's
+// strings take only UTF-8: before, the report and the journal dropped them
+// silently and libprotobuf logged an error on stderr). The control within:
+// the valid bytes around them stay as they were.
+TEST_F(AgentProgramTest, OutputThatIsNotUtf8IsKeptAsReplacementCharacters) {
+  ProviderScript script;
+  // Bash() puts the command into JSON as it is: the backslashes are JSON's.
+  *script.add_replies() = Bash("c1", R"(printf 'ok\\377\\376bad\\n')");
+  *script.add_replies() = Text("Seen.");
+  StartServer(script);
+  AgentRun run = RunAgent({"-p", "look", "--output-format", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const std::string replaced = "ok\xEF\xBF\xBD\xEF\xBF\xBD" "bad";
+  OneShotReport report;
+  ASSERT_TRUE(ParseJsonMessage(run.out, "stdout", &report).ok()) << run.out;
+  ASSERT_EQ(report.tool_calls_size(), 1);
+  EXPECT_TRUE(absl::StrContains(report.tool_calls(0).output(), replaced))
+      << report.tool_calls(0).output();
+  EXPECT_FALSE(absl::StrContains(run.err, "invalid UTF-8")) << run.err;
+  ASSERT_EQ(server_->request_count(), 2u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[1].body(), replaced));
+
+  ProviderScript again;
+  *again.add_replies() = Text("Again.");
+  StartServer(again);
+  AgentRun resumed = RunAgent({"--resume", report.session_id(), "-p", "more"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  ASSERT_EQ(server_->request_count(), 1u);
+  EXPECT_TRUE(absl::StrContains(server_->requests()[0].body(), replaced))
+      << server_->requests()[0].body();
+}
+
 // Issue 18 point 2: a staged change that no person could answer is kept
 // as a ChangeSet file in the session folder, listed in the report, and the
 // model is told; nothing lands. A person applies it later with
