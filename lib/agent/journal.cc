@@ -1,7 +1,9 @@
 #include "lib/agent/journal.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -40,6 +42,17 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(
   ASSIGN_OR_RETURN(
       UniqueFd fd,
       OpenFile(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  // One session runs at a time: a second --resume (or an editor's
+  // session/load) of a session in use would interleave its lines with the
+  // first's. Held while this process lives.
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "session ", session_id, " is in use by another garuda-agent (",
+          path, " is locked); end that one first"));
+    }
+    return LastErrnoStatus(absl::StrCat("flock(", path, ")"));
+  }
   return std::unique_ptr<Journal>(new Journal(path, std::move(fd)));
 }
 

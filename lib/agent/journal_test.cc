@@ -53,6 +53,23 @@ TEST(JournalTest, WritesAsItGoesAndReadsBack) {
   EXPECT_EQ(conversation->at(2).text(), "first\n\nnote");
 }
 
+// A session in use cannot be opened a second time (a second --resume, an
+// editor's session/load): nothing of the second is written. The control:
+// once the first has ended, the same open works.
+TEST(JournalTest, ASessionInUseIsNotOpenedTwice) {
+  std::string home = garuda::testing::NewTempDir("home");
+  auto first = Journal::Open(home, "s-2");
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = Journal::Open(home, "s-2");
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(second.status()));
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "s-2 is in use"))
+      << second.status();
+  first->reset();
+  auto again = Journal::Open(home, "s-2");
+  EXPECT_TRUE(again.ok()) << again.status();
+}
+
 TEST(JournalTest, ClearAndATornLastLine) {
   std::string home = garuda::testing::NewTempDir("home");
   auto journal = Journal::Open(home, "s-2");
