@@ -70,6 +70,7 @@ for backend in copy overlay; do
       code=$?
       check "$what: ends by the signal" same "$code" "$((128 + $(kill -l "$sig")))"
       check "$what: its folder is removed" same "$(folders)" ""
+      [[ -z "$(folders)" ]] || echo "  the stager said: $(cat "$T/err")" >&2
       check "$what: it says so" contains "$(cat "$T/err")" "the staging view was removed"
       check "$what: nothing listed" same "$(wc -c <"$T/cs")" 0
       check "$what: the project is unchanged" same "$(cat "$P/src/f1.txt")" "file 1"
