@@ -86,9 +86,12 @@ class Interaction {
   virtual PermissionAnswer AskPermission(
       const PermissionQuestion& question) = 0;
   // The question of spec T5 (lib/question): apply or discard a command's
-  // changes.
+  // changes. Asked only of an interaction that RelaysAnswers(): on a
+  // terminal the applier asks it itself, and with nobody it is never asked.
   virtual Answer AskChangeSet(const ChangeSet& change_set,
-                              const Rendered& rendered) = 0;
+                              const Rendered& rendered) {
+    return Answer::kDiscard;
+  }
 
   // An editor over ACP (lib/acp): the helpers were started with
   // --consent=relayed and can ask nobody themselves, so the agent asks here

@@ -67,9 +67,6 @@ class PlainInteraction : public Interaction {
   PermissionAnswer AskPermission(const PermissionQuestion&) override {
     return PermissionAnswer::kNo;
   }
-  Answer AskChangeSet(const ChangeSet&, const Rendered&) override {
-    return Answer::kDiscard;
-  }
 
  private:
   void Notice(absl::string_view line) {

@@ -15,7 +15,6 @@
 #include "lib/base/visible.h"
 #include "lib/consent/terminal_turn.h"
 #include "lib/question/permission_question.h"
-#include "lib/question/question.h"
 #include "lib/question/screen.h"
 
 namespace garuda {
@@ -159,12 +158,6 @@ class TerminalInteraction : public Interaction {
     ReclaimTerminal(in_);
     handover_.Restore(in_);
     at_line_start_ = true;
-  }
-
-  Answer AskChangeSet(const ChangeSet& change_set,
-                      const Rendered& rendered) override {
-    EndText();
-    return Ask(change_set, rendered, in_, out_);
   }
 
  private:
