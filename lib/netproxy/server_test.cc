@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,8 +54,7 @@ class Origin {
           std::lock_guard<std::mutex> lock(mutex_);
           heads_.push_back(got);
         }
-        std::string reply = "HTTP/1.0 200 OK\r\n\r\norigin saw: " +
-                            got.substr(0, got.find("\r\n"));
+        std::string reply = "HTTP/1.0 200 OK\r\n\r\norigin saw: " + got.substr(0, got.find("\r\n"));
         ::send(client, reply.data(), reply.size(), MSG_NOSIGNAL);
         ::close(client);
       }
@@ -201,12 +201,12 @@ TEST_F(ProxyServerTest, DeniedAndUnlistedNamesGetA403ThatSaysWhy) {
   EXPECT_TRUE(absl::EndsWith(
       denied, "garuda: network: refused denied.test:" + port + " (in sandbox.deniedDomains)\n"));
   std::string other = Request("GET http://other.test:" + port + "/ HTTP/1.1\r\n\r\n");
-  EXPECT_TRUE(absl::EndsWith(
-      other, "refused other.test:" + port + " (not in sandbox.allowedDomains)\n"))
+  EXPECT_TRUE(
+      absl::EndsWith(other, "refused other.test:" + port + " (not in sandbox.allowedDomains)\n"))
       << other;
   std::string port_refused = Request("CONNECT allowed.test:22 HTTP/1.1\r\n\r\n");
-  EXPECT_TRUE(absl::EndsWith(
-      port_refused, "refused allowed.test:22 (port 22 is not in sandbox.allowedPorts)\n"));
+  EXPECT_TRUE(absl::EndsWith(port_refused,
+                             "refused allowed.test:22 (port 22 is not in sandbox.allowedPorts)\n"));
   // None reached the server; each refusal was reported.
   EXPECT_TRUE(origin_.heads().empty());
   std::vector<ProxyEvent> events = Events();
@@ -224,8 +224,8 @@ TEST_F(ProxyServerTest, MalformedAndOversizedRequestsAreRefused) {
   EXPECT_TRUE(absl::StartsWith(
       Request("GET http://allowed.test:" + port + "/ HTTP/1.1\r\nHost: denied.test\r\n\r\n"),
       "HTTP/1.1 400 Bad Request"));
-  std::string huge = "GET http://allowed.test/ HTTP/1.1\r\nX: " +
-                     std::string(kMaxHeadBytes, 'a') + "\r\n\r\n";
+  std::string huge =
+      "GET http://allowed.test/ HTTP/1.1\r\nX: " + std::string(kMaxHeadBytes, 'a') + "\r\n\r\n";
   EXPECT_TRUE(absl::StartsWith(Request(huge), "HTTP/1.1 431"));
   EXPECT_TRUE(origin_.heads().empty());
 }
@@ -268,7 +268,8 @@ TEST_F(ProxyServerTest, AnAllowedNameThatResolvesToThisMachineIsNotReached) {
   ProxyOptions by_name;
   by_name.rules = *DomainRules::Create({"localhost"}, {});
   StartWith(std::move(by_name));
-  std::string reply = Request(absl::StrCat("CONNECT localhost:", origin_.port(), " HTTP/1.1\r\n\r\n"));
+  std::string reply =
+      Request(absl::StrCat("CONNECT localhost:", origin_.port(), " HTTP/1.1\r\n\r\n"));
   EXPECT_TRUE(absl::StartsWith(reply, "HTTP/1.1 502")) << reply;
   EXPECT_TRUE(origin_.heads().empty());
   // Control: the address itself, listed as an IP literal, is reached.
@@ -287,15 +288,200 @@ namespace garuda {
 namespace netproxy {
 namespace {
 
+// An origin that sends back every byte it receives, until the client's side
+// ends; then it closes.
+class EchoOrigin {
+ public:
+  EchoOrigin() {
+    fd_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    port_ = BindLoopback(fd_.get());
+    thread_ = std::thread([this] {
+      UniqueFd client(::accept(fd_.get(), nullptr, nullptr));
+      if (!client.valid()) return;
+      std::vector<char> buffer(64 * 1024);
+      while (true) {
+        ssize_t n = ::recv(client.get(), buffer.data(), buffer.size(), 0);
+        if (n <= 0) break;
+        for (ssize_t at = 0; at < n;) {
+          ssize_t w = ::send(client.get(), buffer.data() + at, n - at, MSG_NOSIGNAL);
+          if (w <= 0) return;
+          at += w;
+        }
+      }
+    });
+  }
+  ~EchoOrigin() {
+    ::shutdown(fd_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  static uint16_t BindLoopback(int fd) {
+    sockaddr_in address = {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    socklen_t length = sizeof address;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    EXPECT_EQ(::listen(fd, 16), 0);
+    return ntohs(address.sin_port);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  UniqueFd fd_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+// The proxy as a sandboxed command meets it: on a TCP listener, with
+// `origin_port` its one allowed port.
+class TcpProxy {
+ public:
+  explicit TcpProxy(uint16_t origin_port) {
+    auto rules = DomainRules::Create({"allowed.test"}, {});
+    EXPECT_TRUE(rules.ok());
+    ProxyOptions options;
+    options.rules = *rules;
+    options.test_name_map["allowed.test"] = "127.0.0.1";
+    options.allowed_ports = {origin_port};
+    server_ = std::make_unique<ProxyServer>(std::move(options));
+    listen_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    port_ = EchoOrigin::BindLoopback(listen_.get());
+    thread_ = std::thread([this] { EXPECT_TRUE(server_->Serve(listen_.get()).ok()); });
+  }
+  ~TcpProxy() {
+    server_->Stop();
+    thread_.join();
+  }
+  UniqueFd Connect() {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in to = {};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port_);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    return fd;
+  }
+
+ private:
+  std::unique_ptr<ProxyServer> server_;
+  UniqueFd listen_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+// Reads until the peer closes (true) or 10 s pass without a byte (false),
+// or, with `until`, until the bytes so far end with it.
+bool ReadToEnd(int fd, std::string* got, absl::string_view until = "") {
+  std::vector<char> buffer(64 * 1024);
+  struct pollfd p = {fd, POLLIN, 0};
+  while (until.empty() || !absl::EndsWith(*got, until)) {
+    if (::poll(&p, 1, 10000) <= 0) return false;
+    ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+    if (n <= 0) return true;
+    got->append(buffer.data(), static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// Megabytes both ways at once through a tunnel, the client's end of input
+// passed on to the origin (which answers it by closing): every byte
+// arrives, in order, and the relay ends.
+TEST(ProxyRelayTest, ATunnelCarriesMegabytesBothWaysAndPassesOnTheEnd) {
+  std::string payload(4 << 20, '\0');
+  unsigned seed = 7;
+  for (char& c : payload) c = static_cast<char>(rand_r(&seed));
+  std::string echoed;
+  {
+    EchoOrigin origin;
+    TcpProxy proxy(origin.port());
+    UniqueFd fd = proxy.Connect();
+    const std::string connect =
+        absl::StrCat("CONNECT allowed.test:", origin.port(), " HTTP/1.1\r\n\r\n");
+    ASSERT_EQ(::send(fd.get(), connect.data(), connect.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(connect.size()));
+    const std::string established = "HTTP/1.1 200 Connection established\r\n\r\n";
+    std::string answer(established.size(), '\0');
+    ASSERT_EQ(::recv(fd.get(), answer.data(), answer.size(), MSG_WAITALL),
+              static_cast<ssize_t>(answer.size()));
+    ASSERT_EQ(answer, established);
+    std::thread sender([&] {
+      EXPECT_EQ(::send(fd.get(), payload.data(), payload.size(), MSG_NOSIGNAL),
+                static_cast<ssize_t>(payload.size()));
+      ::shutdown(fd.get(), SHUT_WR);
+    });
+    EXPECT_TRUE(ReadToEnd(fd.get(), &echoed)) << "the origin never saw the end of the upload";
+    sender.join();
+  }
+  // Back whole, so the origin had them all and saw the end (it closes only
+  // then).
+  ASSERT_EQ(echoed.size(), payload.size());
+  EXPECT_TRUE(echoed == payload) << "the bytes came back changed or out of order";
+}
+
+// Plain HTTP: the body the head announces goes on, then the origin sees the
+// end; bytes after it (a second request smuggled behind the first) do not.
+TEST(ProxyRelayTest, APlainRequestCarriesItsBodyAndNothingAfterIt) {
+  EchoOrigin origin;
+  TcpProxy proxy(origin.port());
+  UniqueFd fd = proxy.Connect();
+  const std::string head = absl::StrCat("POST http://allowed.test:", origin.port(),
+                                        "/up HTTP/1.1\r\nHost: allowed.test:", origin.port(),
+                                        "\r\nContent-Length: 5\r\n\r\n");
+  auto send_all = [&](const std::string& bytes) {
+    ASSERT_EQ(::send(fd.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  };
+  send_all(head + "he");
+  // Once the start of the body is back from the origin, the proxy is past
+  // the head and relaying: the rest of the body and what follows it meet
+  // the relay's own limit.
+  std::string echoed;
+  ASSERT_TRUE(ReadToEnd(fd.get(), &echoed, "\r\n\r\nhe")) << echoed;
+  send_all("lloGET http://other.test/ HTTP/1.1\r\n\r\n");
+  // The client keeps its side open: only the body's length ends the upload.
+  EXPECT_TRUE(ReadToEnd(fd.get(), &echoed)) << "the origin never saw the end of the body";
+  EXPECT_TRUE(absl::StartsWith(echoed, "POST /up HTTP/1.1\r\n")) << echoed;
+  EXPECT_TRUE(absl::EndsWith(echoed, "\r\n\r\nhello")) << echoed;
+  EXPECT_FALSE(absl::StrContains(echoed, "other.test")) << echoed;
+}
+
+// A refusal while the client is still sending (here an over-long head):
+// the client reads the whole answer, may go on sending, and sees the
+// connection end cleanly, never reset (a reset can lose the answer and
+// kills a writer such as a shell's printf with SIGPIPE).
+TEST(ProxyRelayTest, ARefusedClientStillSendingGetsTheAnswerAndAnOrderlyEnd) {
+  TcpProxy proxy(1);
+  UniqueFd fd = proxy.Connect();
+  const std::string head =
+      "GET http://allowed.test/ HTTP/1.1\r\nX: " + std::string(kMaxHeadBytes + 100, 'a');
+  ASSERT_EQ(::send(fd.get(), head.data(), head.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(head.size()));
+  std::string answer;
+  ASSERT_TRUE(ReadToEnd(fd.get(), &answer, "too large\n")) << answer;
+  EXPECT_TRUE(absl::StartsWith(answer, "HTTP/1.1 431 ")) << answer;
+  // The proxy has stopped reading the head with bytes of it unread; more
+  // follow.
+  const std::string more(100 * 1024, 'b');
+  EXPECT_EQ(::send(fd.get(), more.data(), more.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(more.size()))
+      << std::strerror(errno);
+  ::shutdown(fd.get(), SHUT_WR);
+  char byte;
+  struct pollfd p = {fd.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1);
+  EXPECT_EQ(::recv(fd.get(), &byte, 1, 0), 0) << std::strerror(errno);
+}
+
 // Random bytes, and random damage to valid requests, as the first bytes of a
 // connection: each is answered or closed, nothing reaches the origin, and
 // the proxy still serves a valid request afterwards.
 TEST_F(ProxyServerTest, GarbageNeverCrashesItNorReachesTheOrigin) {
   Start();
-  const std::string valid[] = {
-      "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
-      "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
-      std::string("\x05\x01\x00\x05\x01\x00\x03\x0c" "allowed.test\x01\xbb", 22)};
+  const std::string valid[] = {"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+                               "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+                               std::string("\x05\x01\x00\x05\x01\x00\x03\x0c"
+                                           "allowed.test\x01\xbb",
+                                           22)};
   unsigned seed = 21;
   for (int i = 0; i < 300; ++i) {
     std::string bytes;
@@ -322,9 +508,9 @@ TEST_F(ProxyServerTest, GarbageNeverCrashesItNorReachesTheOrigin) {
   }
   EXPECT_TRUE(origin_.heads().empty());
   // Control: a valid request still goes through.
-  std::string answer = Request(absl::StrCat(
-      "GET http://allowed.test:", origin_.port(), "/ok HTTP/1.1\r\nHost: allowed.test:",
-      origin_.port(), "\r\n\r\n"));
+  std::string answer =
+      Request(absl::StrCat("GET http://allowed.test:", origin_.port(),
+                           "/ok HTTP/1.1\r\nHost: allowed.test:", origin_.port(), "\r\n\r\n"));
   EXPECT_TRUE(absl::StrContains(answer, "origin saw: GET /ok HTTP/1.1")) << answer;
 }
 
