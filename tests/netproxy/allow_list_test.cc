@@ -4,6 +4,7 @@
 // the host, and the proxy's test name map (allowed.test, denied.test,
 // other.test -> 127.0.0.1). Each refusal has its negative control.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -20,6 +22,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
@@ -271,15 +274,40 @@ TEST_F(AllowListTest, BadInputIsRefusedAndTheProxyGoesOn) {
   EXPECT_EQ(origin_.requests(), 1);
 }
 
-// The pid of a running `garuda-stager proxy`, or 0.
+// The parent of `pid`, or 0.
+pid_t ParentOf(pid_t pid) {
+  auto stat = ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
+  if (!stat.ok()) return 0;
+  size_t at = stat->rfind(')');
+  if (at == std::string::npos) return 0;
+  int parent = 0;
+  return std::sscanf(stat->c_str() + at + 2, "%*c %d", &parent) == 1 ? parent : 0;
+}
+
+// The proxy of a stager this test started (another test's proxy, running at
+// the same time, is never it), or 0.
 pid_t FindProxy() {
-  RunOptions options;
-  options.argv = {"/bin/sh", "-c",
-                  "for d in /proc/[0-9]*; do tr '\\0' ' ' < $d/cmdline 2>/dev/null |"
-                  " grep -q '^[^ ]* proxy --channel-fd=' && basename $d; done"};
-  options.capture_output = true;
-  auto ran = RunOnHost(options, "/");
-  return ran.ok() ? std::atoi(ran->stdout_data.c_str()) : 0;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return 0;
+  pid_t found = 0;
+  while (struct dirent* entry = ::readdir(proc)) {
+    const pid_t pid = std::atoi(entry->d_name);
+    if (pid <= 0) continue;
+    auto cmdline = ReadFileToString(absl::StrCat("/proc/", pid, "/cmdline"));
+    if (!cmdline.ok()) continue;
+    std::vector<std::string> args = absl::StrSplit(*cmdline, '\0');
+    if (args.size() < 3 || args[1] != "proxy" || !absl::StartsWith(args[2], "--channel-fd=")) {
+      continue;
+    }
+    pid_t ancestor = pid;
+    for (int depth = 0; depth < 4 && ancestor > 1; ++depth) {
+      ancestor = ParentOf(ancestor);
+      if (ancestor == ::getpid()) found = pid;
+    }
+    if (found != 0) break;
+  }
+  ::closedir(proc);
+  return found;
 }
 
 // A proxy killed while the command runs: the command's connections fail
