@@ -36,6 +36,10 @@ inline constexpr KeyMeaning kQuestionKeys[] = {
      "choose: decide file by file which changes to apply"},
     {'v', "view", "[v]iew",
      "view: the whole diff (or this file's) in the pager"},
+    {'r', "rest", "[r]est too",
+     "rest: while choosing, apply this file and every file after it"},
+    {'q', "quit", "[q]uit choosing",
+     "quit: while choosing, discard this file and every file after it"},
 };
 
 // The entry of `key`, or nullptr when the table has none.

@@ -383,8 +383,9 @@ class ChangeQuestion {
   std::optional<ChangeAnswer> Choose() {
     const size_t n = change_set_.changes.size();
     std::vector<size_t> chosen;
-    const std::vector<char> keys = {'a', 'd', 'v'};
-    for (size_t i = 0; i < n; ++i) {
+    const std::vector<char> keys = {'a', 'd', 'r', 'q', 'v'};
+    bool decided = false;  // by r or q, for this file and the rest
+    for (size_t i = 0; i < n && !decided; ++i) {
       const std::string& diff = rendered_.file_diffs[i];
       Write(absl::StrCat(
           "\n",
@@ -396,6 +397,11 @@ class ChangeQuestion {
         std::optional<char> key = Prompt(prompt, keys);
         if (!key) return std::nullopt;
         if (*key == 'a') chosen.push_back(i);
+        if (*key == 'r') {
+          for (size_t rest = i; rest < n; ++rest) chosen.push_back(rest);
+          decided = true;
+        }
+        if (*key == 'q') decided = true;
         if (*key == 'v') {
           View(absl::StrCat(diff.empty() ? "(no diff to show)\n" : diff,
                             rendered_.file_lines[i], "\n"));

@@ -193,7 +193,8 @@ TEST(AskChangesTest, ChooseFilesAppliesTheChosenOnes) {
   EXPECT_EQ(answer.answer, Answer::kApply);
   EXPECT_TRUE(answer.some);
   EXPECT_EQ(answer.chosen, std::vector<size_t>({0}));
-  EXPECT_NE(shown.find("Change 2 of 2: [a]pply, [d]iscard, [v]iew: "),
+  EXPECT_NE(shown.find("Change 2 of 2: [a]pply, [d]iscard, [r]est too, [q]uit choosing, "
+                       "[v]iew: "),
             std::string::npos);
   EXPECT_NE(shown.find("To apply (1): x\nTo discard (1): y\n"),
             std::string::npos)
@@ -206,6 +207,21 @@ TEST(AskChangesTest, ChooseFilesAppliesTheChosenOnes) {
   EXPECT_EQ(AskTwoWith(TwoFiles(), "c\nd\nd\n", &shown).answer,
             Answer::kDiscard);
   EXPECT_EQ(AskTwoWith(TwoFiles(), "c\na\n", &shown).answer, Answer::kDiscard);
+  // r: this file and the rest are applied; q: this file and the rest are
+  // discarded (neither asks about the files after it).
+  answer = AskTwoWith(TwoFiles(), "c\nr\na\n", &shown);
+  EXPECT_EQ(answer.answer, Answer::kApply);
+  EXPECT_FALSE(answer.some);
+  EXPECT_EQ(shown.find("Change 2 of 2"), std::string::npos) << shown;
+  answer = AskTwoWith(TwoFiles(), "c\nd\nr\na\n", &shown);
+  EXPECT_EQ(answer.answer, Answer::kApply);
+  EXPECT_EQ(answer.chosen, std::vector<size_t>({1}));
+  answer = AskTwoWith(TwoFiles(), "c\na\nq\na\n", &shown);
+  EXPECT_EQ(answer.answer, Answer::kApply);
+  EXPECT_EQ(answer.chosen, std::vector<size_t>({0}));
+  EXPECT_NE(shown.find("To apply (1): x\nTo discard (1): y\n"), std::string::npos) << shown;
+  EXPECT_EQ(AskTwoWith(TwoFiles(), "c\nq\n", &shown).answer, Answer::kDiscard);
+  EXPECT_EQ(shown.find("Change 2 of 2"), std::string::npos) << shown;
   // The confirmation's d discards all.
   EXPECT_EQ(AskTwoWith(TwoFiles(), "c\na\nd\nd\n", &shown).answer,
             Answer::kDiscard);
