@@ -1,13 +1,11 @@
 #include "lib/knowledge/answerer.h"
 
-#include <limits.h>
-#include <stdlib.h>
-
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 
 namespace garuda::knowledge {
@@ -145,9 +143,9 @@ LspSession* Answerer::Session(const Index& index, const std::string& language,
   if (it != sessions_.end()) return it->second.get();
   LspOptions lsp;
   lsp.command = command;
-  char resolved[PATH_MAX];
-  lsp.root =
-      realpath(project_.c_str(), resolved) != nullptr ? resolved : project_;
+  // The server is told the real folder (its own paths come back resolved);
+  // a folder that cannot be resolved is passed as given.
+  lsp.root = RealPath(project_, "project folder").value_or(project_);
   lsp.language_id = language;
   lsp.timeout_ms = lsp_.timeout_ms;
   absl::StatusOr<std::unique_ptr<LspSession>> session = LspSession::Start(lsp);
