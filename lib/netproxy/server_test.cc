@@ -383,11 +383,12 @@ bool ReadToEnd(int fd, std::string* got, absl::string_view until = "") {
   return true;
 }
 
-// Megabytes both ways at once through a tunnel, the client's end of input
-// passed on to the origin (which answers it by closing): every byte
-// arrives, in order, and the relay ends.
+// Megabytes both ways at once through a tunnel (past the size at which a
+// stream's pipe grows), the client's end of input passed on to the origin
+// (which answers it by closing): every byte arrives, in order, and the
+// relay ends.
 TEST(ProxyRelayTest, ATunnelCarriesMegabytesBothWaysAndPassesOnTheEnd) {
-  std::string payload(4 << 20, '\0');
+  std::string payload(6 << 20, '\0');
   unsigned seed = 7;
   for (char& c : payload) c = static_cast<char>(rand_r(&seed));
   std::string echoed;
