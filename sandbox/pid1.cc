@@ -271,6 +271,26 @@ void ForwardInterrupt(int sig) {
     ::_exit(kSetupFailed);
   }
   Limits limits = policy.limits();
+  // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
+  // descriptor of the caller beyond its pipes (the command could not reach
+  // them through /proc/1/fd anyway: it has fewer capabilities).
+  CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd,
+               io.proxy_fd, io.go_fd});
+  std::vector<std::string> env = Environment(policy);
+  absl::Status status = WriteIdentityMaps(uid, gid);
+  if (status.ok()) status = ApplyMountPlan(plan);
+  // Safe: the UTS namespace is the sandbox's own; the host keeps its name.
+  if (status.ok() && ::sethostname("garuda", 6) != 0) {
+    status = LastErrnoStatus("sethostname");
+  }
+  if (status.ok() && !policy.network()) status = BringUpLoopback();
+  if (status.ok() && policy.has_network_proxy()) {
+    status = HandOverLoopbackListener(io.proxy_fd, policy.network_proxy().port());
+  }
+  if (!status.ok()) Fail(io.error_fd, status);
+  // The supervisor has put this process in the cgroups (while the steps
+  // above ran, none of which starts a process): the command and all it
+  // starts are born in them.
   if (io.go_fd >= 0) {
     char go = 0;
     ssize_t got;
@@ -284,23 +304,6 @@ void ForwardInterrupt(int sig) {
     if (go & kMemoryByCgroup) limits.set_memory_bytes(0);
     if (go & kPidsByCgroup) limits.set_processes(0);
   }
-  // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
-  // descriptor of the caller beyond its four pipes (the command could not
-  // reach them through /proc/1/fd anyway: it has fewer capabilities).
-  CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd,
-               io.proxy_fd});
-  std::vector<std::string> env = Environment(policy);
-  absl::Status status = WriteIdentityMaps(uid, gid);
-  if (status.ok()) status = ApplyMountPlan(plan);
-  // Safe: the UTS namespace is the sandbox's own; the host keeps its name.
-  if (status.ok() && ::sethostname("garuda", 6) != 0) {
-    status = LastErrnoStatus("sethostname");
-  }
-  if (status.ok() && !policy.network()) status = BringUpLoopback();
-  if (status.ok() && policy.has_network_proxy()) {
-    status = HandOverLoopbackListener(io.proxy_fd, policy.network_proxy().port());
-  }
-  if (!status.ok()) Fail(io.error_fd, status);
 
   struct sigaction forward = {};
   forward.sa_handler = ForwardInterrupt;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -138,9 +139,15 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   CommandCgroups cgroups =
       CommandCgroups::Create(policy.limits().memory_bytes(),
                              policy.limits().processes(), options.use_cgroups);
+  // A socket pair rather than a pipe: PID 1 may have died of a failed
+  // setup before it reads, and the write must then fail, not raise SIGPIPE.
   Pipe go;
   if (!cgroups.empty()) {
-    ASSIGN_OR_RETURN(go, MakePipe());
+    int ends[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+      return LastErrnoStatus("socketpair");
+    }
+    go = Pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
   }
   uid_t uid = ::getuid();
   gid_t gid = ::getgid();
@@ -174,12 +181,14 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   err.write.Reset();
   if (go.write) {
     go.read.Reset();
-    // PID 1 waits for this before it starts anything: every process of the
-    // command is born in the cgroups.
+    // PID 1 builds the sandbox meanwhile (the move into a cgroup v1 waits
+    // out an RCU grace period, about 10 ms here) and waits for this byte
+    // before it starts the command: every process of the command is born in
+    // the cgroups.
     cgroups.AddProcess(child->pid);
     char by_cgroup = (cgroups.memory() ? kMemoryByCgroup : 0) |
                      (cgroups.pids() ? kPidsByCgroup : 0);
-    (void)!::write(go.write.get(), &by_cgroup, 1);
+    (void)!::send(go.write.get(), &by_cgroup, 1, MSG_NOSIGNAL);
     go.write.Reset();
   }
 
