@@ -335,6 +335,21 @@ TEST(RenderTest, TheTitleIsTheToolLinesText) {
   EXPECT_EQ(OneLineText("\xc3\xa9\xc3\xa9", 3), "\xc3\xa9...");
 }
 
+TEST(RenderTest, TheTitleSaysWhenTheCommandDidNotFinish) {
+  ChangeSet change_set = OneFile("x\n");
+  change_set.header.set_command("make");
+  change_set.header.set_ended_early("timed out: the wall time limit ended it");
+  Rendered rendered = RenderChangeSet(change_set, -1);
+  EXPECT_EQ(rendered.summary.substr(0, rendered.summary.find('\n')),
+            "The command changed files but did not finish (timed out: the wall time limit "
+            "ended it), so they may be only part of its work: make");
+  change_set.header.clear_command();
+  rendered = RenderChangeSet(change_set, -1);
+  EXPECT_EQ(rendered.summary.substr(0, rendered.summary.find('\n')),
+            "Changed files, by a command that did not finish (timed out: the wall time limit "
+            "ended it), so they may be only part of its work:");
+}
+
 TEST(ColorTest, DiffLinesAreColouredOnlyWhenAsked) {
   EXPECT_EQ(ColorDiff("+a\n-b\n c\n@@ -1 +1 @@\n"),
             "\x1b[32m+a\x1b[0m\n\x1b[31m-b\x1b[0m\n c\n"

@@ -478,6 +478,9 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
                                      change_set.status().message()));
   }
   outcome.change_set = *std::move(change_set);
+  if (outcome.result.kind != RunResult::Kind::kExited) {
+    outcome.change_set.header.set_ended_early(outcome.result.DescribeKind());
+  }
   RefuseDeniedPaths(&outcome.change_set, policy);
   KeepCommandChanges(&outcome.change_set, request.project,
                      backend_->ListedRoot(), backend_->name() == "copy", t0,

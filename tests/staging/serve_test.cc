@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -224,6 +225,34 @@ class ServeTest : public ::testing::Test {
   uint64_t stager_seq_ = 0;
   uint64_t applier_seq_ = 0;
 };
+
+// A command that does not finish (here its wall time ends it) still has
+// its changes listed, and the list says how it ended, so the question can
+// say they may be partial. Control: the same write by a command that ends
+// on its own leaves that empty.
+TEST_F(ServeTest, AStagedCommandThatDidNotFinishSaysSoInItsList) {
+  std::unique_ptr<ipc::HelperProcess> stager = Stager("staged");
+  ASSERT_NE(stager, nullptr);
+  for (bool finishes : {false, true}) {
+    SCOPED_TRACE(finishes ? "finishes" : "timed out");
+    UniqueFd fd;
+    stager::StagerReply reply =
+        Run(*stager, finishes ? "echo part > a.txt" : "echo part > a.txt; exec sleep 60", &fd,
+            false, finishes ? 60 : 1);
+    ASSERT_TRUE(reply.has_result()) << reply.DebugString();
+    ASSERT_TRUE(reply.result().has_change_set()) << reply.DebugString();
+    absl::StatusOr<ChangeSet> change_set = ReadChangeSet(fd.get(), "memfd");
+    ASSERT_TRUE(change_set.ok()) << change_set.status();
+    ASSERT_NE(testing::FindEntry(*change_set, "a.txt"), nullptr);
+    if (finishes) {
+      EXPECT_EQ(change_set->header.ended_early(), "");
+    } else {
+      EXPECT_TRUE(absl::StartsWith(change_set->header.ended_early(), "timed out"))
+          << change_set->header.ended_early();
+    }
+  }
+  End(*stager);
+}
 
 TEST_F(ServeTest, DirectRunCapturesOutputAndExitCode) {
   std::unique_ptr<ipc::HelperProcess> stager = Stager("direct");
