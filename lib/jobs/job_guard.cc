@@ -1,7 +1,13 @@
 #include "lib/jobs/job_guard.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
@@ -19,6 +25,49 @@ std::string ScopeLine(bool whole_worktree,
                       ".");
 }
 
+namespace {
+
+// The one line of a small git pointer file, without its line end.
+absl::StatusOr<std::string> ReadPointerFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  if (text.size() > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": too long for git's pointer file"));
+  }
+  return std::string(absl::StripTrailingAsciiWhitespace(text));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RepositoryGitDir(const std::string& worktree) {
+  const std::string pointer = JoinPath(worktree, ".git");
+  struct stat st;
+  if (::lstat(pointer.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::NotFoundError(absl::StrCat(pointer, " is not a worktree's .git file"));
+  }
+  ASSIGN_OR_RETURN(const std::string text, ReadPointerFile(pointer));
+  absl::string_view line = text;
+  if (!absl::ConsumePrefix(&line, "gitdir: ") || line.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(pointer, ": does not start with \"gitdir: \""));
+  }
+  auto beneath = [](absl::string_view folder, absl::string_view path) {
+    return absl::StartsWith(path, "/") ? std::string(path) : JoinPath(folder, path);
+  };
+  const std::string own = beneath(worktree, line);
+  std::string common = own;
+  const std::string commondir_file = JoinPath(own, "commondir");
+  if (::access(commondir_file.c_str(), F_OK) == 0) {
+    ASSIGN_OR_RETURN(std::string commondir, ReadPointerFile(commondir_file));
+    common = beneath(own, commondir);
+  }
+  ASSIGN_OR_RETURN(std::string real, RealPath(common, "the repository's git folder"));
+  if (::stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(pointer, ": the repository's git folder ", real, " is not a folder"));
+  }
+  return real;
+}
+
 absl::StatusOr<JobGuard> LoadJobGuard(const std::string& job_file,
                                       const std::string& worktree) {
   ASSIGN_OR_RETURN(Job job, ReadJobFile(job_file));
@@ -34,6 +83,12 @@ absl::StatusOr<JobGuard> LoadJobGuard(const std::string& job_file,
   if (!in_worktree.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(job_file, ": ", in_worktree.message()));
+  }
+  absl::StatusOr<std::string> git_dir = RepositoryGitDir(worktree);
+  if (git_dir.ok()) {
+    guard.git_dir = *std::move(git_dir);
+  } else if (!absl::IsNotFound(git_dir.status())) {
+    return git_dir.status();
   }
   return guard;
 }

@@ -32,7 +32,18 @@ struct JobGuard {
   bool whole_worktree = false;
   PermissionSettings permissions;  // the job's rules
   uint64_t token_budget = 0;       // 0: the settings' limit
+  // The repository's own git folder (the checkout's .git, which the
+  // worktree's .git file leads to), resolved; shown read-only to the job's
+  // commands so that git works in the worktree. Empty when the worktree has
+  // no such file.
+  std::string git_dir;
 };
+
+// The git folder that the worktree `worktree` belongs to: its .git file
+// ("gitdir: PATH") names the worktree's own folder in the repository, whose
+// commondir file names the repository's folder. NOT_FOUND when `worktree`
+// has no .git file; an error naming the file when one is malformed.
+absl::StatusOr<std::string> RepositoryGitDir(const std::string& worktree);
 
 // What the job's commands may write, as the run's first line says it:
 // kWholeWorktreeLine, "Commands may write only: src, target." or

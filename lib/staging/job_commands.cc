@@ -1,6 +1,7 @@
 #include "lib/staging/job_commands.h"
 
 #include "absl/strings/str_cat.h"
+#include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/jobs/job_file.h"
 #include "sandbox/command_policy.h"
@@ -26,6 +27,17 @@ absl::StatusOr<jobs::JobGuard> OpenStagerJob(
 }
 
 void ScopeJobCommand(const jobs::JobGuard& job, SandboxPolicy* policy) {
+  if (!job.git_dir.empty()) {
+    // git in the worktree needs the repository's folder: read-only, so a
+    // command can read the history and diff but never commit, move a branch
+    // or write a hook (the runner does the job's git work outside); its
+    // hooks are not shown at all.
+    BindMount* repository = policy->add_binds();
+    repository->set_source(job.git_dir);
+    repository->set_target(job.git_dir);
+    repository->set_writable(false);
+    policy->add_denied_paths(JoinPath(job.git_dir, "hooks"));
+  }
   if (job.whole_worktree) return;
   ScopeProjectWrites(job.scope, policy);
 }

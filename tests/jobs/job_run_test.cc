@@ -542,6 +542,30 @@ TEST_F(JobRunTest, TheTestCommandRunsUnderTheSameScope) {
   }
 }
 
+// git works in a job's worktree (the test command reads the log and the
+// status) while the repository's folder stays read-only and its hooks
+// hidden. Control: on the host the same user can write there.
+TEST_F(JobRunTest, GitReadsTheRepositoryInTheSandboxButCannotWriteIt) {
+  ProviderScript script;
+  *script.add_replies() = Bash("c1", "echo 'int b;' > src/b.c");
+  *script.add_replies() = Text("done");
+  StartServer(script);
+  JobFile("gitty", R"({"prompt": "p", "writeScope": ["src"], "testCommand": )"
+                   R"("test \"$(git log -1 --format=%s)\" = base && )"
+                   R"(git status --porcelain | grep -q src/b.c && )"
+                   R"(g=$(git rev-parse --git-common-dir) && ! touch $g/written && )"
+                   R"(! cat $g/hooks/pre-commit.sample"})");
+  JobRun run = Run("gitty");
+  EXPECT_EQ(run.code, 0) << run.out << run.err;
+  EXPECT_EQ(run.report.test_exit_code(), 0) << run.out;
+  EXPECT_NE(run.report.commit(), "");
+  EXPECT_NE(::access((checkout_ + "/.git/written").c_str(), F_OK), 0);
+  // Control: the repository's folder is writable to this user outside.
+  ASSERT_EQ(::access((checkout_ + "/.git/hooks/pre-commit.sample").c_str(), R_OK), 0);
+  Write(checkout_ + "/.git/written", "x");
+  EXPECT_EQ(::access((checkout_ + "/.git/written").c_str(), F_OK), 0);
+}
+
 // Without an OS sandbox a job does not start. Control: the first test's
 // runs, with the sandbox.
 TEST_F(JobRunTest, NoSandboxNoJob) {
