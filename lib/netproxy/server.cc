@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,8 +13,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -145,19 +147,60 @@ bool Pump(int from, int to, uint64_t limit) {
   return true;
 }
 
+// Runs `work` on a thread of its own, joined (`joinable` set) or detached
+// (`joinable` null); false when no thread could be made. std::thread throws
+// then, and with nothing to catch it the proxy would end with every tunnel
+// of the session: reaching the person's process limit must end one
+// connection, not the proxy.
+bool StartThread(std::function<void()> work, pthread_t* joinable) {
+  auto* owned = new std::function<void()>(std::move(work));
+  pthread_attr_t attributes;
+  if (::pthread_attr_init(&attributes) != 0) {
+    delete owned;
+    return false;
+  }
+  if (joinable == nullptr) {
+    ::pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  }
+  pthread_t thread;
+  const int failed = ::pthread_create(
+      &thread, &attributes,
+      [](void* argument) -> void* {
+        std::unique_ptr<std::function<void()>> run(
+            static_cast<std::function<void()>*>(argument));
+        (*run)();
+        return nullptr;
+      },
+      owned);
+  ::pthread_attr_destroy(&attributes);
+  if (failed != 0) {
+    delete owned;
+    return false;
+  }
+  if (joinable != nullptr) *joinable = thread;
+  return true;
+}
+
 // Both ways, one thread per direction, until the server's side ends;
 // `client_to_server_limit` caps what goes from the client (a plain HTTP
 // body: no second request can follow it on the same connection).
+// Without a thread for the second direction the connection ends (the
+// caller closes both sockets).
 void Relay(int client, int server, uint64_t client_to_server_limit) {
-  std::thread upstream([client, server, client_to_server_limit] {
-    if (Pump(client, server, client_to_server_limit)) ::shutdown(server, SHUT_WR);
-  });
+  pthread_t upstream;
+  if (!StartThread(
+          [client, server, client_to_server_limit] {
+            if (Pump(client, server, client_to_server_limit)) ::shutdown(server, SHUT_WR);
+          },
+          &upstream)) {
+    return;
+  }
   Pump(server, client, UINT64_MAX);
   // The server has said all it will: end the other direction too, whether
   // it waits for the client (reading) or for the server (writing).
   ::shutdown(client, SHUT_RD);
   ::shutdown(server, SHUT_RDWR);
-  upstream.join();
+  ::pthread_join(upstream, nullptr);
 }
 
 bool IsLocalAddress(const sockaddr* address) {
@@ -426,12 +469,22 @@ absl::Status ProxyServer::Serve(int listen_fd) {
       std::lock_guard<std::mutex> lock(mutex_);
       ++active_;
     }
-    std::thread([this, client] {
-      ServeConnection(client);
+    auto served = [this] {
       std::lock_guard<std::mutex> lock(mutex_);
       --active_;
       idle_.notify_all();
-    }).detach();
+    };
+    if (!StartThread(
+            [this, client, served] {
+              ServeConnection(client);
+              served();
+            },
+            nullptr)) {
+      // No thread for it: this connection is closed unanswered; the others
+      // and the next ones go on.
+      ::close(client);
+      served();
+    }
   }
   std::unique_lock<std::mutex> lock(mutex_);
   idle_.wait(lock, [this] { return active_ == 0; });

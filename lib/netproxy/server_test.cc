@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "lib/netproxy/echo_origin.h"
 #include "lib/netproxy/request.h"
 
 namespace garuda {
@@ -288,50 +289,6 @@ namespace garuda {
 namespace netproxy {
 namespace {
 
-// An origin that sends back every byte it receives, until the client's side
-// ends; then it closes.
-class EchoOrigin {
- public:
-  EchoOrigin() {
-    fd_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    port_ = BindLoopback(fd_.get());
-    thread_ = std::thread([this] {
-      UniqueFd client(::accept(fd_.get(), nullptr, nullptr));
-      if (!client.valid()) return;
-      std::vector<char> buffer(64 * 1024);
-      while (true) {
-        ssize_t n = ::recv(client.get(), buffer.data(), buffer.size(), 0);
-        if (n <= 0) break;
-        for (ssize_t at = 0; at < n;) {
-          ssize_t w = ::send(client.get(), buffer.data() + at, n - at, MSG_NOSIGNAL);
-          if (w <= 0) return;
-          at += w;
-        }
-      }
-    });
-  }
-  ~EchoOrigin() {
-    ::shutdown(fd_.get(), SHUT_RDWR);
-    thread_.join();
-  }
-  static uint16_t BindLoopback(int fd) {
-    sockaddr_in address = {};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    socklen_t length = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    EXPECT_EQ(::listen(fd, 16), 0);
-    return ntohs(address.sin_port);
-  }
-  uint16_t port() const { return port_; }
-
- private:
-  UniqueFd fd_;
-  uint16_t port_ = 0;
-  std::thread thread_;
-};
-
 // The proxy as a sandboxed command meets it: on a TCP listener, with
 // `origin_port` its one allowed port.
 class TcpProxy {
@@ -345,7 +302,7 @@ class TcpProxy {
     options.allowed_ports = {origin_port};
     server_ = std::make_unique<ProxyServer>(std::move(options));
     listen_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    port_ = EchoOrigin::BindLoopback(listen_.get());
+    port_ = BindLoopback(listen_.get());
     thread_ = std::thread([this] { EXPECT_TRUE(server_->Serve(listen_.get()).ok()); });
   }
   ~TcpProxy() {

@@ -1,0 +1,83 @@
+// Test origins of the proxy's tests: on loopback, each connection answered
+// with every byte it sends, until its sender's end; then it is closed.
+#ifndef GARUDA_LIB_NETPROXY_ECHO_ORIGIN_H_
+#define GARUDA_LIB_NETPROXY_ECHO_ORIGIN_H_
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/base/unique_fd.h"
+
+namespace garuda {
+namespace netproxy {
+
+// Binds `fd` to a free port of 127.0.0.1 and listens; returns the port.
+inline uint16_t BindLoopback(int fd) {
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  EXPECT_EQ(::listen(fd, 16), 0);
+  return ntohs(address.sin_port);
+}
+
+class EchoOrigin {
+ public:
+  EchoOrigin() : EchoOrigin(UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0))) {
+    port_ = BindLoopback(fd_.get());
+  }
+  // On `listener`, bound and listening already (made before a fork, when
+  // no thread may run yet).
+  explicit EchoOrigin(UniqueFd listener) : fd_(std::move(listener)) {
+    thread_ = std::thread([this] {
+      while (true) {
+        int client = ::accept(fd_.get(), nullptr, nullptr);
+        if (client < 0) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        echoes_.emplace_back(Echo, client);
+      }
+    });
+  }
+  // Waits for every connection to end (the proxy closes its side).
+  ~EchoOrigin() {
+    ::shutdown(fd_.get(), SHUT_RDWR);
+    thread_.join();
+    for (std::thread& echo : echoes_) echo.join();
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  static void Echo(int fd) {
+    UniqueFd client(fd);
+    std::vector<char> buffer(64 * 1024);
+    while (true) {
+      ssize_t n = ::recv(client.get(), buffer.data(), buffer.size(), 0);
+      if (n <= 0) return;
+      for (ssize_t at = 0; at < n;) {
+        ssize_t w = ::send(client.get(), buffer.data() + at, n - at, MSG_NOSIGNAL);
+        if (w <= 0) return;
+        at += w;
+      }
+    }
+  }
+
+  UniqueFd fd_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::vector<std::thread> echoes_;
+};
+
+}  // namespace netproxy
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_NETPROXY_ECHO_ORIGIN_H_
