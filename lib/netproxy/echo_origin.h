@@ -1,5 +1,5 @@
-// Test origins of the proxy's tests: on loopback, each connection answered
-// with every byte it sends, until its sender's end; then it is closed.
+// Loopback helpers of the proxy's tests, and their origin: each connection
+// answered with every byte it sends, until its sender's end; then closed.
 #ifndef GARUDA_LIB_NETPROXY_ECHO_ORIGIN_H_
 #define GARUDA_LIB_NETPROXY_ECHO_ORIGIN_H_
 
@@ -14,6 +14,8 @@
 
 #include "gtest/gtest.h"
 #include "lib/base/unique_fd.h"
+#include "lib/netproxy/domain_rules.h"
+#include "lib/netproxy/server.h"
 
 namespace garuda {
 namespace netproxy {
@@ -28,6 +30,29 @@ inline uint16_t BindLoopback(int fd) {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   EXPECT_EQ(::listen(fd, 16), 0);
   return ntohs(address.sin_port);
+}
+
+// The options of a proxy that allows only allowed.test (mapped to
+// 127.0.0.1) on `origin_port`.
+inline ProxyOptions AllowedTestOptions(uint16_t origin_port) {
+  auto rules = DomainRules::Create({"allowed.test"}, {});
+  EXPECT_TRUE(rules.ok()) << rules.status();
+  ProxyOptions options;
+  if (rules.ok()) options.rules = *rules;
+  options.test_name_map["allowed.test"] = "127.0.0.1";
+  options.allowed_ports = {origin_port};
+  return options;
+}
+
+// A connection to `port` of 127.0.0.1.
+inline UniqueFd ConnectLoopback(uint16_t port) {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in to = {};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  return fd;
 }
 
 class EchoOrigin {

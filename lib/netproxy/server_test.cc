@@ -294,13 +294,7 @@ namespace {
 class TcpProxy {
  public:
   explicit TcpProxy(uint16_t origin_port) {
-    auto rules = DomainRules::Create({"allowed.test"}, {});
-    EXPECT_TRUE(rules.ok());
-    ProxyOptions options;
-    options.rules = *rules;
-    options.test_name_map["allowed.test"] = "127.0.0.1";
-    options.allowed_ports = {origin_port};
-    server_ = std::make_unique<ProxyServer>(std::move(options));
+    server_ = std::make_unique<ProxyServer>(AllowedTestOptions(origin_port));
     listen_ = UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     port_ = BindLoopback(listen_.get());
     thread_ = std::thread([this] { EXPECT_TRUE(server_->Serve(listen_.get()).ok()); });
@@ -309,15 +303,7 @@ class TcpProxy {
     server_->Stop();
     thread_.join();
   }
-  UniqueFd Connect() {
-    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in to = {};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(port_);
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
-    return fd;
-  }
+  UniqueFd Connect() { return ConnectLoopback(port_); }
 
  private:
   std::unique_ptr<ProxyServer> server_;

@@ -27,16 +27,6 @@ namespace garuda {
 namespace netproxy {
 namespace {
 
-UniqueFd ConnectTo(uint16_t port) {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in to = {};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
-  return fd;
-}
-
 // Reads until `until` has come or the peer closed (10 s at most).
 std::string ReadFor(int fd, absl::string_view until) {
   std::string got;
@@ -83,12 +73,7 @@ TEST(ProxyThreadsTest, NoThreadForAConnectionEndsItNotTheProxy) {
   const uint16_t origin_port = BindLoopback(origin_listener.get());
   UniqueFd proxy_listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   const uint16_t proxy_port = BindLoopback(proxy_listener.get());
-  auto rules = DomainRules::Create({"allowed.test"}, {});
-  ASSERT_TRUE(rules.ok());
-  ProxyOptions options;
-  options.rules = *rules;
-  options.test_name_map["allowed.test"] = "127.0.0.1";
-  options.allowed_ports = {origin_port};
+  const ProxyOptions options = AllowedTestOptions(origin_port);
   int go[2];
   ASSERT_EQ(::pipe2(go, O_CLOEXEC), 0);
   // pids.max 4: the child's main thread, one tunnel's two threads, and the
@@ -113,12 +98,12 @@ TEST(ProxyThreadsTest, NoThreadForAConnectionEndsItNotTheProxy) {
   proxy_listener.Reset();
   EchoOrigin origin(std::move(origin_listener));
 
-  UniqueFd first = ConnectTo(proxy_port);
+  UniqueFd first = ConnectLoopback(proxy_port);
   EXPECT_EQ(Tunnel(first.get(), origin_port, "one\n"), "one\n");
   // A second connection gets its thread but not its tunnel's second one:
   // it ends, the proxy stays.
   {
-    UniqueFd second = ConnectTo(proxy_port);
+    UniqueFd second = ConnectLoopback(proxy_port);
     EXPECT_EQ(Tunnel(second.get(), origin_port, "two\n"), "");
   }
   EXPECT_EQ(::waitpid(child, nullptr, WNOHANG), 0) << "the proxy ended";
@@ -130,7 +115,7 @@ TEST(ProxyThreadsTest, NoThreadForAConnectionEndsItNotTheProxy) {
     ASSERT_EQ(::write(limit.get(), "3", 1), 1);
   }
   {
-    UniqueFd refused = ConnectTo(proxy_port);
+    UniqueFd refused = ConnectLoopback(proxy_port);
     EXPECT_EQ(Tunnel(refused.get(), origin_port, "none\n"), "");
   }
   EXPECT_EQ(::waitpid(child, nullptr, WNOHANG), 0) << "the proxy ended";
@@ -140,7 +125,7 @@ TEST(ProxyThreadsTest, NoThreadForAConnectionEndsItNotTheProxy) {
   first.Reset();
   // Once its threads have ended, a new tunnel works.
   ASSERT_TRUE(WaitForTasks(group, "1"));
-  UniqueFd third = ConnectTo(proxy_port);
+  UniqueFd third = ConnectLoopback(proxy_port);
   EXPECT_EQ(Tunnel(third.get(), origin_port, "three\n"), "three\n");
   third.Reset();
   EXPECT_EQ(::waitpid(child, nullptr, WNOHANG), 0) << "the proxy ended";
