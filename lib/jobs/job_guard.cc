@@ -1,7 +1,6 @@
 #include "lib/jobs/job_guard.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -27,12 +26,12 @@ std::string ScopeLine(bool whole_worktree,
 
 namespace {
 
-// The one line of a small git pointer file, without its line end.
+// The one line of a small git pointer file, without its line end; not
+// through a link.
 absl::StatusOr<std::string> ReadPointerFile(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  if (text.size() > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": too long for git's pointer file"));
-  }
+  RegularFileOptions options;
+  options.max_bytes = 4096;
+  ASSIGN_OR_RETURN(std::string text, ReadRegularFile(path, options));
   return std::string(absl::StripTrailingAsciiWhitespace(text));
 }
 
@@ -55,10 +54,11 @@ absl::StatusOr<std::string> RepositoryGitDir(const std::string& worktree) {
   };
   const std::string own = beneath(worktree, line);
   std::string common = own;
-  const std::string commondir_file = JoinPath(own, "commondir");
-  if (::access(commondir_file.c_str(), F_OK) == 0) {
-    ASSIGN_OR_RETURN(std::string commondir, ReadPointerFile(commondir_file));
-    common = beneath(own, commondir);
+  absl::StatusOr<std::string> commondir = ReadPointerFile(JoinPath(own, "commondir"));
+  if (commondir.ok()) {
+    common = beneath(own, *commondir);
+  } else if (!absl::IsNotFound(commondir.status())) {
+    return commondir.status();
   }
   ASSIGN_OR_RETURN(std::string real, RealPath(common, "the repository's git folder"));
   if (::stat(real.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -83,12 +83,6 @@ absl::StatusOr<JobGuard> LoadJobGuard(const std::string& job_file,
   if (!in_worktree.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(job_file, ": ", in_worktree.message()));
-  }
-  absl::StatusOr<std::string> git_dir = RepositoryGitDir(worktree);
-  if (git_dir.ok()) {
-    guard.git_dir = *std::move(git_dir);
-  } else if (!absl::IsNotFound(git_dir.status())) {
-    return git_dir.status();
   }
   return guard;
 }

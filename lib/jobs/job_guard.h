@@ -32,10 +32,10 @@ struct JobGuard {
   bool whole_worktree = false;
   PermissionSettings permissions;  // the job's rules
   uint64_t token_budget = 0;       // 0: the settings' limit
-  // The repository's own git folder (the checkout's .git, which the
-  // worktree's .git file leads to), resolved; shown read-only to the job's
-  // commands so that git works in the worktree. Empty when the worktree has
-  // no such file.
+  // The repository's own git folder (RepositoryGitDir), which the stager
+  // shows read-only to the job's commands so that git works in the
+  // worktree. Set by the stager only (OpenStagerJob); empty elsewhere and
+  // when the worktree has no .git file.
   std::string git_dir;
 };
 

@@ -23,7 +23,14 @@ absl::StatusOr<jobs::JobGuard> OpenStagerJob(
         "machine has none: ",
         problem->reason, ". fix: ", problem->fix));
   }
-  return jobs::LoadJobGuard(job_file, project);
+  ASSIGN_OR_RETURN(jobs::JobGuard job, jobs::LoadJobGuard(job_file, project));
+  absl::StatusOr<std::string> git_dir = jobs::RepositoryGitDir(project);
+  if (git_dir.ok()) {
+    job.git_dir = *std::move(git_dir);
+  } else if (!absl::IsNotFound(git_dir.status())) {
+    return git_dir.status();
+  }
+  return job;
 }
 
 void ScopeJobCommand(const jobs::JobGuard& job, SandboxPolicy* policy) {
