@@ -5,13 +5,17 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "lib/base/unique_fd.h"
 #include "lib/netproxy/domain_rules.h"
@@ -53,6 +57,20 @@ inline UniqueFd ConnectLoopback(uint16_t port) {
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
   return fd;
+}
+
+// Reads until the peer closes (true) or 10 s pass without a byte (false),
+// or, with `until`, until the bytes so far end with it.
+inline bool ReadToEnd(int fd, std::string* got, absl::string_view until = "") {
+  std::vector<char> buffer(64 * 1024);
+  struct pollfd p = {fd, POLLIN, 0};
+  while (until.empty() || !absl::EndsWith(*got, until)) {
+    if (::poll(&p, 1, 10000) <= 0) return false;
+    ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+    if (n <= 0) return true;
+    got->append(buffer.data(), static_cast<size_t>(n));
+  }
+  return true;
 }
 
 class EchoOrigin {

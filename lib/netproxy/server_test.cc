@@ -312,20 +312,6 @@ class TcpProxy {
   std::thread thread_;
 };
 
-// Reads until the peer closes (true) or 10 s pass without a byte (false),
-// or, with `until`, until the bytes so far end with it.
-bool ReadToEnd(int fd, std::string* got, absl::string_view until = "") {
-  std::vector<char> buffer(64 * 1024);
-  struct pollfd p = {fd, POLLIN, 0};
-  while (until.empty() || !absl::EndsWith(*got, until)) {
-    if (::poll(&p, 1, 10000) <= 0) return false;
-    ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
-    if (n <= 0) return true;
-    got->append(buffer.data(), static_cast<size_t>(n));
-  }
-  return true;
-}
-
 // Megabytes both ways at once through a tunnel (past the size at which a
 // stream's pipe grows), the client's end of input passed on to the origin
 // (which answers it by closing): every byte arrives, in order, and the

@@ -27,16 +27,10 @@ namespace garuda {
 namespace netproxy {
 namespace {
 
-// Reads until `until` has come or the peer closed (10 s at most).
+// What comes until `until` ends it or the peer closes (10 s at most).
 std::string ReadFor(int fd, absl::string_view until) {
   std::string got;
-  char buffer[4096];
-  struct pollfd p = {fd, POLLIN, 0};
-  while (!absl::StrContains(got, until) && ::poll(&p, 1, 10000) == 1) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    got.append(buffer, static_cast<size_t>(n));
-  }
+  ReadToEnd(fd, &got, until);
   return got;
 }
 
