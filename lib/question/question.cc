@@ -102,21 +102,19 @@ Rendered RenderChangeSet(const ChangeSet& change_set, int project_fd,
   Rendered out;
   const ChangeSetSummary& summary = change_set.summary;
   const std::string& ended_early = change_set.header.ended_early();
+  const std::string unfinished =
+      ended_early.empty()
+          ? ""
+          : absl::StrCat("did not finish (", MakeTextVisible(OneLineText(ended_early)),
+                         "), so they may be only part of its work");
   if (!change_set.header.command().empty()) {
     // The same text as the agent's tool line ("bash: ..."), so the person
     // can tell which call this is.
-    absl::StrAppend(
-        &out.summary, "The command changed files",
-        ended_early.empty()
-            ? ""
-            : absl::StrCat(" but did not finish (",
-                           MakeTextVisible(OneLineText(ended_early)),
-                           "), so they may be only part of its work"),
-        ": ", MakeTextVisible(OneLineText(change_set.header.command())), "\n");
-  } else if (!ended_early.empty()) {
-    absl::StrAppend(&out.summary, "Changed files, by a command that did not finish (",
-                    MakeTextVisible(OneLineText(ended_early)),
-                    "), so they may be only part of its work:\n");
+    absl::StrAppend(&out.summary, "The command changed files",
+                    unfinished.empty() ? "" : " but ", unfinished, ": ",
+                    MakeTextVisible(OneLineText(change_set.header.command())), "\n");
+  } else if (!unfinished.empty()) {
+    absl::StrAppend(&out.summary, "Changed files, by a command that ", unfinished, ":\n");
   } else {
     absl::StrAppend(&out.summary, "Changed files:\n");
   }
