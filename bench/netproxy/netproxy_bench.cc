@@ -26,6 +26,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -179,13 +180,14 @@ double Median(std::vector<double> values) {
 // haproxy in TCP mode with splice from `port` to the origin, when it is
 // installed: a relay with no checks at all, as fast as a process of its own
 // relays on this machine. 0 when there is none.
-pid_t StartHaproxy(uint16_t origin, uint16_t* port) {
+pid_t StartHaproxy(uint16_t origin, uint16_t* port, std::string* dir) {
   if (std::system("command -v haproxy >/dev/null 2>&1") != 0) return 0;
   UniqueFd probe = Listen(port);  // a free port, released for haproxy
   probe.Reset();
   char dir_template[] = "/tmp/garuda-bench-XXXXXX";
   if (::mkdtemp(dir_template) == nullptr) return 0;
-  const std::string config = absl::StrCat(dir_template, "/haproxy.cfg");
+  *dir = dir_template;
+  const std::string config = absl::StrCat(*dir, "/haproxy.cfg");
   if (!WriteFileAtomically(config,
                            absl::StrCat("global\n  maxconn 64\n  tune.bufsize 262144\n"
                                         "defaults\n  mode tcp\n  option splice-auto\n"
@@ -242,26 +244,25 @@ Downloads Download(const char* target, size_t megabytes, const uint16_t ports[3]
   return result;
 }
 
+double Best(std::vector<double> values) {
+  return *std::max_element(values.begin(), values.end());
+}
+
+// Two lines: the median of each path, then the best of each, with each
+// relay's share of direct.
 void PrintDownloads(const char* what, const Downloads& d, bool with_haproxy) {
-  auto best = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
-  const double direct = Median(d.rates[0]), proxy = Median(d.rates[1]);
-  std::printf(
-      "  %-9s median  direct %6.0f MB/s   proxy %6.0f MB/s   %5.1f %% of "
-      "direct",
-      what, direct, proxy, 100 * proxy / direct);
-  if (with_haproxy) {
-    std::printf("   haproxy %6.0f MB/s   %5.1f %%", Median(d.rates[2]),
-                100 * Median(d.rates[2]) / direct);
+  const std::pair<const char*, double (*)(std::vector<double>)> stats[] = {{"median", Median},
+                                                                           {"best", Best}};
+  for (const auto& [name, stat] : stats) {
+    const double direct = stat(d.rates[0]), proxy = stat(d.rates[1]);
+    std::printf("  %-9s %-7s direct %6.0f MB/s   proxy %6.0f MB/s   %5.1f %% of direct",
+                name == stats[0].first ? what : "", name, direct, proxy, 100 * proxy / direct);
+    if (with_haproxy) {
+      const double haproxy = stat(d.rates[2]);
+      std::printf("   haproxy %6.0f MB/s   %5.1f %%", haproxy, 100 * haproxy / direct);
+    }
+    std::printf("\n");
   }
-  std::printf(
-      "\n  %-9s best    direct %6.0f MB/s   proxy %6.0f MB/s   %5.1f %% of "
-      "direct",
-      "", best(d.rates[0]), best(d.rates[1]), 100 * best(d.rates[1]) / best(d.rates[0]));
-  if (with_haproxy) {
-    std::printf("   haproxy %6.0f MB/s   %5.1f %%", best(d.rates[2]),
-                100 * best(d.rates[2]) / best(d.rates[0]));
-  }
-  std::printf("\n");
 }
 
 int Main(int argc, char** argv) {
@@ -301,10 +302,10 @@ int Main(int argc, char** argv) {
   listener.Reset();
 
   uint16_t haproxy_port = 0;
-  const pid_t haproxy = StartHaproxy(origin_port, &haproxy_port);
+  std::string haproxy_dir;  // its configuration, removed at the end
+  const pid_t haproxy = StartHaproxy(origin_port, &haproxy_port, &haproxy_dir);
   std::printf(
-      "netproxy bench: %zu MB download, %d requests, the real garuda-stager "
-      "proxy, "
+      "netproxy bench: %zu MB download, %d requests, the real garuda-stager proxy, "
       "%d alternating rounds%s\n",
       megabytes, requests, kRounds,
       haproxy ? ", haproxy beside it" : " (install haproxy to see a well-known relay beside it)");
@@ -321,6 +322,10 @@ int Main(int argc, char** argv) {
     ::kill(haproxy, SIGTERM);
     ::waitpid(haproxy, nullptr, 0);
   }
+  if (!haproxy_dir.empty()) {
+    ::unlink(absl::StrCat(haproxy_dir, "/haproxy.cfg").c_str());
+    ::rmdir(haproxy_dir.c_str());
+  }
   // Latency: a new connection per request, interleaved.
   std::vector<double> times[2];
   for (int i = 0; i < requests; ++i) {
@@ -333,8 +338,7 @@ int Main(int argc, char** argv) {
   }
   double direct = Median(times[0]), proxied = Median(times[1]);
   std::printf(
-      "  request    direct %8.1f us      proxy %8.1f us      +%.1f us per "
-      "request (goal < 1000)\n",
+      "  request    direct %8.1f us      proxy %8.1f us      +%.1f us per request (goal < 1000)\n",
       direct, proxied, proxied - direct);
   std::printf("  requests/s direct %8.0f         proxy %8.0f\n", 1e6 / direct, 1e6 / proxied);
   std::printf("  proxy memory: %ld kB idle, %ld kB peak (VmHWM)\n", idle_kb,
