@@ -75,12 +75,16 @@ inline bool ReadToEnd(int fd, std::string* got, absl::string_view until = "") {
 
 class EchoOrigin {
  public:
-  EchoOrigin() : EchoOrigin(UniqueFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0))) {
-    port_ = BindLoopback(fd_.get());
-  }
+  EchoOrigin() : EchoOrigin(ListeningSocket()) {}
   // On `listener`, bound and listening already (made before a fork, when
-  // no thread may run yet).
+  // no thread may run yet). The accepting thread starts only now: started
+  // before the listen(2), its accept(2) fails at once and the origin
+  // answers nothing while connections wait in its queue.
   explicit EchoOrigin(UniqueFd listener) : fd_(std::move(listener)) {
+    sockaddr_in address = {};
+    socklen_t length = sizeof address;
+    ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] {
       while (true) {
         int client = ::accept(fd_.get(), nullptr, nullptr);
@@ -99,6 +103,11 @@ class EchoOrigin {
   uint16_t port() const { return port_; }
 
  private:
+  static UniqueFd ListeningSocket() {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    BindLoopback(fd.get());
+    return fd;
+  }
   static void Echo(int fd) {
     UniqueFd client(fd);
     std::vector<char> buffer(64 * 1024);

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -85,31 +86,78 @@ bool ReadUntil(int fd, std::string* bytes, size_t cap,
   return true;
 }
 
+// A tunnel's two sockets and what its two directions tell each other.
+struct Tunnel {
+  int client = -1;
+  int server = -1;
+  // Readable once the server's side has ended, so that the direction that
+  // reads the client stops waiting without a limit.
+  UniqueFd server_ended;
+  std::atomic<bool> server_done{false};
+};
+
+// How one direction of a tunnel ended.
+enum class PumpEnd {
+  kEnded,        // the sender ended its side (it read as the end of input)
+  kLimit,        // `limit` bytes went, and no more may
+  kFailed,       // a read or a write failed (a reset, a closed peer)
+  kIdle,         // the client sent nothing for kHalfClosedIdleMs after the
+                 // server's end
+};
+
+// After the server has ended its side, a client that neither sends nor
+// ends its own for this long is cut off: the connection's thread must not
+// wait forever for a client that never closes.
+constexpr int kHalfClosedIdleMs = 60 * 1000;
+
+// Waits until `from` is readable. Reading the client, the wait becomes
+// limited once the server has ended (the eventfd wakes a wait begun
+// before). False: the client stayed silent past that limit.
+bool WaitReadable(const Tunnel& tunnel, int from) {
+  const bool reading_client = from == tunnel.client;
+  while (true) {
+    const bool limited = reading_client && tunnel.server_done.load();
+    struct pollfd p[2] = {{from, POLLIN, 0}, {tunnel.server_ended.get(), POLLIN, 0}};
+    const int count = reading_client && !limited && tunnel.server_ended.valid() ? 2 : 1;
+    int ready = ::poll(p, count, limited ? kHalfClosedIdleMs : -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return true;  // the read that follows says what is wrong
+    if (ready == 0) return false;
+    if (p[0].revents != 0) return true;
+  }
+}
+
 // Copies from `from` to `to` through a buffer: the way when splice(2) does
 // not take one of the two descriptors.
-bool CopyAll(int from, int to, uint64_t limit, uint64_t* moved) {
+PumpEnd CopyAll(const Tunnel& tunnel, int from, int to, uint64_t limit, uint64_t* moved) {
   std::vector<char> buffer(64 * 1024);
   while (*moved < limit) {
+    if (!WaitReadable(tunnel, from)) return PumpEnd::kIdle;
     size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), limit - *moved));
     ssize_t n = ::recv(from, buffer.data(), want, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return true;
+    if (n < 0) return PumpEnd::kFailed;
+    if (n == 0) return PumpEnd::kEnded;
     *moved += static_cast<uint64_t>(n);
-    if (!WriteAll(to, absl::string_view(buffer.data(), static_cast<size_t>(n)))) return false;
+    if (!WriteAll(to, absl::string_view(buffer.data(), static_cast<size_t>(n)))) {
+      return PumpEnd::kFailed;
+    }
   }
-  return true;
+  return PumpEnd::kLimit;
 }
 
 // Moves bytes from `from` to `to` until `from` ends or `limit` bytes have
-// gone; false when writing to `to` failed. Through a pipe with splice(2):
-// the pages go from one socket's queue to the other's without a copy into
-// the proxy and out again (bench/netproxy/README.md: a third of the CPU of
-// a copy through a buffer, and more throughput, since the proxy shares the
-// cores with the command).
-bool Pump(int from, int to, uint64_t limit) {
+// gone. Through a pipe with splice(2): the pages go from one socket's queue
+// to the other's without a copy into the proxy and out again
+// (bench/netproxy/README.md: a third of the CPU of a copy through a buffer,
+// and more throughput, since the proxy shares the cores with the command).
+// Every byte taken into the pipe is written out before the next read, so
+// when this returns kEnded or kLimit all of them have reached `to`'s send
+// queue and the caller may pass the end on behind them.
+PumpEnd Pump(const Tunnel& tunnel, int from, int to, uint64_t limit) {
   uint64_t moved = 0;
   int ends[2];
-  if (::pipe2(ends, O_CLOEXEC) != 0) return CopyAll(from, to, limit, &moved);
+  if (::pipe2(ends, O_CLOEXEC) != 0) return CopyAll(tunnel, from, to, limit, &moved);
   UniqueFd pipe_out(ends[0]), pipe_in(ends[1]);
   // A pipe starts at the default 64 KiB. A stream that has moved
   // kGrowAfter bytes (a download, not one of the many small requests of a
@@ -126,11 +174,15 @@ bool Pump(int from, int to, uint64_t limit) {
   size_t chunk = pipe_size();
   bool grown = false;
   while (moved < limit) {
+    if (!WaitReadable(tunnel, from)) return PumpEnd::kIdle;
     size_t want = static_cast<size_t>(std::min<uint64_t>(chunk, limit - moved));
     ssize_t n = ::splice(from, nullptr, pipe_in.get(), nullptr, want, SPLICE_F_MOVE);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EINVAL && moved == 0) return CopyAll(from, to, limit, &moved);
-    if (n <= 0) return true;
+    if (n < 0 && errno == EINVAL && moved == 0) {
+      return CopyAll(tunnel, from, to, limit, &moved);
+    }
+    if (n < 0) return PumpEnd::kFailed;
+    if (n == 0) return PumpEnd::kEnded;
     moved += static_cast<uint64_t>(n);
     if (!grown && moved >= kGrowAfter) {
       grown = true;
@@ -140,11 +192,29 @@ bool Pump(int from, int to, uint64_t limit) {
     for (size_t left = static_cast<size_t>(n); left > 0;) {
       ssize_t w = ::splice(pipe_out.get(), nullptr, to, nullptr, left, SPLICE_F_MOVE);
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
+      if (w <= 0) return PumpEnd::kFailed;
       left -= static_cast<size_t>(w);
     }
   }
-  return true;
+  return PumpEnd::kLimit;
+}
+
+// Reads and drops what the client still sends after the last byte it may
+// send (a plain request's body), until its end: closing a socket with
+// unread bytes resets the connection, and a reset throws away the answer
+// still queued for the client. At most 1 MiB; a client that sends more, or
+// stays silent past the limit after the server's end, is cut off (false).
+bool DropTheRest(const Tunnel& tunnel) {
+  char sink[16 * 1024];
+  for (size_t dropped = 0; dropped < (1u << 20);) {
+    if (!WaitReadable(tunnel, tunnel.client)) return false;
+    ssize_t n = ::recv(tunnel.client, sink, sizeof sink, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    dropped += static_cast<size_t>(n);
+  }
+  return false;
 }
 
 // Runs `work` on a thread of its own, joined (`joinable` set) or detached
@@ -181,25 +251,49 @@ bool StartThread(std::function<void()> work, pthread_t* joinable) {
   return true;
 }
 
-// Both ways, one thread per direction, until the server's side ends;
-// `client_to_server_limit` caps what goes from the client (a plain HTTP
-// body: no second request can follow it on the same connection).
-// Without a thread for the second direction the connection ends (the
-// caller closes both sockets).
+// Both ways, one thread per direction, each passing its sender's end on
+// to the other side as a half-close (shutdown(SHUT_WR) behind the last
+// byte), until both have ended. Either side may end first and the other
+// direction goes on: a client may upload after the server has said all it
+// will. `client_to_server_limit` caps what goes from the client (a plain
+// HTTP body: nothing behind it reaches the server). When a direction fails
+// (a reset, a write to a closed peer), or a client stays silent too long
+// after the server's end, both sockets are shut down, which ends the other
+// direction at once. Without a thread for the second direction the
+// connection ends (the caller closes both sockets).
 void Relay(int client, int server, uint64_t client_to_server_limit) {
+  Tunnel tunnel;
+  tunnel.client = client;
+  tunnel.server = server;
+  tunnel.server_ended = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  auto cut_off = [&tunnel] {
+    ::shutdown(tunnel.client, SHUT_RDWR);
+    ::shutdown(tunnel.server, SHUT_RDWR);
+  };
   pthread_t upstream;
   if (!StartThread(
-          [client, server, client_to_server_limit] {
-            if (Pump(client, server, client_to_server_limit)) ::shutdown(server, SHUT_WR);
+          [&tunnel, &cut_off, client_to_server_limit] {
+            const PumpEnd end =
+                Pump(tunnel, tunnel.client, tunnel.server, client_to_server_limit);
+            if (end == PumpEnd::kEnded || end == PumpEnd::kLimit) {
+              ::shutdown(tunnel.server, SHUT_WR);
+            }
+            if ((end == PumpEnd::kLimit && !DropTheRest(tunnel)) ||
+                end == PumpEnd::kFailed || end == PumpEnd::kIdle) {
+              cut_off();
+            }
           },
           &upstream)) {
     return;
   }
-  Pump(server, client, UINT64_MAX);
-  // The server has said all it will: end the other direction too, whether
-  // it waits for the client (reading) or for the server (writing).
-  ::shutdown(client, SHUT_RD);
-  ::shutdown(server, SHUT_RDWR);
+  if (Pump(tunnel, tunnel.server, tunnel.client, UINT64_MAX) == PumpEnd::kEnded) {
+    ::shutdown(tunnel.client, SHUT_WR);
+    tunnel.server_done = true;
+    uint64_t one = 1;
+    if (tunnel.server_ended.valid()) (void)!::write(tunnel.server_ended.get(), &one, sizeof one);
+  } else {
+    cut_off();
+  }
   ::pthread_join(upstream, nullptr);
 }
 
@@ -416,7 +510,6 @@ void ProxyServer::ServeConnection(int client_fd) {
   const size_t first = static_cast<size_t>(std::min<uint64_t>(rest.size(), body_left));
   if (first > 0 && !WriteAll(upstream.get(), rest.substr(0, first))) return;
   body_left -= first;
-  if (body_left == 0) ::shutdown(upstream.get(), SHUT_WR);
   Relay(client.get(), upstream.get(), body_left);
 }
 
