@@ -170,8 +170,10 @@ absl::StatusOr<StagingFolder> OpenStagingFolder(const std::string& root,
 }
 
 absl::Status RemoveEndedFolders(const std::string& root,
-                                const std::string& project) {
+                                const std::string& project, pid_t ended_run) {
   std::string prefix = absl::StrCat(ProjectHash(project), "-");
+  const std::string ended_prefix =
+      ended_run > 0 ? absl::StrCat(prefix, ended_run, "-") : std::string();
   DIR* dir = ::opendir(root.c_str());
   if (dir == nullptr)
     return LastErrnoStatus(absl::StrCat("opendir(", root, ")"));
@@ -192,9 +194,11 @@ absl::Status RemoveEndedFolders(const std::string& root,
       // No lock file: a start that failed half way, or one that is being
       // made right now (the lock file follows the folder at once). Only a
       // folder older than a minute is taken as left over.
+      const bool made_by_ended_run =
+          !ended_prefix.empty() && absl::StartsWith(name, ended_prefix);
       struct stat st;
-      if (::stat(path.c_str(), &st) != 0 ||
-          st.st_mtime > ::time(nullptr) - 60) {
+      if (!made_by_ended_run && (::stat(path.c_str(), &st) != 0 ||
+                                 st.st_mtime > ::time(nullptr) - 60)) {
         continue;
       }
     }

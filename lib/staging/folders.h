@@ -8,6 +8,8 @@
 #ifndef GARUDA_LIB_STAGING_FOLDERS_H_
 #define GARUDA_LIB_STAGING_FOLDERS_H_
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -40,8 +42,13 @@ absl::StatusOr<StagingFolder> OpenStagingFolder(const std::string& root,
 
 // Removes the one-shot folders of `project` whose process has ended (their
 // lock can be taken). Errors are returned; folders in use are left alone.
+// A folder without its lock file is taken as one being made right now, and
+// left alone for a minute, unless it was made by `ended_run`, a process the
+// caller knows has ended (a guard that reaped its run: the run may have
+// been killed half way through removing its own folder, lock file first).
 absl::Status RemoveEndedFolders(const std::string& root,
-                                const std::string& project);
+                                const std::string& project,
+                                pid_t ended_run = 0);
 
 // The folder `name` (relative to the open folder `parent`), opened for
 // reading; a link as its last component is refused (O_NOFOLLOW). Invalid on

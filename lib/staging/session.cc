@@ -229,6 +229,9 @@ absl::Status Output(const StagedRunRequest& request,
                      " of them also changed in the project during the "
                      "command: applying will report a conflict"));
   }
+  if (!OutputPermitted()) {
+    return absl::CancelledError("stopped by a signal before the list was written");
+  }
   if (!request.out.empty()) return WriteOut(change_set, request.out);
   if (!::isatty(1)) return WriteChangeSet(change_set, 1, "standard output");
   ASSIGN_OR_RETURN(UniqueFd project, OpenRoot(request.project));

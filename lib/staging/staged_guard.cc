@@ -1,6 +1,8 @@
 #include "lib/staging/staged_guard.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -63,11 +65,12 @@ void KillAndWaitForAll() {
 
 // `root`: the staging root, found before the lockdown (empty: there is
 // none, so the run made no folder).
+// `run`: the guard's child, reaped already (0: none was started).
 void RemoveLeftovers(const StagedGuardOptions& options,
-                     const std::string& root) {
+                     const std::string& root, pid_t run) {
   absl::Status removed = root.empty()
                              ? absl::OkStatus()
-                             : RemoveEndedFolders(root, options.project);
+                             : RemoveEndedFolders(root, options.project, run);
   if (!removed.ok()) {
     Log(options, absl::StrCat("the staging folder could not be removed: ",
                               removed.message(),
@@ -93,6 +96,11 @@ absl::Status LockDownGuard(const StagedGuardOptions& options,
   return TakeStagerLockdown(options.lock_down, lockdown, options.accept_weaker);
 }
 
+// The run's side of the output permit (OutputPermitted): it writes a byte
+// on `request` and reads the guard's answer on `answer`. -1: no guard.
+int permit_request = -1;
+int permit_answer = -1;
+
 [[noreturn]] void EndBy(int sig) {
   std::fflush(nullptr);
   ::signal(sig, SIG_DFL);
@@ -105,6 +113,21 @@ absl::Status LockDownGuard(const StagedGuardOptions& options,
 }
 
 }  // namespace
+
+bool OutputPermitted() {
+  if (permit_request < 0) return true;
+  const char ask = '?';
+  while (::write(permit_request, &ask, 1) < 0) {
+    if (errno != EINTR) return false;
+  }
+  char answer = 0;
+  ssize_t got;
+  while ((got = ::read(permit_answer, &answer, 1)) < 0 && errno == EINTR) {
+  }
+  // No answer (the guard is gone, or ends the run for a signal): write
+  // nothing.
+  return got == 1 && answer == 'y';
+}
 
 int RunStagedGuarded(const StagedGuardOptions& options,
                      const std::function<int()>& run) {
@@ -139,6 +162,25 @@ int RunStagedGuarded(const StagedGuardOptions& options,
   // made the run says why, and has made no folder.
   absl::StatusOr<std::string> staging_root = StagingRoot();
   const std::string root = staging_root.ok() ? *staging_root : "";
+  // The output permit: the run asks on one pipe before it writes its list,
+  // the guard answers on the other.
+  int request_ends[2], answer_ends[2];
+  if (::pipe2(request_ends, O_CLOEXEC) != 0) {
+    absl::Status status = LastErrnoStatus("pipe2");
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    Log(options, absl::StrCat("cannot guard the staged run: ", status.message(),
+                              "; nothing was run"));
+    return kNotRun;
+  }
+  UniqueFd request_read(request_ends[0]), request_write(request_ends[1]);
+  if (::pipe2(answer_ends, O_CLOEXEC) != 0) {
+    absl::Status status = LastErrnoStatus("pipe2");
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    Log(options, absl::StrCat("cannot guard the staged run: ", status.message(),
+                              "; nothing was run"));
+    return kNotRun;
+  }
+  UniqueFd answer_read(answer_ends[0]), answer_write(answer_ends[1]);
   std::fflush(nullptr);
   pid_t guard = ::getpid();
   pid_t child = ::fork();
@@ -155,22 +197,55 @@ int RunStagedGuarded(const StagedGuardOptions& options,
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != guard) ::_exit(kNotRun);
     signals.Reset();
+    request_read.Reset();
+    answer_write.Reset();
+    permit_request = request_write.get();
+    permit_answer = answer_read.get();
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     int code = run();
     std::fflush(nullptr);
     ::_exit(code);
   }
+  request_write.Reset();
+  answer_read.Reset();
   if (options.run_only_fd >= 0) ::close(options.run_only_fd);
   absl::Status locked = LockDownGuard(options, root);
   if (!locked.ok()) {
     Log(options, absl::StrCat("the staged run stops: ", locked.message()));
     KillAndWaitForAll();
-    RemoveLeftovers(options, root);
+    RemoveLeftovers(options, root, child);
     return kNotRun;
   }
 
   int wait_status = 0;
+  bool output_permitted = false;
   for (bool run_ended = false; !run_ended;) {
+    // A signal is always taken before the run's request to write its list:
+    // a signal sent to the whole group (a terminal's Ctrl-C) reaches the
+    // guard's queue when it reaches the command, so before the run can have
+    // seen the command end and asked; it then ends the run with nothing
+    // written, however the two processes were scheduled.
+    struct pollfd ready[2] = {{signals.get(), POLLIN, 0},
+                              {request_read.get(), POLLIN, 0}};
+    const int watching = request_read ? 2 : 1;
+    if (::poll(ready, watching, -1) < 0 && errno != EINTR) {
+      Log(options, absl::StrCat("the staged run stops: ",
+                                LastErrnoStatus("poll").message()));
+      KillAndWaitForAll();
+      RemoveLeftovers(options, root, child);
+      return kNotRun;
+    }
+    if (ready[0].revents == 0 && watching == 2 && ready[1].revents != 0) {
+      char ask;
+      if (::read(request_read.get(), &ask, 1) == 1) {
+        const char yes = 'y';
+        output_permitted = ::write(answer_write.get(), &yes, 1) == 1;
+      } else {
+        request_read.Reset();  // the run closed it: it asks no more
+      }
+      continue;
+    }
+    if (ready[0].revents == 0) continue;
     struct signalfd_siginfo info = {};
     ssize_t got = ::read(signals.get(), &info, sizeof info);
     if (got < 0 && errno == EINTR) continue;
@@ -178,7 +253,7 @@ int RunStagedGuarded(const StagedGuardOptions& options,
       Log(options, absl::StrCat("the staged run stops: ",
                                 LastErrnoStatus("read(signalfd)").message()));
       KillAndWaitForAll();
-      RemoveLeftovers(options, root);
+      RemoveLeftovers(options, root, child);
       return kNotRun;
     }
     int sig = static_cast<int>(info.ssi_signo);
@@ -198,16 +273,18 @@ int RunStagedGuarded(const StagedGuardOptions& options,
     // counts.
     ::kill(child, SIGKILL);
     KillAndWaitForAll();
-    RemoveLeftovers(options, root);
+    RemoveLeftovers(options, root, child);
     Log(options, absl::StrCat("stopped by SIG", ::sigabbrev_np(sig),
-                              "; the staging view was removed, nothing was "
-                              "listed"));
+                              "; the staging view was removed, ",
+                              output_permitted
+                                  ? "the list was cut off while it was written"
+                                  : "nothing was listed"));
     EndBy(sig);
   }
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   int sig = WTERMSIG(wait_status);
   KillAndWaitForAll();
-  RemoveLeftovers(options, root);
+  RemoveLeftovers(options, root, child);
   Log(options, absl::StrCat("the staged run ended by SIG", ::sigabbrev_np(sig),
                             "; its staging view was removed"));
   return kNotRun;

@@ -40,6 +40,12 @@ struct StagedGuardOptions {
 int RunStagedGuarded(const StagedGuardOptions& options,
                      const std::function<int()>& run);
 
+// For the run, in the guard's child: asks the guard, right before the run
+// writes its list (stdout or --out), whether it may. False when the guard
+// has caught a stop signal (it is ending the run; nothing may be written,
+// since the person stopped it) or is gone. True outside a guarded run.
+bool OutputPermitted();
+
 }  // namespace garuda
 
 #endif  // GARUDA_LIB_STAGING_STAGED_GUARD_H_
