@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "lib/audit/json_records.h"
@@ -18,29 +19,6 @@
 #include "lib/base/status_macros.h"
 
 namespace garuda {
-namespace {
-
-// mkdir -p with 0700, then makes sure the folder itself is 0700 and ours: a
-// folder someone else made, or one open to others, is refused or tightened.
-absl::Status MakePrivateFolder(const std::string& path) {
-  RETURN_IF_ERROR(MakeDirectories(path, 0700));
-  ASSIGN_OR_RETURN(UniqueFd fd,
-                   OpenFile(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) {
-    return LastErrnoStatus(absl::StrCat("fstat(", path, ")"));
-  }
-  if (st.st_uid != ::geteuid()) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(path, " belongs to another user (uid ", st.st_uid, ")"));
-  }
-  if ((st.st_mode & 07777) != 0700 && ::fchmod(fd.get(), 0700) != 0) {
-    return LastErrnoStatus(absl::StrCat("fchmod(", path, ", 0700)"));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<AuditWriter>> AuditWriter::Open(
     const WriterOptions& options) {
@@ -101,12 +79,31 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> AuditWriter::Open(
   RETURN_IF_ERROR(SyncParentDirectory(writer->log_path_));
   writer->folder_synced_ = true;
   if (config.checkpoint) RETURN_IF_ERROR(writer->WriteCheckpointLocked());
+  if (config.checkpoint && options.signer != nullptr) {
+    RETURN_IF_ERROR(writer->OpenTreeLocked());
+  }
   if (!config.checkpoint_command.empty()) {
     ASSIGN_OR_RETURN(writer->witness_,
                      WitnessClient::Start(config.checkpoint_command,
                                           options.witness_timeout));
   }
   return writer;
+}
+
+absl::Status AuditWriter::OpenTreeLocked() {
+  ASSIGN_OR_RETURN(tree_, TreeAppender::Open(folder_, log_name_));
+  origin_ = absl::StrCat(options_.signer->name, "/", folder_name_);
+  // The verifier key beside the tree, so that verify can check the
+  // signature without flags; a reader who trusts a copy kept elsewhere more
+  // gives it with --log-key.
+  const std::string key_path = JoinPath(tree_->folder(), "key");
+  const std::string key = absl::StrCat(
+      FormatNoteVerifier(VerifierOf(*options_.signer, kNoteEd25519)), "\n");
+  absl::StatusOr<std::string> existing = ReadRegularFile(key_path, {});
+  if (!existing.ok() || *existing != key) {
+    RETURN_IF_ERROR(WriteFileAtomically(key_path, key, 0600));
+  }
+  return tree_->WriteSignedCheckpoint(*options_.signer, origin_);
 }
 
 AuditWriter::~AuditWriter() {
@@ -152,6 +149,17 @@ absl::Status AuditWriter::WriteEventsLocked(
     absl::Span<const audit::AuditEvent> events) {
   if (events.empty()) return absl::OkStatus();
   line_buffer_.clear();
+  // The log and the tree take the line under one lock shared by every
+  // auditor of the project, so the tree's order is the order of the writes.
+  std::optional<TreeAppender::Lock> tree_lock;
+  if (tree_ != nullptr) {
+    absl::StatusOr<TreeAppender::Lock> locked = tree_->LockAndCatchUp();
+    if (!locked.ok()) {
+      broken_ = locked.status();
+      return broken_;
+    }
+    tree_lock.emplace(std::move(locked).value());
+  }
   std::string head = head_;
   absl::Time now = options_.clock();
   for (size_t i = 0; i < events.size(); ++i) {
@@ -165,6 +173,15 @@ absl::Status AuditWriter::WriteEventsLocked(
                            absl::StrCat(log_path_, ": ", written.message()));
     return broken_;
   }
+  if (tree_ != nullptr) {
+    absl::Status added = tree_->AppendLines(line_buffer_, log_bytes_);
+    if (!added.ok()) {
+      broken_ = absl::Status(
+          added.code(), absl::StrCat(tree_->folder(), ": ", added.message()));
+      return broken_;
+    }
+  }
+  log_bytes_ += line_buffer_.size();
   if (seq_ == synced_seq_) {
     oldest_unsynced_ = absl::Now();
     changed_.Signal();
@@ -184,6 +201,16 @@ absl::Status AuditWriter::SyncLocked() {
     return broken_;
   }
   synced_seq_ = seq_;
+  if (tree_ != nullptr) {
+    // After the log's fsync, so a signed checkpoint never covers a line that
+    // a power failure could take back.
+    absl::Status signed_checkpoint =
+        tree_->WriteSignedCheckpoint(*options_.signer, origin_);
+    if (!signed_checkpoint.ok()) {
+      broken_ = signed_checkpoint;
+      return broken_;
+    }
+  }
   if (options_.config.checkpoint) {
     absl::Status checkpoint = WriteCheckpointLocked();
     if (!checkpoint.ok()) {

@@ -49,11 +49,11 @@ absl::StatusOr<Ed25519PrivateKey> Ed25519PrivateKey::Generate() {
 absl::StatusOr<Ed25519PrivateKey> Ed25519PrivateKey::FromSeed(
     absl::string_view seed) {
   if (seed.size() != kEd25519SeedBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "an Ed25519 private key is 32 bytes, not ", seed.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("an Ed25519 private key is 32 bytes, not ", seed.size()));
   }
-  Pkey pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr,
-                                         Bytes(seed), seed.size()));
+  Pkey pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, Bytes(seed),
+                                         seed.size()));
   if (pkey == nullptr) {
     return absl::InvalidArgumentError(
         OpenSslError("EVP_PKEY_new_raw_private_key"));
@@ -73,8 +73,7 @@ absl::StatusOr<Ed25519PrivateKey> Ed25519PrivateKey::FromSeed(
 }
 
 Ed25519PrivateKey::Ed25519PrivateKey(Ed25519PrivateKey&& other) noexcept
-    : seed_(std::move(other.seed_)),
-      public_key_(std::move(other.public_key_)) {
+    : seed_(std::move(other.seed_)), public_key_(std::move(other.public_key_)) {
   other.seed_.clear();
 }
 

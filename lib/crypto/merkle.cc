@@ -178,8 +178,8 @@ absl::StatusOr<MerkleHash> TreeRoot(uint64_t size,
 absl::StatusOr<std::vector<MerkleHash>> InclusionProof(
     uint64_t index, uint64_t size, const StoredHashReader& read) {
   if (index >= size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "leaf ", index, " is not in a tree of ", size, " leaves"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("leaf ", index, " is not in a tree of ", size, " leaves"));
   }
   std::vector<MerkleHash> proof;
   RETURN_IF_ERROR(AppendPath(index, 0, size, read, &proof));
@@ -204,8 +204,8 @@ absl::Status VerifyInclusion(uint64_t index, uint64_t size,
                              const std::vector<MerkleHash>& proof,
                              const MerkleHash& root) {
   if (index >= size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "leaf ", index, " is not in a tree of ", size, " leaves"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("leaf ", index, " is not in a tree of ", size, " leaves"));
   }
   uint64_t fn = index, sn = size - 1;
   MerkleHash r = leaf_hash;

@@ -15,7 +15,13 @@ namespace {
 // (variables leaves, roots, inclusionProofs, consistencyProofs). Data only:
 // eight leaves, the root of each prefix, and proofs.
 const char* const kLeavesHex[] = {
-    "",   "00",       "10",       "2021", "3031", "40414243", "5051525354555657",
+    "",
+    "00",
+    "10",
+    "2021",
+    "3031",
+    "40414243",
+    "5051525354555657",
     "606162636465666768696a6b6c6d6e6f",
 };
 const char* const kRootsHex[] = {
@@ -45,7 +51,9 @@ const ProofVector kInclusion[] = {
      {"bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b",
       "ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0",
       "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7"}},
-    {2, 3, {"fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"}},
+    {2,
+     3,
+     {"fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125"}},
     {1,
      5,
      {"6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
@@ -122,13 +130,15 @@ TEST(MerkleTest, InclusionProofsOfThePublishedVectors) {
     EXPECT_EQ(*proof, FromHex(v.proof)) << v.a << " of " << v.size;
     MerkleHash leaf = MerkleLeafHash(absl::HexStringToBytes(kLeavesHex[v.a]));
     MerkleHash root = FromHex(kRootsHex[v.size - 1]);
-    EXPECT_TRUE(VerifyInclusion(v.a, v.size, leaf, FromHex(v.proof), root).ok());
+    EXPECT_TRUE(
+        VerifyInclusion(v.a, v.size, leaf, FromHex(v.proof), root).ok());
     // Wrong proofs: another index, another size, a flipped bit, a hash
     // missing or added, another leaf.
     std::vector<MerkleHash> good = FromHex(v.proof);
     EXPECT_FALSE(VerifyInclusion(v.a ^ 1, v.size, leaf, good, root).ok());
     EXPECT_FALSE(VerifyInclusion(v.a, v.size * 2, leaf, good, root).ok());
-    EXPECT_FALSE(VerifyInclusion(v.a, v.size, MerkleLeafHash("x"), good, root).ok());
+    EXPECT_FALSE(
+        VerifyInclusion(v.a, v.size, MerkleLeafHash("x"), good, root).ok());
     for (size_t i = 0; i < good.size(); ++i) {
       std::vector<MerkleHash> bad = good;
       bad[i][0] ^= 8;
@@ -208,15 +218,15 @@ TEST(MerkleTest, AllProofsUpTo70Leaves) {
     for (uint64_t old = 1; old <= size; ++old) {
       std::vector<MerkleHash> proof =
           *ConsistencyProof(old, size, tree.Reader());
-      ASSERT_TRUE(VerifyConsistency(old, size, proof, roots[old - 1],
-                                    roots[size - 1])
-                      .ok())
+      ASSERT_TRUE(
+          VerifyConsistency(old, size, proof, roots[old - 1], roots[size - 1])
+              .ok())
           << old << " to " << size;
       if (!proof.empty()) {
         proof[0][0] ^= 1;
-        ASSERT_FALSE(VerifyConsistency(old, size, proof, roots[old - 1],
-                                       roots[size - 1])
-                         .ok());
+        ASSERT_FALSE(
+            VerifyConsistency(old, size, proof, roots[old - 1], roots[size - 1])
+                .ok());
       }
     }
   }

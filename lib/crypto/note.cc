@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 
@@ -104,9 +105,9 @@ std::string BigEndian64(uint64_t value) {
 
 std::string SignatureLine(absl::string_view name, uint32_t key_id,
                           absl::string_view signature) {
-  return absl::StrCat(kSignaturePrefix, name, " ",
-                      Base64Encode(absl::StrCat(BigEndian32(key_id), signature)),
-                      "\n");
+  return absl::StrCat(
+      kSignaturePrefix, name, " ",
+      Base64Encode(absl::StrCat(BigEndian32(key_id), signature)), "\n");
 }
 
 // The signatures of `note` by the key (name, key id), in order.
@@ -206,10 +207,10 @@ absl::StatusOr<NoteSigner> ParseNoteSigner(absl::string_view text) {
 
 std::string FormatNoteSigner(const NoteSigner& signer) {
   const char type = static_cast<char>(kNoteEd25519);
-  return absl::StrCat(
-      kPrivateKeyPrefix, signer.name, "+", KeyIdHex(signer.key_id), "+",
-      Base64Encode(absl::StrCat(absl::string_view(&type, 1),
-                                signer.key.seed())));
+  return absl::StrCat(kPrivateKeyPrefix, signer.name, "+",
+                      KeyIdHex(signer.key_id), "+",
+                      Base64Encode(absl::StrCat(absl::string_view(&type, 1),
+                                                signer.key.seed())));
 }
 
 absl::StatusOr<NoteSigner> GenerateNoteSigner(absl::string_view name) {
@@ -221,8 +222,8 @@ absl::StatusOr<NoteSigner> GenerateNoteSigner(absl::string_view name) {
 
 absl::StatusOr<NoteVerifier> ParseNoteVerifier(absl::string_view text) {
   const auto bad = [](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "not a verifier key (<name>+<key id>+<base64>): ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a verifier key (<name>+<key id>+<base64>): ", why));
   };
   std::vector<absl::string_view> parts =
       absl::StrSplit(text, absl::MaxSplits('+', 2));
@@ -301,8 +302,8 @@ absl::StatusOr<Note> ParseNote(absl::string_view message) {
     }
     NoteSignature signature;
     signature.name = std::string(name);
-    signature.key_id =
-        static_cast<uint32_t>(ReadBigEndian(absl::string_view(*bytes).substr(0, 4)));
+    signature.key_id = static_cast<uint32_t>(
+        ReadBigEndian(absl::string_view(*bytes).substr(0, 4)));
     signature.signature = bytes->substr(4);
     signature.line = absl::StrCat(line, "\n");
     note.signatures.push_back(std::move(signature));
@@ -367,8 +368,8 @@ absl::StatusOr<std::string> CosignNoteLine(absl::string_view note_text,
 absl::StatusOr<uint64_t> VerifyCosignature(const Note& note,
                                            const NoteVerifier& verifier) {
   if (verifier.type != kNoteCosignatureV1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        KeyLabel(verifier), " is not a cosigner key (type 0x04)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(KeyLabel(verifier), " is not a cosigner key (type 0x04)"));
   }
   std::vector<const NoteSignature*> found =
       SignaturesBy(note, verifier.name, verifier.key_id);
@@ -379,10 +380,9 @@ absl::StatusOr<uint64_t> VerifyCosignature(const Note& note,
   uint64_t latest = 0;
   for (const NoteSignature* signature : found) {
     absl::string_view bytes = signature->signature;
-    uint64_t timestamp =
-        bytes.size() == 8 + kEd25519SignatureBytes
-            ? ReadBigEndian(bytes.substr(0, 8))
-            : 0;
+    uint64_t timestamp = bytes.size() == 8 + kEd25519SignatureBytes
+                             ? ReadBigEndian(bytes.substr(0, 8))
+                             : 0;
     if (bytes.size() != 8 + kEd25519SignatureBytes ||
         timestamp > (uint64_t{1} << 63) - 1 ||
         !Ed25519Verify(verifier.public_key,
@@ -397,9 +397,9 @@ absl::StatusOr<uint64_t> VerifyCosignature(const Note& note,
 }
 
 std::string FormatCheckpoint(const Checkpoint& checkpoint) {
-  std::string text = absl::StrCat(checkpoint.origin, "\n", checkpoint.size,
-                                  "\n", Base64Encode(HashBytes(checkpoint.root)),
-                                  "\n");
+  std::string text =
+      absl::StrCat(checkpoint.origin, "\n", checkpoint.size, "\n",
+                   Base64Encode(HashBytes(checkpoint.root)), "\n");
   for (const std::string& line : checkpoint.extensions) {
     absl::StrAppend(&text, line, "\n");
   }
@@ -421,8 +421,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view text) {
   if (lines[0].empty()) return bad("an empty origin");
   checkpoint.origin = std::string(lines[0]);
   absl::string_view size = lines[1];
-  if (size.empty() || size.size() > 20 ||
-      (size.size() > 1 && size[0] == '0') ||
+  if (size.empty() || size.size() > 20 || (size.size() > 1 && size[0] == '0') ||
       !std::all_of(size.begin(), size.end(),
                    [](char c) { return c >= '0' && c <= '9'; }) ||
       !absl::SimpleAtoi(size, &checkpoint.size)) {

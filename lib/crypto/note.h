@@ -89,8 +89,7 @@ absl::Status VerifyNoteSignature(const Note& note,
                                  const NoteVerifier& verifier);
 
 // cosignature/v1: the signed message for `note_text` at `timestamp`.
-std::string CosignatureMessage(absl::string_view note_text,
-                               uint64_t timestamp);
+std::string CosignatureMessage(absl::string_view note_text, uint64_t timestamp);
 // The cosignature line of `signer` (as a cosigner, key id with 0x04).
 absl::StatusOr<std::string> CosignNoteLine(absl::string_view note_text,
                                            const NoteSigner& signer,

@@ -22,10 +22,13 @@ constexpr char kText[] =
     "then you don't know what your problem is.\n";
 constexpr char kPeterSig[] =
     "\xE2\x80\x94 PeterNeumann "
-    "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n";
+    "x08go/ZJkuBS9UG/"
+    "SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnA"
+    "M=\n";
 constexpr char kEnochSig[] =
     "\xE2\x80\x94 EnochRoot "
-    "rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=\n";
+    "rwz+eBzmZa0SO3NbfRGzPCpDckykFXSdeX+MNtCOXm2/"
+    "5n2tiOHp+vAF1aGrQ5ovTG01oOTGwnWLox33WWd1RvMc+QQ=\n";
 
 TEST(NoteTest, GoVerifierKeyAndItsManglings) {
   absl::StatusOr<NoteVerifier> verifier = ParseNoteVerifier(kPeterVerifier);
@@ -100,8 +103,8 @@ TEST(NoteTest, OpensAsGo) {
 
   // A signature of a known key that does not verify (Go inserts "ABCD").
   std::string sig = kPeterSig;
-  std::string broken = absl::StrCat(kText, "\n", sig.substr(0, 60), "ABCD",
-                                    sig.substr(60));
+  std::string broken =
+      absl::StrCat(kText, "\n", sig.substr(0, 60), "ABCD", sig.substr(60));
   absl::StatusOr<Note> tampered = ParseNote(broken);
   ASSERT_TRUE(tampered.ok());
   EXPECT_TRUE(absl::IsPermissionDenied(VerifyNoteSignature(*tampered, peter)));
@@ -129,7 +132,9 @@ TEST(NoteTest, OpensAsGo) {
       absl::StrCat("\xff", kText, "\n", peter_sig),
       absl::StrCat(kText, "\n",
                    "\xE2\x80\x94 Bad Name "
-                   "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM="),
+                   "x08go/ZJkuBS9UG/"
+                   "SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotp"
+                   "RZb6KE6RyyBwJnAM="),
       absl::StrCat(kText, "\n", peter_sig, "Unexpected line.\n"),
   };
   for (const std::string& message : bad) {
@@ -147,7 +152,8 @@ TEST(NoteTest, C2spExampleParses) {
       "ed \xC3\xA8 subito sera.\n"
       "\n"
       "\xE2\x80\x94 quasimodo.example/salvatore "
-      "NnugSzTjtVAewIS+Z/iJhUPeFDkO/5QQ2i5ddnGITLlC+EhfLW9oJKONrMouFSQU0xMcXxj99ihAQwaqP3ZekRwNtIc=\n";
+      "NnugSzTjtVAewIS+Z/iJhUPeFDkO/"
+      "5QQ2i5ddnGITLlC+EhfLW9oJKONrMouFSQU0xMcXxj99ihAQwaqP3ZekRwNtIc=\n";
   absl::StatusOr<Note> note = ParseNote(example);
   ASSERT_TRUE(note.ok()) << note.status();
   EXPECT_EQ(note->text,
@@ -169,7 +175,8 @@ TEST(NoteTest, C2spCheckpointExample) {
       "Az3grlgtzPICa5OS8npVmf1Myq/5IZniMp+ZJurmRDeOoRDe4URYN7u5/"
       "Zhcyv2q1gGzGku9nTo+zyWE+xeMcTOAYQ8=\n"
       "\xE2\x80\x94 witness.example.com/w1 "
-      "jWbPPwAAAABkGFDLEZMHwSRaJNiIDoe9DYn/zXcrtPHeolMI5OWXEhZCB9dlrDJsX3b2oyin1nPZqhf5nNo0xUe+mbIUBkBIfZ+qnA==\n";
+      "jWbPPwAAAABkGFDLEZMHwSRaJNiIDoe9DYn/"
+      "zXcrtPHeolMI5OWXEhZCB9dlrDJsX3b2oyin1nPZqhf5nNo0xUe+mbIUBkBIfZ+qnA==\n";
   absl::StatusOr<Note> note = ParseNote(example);
   ASSERT_TRUE(note.ok()) << note.status();
   absl::StatusOr<Checkpoint> checkpoint = ParseCheckpoint(note->text);
@@ -197,7 +204,8 @@ TEST(NoteTest, CosignatureRoundTripAndKeyIdWithTypeFour) {
   EXPECT_NE(as_cosigner.key_id, as_signer.key_id);
   EXPECT_EQ(as_cosigner.key_id,
             NoteKeyId("witness.example/w1", 0x04, witness.key.public_key()));
-  std::string body = "example.com/log\n5\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";
+  std::string body =
+      "example.com/log\n5\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n";
   absl::StatusOr<std::string> line = CosignNoteLine(body, witness, 1679315147);
   ASSERT_TRUE(line.ok());
   absl::StatusOr<Note> note = ParseNote(absl::StrCat(body, "\n", *line));
@@ -206,8 +214,9 @@ TEST(NoteTest, CosignatureRoundTripAndKeyIdWithTypeFour) {
   ASSERT_TRUE(time.ok()) << time.status();
   EXPECT_EQ(*time, 1679315147u);
   // Round trip of the verifier key with type 0x04.
-  EXPECT_EQ(FormatNoteVerifier(*ParseNoteVerifier(FormatNoteVerifier(as_cosigner))),
-            FormatNoteVerifier(as_cosigner));
+  EXPECT_EQ(
+      FormatNoteVerifier(*ParseNoteVerifier(FormatNoteVerifier(as_cosigner))),
+      FormatNoteVerifier(as_cosigner));
   // The same line over another body does not verify.
   absl::StatusOr<Note> moved = ParseNote(absl::StrCat(
       "example.com/log\n6\nCsUYapGGPo4dkMgIAUqom/Xajj7h2fB2MPA3j2jxq2I=\n\n",
