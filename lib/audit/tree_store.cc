@@ -470,9 +470,26 @@ absl::Status TreeAppender::WriteSignedCheckpoint(const NoteSigner& signer,
     absl::StatusOr<Checkpoint> checkpoint =
         note.ok() ? ParseCheckpoint(note->text)
                   : absl::StatusOr<Checkpoint>(note.status());
-    if (checkpoint.ok() && checkpoint->origin == origin &&
-        checkpoint->size >= edge_.size()) {
-      return absl::OkStatus();
+    if (checkpoint.ok() && checkpoint->origin == origin) {
+      if (checkpoint->size >= edge_.size()) return absl::OkStatus();
+      // A log never signs a tree that does not extend what it signed
+      // before (c2sp.org/tlog-checkpoint): lines rewritten under the tree
+      // stop the auditor here instead of being signed over.
+      ASSIGN_OR_RETURN(
+          MerkleHash root,
+          TreeRoot(checkpoint->size,
+                   HashReaderOf(hashes_.get(), FolderPath(folder_, kHashesFile),
+                                StoredHashCount(edge_.size()))));
+      if (root != checkpoint->root) {
+        return absl::DataLossError(absl::StrCat(
+            "the tree's first ", checkpoint->size,
+            " lines no longer have the root of the checkpoint signed at that "
+            "size (",
+            path,
+            "): the logs were rewritten; nothing more is signed. Run "
+            "garuda-audit verify, and keep the logs and the tree as they are "
+            "for whoever looks into it"));
+      }
     }
   }
   RETURN_IF_ERROR(Sync());

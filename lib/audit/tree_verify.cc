@@ -102,7 +102,14 @@ std::string RootText(const MerkleHash& root) {
 std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
   const std::string tree_folder = TreeFolderOf(options.project_folder);
   absl::StatusOr<TreeReader> tree = TreeReader::Open(tree_folder);
-  if (absl::IsNotFound(tree.status())) return std::nullopt;
+  if (absl::IsNotFound(tree.status())) {
+    if (!options.log_key) return std::nullopt;
+    // A key given means a tree is expected: one removed whole is a finding.
+    return Report(options, "deleted",
+                  "the project has no tree/ although --log-key was given: "
+                  "the tree was removed",
+                  0);
+  }
   if (!tree.ok()) {
     return Report(options, "unreadable", std::string(tree.status().message()),
                   0);
