@@ -12,6 +12,9 @@
 #include "lib/audit/signing_key.h"
 #include "lib/audit/tree_cli.h"
 #include "lib/audit/verify_cli.h"
+#include "lib/audit/witness_lockdown.h"
+#include "lib/audit/witness_server.h"
+#include "lib/audit/witness_submit.h"
 #include "lib/base/flags.h"
 #include "lib/lockdown/roles.h"
 
@@ -35,6 +38,18 @@ ABSL_FLAG(std::string, out, "", "key generate: the new key file (0600).");
 ABSL_FLAG(int64_t, size, -1, "leaves, prove: the tree size.");
 ABSL_FLAG(int64_t, index, -1, "prove inclusion: the leaf's index (0-based).");
 ABSL_FLAG(int64_t, old, -1, "prove consistency: the older tree size.");
+ABSL_FLAG(std::string, listen, "",
+          "witness serve: HOST:PORT to listen on (a numeric address; port 0 "
+          "picks one).");
+ABSL_FLAG(std::string, port_file, "",
+          "witness serve: write the port listened on to this file.");
+ABSL_FLAG(std::string, key, "", "witness serve: the witness's signing key.");
+ABSL_FLAG(std::string, state, "",
+          "witness serve: the folder of the checkpoints it cosigned.");
+ABSL_FLAG(std::string, log, "",
+          "witness serve: a log's verifier key; may be given more than once.");
+ABSL_FLAG(std::string, url, "",
+          "witness submit: the witness's URL (its submission prefix).");
 ABSL_FLAG(std::string, accept_weaker_lockdown, "",
           "Run even where the kernel lacks Landlock or seccomp; the reason "
           "given here is reported.");
@@ -182,6 +197,62 @@ int LegacyWitness(const Invocation& call) {
   return garuda::RunWitness(*store, stderr);
 }
 
+garuda::WitnessLockdown NetworkLockdown(const Invocation& call) {
+  garuda::WitnessLockdown lockdown;
+  garuda::AuditLockdown read_only = ReadOnlyLockdown(call);
+  lockdown.accept_weaker_lockdown = read_only.accept_weaker_lockdown;
+  lockdown.log = read_only.log;
+  return lockdown;
+}
+
+int WitnessServe(const Invocation& call) {
+  garuda::WitnessServeOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.port_file = absl::GetFlag(FLAGS_port_file);
+  options.key_file = absl::GetFlag(FLAGS_key);
+  options.state_folder = absl::GetFlag(FLAGS_state);
+  options.log_keys = garuda::RepeatedFlagValues(call.argc, call.argv, "log");
+  absl::StatusOr<garuda::OpenedWitness> opened = garuda::OpenWitness(options);
+  if (!opened.ok()) return Fail(call, opened.status());
+  // Bound and keyed: from here on it writes only its state folder, connects
+  // nowhere, binds nothing more, starts nothing.
+  garuda::WitnessLockdown lockdown = NetworkLockdown(call);
+  lockdown.writable = options.state_folder;
+  if (absl::Status locked = garuda::LockDownWitness(lockdown, nullptr);
+      !locked.ok()) {
+    return Fail(call, locked);
+  }
+  std::fprintf(stderr,
+               "%s witness serve: listening on port %d; cosigner key %s\n",
+               kProgram, opened->port, opened->witness->CosignerKey().c_str());
+  garuda::ServeWitnessHttp(opened->listener.get(), *opened->witness,
+                           garuda::HttpLimits(), /*max_connections=*/64);
+  return 0;
+}
+
+int WitnessSubmit(const Invocation& call) {
+  std::string url = absl::GetFlag(FLAGS_url),
+              project = absl::GetFlag(FLAGS_project);
+  if (url.empty())
+    return Fail(call, absl::InvalidArgumentError("--url URL is required"));
+  absl::StatusOr<std::string> tree =
+      garuda::ProjectTreeFolder(project.empty() ? "." : project);
+  if (!tree.ok()) return Fail(call, tree.status());
+  absl::StatusOr<std::unique_ptr<garuda::WitnessSubmit>> submit =
+      garuda::WitnessSubmit::Prepare(url, *tree);
+  if (!submit.ok()) return Fail(call, submit.status());
+  // From here on: TCP to the witness's port only, writes only beneath
+  // tree/witness, no program started.
+  garuda::WitnessLockdown lockdown = NetworkLockdown(call);
+  lockdown.writable = (*submit)->witness_folder();
+  lockdown.tcp_connect_ports = {(*submit)->port()};
+  if (absl::Status locked = garuda::LockDownWitness(lockdown, nullptr);
+      !locked.ok()) {
+    return Fail(call, locked);
+  }
+  return (*submit)->Run(stdout, stderr);
+}
+
 struct Subcommand {
   std::vector<std::string> words;
   const char* usage;
@@ -215,6 +286,17 @@ const Subcommand kSubcommands[] = {
      "prove consistency [--project DIR] --old M --size N\n"
      "      the consistency proof, one base64 hash per line",
      ProveConsistency},
+    {{"witness", "serve"},
+     "witness serve --listen HOST:PORT [--port-file FILE] --key FILE --state "
+     "DIR "
+     "--log VKEY [--log VKEY ...]\n"
+     "      a C2SP tlog-witness: POST /add-checkpoint",
+     WitnessServe},
+    {{"witness", "submit"},
+     "witness submit --url URL [--project DIR]\n"
+     "      the latest checkpoint to a witness; its cosignature kept in "
+     "tree/witness",
+     WitnessSubmit},
     {{"witness"},
      "witness --store FILE\n"
      "      the head witness of checkpointCommand: heads (JSON lines) on "

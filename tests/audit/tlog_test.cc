@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "lib/audit/tree_store.h"
 #include "lib/crypto/merkle.h"
 #include "lib/crypto/note.h"
@@ -331,6 +333,97 @@ TEST_F(TlogTest, WithoutASigningKeyThereIsNoTree) {
   RunResult run = Verify(absl::StrCat("--log-key ", Quote(vkey_)));
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.out, HasSubstr("(tree): deleted"));
+}
+
+// A witness outside the person's reach: it cosigns the checkpoint, refuses
+// the rewritten history (which verify alone accepts: the negative
+// control), and its cosignature kept beside the tree shows the rewrite to
+// verify --witness-key.
+TEST_F(TlogTest, AWitnessCatchesARewriteThatVerifyAloneCannot) {
+  const std::string witness_key = JoinPath(base_, "witness.key");
+  const std::string port_file = JoinPath(base_, "port");
+  ASSERT_EQ(Shell(absl::StrCat(Quote(Audit()),
+                               " key generate --name witness.example/w1 --out ",
+                               Quote(witness_key)))
+                .exit_code,
+            0);
+  RunResult started = Shell(absl::StrCat(
+      Quote(Audit()), " witness serve --listen 127.0.0.1:0 --port-file ",
+      Quote(port_file), " --key ", Quote(witness_key), " --state ",
+      Quote(JoinPath(base_, "state")), " --log ", Quote(vkey_), " 2>",
+      Quote(JoinPath(base_, "serve.err")), " </dev/null >/dev/null & echo $!"));
+  const std::string pid = std::string(absl::StripAsciiWhitespace(started.out));
+  absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (ReadFile(port_file).empty() && absl::Now() < deadline)
+    absl::SleepFor(absl::Milliseconds(20));
+  std::string port =
+      std::string(absl::StripAsciiWhitespace(ReadFile(port_file)));
+  ASSERT_FALSE(port.empty()) << ReadFile(JoinPath(base_, "serve.err"));
+  // The announcement comes after the lockdown; wait for it, then look.
+  while (ReadFile(JoinPath(base_, "serve.err")).find("cosigner key") ==
+             std::string::npos &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  std::string serve_err = ReadFile(JoinPath(base_, "serve.err"));
+  std::string cosigner = serve_err.substr(serve_err.find("cosigner key ") + 13);
+  cosigner = std::string(absl::StripAsciiWhitespace(cosigner));
+  EXPECT_EQ(ProcStatus(pid, "NoNewPrivs"), "1");
+  EXPECT_EQ(ProcStatus(pid, "Seccomp"), "2");
+  const std::string url = absl::StrCat("http://127.0.0.1:", port);
+
+  ASSERT_EQ(Append(Events(1, 3)).exit_code, 0);
+  RunResult submitted = Tool(absl::StrCat("witness submit --url ", url));
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  EXPECT_THAT(
+      submitted.out,
+      HasSubstr("cosigned at size 4 by:\n\xE2\x80\x94 witness.example/w1 "));
+  ASSERT_EQ(Append(Events(4, 2)).exit_code, 0);
+  submitted = Tool(absl::StrCat("witness submit --url ", url));
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  RunResult verified = Verify(absl::StrCat("--witness-key ", Quote(cosigner)));
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("1 cosigned checkpoint(s) agree"));
+
+  // The rewrite: a line changed, the chain and the log's checkpoint
+  // recomputed, the tree rebuilt and re-signed by the auditor itself.
+  std::vector<std::string> logs = Logs();
+  std::sort(logs.begin(), logs.end());
+  const std::string log = logs[0];
+  const std::string cosigned = ReadFile(WitnessCheckpointPath(Tree(), url));
+  RewriteAndRechain(log, LogName(log), "build2", "build9");
+  std::string content = ReadFile(log);
+  WriteFile(
+      CheckpointOf(log),
+      absl::StrCat("{\"log\":\"", LogName(log), "\",\"seq\":4,\"hash\":\"",
+                   content.substr(content.rfind(",\"hash\":\"") + 9, 64),
+                   "\"}\n"));
+  for (const char* file : {"leaves", "hashes", "logs", "checkpoint"}) {
+    ASSERT_EQ(::unlink(JoinPath(Tree(), file).c_str()), 0);
+  }
+  ASSERT_EQ(::unlink(WitnessCheckpointPath(Tree(), url).c_str()), 0);
+  ASSERT_EQ(Append("").exit_code, 0);
+  // Negative control: without the witness nothing shows.
+  RunResult alone = Verify(absl::StrCat("--log-key ", Quote(vkey_)));
+  EXPECT_EQ(alone.exit_code, 0) << alone.out;
+  // The witness refuses it: the tree does not extend what it cosigned.
+  RunResult refused = Tool(absl::StrCat("witness submit --url ", url));
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("the history was rewritten"));
+  // With the cosigned checkpoint still beside the tree, verify sees it.
+  WriteFile(WitnessCheckpointPath(Tree(), url), cosigned);
+  RunResult found = Verify(absl::StrCat("--witness-key ", Quote(cosigner)));
+  EXPECT_EQ(found.exit_code, 1) << found.out;
+  EXPECT_THAT(
+      found.out,
+      HasSubstr(
+          "rewritten: the checkpoint witness witness.example/w1 cosigned"));
+  // And without it, --witness-key says nothing was cosigned.
+  ASSERT_EQ(::unlink(WitnessCheckpointPath(Tree(), url).c_str()), 0);
+  found = Verify(absl::StrCat("--witness-key ", Quote(cosigner)));
+  EXPECT_EQ(found.exit_code, 1);
+  EXPECT_THAT(found.out, HasSubstr("not_witnessed"));
+  ::kill(std::stoi(pid), SIGTERM);
 }
 
 }  // namespace
