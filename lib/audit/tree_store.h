@@ -5,11 +5,14 @@
 //   tree/lock        flock(2) held while a line goes into a log and the tree
 //   tree/logs        the names of the logs, one per line; a leaf names its
 //                    log by the number of that line (0-based)
-//   tree/leaves      16 bytes per leaf: the log's number and the line's
-//                    length (u32 each), its offset in the log (u64), all
-//                    big-endian
-//   tree/hashes      the stored hashes, 32 bytes each, in the layout of
-//                    lib/crypto/merkle.h (so any proof is O(log n) reads)
+//   tree/entries     per leaf, in order: a 16-byte record (the log's number
+//                    and the line's length, u32 each, its offset in the
+//                    log, u64, all big-endian), then the hashes the leaf
+//                    stores (lib/crypto/merkle.h: its own, then those of
+//                    the subtrees it completes, 32 bytes each). One file,
+//                    so one fdatasync per group; leaf n's entry starts at
+//                    TreeEntryOffset(n), and any hash, hence any proof, is
+//                    O(log n) reads away
 //   tree/checkpoint  the latest signed checkpoint (a C2SP signed note)
 //   tree/key         the verifier key of the signing key (what the auditor
 //                    signs with; a reader may trust another copy more)
@@ -38,6 +41,20 @@ namespace garuda {
 inline constexpr absl::string_view kTreeFolder = "tree";
 inline constexpr size_t kTreeLeafRecordBytes = 16;
 
+// Where leaf n's entry starts in tree/entries: the bytes of n leaves.
+inline uint64_t TreeEntryOffset(uint64_t n) {
+  return kTreeLeafRecordBytes * n + 32 * StoredHashCount(n);
+}
+// The hashes leaf n stores: its own and one per trailing one bit of n.
+inline int TreeEntryHashes(uint64_t n) {
+  int count = 1;
+  while (n & 1) {
+    ++count;
+    n >>= 1;
+  }
+  return count;
+}
+
 struct TreeLeaf {
   uint32_t log = 0;  // the number of its log in tree/logs
   uint32_t length = 0;
@@ -61,13 +78,12 @@ class TreeReader {
   const std::vector<std::string>& logs() const { return logs_; }
   absl::StatusOr<TreeLeaf> Leaf(uint64_t index) const;
   StoredHashReader Hashes() const;
-  // The leaves file's descriptor, for a sequential reader.
-  int leaves_fd() const { return leaves_.get(); }
-  int hashes_fd() const { return hashes_.get(); }
+  // The entries file's descriptor, for a sequential reader.
+  int entries_fd() const { return entries_.get(); }
 
  private:
   std::string folder_;
-  UniqueFd leaves_, hashes_;
+  UniqueFd entries_;
   uint64_t size_ = 0;
   std::vector<std::string> logs_;
 };
@@ -113,10 +129,24 @@ class TreeAppender {
   // Takes the lock and catches up with leaves other auditors appended.
   absl::StatusOr<Lock> LockAndCatchUp();
 
-  // Appends the lines in `lines` (each ending in "\n", as written to the
-  // log at `offset`) as leaves of this appender's log. Under the lock.
+  // Lines of this appender's log waiting for the tree: where each is and
+  // its leaf hash (computed when the line is written, added a group at a
+  // time).
+  struct PendingLeaf {
+    uint64_t offset = 0;
+    uint32_t length = 0;
+    MerkleHash hash{};
+  };
+  // Computes the leaves of `lines` (each ending in "\n", as written to the
+  // log at `offset`) into `pending`.
+  static void LeavesOf(absl::string_view lines, uint64_t offset,
+                       std::vector<PendingLeaf>* pending);
+  // Appends `pending` as leaves of this appender's log, in one write.
+  // Under the lock.
+  absl::Status AppendLeaves(const std::vector<PendingLeaf>& pending);
+  // LeavesOf and AppendLeaves at once (tools, benchmarks).
   absl::Status AppendLines(absl::string_view lines, uint64_t offset);
-  // fdatasync of the leaves and hashes.
+  // fdatasync of the tree's files.
   absl::Status Sync();
   // Under the lock: signs a checkpoint of the tree at its current size and
   // writes tree/checkpoint atomically, unless one at that size or larger
@@ -130,18 +160,23 @@ class TreeAppender {
 
  private:
   TreeAppender() = default;
-  absl::Status AppendLeafLocked(uint32_t log, absl::string_view line,
-                                uint64_t offset);
+  void AppendLeafLocked(uint32_t log, uint32_t length, uint64_t offset,
+                        const MerkleHash& hash);
   absl::Status FlushLocked();
+  // Reads the names other auditors added to tree/logs since the last look
+  // (appends name only this appender's own log, so they need not look).
+  absl::Status CatchUpLogsLocked();
   absl::StatusOr<uint32_t> RegisterLogLocked(const std::string& name);
   absl::Status RecoverLocked(const std::string& project_audit_folder);
 
   std::string folder_;
-  UniqueFd lock_, logs_fd_, leaves_, hashes_;
+  UniqueFd lock_, logs_fd_, entries_;
+  uint64_t logs_bytes_ = 0;  // of tree/logs, as last read
+  bool logs_dirty_ = false;  // written since the last Sync
   std::map<std::string, uint32_t> log_numbers_;
   uint32_t own_log_ = 0;
   MerkleEdge edge_;
-  std::string leaf_buffer_, hash_buffer_;
+  std::string entry_buffer_;
   std::vector<MerkleHash> stored_;
 };
 

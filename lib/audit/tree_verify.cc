@@ -30,38 +30,39 @@ RegularFileOptions NoteFileOptions() {
   return options;
 }
 
-// A file read front to back in chunks of whole records.
-class RecordStream {
+// A file read front to back in chunks, handing out `n` bytes at a time.
+class SequentialReader {
  public:
-  RecordStream(int fd, size_t record, uint64_t count)
-      : fd_(fd), record_(record), left_(count) {}
-  // The next record, or an error when the file is shorter than it was.
-  absl::StatusOr<const char*> Next() {
-    if (pos_ == buffer_.size()) {
-      size_t records = std::min<uint64_t>(left_, kChunkBytes / record_);
-      if (records == 0) return absl::OutOfRangeError("no more records");
-      buffer_.resize(records * record_);
+  SequentialReader(int fd, uint64_t total) : fd_(fd), left_(total) {}
+  absl::StatusOr<const char*> Take(size_t n) {
+    if (buffer_.size() - pos_ < n) {
+      buffer_.erase(0, pos_);
+      pos_ = 0;
+      size_t want = static_cast<size_t>(std::min<uint64_t>(left_, kChunkBytes));
+      if (buffer_.size() + want < n) {
+        return absl::DataLossError("tree/entries ends inside an entry");
+      }
+      size_t old = buffer_.size();
+      buffer_.resize(old + want);
       size_t done = 0;
-      while (done < buffer_.size()) {
-        ssize_t got = ::pread(fd_, buffer_.data() + done, buffer_.size() - done,
+      while (done < want) {
+        ssize_t got = ::pread(fd_, buffer_.data() + old + done, want - done,
                               static_cast<off_t>(offset_ + done));
         if (got <= 0) {
-          return absl::DataLossError("a tree file shrank while it was read");
+          return absl::DataLossError("tree/entries shrank while it was read");
         }
         done += static_cast<size_t>(got);
       }
-      offset_ += buffer_.size();
-      left_ -= records;
-      pos_ = 0;
+      offset_ += want;
+      left_ -= want;
     }
     const char* at = buffer_.data() + pos_;
-    pos_ += record_;
+    pos_ += n;
     return at;
   }
 
  private:
   int fd_;
-  size_t record_;
   uint64_t left_;
   uint64_t offset_ = 0;
   std::string buffer_;
@@ -227,14 +228,13 @@ std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
   std::map<uint64_t, MerkleHash> roots;
   for (const SignedCheckpoint& c : checkpoints) roots[c.checkpoint.size] = {};
   if (roots.count(0)) roots[0] = MerkleEmptyTreeHash();
-  RecordStream leaves(tree->leaves_fd(), kTreeLeafRecordBytes, size);
-  RecordStream hashes(tree->hashes_fd(), 32, StoredHashCount(size));
+  SequentialReader entries(tree->entries_fd(), TreeEntryOffset(size));
   std::map<uint32_t, LogLineReader> open_logs;
   std::vector<uint64_t> next_offset(tree->logs().size(), 0);
   MerkleEdge edge;
   std::vector<MerkleHash> stored;
   for (uint64_t i = 0; i < size; ++i) {
-    absl::StatusOr<const char*> record = leaves.Next();
+    absl::StatusOr<const char*> record = entries.Take(kTreeLeafRecordBytes);
     if (!record.ok()) {
       return Report(options, "unreadable",
                     std::string(record.status().message()), size);
@@ -286,7 +286,7 @@ std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
     stored.clear();
     edge.Append(MerkleLeafHash(*line), &stored);
     for (size_t k = 0; k < stored.size(); ++k) {
-      absl::StatusOr<const char*> hash = hashes.Next();
+      absl::StatusOr<const char*> hash = entries.Take(32);
       if (!hash.ok()) {
         return Report(options, "unreadable",
                       std::string(hash.status().message()), size);

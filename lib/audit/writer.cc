@@ -149,17 +149,6 @@ absl::Status AuditWriter::WriteEventsLocked(
     absl::Span<const audit::AuditEvent> events) {
   if (events.empty()) return absl::OkStatus();
   line_buffer_.clear();
-  // The log and the tree take the line under one lock shared by every
-  // auditor of the project, so the tree's order is the order of the writes.
-  std::optional<TreeAppender::Lock> tree_lock;
-  if (tree_ != nullptr) {
-    absl::StatusOr<TreeAppender::Lock> locked = tree_->LockAndCatchUp();
-    if (!locked.ok()) {
-      broken_ = locked.status();
-      return broken_;
-    }
-    tree_lock.emplace(std::move(locked).value());
-  }
   std::string head = head_;
   absl::Time now = options_.clock();
   for (size_t i = 0; i < events.size(); ++i) {
@@ -174,12 +163,9 @@ absl::Status AuditWriter::WriteEventsLocked(
     return broken_;
   }
   if (tree_ != nullptr) {
-    absl::Status added = tree_->AppendLines(line_buffer_, log_bytes_);
-    if (!added.ok()) {
-      broken_ = absl::Status(
-          added.code(), absl::StrCat(tree_->folder(), ": ", added.message()));
-      return broken_;
-    }
+    // The leaves' hashes now, while the lines are at hand; the tree takes
+    // them with the group.
+    TreeAppender::LeavesOf(line_buffer_, log_bytes_, &tree_pending_);
   }
   log_bytes_ += line_buffer_.size();
   if (seq_ == synced_seq_) {
@@ -202,12 +188,23 @@ absl::Status AuditWriter::SyncLocked() {
   }
   synced_seq_ = seq_;
   if (tree_ != nullptr) {
-    // After the log's fsync, so a signed checkpoint never covers a line that
-    // a power failure could take back.
-    absl::Status signed_checkpoint =
-        tree_->WriteSignedCheckpoint(*options_.signer, origin_);
-    if (!signed_checkpoint.ok()) {
-      broken_ = signed_checkpoint;
+    // After the log's fsync, so the tree and a signed checkpoint never
+    // cover a line that a power failure could take back. Under the lock of
+    // every auditor of the project: the tree's order is the order in which
+    // their groups reach it.
+    absl::Status added = [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(TreeAppender::Lock lock, tree_->LockAndCatchUp());
+      RETURN_IF_ERROR(tree_->AppendLeaves(tree_pending_));
+      tree_pending_.clear();
+      RETURN_IF_ERROR(tree_->Sync());
+      return absl::OkStatus();
+    }();
+    if (added.ok()) {
+      added = tree_->WriteSignedCheckpoint(*options_.signer, origin_);
+    }
+    if (!added.ok()) {
+      broken_ = absl::Status(
+          added.code(), absl::StrCat(tree_->folder(), ": ", added.message()));
       return broken_;
     }
   }

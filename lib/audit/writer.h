@@ -123,6 +123,9 @@ class AuditWriter {
   std::string line_buffer_ ABSL_GUARDED_BY(mu_);
   uint64_t log_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // where the next line goes
   std::unique_ptr<TreeAppender> tree_ ABSL_GUARDED_BY(mu_);
+  // Lines written but not yet in the tree: they go in a group at a time,
+  // after the log's fsync (a crash before is made good from the log).
+  std::vector<TreeAppender::PendingLeaf> tree_pending_ ABSL_GUARDED_BY(mu_);
 
   std::unique_ptr<WitnessClient> witness_ ABSL_GUARDED_BY(mu_);
   uint64_t head_sent_seq_ ABSL_GUARDED_BY(mu_) = 0;

@@ -220,7 +220,7 @@ TEST_F(TlogTest, ARewrittenHistoryNoLongerMatchesTheSignedCheckpoint) {
   WriteFile(CheckpointOf(log),
             absl::StrCat("{\"log\":\"", LogName(log),
                          "\",\"seq\":4,\"hash\":\"", last_hash, "\"}\n"));
-  for (const char* file : {"leaves", "hashes", "logs", "checkpoint"}) {
+  for (const char* file : {"entries", "logs", "checkpoint"}) {
     ASSERT_EQ(::unlink(JoinPath(Tree(), file).c_str()), 0);
   }
   // The auditor rebuilds the tree from the rewritten log and, with no
@@ -250,7 +250,7 @@ TEST_F(TlogTest, ARewrittenHistoryNoLongerMatchesTheSignedCheckpoint) {
 // the auditor rebuilds it and signs a checkpoint that extends the old one.
 TEST_F(TlogTest, ARebuiltTreeOfUntouchedLinesIsSignedAgain) {
   ASSERT_EQ(Append(Events(1, 3)).exit_code, 0);
-  for (const char* file : {"leaves", "hashes", "logs"}) {
+  for (const char* file : {"entries", "logs"}) {
     ASSERT_EQ(::unlink(JoinPath(Tree(), file).c_str()), 0);
   }
   RunResult appended = Append(Events(4, 2));
@@ -312,7 +312,9 @@ TEST_F(TlogTest, ParallelSessionsShareOneTree) {
 // back, as a kill between the two writes leaves them.
 TEST_F(TlogTest, LinesMissingFromTheTreeAreTakenUpAtTheNextOpen) {
   ASSERT_EQ(Append(Events(1, 3)).exit_code, 0);
-  ASSERT_EQ(::truncate(JoinPath(Tree(), "leaves").c_str(), 2 * 16 + 5), 0);
+  ASSERT_EQ(
+      ::truncate(JoinPath(Tree(), "entries").c_str(), TreeEntryOffset(2) + 5),
+      0);
   ASSERT_EQ(::unlink(JoinPath(Tree(), "checkpoint").c_str()), 0);
   ASSERT_EQ(Append(Events(4, 1)).exit_code, 0);
   EXPECT_EQ(SignedCheckpoint().size, 6u);
@@ -398,7 +400,7 @@ TEST_F(TlogTest, AWitnessCatchesARewriteThatVerifyAloneCannot) {
       absl::StrCat("{\"log\":\"", LogName(log), "\",\"seq\":4,\"hash\":\"",
                    content.substr(content.rfind(",\"hash\":\"") + 9, 64),
                    "\"}\n"));
-  for (const char* file : {"leaves", "hashes", "logs", "checkpoint"}) {
+  for (const char* file : {"entries", "logs", "checkpoint"}) {
     ASSERT_EQ(::unlink(JoinPath(Tree(), file).c_str()), 0);
   }
   ASSERT_EQ(::unlink(WitnessCheckpointPath(Tree(), url).c_str()), 0);
