@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_replace.h"
 #include "lib/audit/line_format.h"
 #include "lib/base/files.h"
 #include "lib/base/sha256.h"
@@ -39,9 +39,7 @@ using ::testing::Not;
 inline std::string Runfile(const std::string& path) {
   return JoinPath(JoinPath(std::getenv("TEST_SRCDIR"), "garuda"), path);
 }
-inline std::string Auditor() {
-  return Runfile("cmd/garuda-auditor/garuda-auditor");
-}
+inline std::string Auditor() { return Runfile("cmd/garuda-auditor/garuda-auditor"); }
 inline std::string Audit() { return Runfile("cmd/garuda-audit/garuda-audit"); }
 
 inline std::string Quote(const std::string& text) {
@@ -151,8 +149,9 @@ class AuditProgramsTest : public ::testing::Test {
     EXPECT_TRUE(helper.ok()) << helper.status();
     return helper.ok() ? std::move(helper).value() : nullptr;
   }
-  absl::StatusOr<audit::AuditReply> AppendOverChannel(
-      ipc::HelperProcess& helper, int first, int count, bool durable) {
+  absl::StatusOr<audit::AuditReply> AppendOverChannel(ipc::HelperProcess& helper,
+                                               int first, int count,
+                                               bool durable) {
     audit::AuditRequest request;
     request.set_seq(++seq_);
     for (int i = first; i < first + count; ++i) {

@@ -57,8 +57,7 @@ pid_t Start(const std::vector<std::string>& argv, int in, int extra_fd,
   ::dup2(devnull, 1);
   if (!env.empty()) ::putenv(const_cast<char*>(env.c_str()));
   std::vector<char*> args;
-  for (const std::string& arg : argv)
-    args.push_back(const_cast<char*>(arg.c_str()));
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
   ::execv(args[0], args.data());
   ::_exit(127);
@@ -118,9 +117,9 @@ TEST_F(HostileInputTest, ProjectSettingsLinkedToDevZeroAreRefused) {
   ::unlink(policy.c_str());
   ::unlink(settings.c_str());
   WriteFile(JoinPath(base_, "real-policy.json"), "{\"audit\": {}}");
-  ASSERT_EQ(
-      ::symlink(JoinPath(base_, "real-policy.json").c_str(), policy.c_str()),
-      0);
+  ASSERT_EQ(::symlink(JoinPath(base_, "real-policy.json").c_str(),
+                      policy.c_str()),
+            0);
   run = Append(Events(1, 1));
   EXPECT_EQ(run.exit_code, 0) << run.err;
 }
@@ -136,8 +135,8 @@ TEST_F(HostileInputTest, AFifoOrDeviceLogIsUnreadableNotAHang) {
   EXPECT_EQ(run.exit_code, 2) << run.out << run.err;
   EXPECT_THAT(run.out, HasSubstr("/fifo: unreadable: " + fifo +
                                  " is a FIFO (named pipe)"));
-  EXPECT_THAT(run.out,
-              HasSubstr("/zero: unreadable: " + zero + " is a symbolic link"));
+  EXPECT_THAT(run.out, HasSubstr("/zero: unreadable: " + zero +
+                                 " is a symbolic link"));
   // Control: the real log beside them verifies.
   EXPECT_THAT(run.out, HasSubstr(": ok: 2 lines, last seq 2, closed"));
 }
@@ -155,8 +154,8 @@ TEST_F(HostileInputTest, ACheckpointLinkedToPasswdPrintsNothingOfIt) {
   RunResult run = Verify();
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_THAT(run.out, HasSubstr("checkpoint_mismatch: the checkpoint is not "
-                                 "valid: " +
-                                 checkpoint + " is a symbolic link"));
+                                 "valid: " + checkpoint +
+                                 " is a symbolic link"));
   EXPECT_THAT(run.out + run.err, Not(HasSubstr("root:")));
 }
 
@@ -245,10 +244,10 @@ TEST_F(HostileInputTest, ALogCutDuringVerifyIsAFindingNotACrash) {
     ASSERT_TRUE(WIFEXITED(status)) << "verify died: " << status;
     if (cut) {
       EXPECT_EQ(WEXITSTATUS(status), 1) << printed;
-      EXPECT_THAT(printed,
-                  HasSubstr(": cut: the log shrank while it was read: " +
-                            absl::StrCat(st.st_size) + " bytes when opened, " +
-                            absl::StrCat(st.st_size / 3) + " now"));
+      EXPECT_THAT(printed, HasSubstr(": cut: the log shrank while it was read: " +
+                                     absl::StrCat(st.st_size) +
+                                     " bytes when opened, " +
+                                     absl::StrCat(st.st_size / 3) + " now"));
     } else {
       EXPECT_EQ(WEXITSTATUS(status), 0) << printed;
       EXPECT_THAT(printed, HasSubstr(": ok: 40001 lines"));
@@ -280,11 +279,11 @@ TEST_F(HostileInputTest, ControlAMappedLogCutUnderItsReaderIsSigbus) {
 // --- 14.9: an over-long line is refused alone ---
 
 TEST_F(HostileInputTest, AnOverLongLineIsRefusedAndTheLinesAroundItWritten) {
-  std::string long_line = "{\"kind\":\"command\",\"target\":\"" +
-                          std::string(kMaxAuditLineBytes + (1 << 20), 'L') +
-                          "\"}\n";
-  RunResult run = Append(Events(1, 2) + long_line + Events(3, 2) + long_line +
-                         Events(5, 1));
+  std::string long_line =
+      "{\"kind\":\"command\",\"target\":\"" +
+      std::string(kMaxAuditLineBytes + (1 << 20), 'L') + "\"}\n";
+  RunResult run =
+      Append(Events(1, 2) + long_line + Events(3, 2) + long_line + Events(5, 1));
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_THAT(run.err, HasSubstr("refused standard input line 3: longer than " +
                                  absl::StrCat(kMaxAuditLineBytes) + " bytes"));
@@ -318,8 +317,8 @@ TEST_F(HostileInputTest, SignalsEndAppendWhileInputKeepsComing) {
     for (const std::string& log : Logs()) ::unlink(log.c_str());
     int input[2];
     ASSERT_EQ(::pipe2(input, O_CLOEXEC), 0);
-    pid_t pid =
-        Start({Auditor(), "append", "--project", project_}, input[0], -1);
+    pid_t pid = Start({Auditor(), "append", "--project", project_}, input[0],
+                      -1);
     ASSERT_GE(pid, 0);
     ::close(input[0]);
     // Input that never stops: the pipe is kept full until the auditor ends.
