@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -173,6 +174,27 @@ absl::Status CheckNoteKeyName(absl::string_view name) {
   return absl::OkStatus();
 }
 
+// "<name>+<key id hex>+<base64>" (after any prefix): the name and the key id
+// end at '+'; the base64 may hold '+' itself.
+struct KeyParts {
+  std::string name;
+  uint32_t key_id = 0;
+  std::string bytes;
+};
+absl::StatusOr<KeyParts> SplitKey(
+    absl::string_view text,
+    const std::function<absl::Status(absl::string_view)>& bad) {
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(text, absl::MaxSplits('+', 2));
+  if (parts.size() != 3) return bad("too few '+'");
+  if (!CheckNoteKeyName(parts[0]).ok()) return bad("the name");
+  absl::StatusOr<uint32_t> id = ParseKeyIdHex(parts[1]);
+  if (!id.ok()) return bad("the key id");
+  absl::StatusOr<std::string> bytes = Base64Decode(parts[2]);
+  if (!bytes.ok()) return bad("the key's base64");
+  return KeyParts{std::string(parts[0]), *id, std::move(*bytes)};
+}
+
 absl::StatusOr<NoteSigner> ParseNoteSigner(absl::string_view text) {
   const auto bad = [](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -181,15 +203,8 @@ absl::StatusOr<NoteSigner> ParseNoteSigner(absl::string_view text) {
   if (!absl::ConsumePrefix(&text, kPrivateKeyPrefix)) {
     return bad("no PRIVATE+KEY+ prefix");
   }
-  // The name and the key id end at '+'; the base64 may hold '+' itself.
-  std::vector<absl::string_view> parts =
-      absl::StrSplit(text, absl::MaxSplits('+', 2));
-  if (parts.size() != 3) return bad("too few '+'");
-  if (!CheckNoteKeyName(parts[0]).ok()) return bad("the name");
-  absl::StatusOr<uint32_t> id = ParseKeyIdHex(parts[1]);
-  if (!id.ok()) return bad("the key id");
-  absl::StatusOr<std::string> key = Base64Decode(parts[2]);
-  if (!key.ok()) return bad("the key's base64");
+  ASSIGN_OR_RETURN(KeyParts parts, SplitKey(text, bad));
+  std::string* key = &parts.bytes;
   if (key->size() != 1 + kEd25519SeedBytes ||
       static_cast<uint8_t>((*key)[0]) != kNoteEd25519) {
     return bad("not an Ed25519 key (type 0x01 and 32 bytes)");
@@ -198,8 +213,10 @@ absl::StatusOr<NoteSigner> ParseNoteSigner(absl::string_view text) {
       Ed25519PrivateKey::FromSeed(absl::string_view(*key).substr(1));
   std::fill(key->begin(), key->end(), '\0');
   if (!private_key.ok()) return private_key.status();
-  NoteSigner signer{std::string(parts[0]), *id, std::move(*private_key)};
-  if (NoteKeyId(signer.name, kNoteEd25519, signer.key.public_key()) != *id) {
+  NoteSigner signer{std::move(parts.name), parts.key_id,
+                    std::move(*private_key)};
+  if (NoteKeyId(signer.name, kNoteEd25519, signer.key.public_key()) !=
+      parts.key_id) {
     return bad("the key id does not match the name and key");
   }
   return signer;
@@ -225,14 +242,8 @@ absl::StatusOr<NoteVerifier> ParseNoteVerifier(absl::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("not a verifier key (<name>+<key id>+<base64>): ", why));
   };
-  std::vector<absl::string_view> parts =
-      absl::StrSplit(text, absl::MaxSplits('+', 2));
-  if (parts.size() != 3) return bad("too few '+'");
-  if (!CheckNoteKeyName(parts[0]).ok()) return bad("the name");
-  absl::StatusOr<uint32_t> id = ParseKeyIdHex(parts[1]);
-  if (!id.ok()) return bad("the key id");
-  absl::StatusOr<std::string> key = Base64Decode(parts[2]);
-  if (!key.ok()) return bad("the key's base64");
+  ASSIGN_OR_RETURN(KeyParts parts, SplitKey(text, bad));
+  std::string* key = &parts.bytes;
   if (key->size() != 1 + kEd25519PublicKeyBytes) {
     return bad("an Ed25519 key is a type byte and 32 bytes");
   }
@@ -240,8 +251,9 @@ absl::StatusOr<NoteVerifier> ParseNoteVerifier(absl::string_view text) {
   if (type != kNoteEd25519 && type != kNoteCosignatureV1) {
     return bad("an unknown key type (0x01 and 0x04 are known)");
   }
-  NoteVerifier verifier{std::string(parts[0]), *id, type, key->substr(1)};
-  if (NoteKeyId(verifier.name, type, verifier.public_key) != *id) {
+  NoteVerifier verifier{std::move(parts.name), parts.key_id, type,
+                        key->substr(1)};
+  if (NoteKeyId(verifier.name, type, verifier.public_key) != parts.key_id) {
     return bad("the key id does not match the name and key");
   }
   return verifier;
