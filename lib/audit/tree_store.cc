@@ -366,6 +366,10 @@ absl::Status TreeAppender::RecoverLocked(
     // A FIFO or a link among the logs is verify's to report, not a reason
     // for the auditor to stop.
     if (!fd.ok()) continue;
+    // A log whose auditor is alive holds its lock, and that auditor adds
+    // its own lines with its next group: only logs nobody writes any more
+    // (their auditor died, or wrote before the tree) are taken up here.
+    if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) continue;
     ASSIGN_OR_RETURN(uint64_t file_size, FileSize(fd->get(), path));
     if (file_size <= from) continue;
     std::string window;

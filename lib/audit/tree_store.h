@@ -111,7 +111,9 @@ class TreeAppender {
   // lock brings the tree up to the logs: complete lines of any log that the
   // tree does not hold yet (an auditor that died between its log and the
   // tree, logs written before the tree was turned on) are added, in the
-  // order of the logs' names. Then registers `log_name`.
+  // order of the logs' names. A log that an auditor holds an flock(2) on is
+  // left to that auditor (its writer keeps one for its life). Then
+  // registers `log_name`.
   static absl::StatusOr<std::unique_ptr<TreeAppender>> Open(
       const std::string& project_audit_folder, const std::string& log_name);
 

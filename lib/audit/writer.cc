@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +69,11 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> AuditWriter::Open(
   }
   if (::fchmod(fd.get(), 0600) != 0) {
     return LastErrnoStatus(absl::StrCat("fchmod(", writer->log_path_, ")"));
+  }
+  // Held for the writer's life: it tells another auditor's tree recovery
+  // that this log's lines will reach the tree with this writer's groups.
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    return LastErrnoStatus(absl::StrCat("flock(", writer->log_path_, ")"));
   }
   writer->checkpoint_path_ =
       JoinPath(checkpoints, absl::StrCat(writer->log_name_, kCheckpointSuffix));

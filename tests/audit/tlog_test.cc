@@ -307,6 +307,24 @@ TEST_F(TlogTest, ParallelSessionsShareOneTree) {
   EXPECT_THAT(run.out, HasSubstr("(tree): ok: 27 lines in the tree"));
 }
 
+// A session whose lines wait for their group (a long fsyncMaxMs) while
+// another auditor of the project opens the tree: that auditor leaves the
+// live log to its writer, so no line enters the tree twice. (The control,
+// a log nobody holds is taken up, is the test after this one.)
+TEST_F(TlogTest, ALiveSessionsPendingLinesAreNotTakenUpTwice) {
+  Policy(absl::StrCat("{\"checkpoint\": true, \"fsyncMaxMs\": 600000, ",
+                      "\"signingKey\": \"", key_file_, "\"}"));
+  std::unique_ptr<ipc::HelperProcess> live = Serve();
+  ASSERT_TRUE(live);
+  ASSERT_TRUE(AppendOverChannel(*live, 1, 3, /*durable=*/false).ok());
+  ASSERT_EQ(Append(Events(10, 2)).exit_code, 0);
+  ASSERT_TRUE(CloseOverChannel(*live).ok());
+  RunResult run = Verify();
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("(tree): ok: 7 lines in the tree"));
+  EXPECT_EQ(SignedCheckpoint().size, 7u);
+}
+
 // An auditor killed between its log and the tree: the next auditor takes
 // the missing lines from the log. Simulated by cutting the tree's files
 // back, as a kill between the two writes leaves them.
