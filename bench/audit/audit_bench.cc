@@ -4,8 +4,17 @@
 //     writer library (one event per call, as the channel delivers them) and
 //     through `garuda-auditor append` (JSON lines on standard input);
 //   - verify throughput of `garuda-audit verify` on a log of at least 100 MB
-//     beside `sha256sum` of the same file.
+//     beside `sha256sum` of the same file;
+//   - the Merkle tree (docs/audit.md, "The tree"): append with the tree and
+//     signed checkpoints beside append without; inclusion and consistency
+//     proofs on a 1,000,000-leaf tree beside recomputing the root from the
+//     leaves; verify of a log and its tree beside sha256sum; the witness's
+//     requests per second over HTTP beside the same requests in process.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +24,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -24,8 +34,12 @@
 #include "absl/time/clock.h"
 #include "lib/audit/line_format.h"
 #include "lib/audit/paths.h"
+#include "lib/audit/tree_store.h"
+#include "lib/audit/witness_server.h"
 #include "lib/audit/writer.h"
 #include "lib/base/files.h"
+#include "lib/crypto/merkle.h"
+#include "lib/crypto/note.h"
 #include "lib/ipc/helper_process.h"
 #include "proto/audit_log.pb.h"
 #include "proto/auditor_service.pb.h"
@@ -37,6 +51,8 @@ ABSL_FLAG(int, grouped_lines, 200000, "Lines for the grouped-fsync runs.");
 ABSL_FLAG(int, per_line_lines, 2000, "Lines for the fsync-per-line runs.");
 ABSL_FLAG(int, verify_mb, 128, "Size of the verify log in MB (>= 100).");
 ABSL_FLAG(int, repeat, 3, "Runs of verify and sha256sum; the best counts.");
+ABSL_FLAG(int, tree_leaves, 1000000, "Leaves of the tree the proofs use.");
+ABSL_FLAG(int, witness_requests, 2000, "Requests in the witness runs.");
 
 namespace garuda {
 namespace {
@@ -62,23 +78,33 @@ std::string BenchEventJson(int i) {
   return out + "\n";
 }
 
+// With `signer`: the project's tree and a signed checkpoint per group.
 double AppendThroughWriter(const std::string& dir, int lines,
-                           uint32_t fsync_max_lines) {
+                           uint32_t fsync_max_lines,
+                           std::shared_ptr<const NoteSigner> signer = nullptr,
+                           int per_call = 1,
+                           const std::string& home = "lib-home",
+                           bool checkpoint = false) {
   WriterOptions options;
-  options.audit_root = JoinPath(dir, "lib-home/.garuda/audit");
+  options.audit_root = JoinPath(dir, home + "/.garuda/audit");
   options.project = dir;
   options.config.fsync_max_lines = fsync_max_lines;
   options.config.fsync_max_ms = 100;
+  options.config.checkpoint = checkpoint || signer != nullptr;
+  options.signer = signer;
   absl::StatusOr<std::unique_ptr<AuditWriter>> writer =
       AuditWriter::Open(options);
   if (!writer.ok()) Die(std::string(writer.status().message()));
   (*writer)->StartTimedSync();
   std::vector<audit::AuditEvent> events;
   for (int i = 0; i < 97; ++i) events.push_back(BenchEvent(i));
+  std::vector<audit::AuditEvent> batch(events.begin(),
+                                       events.begin() + per_call);
   absl::Time start = absl::Now();
-  for (int i = 0; i < lines; ++i) {
+  for (int i = 0; i < lines; i += per_call) {
     absl::StatusOr<AppendResult> result =
-        (*writer)->Append({events[i % events.size()]}, false);
+        per_call == 1 ? (*writer)->Append({events[i % events.size()]}, false)
+                      : (*writer)->Append(batch, false);
     if (!result.ok()) Die(std::string(result.status().message()));
   }
   absl::StatusOr<AppendResult> closed = (*writer)->Close();
@@ -173,6 +199,185 @@ double AppendThroughChannel(const std::string& dir, const std::string& auditor,
   return lines / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
+// Proofs on a tree of `leaves` leaves, built by TreeAppender (the log
+// lines themselves are not needed to prove).
+void MeasureProofs(const std::string& dir, int leaves) {
+  std::string folder = JoinPath(dir, "proof-project");
+  if (!MakeDirectories(folder, 0700).ok()) Die("mkdir " + folder);
+  absl::StatusOr<std::unique_ptr<TreeAppender>> tree =
+      TreeAppender::Open(folder, "bench");
+  if (!tree.ok()) Die(std::string(tree.status().message()));
+  absl::Time built = absl::Now();
+  {
+    absl::StatusOr<TreeAppender::Lock> lock = (*tree)->LockAndCatchUp();
+    if (!lock.ok()) Die("lock");
+    std::string lines;
+    uint64_t offset = 0;
+    for (int i = 0; i < leaves; ++i) {
+      absl::StrAppend(&lines, BenchEventJson(i).substr(0, 60), i, "\n");
+      if (lines.size() > (1 << 20) || i + 1 == leaves) {
+        if (!(*tree)->AppendLines(lines, offset).ok()) Die("append");
+        offset += lines.size();
+        lines.clear();
+      }
+    }
+  }
+  if (!(*tree)->Sync().ok()) Die("sync");
+  double build_seconds = absl::ToDoubleSeconds(absl::Now() - built);
+  absl::StatusOr<TreeReader> reader = TreeReader::Open((*tree)->folder());
+  if (!reader.ok()) Die("open tree");
+  const uint64_t size = reader->size();
+  // Cold files are not what is measured: read them once.
+  Timed(absl::StrCat("cat ", (*tree)->folder(), "/entries > /dev/null"));
+  const int kProofs = 1000;
+  absl::Time start = absl::Now();
+  size_t hashes = 0;
+  for (int i = 0; i < kProofs; ++i) {
+    uint64_t index = (static_cast<uint64_t>(i) * 7919 * 104729) % size;
+    absl::StatusOr<std::vector<MerkleHash>> proof =
+        InclusionProof(index, size, reader->Hashes());
+    if (!proof.ok()) Die(std::string(proof.status().message()));
+    hashes += proof->size();
+  }
+  double inclusion_us =
+      absl::ToDoubleMicroseconds(absl::Now() - start) / kProofs;
+  start = absl::Now();
+  for (int i = 0; i < kProofs; ++i) {
+    uint64_t old = 1 + (static_cast<uint64_t>(i) * 7919 * 104729) % (size - 1);
+    absl::StatusOr<std::vector<MerkleHash>> proof =
+        ConsistencyProof(old, size, reader->Hashes());
+    if (!proof.ok()) Die(std::string(proof.status().message()));
+    hashes += proof->size();
+  }
+  double consistency_us =
+      absl::ToDoubleMicroseconds(absl::Now() - start) / kProofs;
+  // The reference: what a proof costs without stored hashes, the root
+  // recomputed from the leaf hashes (the leaves' own hashing left out).
+  std::vector<MerkleHash> leaf_hashes;
+  leaf_hashes.reserve(size);
+  for (uint64_t i = 0; i < size; ++i) {
+    leaf_hashes.push_back(*reader->Hashes()(0, i));
+  }
+  start = absl::Now();
+  MerkleEdge edge;
+  for (const MerkleHash& hash : leaf_hashes) edge.Append(hash, nullptr);
+  MerkleHash root = edge.Root();
+  double recompute_ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+  if (root != *TreeRoot(size, reader->Hashes())) Die("roots differ");
+  std::printf(
+      "proofs on a tree of %llu leaves (built in %.1f s; %zu hashes "
+      "read)\n",
+      static_cast<unsigned long long>(size), build_seconds, hashes);
+  std::printf("  inclusion proof        %8.1f us  (target < 1000)\n",
+              inclusion_us);
+  std::printf("  consistency proof      %8.1f us\n", consistency_us);
+  std::printf(
+      "  root from leaf hashes  %8.1f ms  (the reference: no stored "
+      "hashes)\n\n",
+      recompute_ms);
+  std::fflush(stdout);
+}
+
+// A witness on loopback answering `requests` consecutive checkpoints of one
+// log over one kept-alive connection, beside the same requests in process.
+void MeasureWitness(const std::string& dir, int requests) {
+  std::shared_ptr<const NoteSigner> log = std::make_shared<const NoteSigner>(
+      *GenerateNoteSigner("bench.example/log"));
+  std::shared_ptr<const NoteSigner> key = std::make_shared<const NoteSigner>(
+      *GenerateNoteSigner("bench.example/w"));
+  MemoryMerkleTree tree;
+  for (int i = 0; i <= 2 * requests + 1; ++i) tree.AppendLeaf(absl::StrCat(i));
+  // Bodies for sizes 1, 2, ... from the previous size, for two origins.
+  const auto bodies = [&](const std::string& origin, int first, int count) {
+    std::vector<std::string> out;
+    for (int i = 0; i < count; ++i) {
+      uint64_t old = first + i - 1, size = first + i;
+      std::string body = absl::StrCat("old ", old, "\n");
+      std::vector<MerkleHash> proof =
+          *ConsistencyProof(old, size, tree.Reader());
+      for (const MerkleHash& hash : proof) {
+        absl::StrAppend(&body, Base64Encode(HashBytes(hash)), "\n");
+      }
+      Checkpoint checkpoint{origin, size, *TreeRoot(size, tree.Reader()), {}};
+      absl::StrAppend(&body, "\n",
+                      *SignNote(FormatCheckpoint(checkpoint), *log));
+      out.push_back(body);
+    }
+    return out;
+  };
+  std::string state = JoinPath(dir, "witness-state");
+  if (!MakeDirectories(state, 0700).ok()) Die("mkdir " + state);
+  Witness witness(key, {VerifierOf(*log, kNoteEd25519)}, state,
+                  [] { return static_cast<uint64_t>(::time(nullptr)); });
+  std::vector<std::string> direct =
+      bodies("bench.example/log/direct", 1, requests);
+  absl::Time start = absl::Now();
+  for (const std::string& body : direct) {
+    if (witness.AddCheckpoint(body).status != 200) Die("witness refused");
+  }
+  double direct_rate = requests / absl::ToDoubleSeconds(absl::Now() - start);
+
+  int port = 0;
+  absl::StatusOr<UniqueFd> listener = ListenOn("127.0.0.1:0", &port);
+  if (!listener.ok()) Die(std::string(listener.status().message()));
+  std::atomic<bool> stop{false};
+  std::thread server([&] {
+    ServeWitnessHttp(listener->get(), witness, HttpLimits(), 8, &stop);
+  });
+  std::vector<std::string> http = bodies("bench.example/log/http", 1, requests);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) !=
+      0) {
+    Die("connect");
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  start = absl::Now();
+  std::string pending;
+  for (const std::string& body : http) {
+    std::string request = absl::StrCat(
+        "POST /add-checkpoint HTTP/1.1\r\nHost: bench\r\nContent-Length: ",
+        body.size(), "\r\n\r\n", body);
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+        static_cast<ssize_t>(request.size())) {
+      Die("send");
+    }
+    // One answer: its head and the Content-Length bytes after it.
+    for (;;) {
+      size_t head = pending.find("\r\n\r\n");
+      if (head != std::string::npos) {
+        size_t at = pending.find("Content-Length: ");
+        size_t length = std::stoul(pending.substr(at + 16));
+        if (pending.size() >= head + 4 + length) {
+          if (pending.compare(0, 12, "HTTP/1.1 200") != 0)
+            Die("refused: " + pending);
+          pending.erase(0, head + 4 + length);
+          break;
+        }
+      }
+      char buffer[4096];
+      ssize_t got = ::recv(fd, buffer, sizeof(buffer), 0);
+      if (got <= 0) Die("recv");
+      pending.append(buffer, got);
+    }
+  }
+  double http_rate = requests / absl::ToDoubleSeconds(absl::Now() - start);
+  ::close(fd);
+  stop.store(true);
+  server.join();
+  std::printf(
+      "witness, %d consecutive checkpoints of one log (each saved "
+      "with fsync before its answer)\n",
+      requests);
+  std::printf("  over HTTP, one connection  %8.0f requests/s\n", http_rate);
+  std::printf("  in process (reference)     %8.0f requests/s\n\n", direct_rate);
+  std::fflush(stdout);
+}
+
 }  // namespace
 }  // namespace garuda
 
@@ -219,6 +424,46 @@ int main(int argc, char** argv) {
       "grouped)\n\n");
   std::fflush(stdout);
 
+  // The tree and a signed checkpoint per group, beside the same appends
+  // without, alternating so that the machine's load falls on both.
+  std::shared_ptr<const NoteSigner> signer =
+      std::make_shared<const NoteSigner>(*GenerateNoteSigner("bench.example"));
+  double plain_one = 0, tree_one = 0, plain_batch = 0, tree_batch = 0;
+  // Today's append is the one with its per-log checkpoint on (the tree
+  // needs it on too).
+  for (int round = 0; round < 3; ++round) {
+    const std::string suffix = absl::StrCat(round);
+    plain_one =
+        std::max(plain_one, AppendThroughWriter(dir, grouped, 1000, nullptr, 1,
+                                                "plain1-" + suffix, true));
+    tree_one = std::max(
+        tree_one,
+        AppendThroughWriter(dir, grouped, 1000, signer, 1, "tree1-" + suffix));
+    plain_batch = std::max(plain_batch,
+                           AppendThroughWriter(dir, grouped, 1000, nullptr, 97,
+                                               "plain97-" + suffix, true));
+    tree_batch =
+        std::max(tree_batch, AppendThroughWriter(dir, grouped, 1000, signer, 97,
+                                                 "tree97-" + suffix));
+  }
+  std::printf(
+      "append with the tree (lines per second, grouped fsync, checkpoint on, "
+      "best of 3)\n");
+  std::printf(
+      "                                 without tree    with tree+signing   "
+      "cost ratio\n");
+  std::printf(
+      "  writer, 1 event per call       %12.0f    %12.0f        %6.2f\n",
+      plain_one, tree_one, plain_one / tree_one);
+  std::printf(
+      "  writer, 97 events per call     %12.0f    %12.0f        %6.2f\n",
+      plain_batch, tree_batch, plain_batch / tree_batch);
+  std::printf("  (targets: >= 100000 lines/s grouped; cost ratio <= 1.3)\n\n");
+  std::fflush(stdout);
+
+  MeasureProofs(dir, absl::GetFlag(FLAGS_tree_leaves));
+  MeasureWitness(dir, absl::GetFlag(FLAGS_witness_requests));
+
   // A log of verify_mb MB in a project's audit folder, written directly.
   std::string home = JoinPath(dir, "verify-home");
   std::string project = JoinPath(dir, "verify-project");
@@ -264,14 +509,46 @@ int main(int argc, char** argv) {
               absl::GetFlag(FLAGS_repeat));
   std::printf("  garuda-audit verify   %8.1f MB/s\n", mb / best_verify);
   std::printf("  sha256sum             %8.1f MB/s\n", mb / best_sha);
-  std::printf("  ratio                 %8.2f  (target >= 1.27, the mapped "
-              "reader's lowest)\n",
-              best_sha / best_verify);
-  const std::string verify_command =
-      absl::StrCat("HOME=", home, " ", audit, " verify --project ", project,
-                   " > /dev/null");
-  std::printf("  peak memory           %8.1f MiB  (verify; log %.1f MB: "
-              "bounded, a few MiB)\n",
-              PeakKib(verify_command) / 1024.0, mb);
+  std::printf(
+      "  ratio                 %8.2f  (target >= 1.27, the mapped "
+      "reader's lowest)\n",
+      best_sha / best_verify);
+  const std::string verify_command = absl::StrCat(
+      "HOME=", home, " ", audit, " verify --project ", project, " > /dev/null");
+  std::printf(
+      "  peak memory           %8.1f MiB  (verify; log %.1f MB: "
+      "bounded, a few MiB)\n",
+      PeakKib(verify_command) / 1024.0, mb);
+
+  // The same log in a tree with a signed checkpoint (built by the auditor's
+  // own recovery, which takes up lines the tree does not hold), verified
+  // again: the chain and the tree each hash every line.
+  {
+    absl::StatusOr<std::unique_ptr<TreeAppender>> tree =
+        TreeAppender::Open(audit_folder, "bench-tree");
+    if (!tree.ok()) Die(std::string(tree.status().message()));
+    const std::string origin = absl::StrCat(signer->name, "/", *folder);
+    if (!(*tree)->WriteSignedCheckpoint(*signer, origin).ok()) Die("sign");
+    if (!WriteFileAtomically(
+             JoinPath((*tree)->folder(), "key"),
+             FormatNoteVerifier(VerifierOf(*signer, kNoteEd25519)) + "\n", 0600)
+             .ok()) {
+      Die("key");
+    }
+  }
+  double best_tree = 1e9, best_sha_again = 1e9;
+  for (int i = 0; i < absl::GetFlag(FLAGS_repeat); ++i) {
+    best_sha_again =
+        std::min(best_sha_again,
+                 Timed(absl::StrCat("sha256sum ", log_path, " > /dev/null")));
+    best_tree = std::min(best_tree, Timed(verify_command));
+  }
+  std::printf("verify of the log and its tree (%.1f MB log)\n", mb);
+  std::printf("  garuda-audit verify   %8.1f MB/s\n", mb / best_tree);
+  std::printf("  sha256sum             %8.1f MB/s\n", mb / best_sha_again);
+  std::printf("  ratio                 %8.2f  (target >= 1)\n",
+              best_sha_again / best_tree);
+  std::printf("  peak memory           %8.1f MiB\n",
+              PeakKib(verify_command) / 1024.0);
   return 0;
 }

@@ -23,6 +23,7 @@ void NoteIgnored(const Settings& settings, const std::string& path,
   if (audit.has_checkpoint()) note("checkpoint");
   if (!audit.checkpoint_command().empty()) note("checkpointCommand");
   if (audit.checkpoint_every() != 0) note("checkpointEvery");
+  if (!audit.signing_key().empty()) note("signingKey");
   if (!fsync_counts) {
     if (audit.fsync_max_lines() != 0) note("fsyncMaxLines");
     if (audit.fsync_max_ms() != 0) note("fsyncMaxMs");
@@ -39,6 +40,7 @@ AuditConfig AuditConfigFromSources(const SettingsSources& sources) {
       {&sources.user_policy, &sources.user_policy_path},
   };
   bool checkpoint_set = false, command_set = false, every_set = false;
+  bool key_set = false;
   bool lines_set = false, ms_set = false;
   auto take_fsync = [&](const AuditSettings& audit) {
     if (!lines_set && audit.fsync_max_lines() != 0) {
@@ -62,6 +64,11 @@ AuditConfig AuditConfigFromSources(const SettingsSources& sources) {
       config.checkpoint_command = audit.checkpoint_command();
       config.checkpoint_command_source = *source.path;
       command_set = true;
+    }
+    if (!key_set && !audit.signing_key().empty()) {
+      config.signing_key = audit.signing_key();
+      config.signing_key_source = *source.path;
+      key_set = true;
     }
     if (!every_set && audit.checkpoint_every() != 0) {
       config.checkpoint_every = audit.checkpoint_every();

@@ -20,11 +20,15 @@ struct AuditConfig {
   uint32_t checkpoint_every = 1000;  // lines between heads sent to a witness
   uint32_t fsync_max_lines = 1000;   // a group holds at most this many lines
   uint32_t fsync_max_ms = 100;       // ... or lines this old
+  // With checkpoint: the project's Merkle tree, and its checkpoints signed
+  // with the key in this file (empty: no tree).
+  std::string signing_key;
   // Where each value came from, for messages; and settings that were
   // present but do not count ("... in <project>/.garuda/settings.json is
   // ignored: audit settings count only in policy files").
   std::string checkpoint_source;
   std::string checkpoint_command_source;
+  std::string signing_key_source;
   std::vector<std::string> ignored;
 };
 

@@ -12,6 +12,7 @@
 #include "lib/audit/audit_config.h"
 #include "lib/audit/paths.h"
 #include "lib/audit/server.h"
+#include "lib/audit/signing_key.h"
 #include "lib/audit/writer.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/unique_fd.h"
@@ -77,6 +78,19 @@ int RunAuditor(const AuditorOptions& options) {
   absl::StatusOr<std::string> root = AuditRoot();
   if (!root.ok()) return Fail(root.status());
   WriterOptions writer_options;
+  if (!config.signing_key.empty()) {
+    if (!config.checkpoint) {
+      Say(absl::StrCat("\"audit.signingKey\" in ", config.signing_key_source,
+                       " is not used: it needs \"audit.checkpoint\": true"));
+    } else {
+      // Read now, before the lockdown and before any event; held in memory
+      // only.
+      absl::StatusOr<std::shared_ptr<const NoteSigner>> signer =
+          ReadSigningKey(config.signing_key);
+      if (!signer.ok()) return Fail(signer.status());
+      writer_options.signer = *std::move(signer);
+    }
+  }
   writer_options.audit_root = *root;
   writer_options.project = options.project;
   writer_options.log_name = options.log;

@@ -1,7 +1,10 @@
 #include "lib/audit/paths.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -52,6 +55,26 @@ std::string DefaultLogName(absl::Time start, pid_t pid) {
   return absl::StrCat(
       absl::FormatTime("%Y%m%dT%H%M%SZ", start, absl::UTCTimeZone()), "-", pid,
       "-", absl::StrFormat("%08x", absl::Uniform<uint32_t>(random)));
+}
+
+// mkdir -p with 0700, then makes sure the folder itself is 0700 and ours: a
+// folder someone else made, or one open to others, is refused or tightened.
+absl::Status MakePrivateFolder(const std::string& path) {
+  RETURN_IF_ERROR(MakeDirectories(path, 0700));
+  ASSIGN_OR_RETURN(UniqueFd fd,
+                   OpenFile(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    return LastErrnoStatus(absl::StrCat("fstat(", path, ")"));
+  }
+  if (st.st_uid != ::geteuid()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, " belongs to another user (uid ", st.st_uid, ")"));
+  }
+  if ((st.st_mode & 07777) != 0700 && ::fchmod(fd.get(), 0700) != 0) {
+    return LastErrnoStatus(absl::StrCat("fchmod(", path, ", 0700)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace garuda

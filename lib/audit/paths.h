@@ -35,6 +35,10 @@ absl::Status CheckLogName(absl::string_view name);
 // "20261129T220300Z-4711-0a1b2c3d": unique per writing process.
 std::string DefaultLogName(absl::Time start, pid_t pid);
 
+// mkdir -p with 0700, then makes sure the folder itself is 0700 and ours: a
+// folder someone else made, or one open to others, is refused or tightened.
+absl::Status MakePrivateFolder(const std::string& path);
+
 }  // namespace garuda
 
 #endif  // GARUDA_LIB_AUDIT_PATHS_H_

@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "lib/audit/witness.h"
 #include "lib/base/files.h"
+#include "lib/crypto/note.h"
 #include "proto/audit_log.pb.h"
 
 namespace garuda {
@@ -33,8 +34,8 @@ inline constexpr char kStatusUnknownVersion[] = "unknown_version";
 inline constexpr char kStatusUnreadable[] = "unreadable";
 
 // Verifies the bytes of one log (garuda-audit reads a log in pieces through
-// the same checks, in bounded memory). `checkpoint` and `witnessed` (seq -> hash)
-// are compared when given. Fills status, message and the counters; the
+// the same checks, in bounded memory). `checkpoint` and `witnessed` (seq ->
+// hash) are compared when given. Fills status, message and the counters; the
 // caller sets dir.
 audit::LogReport VerifyLogContent(
     absl::string_view content, absl::string_view log_name,
@@ -46,6 +47,10 @@ struct VerifyOptions {
   std::string project;       // verify this project's logs ...
   bool all = false;          // ... or every project's
   std::string witness_file;  // empty: no witness
+  // The project's tree (tree/): the log's verifier key (unset: tree/key)
+  // and the witnesses whose cosignatures must be there and agree.
+  std::optional<NoteVerifier> log_key;
+  std::vector<NoteVerifier> witness_keys;
   // Tests only: called with a log's path after its first read, so a test
   // can cut the log at a known point of the read.
   std::function<void(const std::string& log_path)> after_first_read;

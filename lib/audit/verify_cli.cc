@@ -9,6 +9,7 @@
 #include "lib/audit/witness.h"
 #include "lib/base/files.h"
 #include "lib/base/visible.h"
+#include "lib/crypto/note.h"
 
 namespace garuda {
 
@@ -25,6 +26,27 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
   verify.project =
       options.project.empty() && !options.all ? "." : options.project;
   verify.witness_file = options.witness_file;
+  if (!options.log_key.empty()) {
+    absl::StatusOr<NoteVerifier> key = ParseNoteVerifier(options.log_key);
+    if (!key.ok() || key->type != kNoteEd25519) {
+      std::fprintf(err, "garuda-audit verify: --log-key: %s\n",
+                   key.ok() ? "not a note signing key (type 0x01)"
+                            : std::string(key.status().message()).c_str());
+      return 2;
+    }
+    verify.log_key = *key;
+  }
+  for (const std::string& text : options.witness_keys) {
+    absl::StatusOr<NoteVerifier> key = ParseNoteVerifier(text);
+    if (!key.ok() || key->type != kNoteCosignatureV1) {
+      std::fprintf(err, "garuda-audit verify: --witness-key: %s\n",
+                   key.ok() ? "not a witness's cosigner key (type 0x04; "
+                              "garuda-audit witness serve prints it)"
+                            : std::string(key.status().message()).c_str());
+      return 2;
+    }
+    verify.witness_keys.push_back(*key);
+  }
   if (options.pause_fd >= 0) {
     // The test seam: say which log was read once, wait for the go-ahead.
     const int fd = options.pause_fd;
@@ -45,8 +67,9 @@ int RunVerify(const VerifyCliOptions& options, FILE* out, FILE* err) {
   for (const audit::LogReport& report : *reports) {
     // Names and messages can hold bytes of the files (a folder's name, a
     // checkpoint's log field): shown visibly, never raw.
-    std::string line = options.json ? LogReportJson(report)
-                                    : MakeMessageVisible(FormatLogReport(report));
+    std::string line = options.json
+                           ? LogReportJson(report)
+                           : MakeMessageVisible(FormatLogReport(report));
     std::fprintf(out, "%s\n", line.c_str());
     if (report.status() == "unreadable") {
       status = status == 1 ? 1 : 2;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lib/audit/witness.h"
 
@@ -16,6 +17,10 @@ struct VerifyCliOptions {
   bool all = false;
   bool json = false;
   std::string witness_file;
+  // The tree: the log's verifier key (empty: tree/key) and witnesses'
+  // cosigner keys, as text (<name>+<key id>+<base64>).
+  std::string log_key;
+  std::vector<std::string> witness_keys;
   // Tests only (GARUDA_TEST_ONLY_VERIFY_PAUSE_FD): after the first read of
   // each log, its path and a newline are written here and one byte is read
   // before verify goes on, so a test can cut the log mid-read.

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "lib/audit/json_records.h"
@@ -18,29 +20,6 @@
 #include "lib/base/status_macros.h"
 
 namespace garuda {
-namespace {
-
-// mkdir -p with 0700, then makes sure the folder itself is 0700 and ours: a
-// folder someone else made, or one open to others, is refused or tightened.
-absl::Status MakePrivateFolder(const std::string& path) {
-  RETURN_IF_ERROR(MakeDirectories(path, 0700));
-  ASSIGN_OR_RETURN(UniqueFd fd,
-                   OpenFile(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) {
-    return LastErrnoStatus(absl::StrCat("fstat(", path, ")"));
-  }
-  if (st.st_uid != ::geteuid()) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(path, " belongs to another user (uid ", st.st_uid, ")"));
-  }
-  if ((st.st_mode & 07777) != 0700 && ::fchmod(fd.get(), 0700) != 0) {
-    return LastErrnoStatus(absl::StrCat("fchmod(", path, ", 0700)"));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<AuditWriter>> AuditWriter::Open(
     const WriterOptions& options) {
@@ -91,6 +70,11 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> AuditWriter::Open(
   if (::fchmod(fd.get(), 0600) != 0) {
     return LastErrnoStatus(absl::StrCat("fchmod(", writer->log_path_, ")"));
   }
+  // Held for the writer's life: it tells another auditor's tree recovery
+  // that this log's lines will reach the tree with this writer's groups.
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    return LastErrnoStatus(absl::StrCat("flock(", writer->log_path_, ")"));
+  }
   writer->checkpoint_path_ =
       JoinPath(checkpoints, absl::StrCat(writer->log_name_, kCheckpointSuffix));
 
@@ -101,12 +85,31 @@ absl::StatusOr<std::unique_ptr<AuditWriter>> AuditWriter::Open(
   RETURN_IF_ERROR(SyncParentDirectory(writer->log_path_));
   writer->folder_synced_ = true;
   if (config.checkpoint) RETURN_IF_ERROR(writer->WriteCheckpointLocked());
+  if (config.checkpoint && options.signer != nullptr) {
+    RETURN_IF_ERROR(writer->OpenTreeLocked());
+  }
   if (!config.checkpoint_command.empty()) {
     ASSIGN_OR_RETURN(writer->witness_,
                      WitnessClient::Start(config.checkpoint_command,
                                           options.witness_timeout));
   }
   return writer;
+}
+
+absl::Status AuditWriter::OpenTreeLocked() {
+  ASSIGN_OR_RETURN(tree_, TreeAppender::Open(folder_, log_name_));
+  origin_ = absl::StrCat(options_.signer->name, "/", folder_name_);
+  // The verifier key beside the tree, so that verify can check the
+  // signature without flags; a reader who trusts a copy kept elsewhere more
+  // gives it with --log-key.
+  const std::string key_path = JoinPath(tree_->folder(), "key");
+  const std::string key = absl::StrCat(
+      FormatNoteVerifier(VerifierOf(*options_.signer, kNoteEd25519)), "\n");
+  absl::StatusOr<std::string> existing = ReadRegularFile(key_path, {});
+  if (!existing.ok() || *existing != key) {
+    RETURN_IF_ERROR(WriteFileAtomically(key_path, key, 0600));
+  }
+  return tree_->WriteSignedCheckpoint(*options_.signer, origin_);
 }
 
 AuditWriter::~AuditWriter() {
@@ -165,6 +168,12 @@ absl::Status AuditWriter::WriteEventsLocked(
                            absl::StrCat(log_path_, ": ", written.message()));
     return broken_;
   }
+  if (tree_ != nullptr) {
+    // The leaves' hashes now, while the lines are at hand; the tree takes
+    // them with the group.
+    TreeAppender::LeavesOf(line_buffer_, log_bytes_, &tree_pending_);
+  }
+  log_bytes_ += line_buffer_.size();
   if (seq_ == synced_seq_) {
     oldest_unsynced_ = absl::Now();
     changed_.Signal();
@@ -184,6 +193,27 @@ absl::Status AuditWriter::SyncLocked() {
     return broken_;
   }
   synced_seq_ = seq_;
+  if (tree_ != nullptr) {
+    // After the log's fsync, so the tree and a signed checkpoint never
+    // cover a line that a power failure could take back. Under the lock of
+    // every auditor of the project: the tree's order is the order in which
+    // their groups reach it.
+    absl::Status added = [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(TreeAppender::Lock lock, tree_->LockAndCatchUp());
+      RETURN_IF_ERROR(tree_->AppendLeaves(tree_pending_));
+      tree_pending_.clear();
+      RETURN_IF_ERROR(tree_->Sync());
+      return absl::OkStatus();
+    }();
+    if (added.ok()) {
+      added = tree_->WriteSignedCheckpoint(*options_.signer, origin_);
+    }
+    if (!added.ok()) {
+      broken_ = absl::Status(
+          added.code(), absl::StrCat(tree_->folder(), ": ", added.message()));
+      return broken_;
+    }
+  }
   if (options_.config.checkpoint) {
     absl::Status checkpoint = WriteCheckpointLocked();
     if (!checkpoint.ok()) {

@@ -24,8 +24,10 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "lib/audit/audit_config.h"
+#include "lib/audit/tree_store.h"
 #include "lib/audit/witness.h"
 #include "lib/base/unique_fd.h"
+#include "lib/crypto/note.h"
 #include "proto/audit_log.pb.h"
 
 namespace garuda {
@@ -38,6 +40,9 @@ struct WriterOptions {
   // The time written in each line; tests pin it.
   std::function<absl::Time()> clock = [] { return absl::Now(); };
   absl::Duration witness_timeout = absl::Seconds(30);
+  // With config.checkpoint: the key that signs the project's tree (read by
+  // the auditor before its lockdown). Null: no tree.
+  std::shared_ptr<const NoteSigner> signer;
 };
 
 struct AppendResult {
@@ -81,6 +86,8 @@ class AuditWriter {
   const std::string& folder() const { return folder_; }
   const std::string& log_path() const { return log_path_; }
   const std::string& checkpoint_path() const { return checkpoint_path_; }
+  // "<key name>/<project key>"; empty without a tree.
+  const std::string& origin() const { return origin_; }
 
  private:
   AuditWriter() = default;
@@ -88,6 +95,7 @@ class AuditWriter {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status OpenTreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends the head to the witness when one is due (or `force`); a failure
   // is appended to the log as a "witness_failed" event and to `warnings`.
   absl::Status MaybeSendHeadLocked(bool force,
@@ -99,6 +107,7 @@ class AuditWriter {
 
   WriterOptions options_;
   std::string log_name_, folder_name_, folder_, log_path_, checkpoint_path_;
+  std::string origin_;
 
   absl::Mutex mu_;
   absl::CondVar changed_;
@@ -112,6 +121,11 @@ class AuditWriter {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::string line_buffer_ ABSL_GUARDED_BY(mu_);
+  uint64_t log_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // where the next line goes
+  std::unique_ptr<TreeAppender> tree_ ABSL_GUARDED_BY(mu_);
+  // Lines written but not yet in the tree: they go in a group at a time,
+  // after the log's fsync (a crash before is made good from the log).
+  std::vector<TreeAppender::PendingLeaf> tree_pending_ ABSL_GUARDED_BY(mu_);
 
   std::unique_ptr<WitnessClient> witness_ ABSL_GUARDED_BY(mu_);
   uint64_t head_sent_seq_ ABSL_GUARDED_BY(mu_) = 0;

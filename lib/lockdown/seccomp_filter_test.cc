@@ -249,7 +249,7 @@ TEST(GoldenTest, EveryExportedFilterMatchesItsGoldenFile) {
   //   bazel run //lib/lockdown:export_seccomp_golden --
   //   "$PWD/policies/seccomp/golden"
   std::vector<GoldenFilter> goldens = AllGoldenFilters();
-  ASSERT_EQ(goldens.size(), 20u);
+  ASSERT_EQ(goldens.size(), 22u);
   for (const GoldenFilter& golden : goldens) {
     absl::StatusOr<std::string> pfc = GoldenPfc(golden);
     ASSERT_TRUE(pfc.ok()) << golden.file_name << ": " << pfc.status();
@@ -279,7 +279,7 @@ TEST(PolicyTest, RolesAreCompiledIn) {
             (std::vector<std::string>{"agent", "applier", "auditor", "budgeter",
                                       "code_tools", "code_tools_lsp",
                                       "command", "command_proxied", "proxy",
-                                      "stager"}));
+                                      "stager", "witness"}));
 }
 
 TEST(PolicyTest, NetworkChoiceDropsOnlyNetworkOffRules) {

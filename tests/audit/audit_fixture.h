@@ -22,7 +22,10 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_replace.h"
+#include "lib/audit/line_format.h"
 #include "lib/base/files.h"
+#include "lib/base/sha256.h"
 #include "lib/ipc/helper_process.h"
 #include "proto/audit_log.pb.h"
 #include "proto/auditor_service.pb.h"
@@ -206,6 +209,27 @@ inline std::string ProcStatus(const std::string& pid, const std::string& name) {
   if (at == std::string::npos) return "";
   size_t start = status.find_first_not_of(" \t", at + name.size() + 2);
   return status.substr(start, status.find('\n', start) - start);
+}
+
+// Replaces `from` by `to` in every line of the log at `path` and recomputes
+// every line's prev and hash, as someone who rewrites a log would.
+inline void RewriteAndRechain(const std::string& path,
+                              const std::string& log_name,
+                              const std::string& from, const std::string& to) {
+  std::string prev = GenesisHash(log_name);
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(ReadFile(path), '\n')) {
+    if (line.empty()) continue;
+    std::string changed = absl::StrReplaceAll(line, {{from, to}});
+    size_t prev_at = changed.find("\"prev\":\"") + 8;
+    changed.replace(prev_at, 64, prev);
+    size_t hash_at = changed.rfind(",\"hash\":\"");
+    std::string body = changed.substr(0, hash_at) + "}";
+    prev = Sha256Hex(body);
+    absl::StrAppend(&out, changed.substr(0, hash_at), ",\"hash\":\"", prev,
+                    "\"}\n");
+  }
+  WriteFile(path, out);
 }
 
 }  // namespace testing_audit

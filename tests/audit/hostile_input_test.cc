@@ -389,26 +389,6 @@ TEST_F(HostileInputTest, ControlPpollWithReadyInputKeepsASignalOut) {
 
 // --- 14.11: invalid UTF-8 under a recomputed chain ---
 
-// Replaces `from` by `to` in every line of the log at `path` and recomputes
-// every line's prev and hash, as someone who rewrites a log would.
-void RewriteAndRechain(const std::string& path, const std::string& log_name,
-                       const std::string& from, const std::string& to) {
-  std::string prev = GenesisHash(log_name);
-  std::string out;
-  for (absl::string_view line : absl::StrSplit(ReadFile(path), '\n')) {
-    if (line.empty()) continue;
-    std::string changed = absl::StrReplaceAll(line, {{from, to}});
-    size_t prev_at = changed.find("\"prev\":\"") + 8;
-    changed.replace(prev_at, 64, prev);
-    size_t hash_at = changed.rfind(",\"hash\":\"");
-    std::string body = changed.substr(0, hash_at) + "}";
-    prev = Sha256Hex(body);
-    absl::StrAppend(&out, changed.substr(0, hash_at), ",\"hash\":\"", prev,
-                    "\"}\n");
-  }
-  WriteFile(path, out);
-}
-
 TEST_F(HostileInputTest, ARechainedLogWithInvalidUtf8DoesNotVerify) {
   ASSERT_EQ(Append(Events(1, 3)).exit_code, 0);
   std::string log = Logs()[0];
