@@ -11,15 +11,14 @@
 #include "lib/acp/front.h"
 #include "lib/acp/session_worker.h"
 #include "lib/agent/agent.h"
-#include "lib/agent/helpers.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
 #include "lib/agent/session_setup.h"
 #include "lib/base/files.h"
-#include "lib/jobs/jobs_command.h"
-#include "lib/jobs/run.h"
 #include "lib/base/flags.h"
 #include "lib/ipc/helper_process.h"
+#include "lib/jobs/jobs_command.h"
+#include "lib/jobs/run.h"
 #include "lib/knowledge/answer_proto.h"
 #include "lib/knowledge/code_tools_server.h"
 #include "lib/knowledge/tool_command.h"
@@ -148,6 +147,10 @@ constexpr char kUsage[] =
     "(`garuda-agent tool`\n"
     "      alone prints its details)";
 
+void Say(const std::string& line) {
+  std::cerr << "garuda-agent: " << line << "\n";
+}
+
 int Fail(const absl::Status& status) {
   std::cerr << "garuda-agent: " << status.message() << "\n";
   return 1;
@@ -185,8 +188,6 @@ int RunTool(const std::string& operation) {
       return Fail(valid);
     }
   }
-  garuda::CodeToolsLockdown lockdown;
-  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
 
   // 2. Open what the role needs: the settings' language servers, the channel.
   absl::StatusOr<knowledge::LspConfig> lsp =
@@ -208,12 +209,11 @@ int RunTool(const std::string& operation) {
   }
 
   // 3. Lock down, before the first source file is read.
-  lockdown.language_servers = !lsp->commands.empty();
-  garuda::LockdownReport locked;
-  if (absl::Status status = garuda::LockDownCodeTools(lockdown, &locked);
-      !status.ok()) {
-    return Fail(status);
-  }
+  absl::StatusOr<garuda::LockdownReport> locked = garuda::LockDownAs(
+      lsp->commands.empty() ? garuda::Role::kCodeTools
+                            : garuda::Role::kCodeToolsLsp,
+      {}, {absl::GetFlag(FLAGS_accept_weaker_lockdown), Say});
+  if (!locked.ok()) return Fail(locked.status());
 
   // 4. Serve.
   absl::Status status;
@@ -221,7 +221,7 @@ int RunTool(const std::string& operation) {
     knowledge::CodeToolsServerOptions server;
     server.project = options.project;
     server.lsp = *lsp;
-    server.lockdown = locked.summary;
+    server.lockdown = locked->summary;
     status = knowledge::ServeCodeTools(*channel, server);
   } else {
     status = knowledge::RunToolCommand(options, std::cin, std::cout);
@@ -283,16 +283,21 @@ int RunSession(const garuda::agent::AgentOptions& options) {
   // 4. Lock down: from here the agent writes only its session folder, its
   //    history and the terminal, starts no program, and connects only to
   //    the model provider's port.
-  garuda::LockdownReport lockdown;
-  if (absl::Status locked = agent::LockDownAgent(
-          agent::SessionLockdown(options, *opened), &lockdown);
-      !locked.ok()) {
-    Fail(absl::Status(locked.code(), absl::StrCat("the session did not start: ",
-                                                  locked.message())));
+  absl::StatusOr<garuda::RoleNeeds> needs =
+      agent::AgentNeeds(agent::SessionLockdown(options, *opened));
+  absl::StatusOr<garuda::LockdownReport> lockdown =
+      needs.ok() ? garuda::LockDownAs(garuda::Role::kAgent, *needs,
+                                      {options.accept_weaker_lockdown, Say})
+                 : needs.status();
+  if (!lockdown.ok()) {
+    Fail(absl::Status(lockdown.status().code(),
+                      absl::StrCat("the session did not start: ",
+                                   lockdown.status().message())));
     return agent::EndSession(options, **started, agent::kExitError);
   }
   // 5. Serve the person, then stop the helpers in order.
-  int code = agent::ServeSession(options, *opened, **started, lockdown.summary);
+  int code =
+      agent::ServeSession(options, *opened, **started, lockdown->summary);
   return agent::EndSession(options, **started, code);
 }
 

@@ -116,17 +116,15 @@ int main(int argc, char** argv) {
 
   // The lockdown each subcommand takes once it has opened what it needs
   // (lib/apply fills in what it may still write: the project and the undo
-  // store for an apply or an undo, nothing for show, diff-dirs, undo --list).
-  garuda::ApplierLockdown lockdown;
-  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
-  lockdown.log = [](const std::string& line) {
-    std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
-  };
-  auto lock_down = [lockdown](const std::vector<std::string>& writable) {
-    garuda::ApplierLockdown what = lockdown;
-    what.writable = writable;
-    return garuda::LockDownApplier(what, nullptr);
-  };
+  // store for an apply or an undo, nothing for show, diff-dirs, undo --list);
+  // a kernel without Landlock or seccomp is a refusal unless the person
+  // accepted less.
+  const garuda::LockDownCall lock_down = garuda::LockDownCallFor(
+      garuda::Role::kApplier, {absl::GetFlag(FLAGS_accept_weaker_lockdown),
+                               [](const std::string& line) {
+                                 std::fprintf(stderr, "garuda-applier: %s\n",
+                                              line.c_str());
+                               }});
 
   if (args[1] == "serve") {
     if (args.size() != 2) return Usage("serve takes no arguments");

@@ -55,11 +55,12 @@ int main(int argc, char** argv) {
   garuda::RequireFolderFlag("garuda-audit", "project",
                             absl::GetFlag(FLAGS_project));
   std::string mode = positional.size() == 2 ? positional[1] : "";
-  garuda::AuditLockdown lockdown;
-  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
-  lockdown.log = [mode](const std::string& line) {
-    std::fprintf(stderr, "garuda-audit %s: %s\n", mode.c_str(), line.c_str());
-  };
+  const garuda::WeakerLockdown weaker{
+      absl::GetFlag(FLAGS_accept_weaker_lockdown),
+      [mode](const std::string& line) {
+        std::fprintf(stderr, "garuda-audit %s: %s\n", mode.c_str(),
+                     line.c_str());
+      }};
   if (mode == "verify") {
     garuda::VerifyCliOptions options;
     options.project = absl::GetFlag(FLAGS_project);
@@ -74,9 +75,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     // Nothing to open first: verify opens each file read-only as it goes.
-    if (absl::Status locked = garuda::LockDownAudit(lockdown, nullptr);
+    if (auto locked = garuda::LockDownAs(garuda::Role::kAudit, {}, weaker);
         !locked.ok()) {
-      return Fail("garuda-audit verify", locked);
+      return Fail("garuda-audit verify", locked.status());
     }
     return garuda::RunVerify(options, stdout, stderr);
   }
@@ -85,9 +86,9 @@ int main(int argc, char** argv) {
         absl::GetFlag(FLAGS_store), stderr);
     if (!store) return 2;
     // The store is open: from here on no file can be written.
-    if (absl::Status locked = garuda::LockDownAudit(lockdown, nullptr);
+    if (auto locked = garuda::LockDownAs(garuda::Role::kAudit, {}, weaker);
         !locked.ok()) {
-      return Fail("garuda-audit witness", locked);
+      return Fail("garuda-audit witness", locked.status());
     }
     return garuda::RunWitness(*store, stderr);
   }

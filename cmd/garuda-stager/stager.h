@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "lib/lockdown/stager_lockdown.h"
 #include "lib/staging/service.h"
 
 namespace garuda {
@@ -29,10 +28,11 @@ struct StagerRunOptions {
   std::string backend;  // --backend; empty: from the settings
   std::string session;  // --session NAME; empty: one shot
   std::string out;      // --out FILE; empty: stdout
-  // LockDownStager (lib/lockdown/stager_lockdown.h): taken before the
-  // command starts in the sandbox; empty: none.
-  StagerLockDown lock_down;
-  std::optional<AcceptWeakerLockdown> accept_weaker;
+  // main.cc's LockDownAs(Role::kStager): taken before the command starts
+  // in the sandbox, and the staged run's guard's (Role::kStagingGuard);
+  // empty: nothing runs.
+  LockDownCall lock_down;
+  LockDownCall guard_lock_down;
   // --job FILE: a job's command (lib/staging/job_commands.h): direct mode,
   // the job's write scope, never on the host.
   std::string job_file;

@@ -313,9 +313,11 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
   }
   // Everything is open: from here on the process writes only the project
   // and the undo store, and reaches no network.
-  if (options.lock_down) {
-    RETURN_IF_ERROR(options.lock_down({places.project, places.undo_root}));
-  }
+  RoleNeeds needs;
+  needs.writable_paths = {places.project, places.undo_root};
+  RETURN_IF_ERROR(
+      RequireLockDown(options.lock_down, needs, "garuda-applier serve")
+          .status());
   if (options.log) {
     options.log(absl::StrCat("serving ", places.project, " (undo records in ",
                              places.undo_root, ")"));

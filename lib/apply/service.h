@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "lib/consent/consent.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 
@@ -32,10 +33,10 @@ struct ApplierServeOptions {
   // Who decides each change (rules only, unless the agent started the
   // applier for a person at the terminal).
   ConsentOptions consent;
-  // Called once the channel, the project and the undo store are open, with
-  // the paths the process may still write (LockDownApplier).
-  std::function<absl::Status(const std::vector<std::string>& writable)>
-      lock_down;
+  // main.cc's LockDownAs(Role::kApplier), called once the channel, the
+  // project and the undo store are open, with the paths the process may
+  // still write; empty: the applier refuses to serve.
+  LockDownCall lock_down;
   std::function<void(const std::string& line)> log;
   // --job FILE: a job's applier. It reads the job file itself, adds the
   // job's rules to the settings' and refuses every change list with a path
