@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "cmd/garuda-stager/stager.h"
 #include "lib/base/flags.h"
 #include "lib/lockdown/roles.h"
 #include "lib/netproxy/proxy_service.h"
+#include "lib/staging/stager_commands.h"
 
 ABSL_FLAG(std::string, project, "",
           "run, serve, end: the project folder (default: the current folder)");

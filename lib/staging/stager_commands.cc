@@ -1,4 +1,4 @@
-#include "cmd/garuda-stager/stager.h"
+#include "lib/staging/stager_commands.h"
 
 #include <limits.h>
 #include <unistd.h>

@@ -1,8 +1,9 @@
-// The subcommands of garuda-stager, called by its main.cc with the flags
-// already parsed. Each returns the program's exit code and writes messages
-// for a person on stderr.
-#ifndef GARUDA_CMD_GARUDA_STAGER_STAGER_H_
-#define GARUDA_CMD_GARUDA_STAGER_STAGER_H_
+// The subcommands of garuda-stager (run, serve, end, probe), called by its
+// main.cc with the flags already parsed into options and the lockdown calls
+// built there. Each returns the program's exit code and writes messages for
+// a person on stderr.
+#ifndef GARUDA_LIB_STAGING_STAGER_COMMANDS_H_
+#define GARUDA_LIB_STAGING_STAGER_COMMANDS_H_
 
 #include <optional>
 #include <string>
@@ -61,4 +62,4 @@ int StagerProbe(bool json);
 
 }  // namespace garuda
 
-#endif  // GARUDA_CMD_GARUDA_STAGER_STAGER_H_
+#endif  // GARUDA_LIB_STAGING_STAGER_COMMANDS_H_
