@@ -259,34 +259,53 @@ std::string DescribeEnforced(const LockdownReport& report) {
                       report.seccomp_enforced ? ", seccomp" : ", no seccomp");
 }
 
-namespace lockdown_internal {
+namespace {
 
-absl::StatusOr<LockdownReport> LockDownAsWithProbe(
-    Role role, const RoleNeeds& needs, const WeakerLockdown& weaker,
-    const LandlockAbiProbe& probe) {
-  const RoleRow& row = RowOf(role);
-  absl::StatusOr<LockdownOptions> options = OptionsFor(row, needs);
-  if (options.ok() && !weaker.why.empty()) {
-    options->accept_weaker = AcceptWeakerLockdown{weaker.why};
+// LockDown with the person's --accept-weaker-lockdown, in the one wording
+// of every role: the refusal, the weaker line on `say`, the ports kept.
+absl::StatusOr<LockdownReport> TakeLockDown(
+    const std::string& name, absl::StatusOr<LockdownOptions> options,
+    const std::string& why, const std::function<void(const std::string&)>& say,
+    const lockdown_internal::LandlockAbiProbe& probe) {
+  if (options.ok() && !why.empty()) {
+    options->accept_weaker = AcceptWeakerLockdown{why};
   }
   absl::StatusOr<LockdownReport> done =
-      options.ok() ? LockDownWithProbe(*options, probe) : options.status();
+      options.ok() ? lockdown_internal::LockDownWithProbe(
+                         *options, probe ? probe
+                                         : lockdown_internal::LandlockAbiProbe(
+                                               LandlockAbiVersion))
+                   : options.status();
   if (!done.ok()) {
     return absl::Status(
         done.status().code(),
-        absl::StrCat("cannot lock down the ", row.name, ": ",
+        absl::StrCat("cannot lock down the ", name, ": ",
                      done.status().message(),
                      "; nothing is served (--accept-weaker-lockdown WHY "
                      "serves with less, and says so)"));
   }
   // A role without Landlock by design (the stager) always has a `weaker`;
   // it is news to the person only when they accepted less.
-  if (done->weaker_accepted && weaker.say) {
-    weaker.say(absl::StrCat("weaker lockdown (--accept-weaker-lockdown): ",
-                            done->weaker));
+  if (done->weaker_accepted && say) {
+    say(absl::StrCat("weaker lockdown (--accept-weaker-lockdown): ",
+                     done->weaker));
   }
   if (options->tcp_connect_ports) done->tcp_ports = *options->tcp_connect_ports;
-  done->summary = Summary(row, *done);
+  return done;
+}
+
+}  // namespace
+
+namespace lockdown_internal {
+
+absl::StatusOr<LockdownReport> LockDownAsWithProbe(
+    Role role, const RoleNeeds& needs, const WeakerLockdown& weaker,
+    const LandlockAbiProbe& probe) {
+  const RoleRow& row = RowOf(role);
+  ASSIGN_OR_RETURN(LockdownReport done,
+                   TakeLockDown(row.name, OptionsFor(row, needs), weaker.why,
+                                weaker.say, probe));
+  done.summary = Summary(row, done);
   return done;
 }
 
@@ -320,26 +339,11 @@ absl::Status NoLockDownGiven(const std::string& program) {
 absl::Status TakeRoleLockdown(
     const RoleLockdown& what, LockdownOptions options, LockdownReport* report,
     const lockdown_internal::LandlockAbiProbe& probe) {
-  if (!what.accept_weaker_lockdown.empty()) {
-    options.accept_weaker = AcceptWeakerLockdown{what.accept_weaker_lockdown};
-  }
-  absl::StatusOr<LockdownReport> done = lockdown_internal::LockDownWithProbe(
-      options,
-      probe ? probe : lockdown_internal::LandlockAbiProbe(LandlockAbiVersion));
-  if (!done.ok()) {
-    return absl::Status(
-        done.status().code(),
-        absl::StrCat("cannot lock down the ", options.role, ": ",
-                     done.status().message(),
-                     "; nothing is served (--accept-weaker-lockdown WHY "
-                     "serves with less, and says so)"));
-  }
-  if (done->weaker_accepted && what.log) {
-    what.log(absl::StrCat("weaker lockdown (--accept-weaker-lockdown): ",
-                          done->weaker));
-  }
-  if (options.tcp_connect_ports) done->tcp_ports = *options.tcp_connect_ports;
-  if (report != nullptr) *report = *std::move(done);
+  const std::string name = options.role;
+  ASSIGN_OR_RETURN(LockdownReport done,
+                   TakeLockDown(name, std::move(options),
+                                what.accept_weaker_lockdown, what.log, probe));
+  if (report != nullptr) *report = std::move(done);
   return absl::OkStatus();
 }
 
