@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,9 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
+#include "lib/ipc/channel.h"
+#include "proto/netproxy_service.pb.h"
 
 namespace garuda {
 namespace {
@@ -39,9 +43,10 @@ struct Ran {
 // `input` on standard input and, with `channel`, one end of a socketpair
 // on fd 3 whose other end is closed at once (a serve then ends when it
 // reads its first request).
-Ran RunWithoutLockdownKernel(std::vector<std::string> argv,
-                             const std::string& input = "",
-                             bool channel = false) {
+Ran RunWithoutLockdownKernel(
+    std::vector<std::string> argv, const std::string& input = "",
+    bool channel = false,
+    const std::function<void(ipc::Channel&)>& first_requests = nullptr) {
   static int counter = 0;
   const std::string tmp = std::getenv("TEST_TMPDIR");
   const std::string err_path = absl::StrCat(tmp, "/stderr-", counter);
@@ -69,8 +74,9 @@ Ran RunWithoutLockdownKernel(std::vector<std::string> argv,
     ::_exit(127);
   }
   if (channel) {
-    ::close(sockets[0]);
     ::close(sockets[1]);
+    ipc::Channel ours{UniqueFd(sockets[0])};
+    if (first_requests) first_requests(ours);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
@@ -258,6 +264,33 @@ TEST(FailClosedTest, NegativeControlStagerServesWeakerWithTheFlag) {
     EXPECT_TRUE(absl::StrContains(ran.err, "; no seccomp; accepted because"))
         << ran.err;
   }
+}
+
+// The proxy locks down once Configure (its ports) has come.
+void Configure(ipc::Channel& channel) {
+  proxy::ProxyServiceRequest request;
+  request.set_seq(1);
+  request.mutable_configure()->add_allowed_domains("example.com");
+  request.mutable_configure()->add_allowed_ports(443);
+  EXPECT_TRUE(channel.Send(request).ok());
+  // Its answer (an error after a refused lockdown, the end of the channel)
+  // is read before the channel closes, so that the proxy never writes to a
+  // closed one.
+  proxy::ProxyServiceReply reply;
+  channel.Receive(&reply).IgnoreError();
+}
+
+TEST(FailClosedTest, StagerProxyRefuses) {
+  ExpectRefused(RunWithoutLockdownKernel({Program("garuda-stager"), "proxy",
+                                          "--channel-fd=3"},
+                                         "", true, Configure),
+                "proxy");
+}
+
+TEST(FailClosedTest, NegativeControlStagerProxyServesWeakerWithTheFlag) {
+  ExpectServedWeaker(RunWithoutLockdownKernel(
+      {Program("garuda-stager"), "proxy", "--channel-fd=3", kWeaker}, "", true,
+      Configure));
 }
 
 std::vector<std::string> AgentTool(const std::string& project) {
