@@ -8,7 +8,7 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
-#include "sandbox/defaults.h"
+#include "lib/rules/sandbox_defaults.h"
 #include "sandbox/network_proxy.h"
 
 extern char** environ;

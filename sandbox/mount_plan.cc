@@ -21,7 +21,7 @@
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
-#include "sandbox/defaults.h"
+#include "lib/rules/sandbox_defaults.h"
 
 namespace garuda {
 namespace {

@@ -25,8 +25,8 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "lib/rules/sandbox_defaults.h"
 #include "sandbox/cgroup.h"
-#include "sandbox/defaults.h"
 #include "sandbox/sandbox.h"
 
 namespace garuda {

@@ -18,8 +18,8 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
+#include "lib/rules/sandbox_defaults.h"
 #include "sandbox/cgroup.h"
-#include "sandbox/defaults.h"
 
 namespace garuda {
 namespace {

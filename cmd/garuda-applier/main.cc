@@ -101,6 +101,10 @@ Exit codes: 0 applied (or no changes; recover: done, the line on standard
 output says "finished" or "reversed"), 1 error, 2 usage, 3 discarded,
 4 conflict (nothing written), 5 refused (nothing written).)";
 
+void Say(const std::string& line) {
+  std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
+}
+
 int Usage(const std::string& why) {
   std::fprintf(stderr, "garuda-applier: %s\n\n%s\n", why.c_str(), kUsage);
   return garuda::kExitUsage;
@@ -116,17 +120,13 @@ int main(int argc, char** argv) {
 
   // The lockdown each subcommand takes once it has opened what it needs
   // (lib/apply fills in what it may still write: the project and the undo
-  // store for an apply or an undo, nothing for show, diff-dirs, undo --list).
-  garuda::ApplierLockdown lockdown;
-  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
-  lockdown.log = [](const std::string& line) {
-    std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
-  };
-  auto lock_down = [lockdown](const std::vector<std::string>& writable) {
-    garuda::ApplierLockdown what = lockdown;
-    what.writable = writable;
-    return garuda::LockDownApplier(what, nullptr);
-  };
+  // store for an apply or an undo, nothing for show, diff-dirs, undo --list);
+  // a kernel without Landlock or seccomp is a refusal unless the person
+  // accepted less.
+  const garuda::WeakerLockdown weaker{
+      absl::GetFlag(FLAGS_accept_weaker_lockdown), Say};
+  const garuda::LockDownCall lock_down =
+      garuda::LockDownCallFor(garuda::Role::kApplier, weaker);
 
   if (args[1] == "serve") {
     if (args.size() != 2) return Usage("serve takes no arguments");
@@ -143,15 +143,22 @@ int main(int argc, char** argv) {
     options.consent.mode = *consent;
     options.consent.terminal = absl::GetFlag(FLAGS_terminal);
     options.consent.apply_staged = absl::GetFlag(FLAGS_apply_staged);
-    options.lock_down = lock_down;
     options.job_file = absl::GetFlag(FLAGS_job);
-    auto say = [](const std::string& line) {
-      std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
-    };
-    if (!absl::GetFlag(FLAGS_quiet)) options.log = say;
-    absl::Status served = garuda::RunApplierServe(options);
+    if (!absl::GetFlag(FLAGS_quiet)) options.log = Say;
+    // Open: the channel, the project, the undo store, the rules and the
+    // terminal; lock down to writing those two places; serve.
+    absl::StatusOr<garuda::OpenedApplier> opened =
+        garuda::OpenApplierServe(options);
+    absl::Status served = opened.status();
+    if (served.ok()) {
+      garuda::RoleNeeds needs;
+      needs.writable_paths = opened->writable_paths();
+      served =
+          garuda::LockDownAs(garuda::Role::kApplier, needs, weaker).status();
+    }
+    if (served.ok()) served = garuda::ServeApplier(*opened, options);
     if (!served.ok()) {
-      say(absl::StrCat("serve: ", served.message()));
+      Say(absl::StrCat("serve: ", served.message()));
       return garuda::kExitError;
     }
     return garuda::kExitApplied;

@@ -12,7 +12,6 @@
 #include "lib/audit/signing_key.h"
 #include "lib/audit/tree_cli.h"
 #include "lib/audit/verify_cli.h"
-#include "lib/audit/witness_lockdown.h"
 #include "lib/audit/witness_server.h"
 #include "lib/audit/witness_submit.h"
 #include "lib/base/flags.h"
@@ -76,15 +75,20 @@ int Fail(const Invocation& call, const absl::Status& status, int code = 2) {
   return code;
 }
 
-garuda::AuditLockdown ReadOnlyLockdown(const Invocation& call) {
-  garuda::AuditLockdown lockdown;
-  lockdown.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+garuda::WeakerLockdown Weaker(const Invocation& call) {
   std::string command = call.command;
-  lockdown.log = [command](const std::string& line) {
-    std::fprintf(stderr, "%s %s: %s\n", kProgram, command.c_str(),
-                 line.c_str());
-  };
-  return lockdown;
+  return garuda::WeakerLockdown{
+      absl::GetFlag(FLAGS_accept_weaker_lockdown),
+      [command](const std::string& line) {
+        std::fprintf(stderr, "%s %s: %s\n", kProgram, command.c_str(),
+                     line.c_str());
+      }};
+}
+
+// The read-only subcommands: from here on no file can be written (what
+// they write is open already), no network, no program.
+absl::Status LockDownReadOnly(const Invocation& call) {
+  return garuda::LockDownAs(garuda::Role::kAudit, {}, Weaker(call)).status();
 }
 
 std::optional<uint64_t> SizeFlag(absl::Flag<int64_t>& flag) {
@@ -109,7 +113,7 @@ int Verify(const Invocation& call) {
   }
   // Nothing to open first: verify opens each file read-only as it goes.
   if (absl::Status locked =
-          garuda::LockDownAudit(ReadOnlyLockdown(call), nullptr);
+          LockDownReadOnly(call);
       !locked.ok()) {
     return Fail(call, locked);
   }
@@ -124,7 +128,7 @@ int OnTree(const Invocation& call, Run run) {
       garuda::ProjectTreeFolder(project.empty() ? "." : project);
   if (!tree.ok()) return Fail(call, tree.status());
   if (absl::Status locked =
-          garuda::LockDownAudit(ReadOnlyLockdown(call), nullptr);
+          LockDownReadOnly(call);
       !locked.ok()) {
     return Fail(call, locked);
   }
@@ -177,7 +181,7 @@ int KeyGenerate(const Invocation& call) {
   if (!file.ok()) return Fail(call, file.status());
   // The key file is open: from here on no file can be written.
   if (absl::Status locked =
-          garuda::LockDownAudit(ReadOnlyLockdown(call), nullptr);
+          LockDownReadOnly(call);
       !locked.ok()) {
     return Fail(call, locked);
   }
@@ -190,19 +194,11 @@ int LegacyWitness(const Invocation& call) {
   if (!store) return 2;
   // The store is open: from here on no file can be written.
   if (absl::Status locked =
-          garuda::LockDownAudit(ReadOnlyLockdown(call), nullptr);
+          LockDownReadOnly(call);
       !locked.ok()) {
     return Fail(call, locked);
   }
   return garuda::RunWitness(*store, stderr);
-}
-
-garuda::WitnessLockdown NetworkLockdown(const Invocation& call) {
-  garuda::WitnessLockdown lockdown;
-  garuda::AuditLockdown read_only = ReadOnlyLockdown(call);
-  lockdown.accept_weaker_lockdown = read_only.accept_weaker_lockdown;
-  lockdown.log = read_only.log;
-  return lockdown;
 }
 
 int WitnessServe(const Invocation& call) {
@@ -216,11 +212,11 @@ int WitnessServe(const Invocation& call) {
   if (!opened.ok()) return Fail(call, opened.status());
   // Bound and keyed: from here on it writes only its state folder, connects
   // nowhere, binds nothing more, starts nothing.
-  garuda::WitnessLockdown lockdown = NetworkLockdown(call);
-  lockdown.writable = options.state_folder;
-  if (absl::Status locked = garuda::LockDownWitness(lockdown, nullptr);
+  garuda::RoleNeeds needs;
+  needs.writable_paths = {options.state_folder};
+  if (auto locked = garuda::LockDownAs(garuda::Role::kWitness, needs, Weaker(call));
       !locked.ok()) {
-    return Fail(call, locked);
+    return Fail(call, locked.status());
   }
   std::fprintf(stderr,
                "%s witness serve: listening on port %d; cosigner key %s\n",
@@ -243,12 +239,12 @@ int WitnessSubmit(const Invocation& call) {
   if (!submit.ok()) return Fail(call, submit.status());
   // From here on: TCP to the witness's port only, writes only beneath
   // tree/witness, no program started.
-  garuda::WitnessLockdown lockdown = NetworkLockdown(call);
-  lockdown.writable = (*submit)->witness_folder();
-  lockdown.tcp_connect_ports = {(*submit)->port()};
-  if (absl::Status locked = garuda::LockDownWitness(lockdown, nullptr);
+  garuda::RoleNeeds needs;
+  needs.writable_paths = {(*submit)->witness_folder()};
+  needs.tcp_connect_ports = {(*submit)->port()};
+  if (auto locked = garuda::LockDownAs(garuda::Role::kWitness, needs, Weaker(call));
       !locked.ok()) {
-    return Fail(call, locked);
+    return Fail(call, locked.status());
   }
   return (*submit)->Run(stdout, stderr);
 }

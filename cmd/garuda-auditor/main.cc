@@ -1,4 +1,5 @@
 // garuda-auditor: the only writer of ~/.garuda/audit.
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,12 @@ int main(int argc, char** argv) {
   options.project = absl::GetFlag(FLAGS_project);
   options.log = absl::GetFlag(FLAGS_log);
   options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
-  options.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
-  options.lock_down = garuda::LockDownAuditor;
+  // Taken by RunAuditor between opening the log and serving (step 2).
+  options.lock_down = garuda::LockDownCallFor(
+      garuda::Role::kAuditor, {absl::GetFlag(FLAGS_accept_weaker_lockdown),
+                               [](const std::string& line) {
+                                 std::fprintf(stderr, "garuda-auditor: %s\n",
+                                              line.c_str());
+                               }});
   return garuda::RunAuditor(options);
 }

@@ -24,7 +24,8 @@ ABSL_FLAG(int64_t, limit, -1,
 ABSL_FLAG(bool, json, false, "status: print one JSON object");
 ABSL_FLAG(std::string, accept_weaker_lockdown, "",
           "serve: run even where the kernel lacks Landlock or seccomp; the "
-          "reason given here is reported");
+          "reason given here is reported (without it such a kernel is a "
+          "refusal to serve)");
 
 namespace {
 
@@ -40,6 +41,10 @@ constexpr char kUsage[] =
     "  garuda-budgeter status --session=ID [--json]\n"
     "      Limit, spent, reserved, left, and the breakdown per agent, read\n"
     "      from the journal.";
+
+void Say(const std::string& line) {
+  std::fprintf(stderr, "garuda-budgeter: %s\n", line.c_str());
+}
 
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "garuda-budgeter: %s\n",
@@ -72,20 +77,30 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (command == "serve") {
+    // 1. Flags -> options.
     garuda::budget::ServeOptions options;
     options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
     options.home = *home;
     options.session = session;
     options.limit = absl::GetFlag(FLAGS_limit);
-    options.accept_weaker_lockdown =
-        absl::GetFlag(FLAGS_accept_weaker_lockdown);
-    options.lock_down = garuda::LockDownBudgeter;
     if (options.channel_fd < 0) return Usage("serve needs --channel-fd");
     if (options.limit < 0) return Usage("serve needs --limit");
-    options.log = [](const std::string& line) {
-      std::fprintf(stderr, "garuda-budgeter: %s\n", line.c_str());
-    };
-    absl::Status served = garuda::budget::RunServe(options);
+    options.log = Say;
+    // 2. Open: the channel and the session's journal.
+    absl::StatusOr<garuda::budget::OpenedLedger> opened =
+        garuda::budget::OpenLedger(options);
+    if (!opened.ok()) return Fail(opened.status());
+    // 3. Lock down: writes only beneath the session folder, no network, no
+    //    exec.
+    garuda::RoleNeeds needs;
+    needs.writable_paths = {opened->session_folder};
+    absl::StatusOr<garuda::LockdownReport> locked =
+        garuda::LockDownAs(garuda::Role::kBudgeter, needs,
+                           {absl::GetFlag(FLAGS_accept_weaker_lockdown), Say});
+    if (!locked.ok()) return Fail(locked.status());
+    // 4. Serve.
+    absl::Status served =
+        garuda::budget::ServeLedger(*std::move(opened), options.log);
     if (!served.ok()) return Fail(served);
     return 0;
   }

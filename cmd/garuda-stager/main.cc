@@ -9,11 +9,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "cmd/garuda-stager/stager.h"
 #include "lib/base/flags.h"
-#include "lib/lockdown/proxy_lockdown.h"
-#include "lib/lockdown/stager_lockdown.h"
+#include "lib/lockdown/roles.h"
 #include "lib/netproxy/proxy_service.h"
+#include "lib/staging/stager_commands.h"
 
 ABSL_FLAG(std::string, project, "",
           "run, serve, end: the project folder (default: the current folder)");
@@ -145,11 +144,20 @@ int Dispatch(int argc, char** argv) {
   }
   const std::string& command = positional[1];
   if (command == "probe") return garuda::StagerProbe(absl::GetFlag(FLAGS_json));
-  std::optional<garuda::AcceptWeakerLockdown> accept_weaker;
-  if (!absl::GetFlag(FLAGS_accept_weaker_lockdown).empty()) {
-    accept_weaker = garuda::AcceptWeakerLockdown{
-        absl::GetFlag(FLAGS_accept_weaker_lockdown)};
-  }
+  // The lockdowns, one role each (lib/lockdown/roles.h), taken by the
+  // subcommand between opening what it needs and serving; a kernel without
+  // seccomp (or, for the guard and the proxy, Landlock) is a refusal unless
+  // the person accepted less.
+  const garuda::WeakerLockdown weaker{
+      absl::GetFlag(FLAGS_accept_weaker_lockdown),
+      [command](const std::string& line) {
+        std::fprintf(stderr, "garuda-stager %s: %s\n", command.c_str(),
+                     line.c_str());
+      }};
+  const garuda::LockDownCall lock_down =
+      garuda::LockDownCallFor(garuda::Role::kStager, weaker);
+  const garuda::LockDownCall guard_lock_down =
+      garuda::LockDownCallFor(garuda::Role::kStagingGuard, weaker);
   if (command == "run") {
     garuda::StagerRunOptions options;
     options.project = absl::GetFlag(FLAGS_project);
@@ -165,8 +173,8 @@ int Dispatch(int argc, char** argv) {
     options.job_file = absl::GetFlag(FLAGS_job);
     // Taken once the run has opened what it needs, before the command
     // starts (not with --allow-host: the command may end up on the host).
-    options.lock_down = garuda::LockDownStager;
-    options.accept_weaker = accept_weaker;
+    options.lock_down = lock_down;
+    options.guard_lock_down = guard_lock_down;
     return garuda::StagerRun(options);
   }
   if (command == "serve") {
@@ -189,8 +197,8 @@ int Dispatch(int argc, char** argv) {
     options.consent.terminal = absl::GetFlag(FLAGS_terminal);
     // Taken after the start (settings, probe, staging view, on_host runner)
     // and before the first request is read.
-    options.lock_down = garuda::LockDownStager;
-    options.accept_weaker = accept_weaker;
+    options.lock_down = lock_down;
+    options.guard_lock_down = guard_lock_down;
     if (options.channel_fd < 0) {
       std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
       return 2;
@@ -201,12 +209,7 @@ int Dispatch(int argc, char** argv) {
     garuda::netproxy::ProxyProcessOptions options;
     options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
     // Taken once the lists are in (its TCP ports), before any thread.
-    options.lock_down = garuda::LockDownProxy;
-    options.lockdown.accept_weaker_lockdown =
-        absl::GetFlag(FLAGS_accept_weaker_lockdown);
-    options.lockdown.log = [](const std::string& line) {
-      std::fprintf(stderr, "garuda-stager proxy: %s\n", line.c_str());
-    };
+    options.lock_down = garuda::LockDownCallFor(garuda::Role::kProxy, weaker);
     absl::Status served = garuda::netproxy::RunProxyProcess(options);
     if (!served.ok()) {
       std::fprintf(stderr, "garuda-stager proxy: %s\n",

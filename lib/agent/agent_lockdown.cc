@@ -141,53 +141,37 @@ absl::StatusOr<std::vector<int>> ProviderTcpPorts(
   return ports;
 }
 
+absl::StatusOr<RoleNeeds> AgentNeeds(const AgentLockdown& what) {
+  RETURN_IF_ERROR(CheckAbsolute(what.session_dir, "session folder"));
+  RETURN_IF_ERROR(MakeDirectories(what.session_dir, 0700));
+  RoleNeeds needs;
+  needs.writable_paths = {what.session_dir};
+  if (!what.history_path.empty()) {
+    RETURN_IF_ERROR(CheckAbsolute(what.history_path, "history file"));
+    RETURN_IF_ERROR(MakeDirectories(Dirname(what.history_path), 0700));
+    RETURN_IF_ERROR(EnsurePrivateFile(what.history_path));
+    needs.writable_paths.push_back(what.history_path);
+  }
+  // Without a model no port at all: then no IP socket either.
+  if (!what.provider_url.empty()) {
+    std::function<const char*(const char*)> getenv = what.getenv;
+    if (!getenv) getenv = [](const char* name) { return std::getenv(name); };
+    ASSIGN_OR_RETURN(needs.tcp_connect_ports,
+                     ProviderTcpPorts(what.provider_url, getenv));
+  }
+  return needs;
+}
+
 namespace agent_lockdown_internal {
 
 absl::Status LockDownAgentWithProbe(
     const AgentLockdown& what, LockdownReport* report,
     const lockdown_internal::LandlockAbiProbe& probe) {
-  RETURN_IF_ERROR(CheckAbsolute(what.session_dir, "session folder"));
-  RETURN_IF_ERROR(MakeDirectories(what.session_dir, 0700));
-  std::vector<std::string> writable = {what.session_dir};
-  if (!what.history_path.empty()) {
-    RETURN_IF_ERROR(CheckAbsolute(what.history_path, "history file"));
-    RETURN_IF_ERROR(MakeDirectories(Dirname(what.history_path), 0700));
-    RETURN_IF_ERROR(EnsurePrivateFile(what.history_path));
-    writable.push_back(what.history_path);
-  }
-  // The terminal the questions are asked on, and the usual sink.
-  for (const char* device : {"/dev/tty", "/dev/null"}) {
-    if (::access(device, F_OK) == 0) writable.push_back(device);
-  }
-
-  LockdownOptions lockdown;
-  lockdown.role = "agent";
-  lockdown.writable_paths = writable;
-  if (!what.provider_url.empty()) {
-    std::function<const char*(const char*)> getenv = what.getenv;
-    if (!getenv) getenv = [](const char* name) { return std::getenv(name); };
-    ASSIGN_OR_RETURN(std::vector<int> ports,
-                     ProviderTcpPorts(what.provider_url, getenv));
-    lockdown.allow_network = true;
-    lockdown.tcp_connect_ports = ports;
-  }
-  LockdownReport done;
-  RETURN_IF_ERROR(TakeRoleLockdown(what, lockdown, &done, probe));
-
-  std::string network;
-  if (done.tcp_ports.empty()) {
-    network = "no network";
-  } else if (done.tcp_ports_enforced) {
-    network =
-        absl::StrCat("TCP only to port ", absl::StrJoin(done.tcp_ports, ", "));
-  } else {
-    network = absl::StrCat(
-        "network not limited to the provider's port (Landlock ABI ",
-        done.landlock_abi, " < 4)");
-  }
-  done.summary =
-      absl::StrCat("agent locked down (", DescribeEnforced(done), "; ", network,
-                   done.weaker.empty() ? "" : "; weaker: ", done.weaker, ")");
+  ASSIGN_OR_RETURN(RoleNeeds needs, AgentNeeds(what));
+  ASSIGN_OR_RETURN(
+      LockdownReport done,
+      lockdown_internal::LockDownAsWithProbe(
+          Role::kAgent, needs, {what.accept_weaker_lockdown, what.log}, probe));
   if (report != nullptr) *report = std::move(done);
   return absl::OkStatus();
 }

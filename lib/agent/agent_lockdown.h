@@ -38,12 +38,19 @@ struct AgentLockdown : RoleLockdown {
   std::function<const char*(const char*)> getenv;
 };
 
-// Call once, after the helpers are started and provider::InitializeHttp()
-// ran, while the process has a single thread. Irreversible. `report` (may
-// be null) has the TCP ports the agent may still connect to (none without a
-// model), whether the kernel holds it to them (Landlock ABI 4+), and the
-// summary for the session's first lines: "agent locked down (Landlock ABI
-// 6, seccomp; TCP only to port 443)".
+// What the agent may still write and reach after its lockdown, for
+// LockDownAs(Role::kAgent, ...): the session folder (made 0700), the
+// history file (made 0600), and the provider's TCP ports (none without a
+// model). An error names a relative path or a URL that is not http(s).
+absl::StatusOr<RoleNeeds> AgentNeeds(const AgentLockdown& what);
+
+// The same lockdown in the shape lib/acp's session worker takes (its
+// main.cc hands it over). Call once, after the helpers are started and
+// provider::InitializeHttp() ran, while the process has a single thread.
+// Irreversible. `report` (may be null) has the TCP ports the agent may still
+// connect to (none without a model), whether the kernel holds it to them
+// (Landlock ABI 4+), and the summary for the session's first lines: "agent
+// locked down (Landlock ABI 6, seccomp; TCP only to port 443)".
 absl::Status LockDownAgent(const AgentLockdown& what, LockdownReport* report);
 
 namespace agent_lockdown_internal {

@@ -18,10 +18,10 @@ using testing::Remove;
 using testing::Snapshot;
 using testing::Write;
 
-ApplierLockdown Writing(std::vector<std::string> writable) {
-  ApplierLockdown what;
-  what.writable = std::move(writable);
-  return what;
+absl::Status LockDownApplier(std::vector<std::string> writable) {
+  RoleNeeds needs;
+  needs.writable_paths = std::move(writable);
+  return LockDownAs(Role::kApplier, needs, {}).status();
 }
 
 // In a child: lock down as the applier for `project` and `undo`, apply the
@@ -38,7 +38,7 @@ std::string ApplyThenWriteOutside(const std::string& project,
     absl::Status loaded = LoadContents(&*change_set);
     if (!loaded.ok()) return loaded.ToString();
     if (lock) {
-      absl::Status locked = LockDownApplier(Writing({project, undo}), nullptr);
+      absl::Status locked = LockDownApplier({project, undo});
       if (!locked.ok()) return locked.ToString();
     }
     ApplyOptions options;
@@ -86,7 +86,7 @@ TEST(ApplierLockdownTest, WritesOnlyTheProjectAndTheUndoStore) {
 std::string RunProgramAfter(bool lock, const std::string& project) {
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     if (lock) {
-      absl::Status locked = LockDownApplier(Writing({project}), nullptr);
+      absl::Status locked = LockDownApplier({project});
       if (!locked.ok()) return locked.ToString();
     }
     pid_t pid = ::fork();

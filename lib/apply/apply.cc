@@ -30,8 +30,9 @@
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
-#include "lib/changeset/beneath.h"
 #include "lib/base/visible.h"
+#include "lib/changeset/beneath.h"
+#include "lib/lockdown/landlock.h"
 
 namespace garuda {
 namespace apply_internal {
@@ -260,29 +261,48 @@ absl::Status Applier::Plan() {
   std::vector<const Change*> order;
   for (const Change& change : change_set_.changes) order.push_back(&change);
   int counter = 0;
+  struct stat root_stat;
+  if (::fstat(root_.get(), &root_stat) != 0) {
+    return LastErrnoStatus("fstat(the project)");
+  }
+  const dev_t root_device = root_stat.st_dev;
+  absl::StatusOr<int> landlock_abi = LandlockAbiVersion();
+  const bool renames_across_folders = !landlock_abi.ok() || *landlock_abi != 1;
   for (const Change* change : order) {
     const ChangeEntry& entry = change->entry;
     if (entry.new_type() != FILE_TYPE_REGULAR &&
         entry.new_type() != FILE_TYPE_SYMLINK) {
       continue;
     }
-    // Beside the target when its folder exists and stays, else in the
-    // work folder.
+    // In the work folder, never beside the file it replaces: a folder of
+    // the project that the person moves away during the apply (out of the
+    // project, beyond the applier's Landlock domain) then holds nothing of
+    // the applier's to remove. Beside the target only where a rename from
+    // the work folder cannot reach it: another file system mounted in the
+    // project (EXDEV), or Landlock ABI 1, which refuses every rename
+    // between folders.
     std::string parent = Parent(entry.path());
-    bool beside = true;
+    bool stays = true;  // no folder above it is replaced by the list
     for (std::string p = parent; !p.empty(); p = Parent(p)) {
       auto it = by_path_.find(p);
       if (it != by_path_.end() &&
           it->second->base().type() != FILE_TYPE_DIRECTORY) {
-        beside = false;
+        stays = false;
       }
     }
-    if (beside) {
-      absl::StatusOr<Held> folder = CachedFolder(parent);
-      if (!folder.ok() && !absl::IsNotFound(folder.status())) {
-        return folder.status();
+    absl::StatusOr<Held> folder = absl::NotFoundError("replaced");
+    if (stays) folder = CachedFolder(parent);
+    if (!folder.ok() && !absl::IsNotFound(folder.status())) {
+      return folder.status();
+    }
+    bool beside = false;
+    if (folder.ok()) {
+      struct stat st;
+      if (::fstat((*folder)->get(), &st) != 0) {
+        return LastErrnoStatus(
+            absl::StrCat("fstat(", VisiblePath(parent), ")"));
       }
-      beside = folder.ok();
+      beside = !renames_across_folders || st.st_dev != root_device;
     }
     std::string name = absl::StrCat(".garuda-new-", id_, "-", ++counter);
     temp_of_[&entry] = {name, !beside};

@@ -28,6 +28,17 @@
 namespace garuda {
 namespace {
 
+// The subcommand's lockdown, with the paths it may still write; a command
+// given none refuses (a program never runs unlocked by omission).
+absl::Status LockDown(const ApplierCommand& command,
+                      std::vector<std::string> writable) {
+  RoleNeeds needs;
+  needs.writable_paths = std::move(writable);
+  return RequireLockDown(command.lock_down, needs,
+                         absl::StrCat("garuda-applier ", command.name))
+      .status();
+}
+
 void Say(int fd, absl::string_view text) { (void)WriteAll(fd, text); }
 
 absl::StatusOr<ApplierPlaces> Locate(const ApplierCommand& command) {
@@ -146,9 +157,8 @@ int Show(const ApplierCommand& command) {
   if (!project.ok()) return Fail(command, project.status());
   absl::StatusOr<UniqueFd> root = OpenRoot(*project);
   if (!root.ok()) return Fail(command, root.status());
-  if (command.lock_down) {
-    absl::Status locked = command.lock_down({});
-    if (!locked.ok()) return Fail(command, locked);
+  if (absl::Status locked = LockDown(command, {}); !locked.ok()) {
+    return Fail(command, locked);
   }
   absl::StatusOr<ChangeSet> change_set = ReadInput(command, *project);
   if (!change_set.ok()) return FailInput(command, change_set.status());
@@ -216,11 +226,10 @@ int Apply(const ApplierCommand& command) {
     absl::Status made = MakeDirectories(undo_root, 0700);
     if (!made.ok()) return Fail(command, made);
   }
-  if (command.lock_down) {
-    std::vector<std::string> writable;
-    if (command.mode != ApplyMode::kDryRun) writable = {project, undo_root};
-    absl::Status locked = command.lock_down(writable);
-    if (!locked.ok()) return Fail(command, locked);
+  std::vector<std::string> writable;
+  if (command.mode != ApplyMode::kDryRun) writable = {project, undo_root};
+  if (absl::Status locked = LockDown(command, writable); !locked.ok()) {
+    return Fail(command, locked);
   }
   if (command.mode != ApplyMode::kDryRun) {
     absl::Status recovered = RecoverFirst(command, *places, command.err);
@@ -319,10 +328,10 @@ int Recover(const ApplierCommand& command) {
   if (!places.ok()) return Fail(command, places.status());
   absl::Status made = MakeDirectories(places->undo_root, 0700);
   if (!made.ok()) return Fail(command, made);
-  if (command.lock_down) {
-    absl::Status locked =
-        command.lock_down({places->project, places->undo_root});
-    if (!locked.ok()) return Fail(command, locked);
+  if (absl::Status locked =
+          LockDown(command, {places->project, places->undo_root});
+      !locked.ok()) {
+    return Fail(command, locked);
   }
   DeferredTerminationSignals deferred;
   absl::Status recovered = RecoverFirst(command, *places, command.out);
@@ -335,11 +344,10 @@ int Undo(const ApplierCommand& command) {
   if (!places.ok()) return Fail(command, places.status());
   const std::string& project = places->project;
   const std::string& undo_root = places->undo_root;
-  if (command.lock_down) {
-    std::vector<std::string> writable;
-    if (!command.list) writable = {project, undo_root};
-    absl::Status locked = command.lock_down(writable);
-    if (!locked.ok()) return Fail(command, locked);
+  std::vector<std::string> writable;
+  if (!command.list) writable = {project, undo_root};
+  if (absl::Status locked = LockDown(command, writable); !locked.ok()) {
+    return Fail(command, locked);
   }
   if (command.list) {
     absl::StatusOr<std::vector<UndoRecordInfo>> records =
@@ -389,9 +397,8 @@ int DiffDirs(const ApplierCommand& command) {
   }
   absl::StatusOr<std::string> project = ProjectOf(command);
   if (!project.ok()) return Fail(command, project.status());
-  if (command.lock_down) {
-    absl::Status locked = command.lock_down({});
-    if (!locked.ok()) return Fail(command, locked);
+  if (absl::Status locked = LockDown(command, {}); !locked.ok()) {
+    return Fail(command, locked);
   }
   BuildOptions options;
   options.project = *project;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 
@@ -36,10 +37,10 @@ struct ApplierCommand {
   std::string undo_root;        // empty: ~/.garuda/undo
   std::string tty = "/dev/tty";
   int in = 0, out = 1, err = 2;
-  // Called once everything the command needs is open, with the paths it
-  // may still write: the program locks itself down there.
-  std::function<absl::Status(const std::vector<std::string>& writable)>
-      lock_down;
+  // main.cc's LockDownAs(Role::kApplier), called once everything the
+  // command needs is open, with the paths it may still write (the project
+  // and the undo store, or none); empty: the command refuses to run.
+  LockDownCall lock_down;
 };
 
 // Runs one subcommand; returns the exit code. Messages go to `err`, the

@@ -289,7 +289,8 @@ absl::Status UndoServedApply(const std::string& project,
 
 }  // namespace
 
-absl::Status RunApplierServe(const ApplierServeOptions& options) {
+absl::StatusOr<OpenedApplier> OpenApplierServe(
+    const ApplierServeOptions& options) {
   ASSIGN_OR_RETURN(
       ipc::Channel channel,
       ipc::ChannelFromFd(options.channel_fd,
@@ -311,11 +312,19 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
         "--apply-staged: a command's changes are applied without a question "
         "unless a rule denies or asks about one of its paths");
   }
-  // Everything is open: from here on the process writes only the project
-  // and the undo store, and reaches no network.
-  if (options.lock_down) {
-    RETURN_IF_ERROR(options.lock_down({places.project, places.undo_root}));
-  }
+  return OpenedApplier{std::move(channel), std::move(places),
+                       std::move(project_fd), std::move(consent)};
+}
+
+std::vector<std::string> OpenedApplier::writable_paths() const {
+  return {places.project, places.undo_root};
+}
+
+absl::Status ServeApplier(OpenedApplier& opened,
+                          const ApplierServeOptions& options) {
+  const ApplierPlaces& places = opened.places;
+  const UniqueFd& project_fd = opened.project_fd;
+  Consent* consent = opened.consent.get();
   if (options.log) {
     options.log(absl::StrCat("serving ", places.project, " (undo records in ",
                              places.undo_root, ")"));
@@ -349,7 +358,7 @@ absl::Status RunApplierServe(const ApplierServeOptions& options) {
             places.project, places.undo_root, request.undo().undo_id(),
             request.undo().session_id(), reply->mutable_undone());
       });
-  return dispatcher.Serve(channel);
+  return dispatcher.Serve(opened.channel);
 }
 
 }  // namespace garuda

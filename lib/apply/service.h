@@ -17,11 +17,15 @@
 #define GARUDA_LIB_APPLY_SERVICE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "lib/consent/consent.h"
+#include "lib/apply/outcome.h"
+#include "lib/base/unique_fd.h"
+#include "lib/ipc/channel.h"
 
 namespace garuda {
 
@@ -32,10 +36,6 @@ struct ApplierServeOptions {
   // Who decides each change (rules only, unless the agent started the
   // applier for a person at the terminal).
   ConsentOptions consent;
-  // Called once the channel, the project and the undo store are open, with
-  // the paths the process may still write (LockDownApplier).
-  std::function<absl::Status(const std::vector<std::string>& writable)>
-      lock_down;
   std::function<void(const std::string& line)> log;
   // --job FILE: a job's applier. It reads the job file itself, adds the
   // job's rules to the settings' and refuses every change list with a path
@@ -43,9 +43,24 @@ struct ApplierServeOptions {
   std::string job_file;
 };
 
-// Serves until the agent closes the channel (OK) or the protocol is broken
-// (the error; nothing of a bad request was written).
-absl::Status RunApplierServe(const ApplierServeOptions& options);
+// What `garuda-applier serve` opens before its lockdown: the channel, the
+// project and the undo store (made when missing), a job's file, the
+// consent (the rules read, the terminal opened).
+struct OpenedApplier {
+  ipc::Channel channel;
+  ApplierPlaces places;
+  UniqueFd project_fd;
+  std::unique_ptr<Consent> consent;
+  // What the process may still write after its lockdown.
+  std::vector<std::string> writable_paths() const;
+};
+absl::StatusOr<OpenedApplier> OpenApplierServe(
+    const ApplierServeOptions& options);
+
+// After main.cc's lockdown (Role::kApplier with writable_paths()): serves
+// until the agent closes the channel (OK) or breaks the protocol.
+absl::Status ServeApplier(OpenedApplier& opened,
+                          const ApplierServeOptions& options);
 
 }  // namespace garuda
 

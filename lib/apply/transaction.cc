@@ -256,6 +256,7 @@ absl::StatusOr<ApplyResult> Applier::Abandon(const absl::Status& status,
   absl::Status rollback = RollBack();
   std::vector<std::string> left = RemoveTemporaries();
   if (!rollback.ok()) {
+    left.insert(left.begin(), not_put_back_.begin(), not_put_back_.end());
     // The journal stays: recovery can try again once the cause is fixed.
     return absl::DataLossError(absl::StrCat(
         "apply failed: ", status.message(),
@@ -317,9 +318,17 @@ absl::Status Applier::RollBack() {
         result = ::fchmod(step.self->get(), step.plan.old_mode);
         break;
     }
-    if (result != 0 && first.ok()) {
-      first = LastErrnoStatus(
-          absl::StrCat("put back ", VisiblePath(step.plan.path)));
+    if (result != 0) {
+      const int error = errno;
+      // What stays as the apply left it (a folder moved out of the
+      // project is beyond the Landlock domain), for the "left behind" list.
+      not_put_back_.push_back(absl::StrCat(VisiblePath(step.plan.path),
+                                           " (not put back: ", strerror(error),
+                                           ")"));
+      if (first.ok()) {
+        first = ErrnoStatus(
+            error, absl::StrCat("put back ", VisiblePath(step.plan.path)));
+      }
     }
   }
   done_ = 0;

@@ -134,6 +134,8 @@ class Applier {
   const ChangeSet& change_set_;
   const ApplyOptions& options_;
   UniqueFd root_;
+  // The steps RollBack could not undo, for a person.
+  std::vector<std::string> not_put_back_;
   UniqueFd lock_;
   UniqueFd journal_;
   Held work_;

@@ -21,8 +21,8 @@ std::string VerifyThenTryForbidden(const std::string& log_path,
                                    const std::string& outside, bool lock) {
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     if (lock) {
-      absl::Status locked = LockDownAudit({}, nullptr);
-      if (!locked.ok()) return locked.ToString();
+      absl::StatusOr<LockdownReport> locked = LockDownAs(Role::kAudit, {}, {});
+      if (!locked.ok()) return locked.status().ToString();
     }
     absl::StatusOr<std::string> content = ReadRegularFile(log_path);
     std::string verified =

@@ -117,13 +117,11 @@ int RunAuditor(const AuditorOptions& options) {
   // 2. Lock down: writes only beneath this project's audit folder, no
   //    network sockets, no exec. Done while single-threaded (Landlock binds
   //    only the calling thread), so the timed-sync thread starts after.
-  if (!options.lock_down) return Fail(NoLockDownGiven("garuda-auditor"));
-  AuditorLockdown lockdown;
-  lockdown.audit_folder = (*writer)->folder();
-  lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
-  lockdown.log = Say;
-  absl::Status locked = options.lock_down(lockdown, nullptr);
-  if (!locked.ok()) return Fail(locked);
+  RoleNeeds needs;
+  needs.writable_paths = {(*writer)->folder()};
+  absl::StatusOr<LockdownReport> locked =
+      RequireLockDown(options.lock_down, needs, "garuda-auditor");
+  if (!locked.ok()) return Fail(locked.status());
   (*writer)->StartTimedSync();
 
   // 3. Serve.

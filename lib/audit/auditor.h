@@ -16,11 +16,10 @@ struct AuditorOptions {
   std::string project;  // required
   std::string log;      // empty: a new unique name
   int channel_fd = -1;  // serve: the channel's descriptor
-  // Non-empty: run on a kernel without Landlock, with this reason in the
-  // report. Without it, the auditor refuses to start there.
-  std::string accept_weaker_lockdown;
-  // Step 2, once the log and the channel are open (LockDownAuditor).
-  LockDownStep<AuditorLockdown> lock_down;
+  // Step 2, once the log and the channel are open: main.cc's
+  // LockDownAs(Role::kAuditor) with the person's --accept-weaker-lockdown;
+  // empty: the auditor refuses to serve.
+  LockDownCall lock_down;
 };
 
 // Returns the process exit status: 0 done, 1 an event refused or a failure,

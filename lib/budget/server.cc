@@ -13,12 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/base/errno_status.h"
-#include "lib/budget/client.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
+#include "lib/budget/client.h"
 #include "lib/ipc/helper_process.h"
-#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace budget {
@@ -57,99 +56,110 @@ absl::Status SetReceiveTimeout(int fd) {
   return absl::OkStatus();
 }
 
+absl::Status NoDescriptors(const std::vector<UniqueFd>& fds) {
+  if (fds.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "a budget request carries no descriptors; the ones sent were closed");
+}
+
 }  // namespace
 
-absl::Status BudgetServer::Apply(AgentId agent, const BudgetRequest& request,
-                                 BudgetReply* reply,
-                                 std::vector<UniqueFd>* reply_fds) {
-  switch (request.verb_case()) {
-    case BudgetRequest::kReserve: {
-      const Reserve& reserve = request.reserve();
-      RETURN_IF_ERROR(CheckLabel(reserve.purpose(), "purpose"));
-      RETURN_IF_ERROR(CheckLabel(reserve.request_id(), "request id"));
-      ASSIGN_OR_RETURN(
-          ReserveResult result,
-          ledger_->Reserve(agent, reserve.tokens(), reserve.purpose(),
-                           reserve.request_id()));
-      Reserved* out = reply->mutable_reserved();
-      out->set_granted(result.granted);
-      out->set_reservation(result.reservation);
-      out->set_left(result.left);
-      if (!result.granted) out->set_stop_reason(kTokenBudget);
-      return absl::OkStatus();
-    }
-    case BudgetRequest::kSettle: {
-      const Settle& settle = request.settle();
-      ASSIGN_OR_RETURN(SettleResult result,
-                       ledger_->Settle(agent, settle.reservation(),
-                                       settle.used(), settle.usage_reported()));
-      if (result.capped && log_) {
-        log_(absl::StrCat("agent ", agent, " reported ", settle.used(),
-                          " tokens for reservation ", settle.reservation(),
-                          ", more than one request can cost; charged ",
-                          result.charged,
-                          " (the reservation plus the agent's whole lease), "
-                          "which stops its grants"));
-      }
-      reply->mutable_settled()->set_charged(result.charged);
-      reply->mutable_settled()->set_left(result.left);
-      return absl::OkStatus();
-    }
-    case BudgetRequest::kOpenChild: {
-      const OpenChild& open = request.open_child();
-      RETURN_IF_ERROR(CheckLabel(open.report_id(), "report id"));
-      if (connections_.size() + added_.size() >= kMaxChannels) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "OpenChild: ", kMaxChannels, " agent channels are open"));
-      }
-      // The channel first: once the ledger grants a lease, nothing may fail
-      // before the parent learns the child's id (it could not close it).
-      ASSIGN_OR_RETURN(auto pair, ipc::MakeSocketPair());
-      RETURN_IF_ERROR(SetReceiveTimeout(pair.first.get()));
-      ASSIGN_OR_RETURN(
-          OpenChildResult result,
-          ledger_->OpenChild(agent, open.limit(), open.report_id()));
-      ChildOpened* out = reply->mutable_child_opened();
-      out->set_granted(result.granted);
-      out->set_left(result.left);
-      if (!result.granted) {
-        out->set_stop_reason(kTokenBudget);
-        return absl::OkStatus();
-      }
-      out->set_child(result.child);
-      out->set_lease(result.lease);
-      added_.push_back(NewConnection(
-          result.child, ipc::Channel(std::move(pair.first),
-                                     AgentChannelOptions(result.child))));
-      reply_fds->push_back(std::move(pair.second));
-      return absl::OkStatus();
-    }
-    case BudgetRequest::kCloseChild: {
-      const CloseChild& close = request.close_child();
-      RETURN_IF_ERROR(CheckLabel(close.report().report_id(), "report id"));
-      ASSIGN_OR_RETURN(
-          CloseChildResult result,
-          ledger_->CloseChild(agent, close.child(), close.report()));
-      ChildClosed* out = reply->mutable_child_closed();
-      out->set_charged(result.charged);
-      out->set_returned(result.returned);
-      out->set_left(result.left);
-      return absl::OkStatus();
-    }
-    case BudgetRequest::kSetFloor: {
-      ASSIGN_OR_RETURN(int64_t left,
-                       ledger_->SetFloor(agent, request.set_floor().tokens()));
-      reply->mutable_floor_set()->set_floor(request.set_floor().tokens());
-      reply->mutable_floor_set()->set_left(left);
-      return absl::OkStatus();
-    }
-    case BudgetRequest::kStatus:
-      *reply->mutable_status() = ledger_->ledger().Status();
-      return absl::OkStatus();
-    case BudgetRequest::VERB_NOT_SET:
-      break;
+absl::Status BudgetServer::OnReserve(AgentId agent,
+                                     const BudgetRequest& request,
+                                     BudgetReply* reply) {
+  const Reserve& reserve = request.reserve();
+  RETURN_IF_ERROR(CheckLabel(reserve.purpose(), "purpose"));
+  RETURN_IF_ERROR(CheckLabel(reserve.request_id(), "request id"));
+  ASSIGN_OR_RETURN(ReserveResult result,
+                   ledger_->Reserve(agent, reserve.tokens(), reserve.purpose(),
+                                    reserve.request_id()));
+  Reserved* out = reply->mutable_reserved();
+  out->set_granted(result.granted);
+  out->set_reservation(result.reservation);
+  out->set_left(result.left);
+  if (!result.granted) out->set_stop_reason(kTokenBudget);
+  return absl::OkStatus();
+}
+
+absl::Status BudgetServer::OnSettle(AgentId agent, const BudgetRequest& request,
+                                    BudgetReply* reply) {
+  const Settle& settle = request.settle();
+  ASSIGN_OR_RETURN(SettleResult result,
+                   ledger_->Settle(agent, settle.reservation(), settle.used(),
+                                   settle.usage_reported()));
+  if (result.capped && log_) {
+    log_(absl::StrCat("agent ", agent, " reported ", settle.used(),
+                      " tokens for reservation ", settle.reservation(),
+                      ", more than one request can cost; charged ",
+                      result.charged,
+                      " (the reservation plus the agent's whole lease), "
+                      "which stops its grants"));
   }
-  return absl::InvalidArgumentError("a request with no verb");
+  reply->mutable_settled()->set_charged(result.charged);
+  reply->mutable_settled()->set_left(result.left);
+  return absl::OkStatus();
+}
+
+absl::Status BudgetServer::OnOpenChild(AgentId agent,
+                                       const BudgetRequest& request,
+                                       BudgetReply* reply,
+                                       std::vector<UniqueFd>* reply_fds) {
+  const OpenChild& open = request.open_child();
+  RETURN_IF_ERROR(CheckLabel(open.report_id(), "report id"));
+  if (connections_.size() + added_.size() >= kMaxChannels) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("OpenChild: ", kMaxChannels, " agent channels are open"));
+  }
+  // The channel first: once the ledger grants a lease, nothing may fail
+  // before the parent learns the child's id (it could not close it).
+  ASSIGN_OR_RETURN(auto pair, ipc::MakeSocketPair());
+  RETURN_IF_ERROR(SetReceiveTimeout(pair.first.get()));
+  ASSIGN_OR_RETURN(OpenChildResult result,
+                   ledger_->OpenChild(agent, open.limit(), open.report_id()));
+  ChildOpened* out = reply->mutable_child_opened();
+  out->set_granted(result.granted);
+  out->set_left(result.left);
+  if (!result.granted) {
+    out->set_stop_reason(kTokenBudget);
+    return absl::OkStatus();
+  }
+  out->set_child(result.child);
+  out->set_lease(result.lease);
+  added_.push_back(NewConnection(
+      result.child,
+      ipc::Channel(std::move(pair.first), AgentChannelOptions(result.child))));
+  reply_fds->push_back(std::move(pair.second));
+  return absl::OkStatus();
+}
+
+absl::Status BudgetServer::OnCloseChild(AgentId agent,
+                                        const BudgetRequest& request,
+                                        BudgetReply* reply) {
+  const CloseChild& close = request.close_child();
+  RETURN_IF_ERROR(CheckLabel(close.report().report_id(), "report id"));
+  ASSIGN_OR_RETURN(CloseChildResult result,
+                   ledger_->CloseChild(agent, close.child(), close.report()));
+  ChildClosed* out = reply->mutable_child_closed();
+  out->set_charged(result.charged);
+  out->set_returned(result.returned);
+  out->set_left(result.left);
+  return absl::OkStatus();
+}
+
+absl::Status BudgetServer::OnSetFloor(AgentId agent,
+                                      const BudgetRequest& request,
+                                      BudgetReply* reply) {
+  ASSIGN_OR_RETURN(int64_t left,
+                   ledger_->SetFloor(agent, request.set_floor().tokens()));
+  reply->mutable_floor_set()->set_floor(request.set_floor().tokens());
+  reply->mutable_floor_set()->set_left(left);
+  return absl::OkStatus();
+}
+
+absl::Status BudgetServer::OnStatus(AgentId, const BudgetRequest&,
+                                    BudgetReply* reply) {
+  *reply->mutable_status() = ledger_->ledger().Status();
+  return absl::OkStatus();
 }
 
 std::unique_ptr<BudgetServer::Connection> BudgetServer::NewConnection(
@@ -157,23 +167,32 @@ std::unique_ptr<BudgetServer::Connection> BudgetServer::NewConnection(
   auto connection = std::unique_ptr<Connection>(
       new Connection{agent, std::move(channel), Dispatcher()});
   // One state: every verb is allowed at any time; what the table adds is
-  // the seq check and the end of the channel on an unknown verb.
-  auto handler = [this, agent](const BudgetRequest& request,
-                               std::vector<UniqueFd>& fds, BudgetReply* reply,
-                               std::vector<UniqueFd>* reply_fds) {
-    if (!fds.empty()) {
-      return absl::InvalidArgumentError(
-          "a budget request carries no descriptors; the ones sent were "
-          "closed");
-    }
-    return Apply(agent, request, reply, reply_fds);
+  // the seq check and the end of the channel on an unknown verb. Each verb
+  // goes straight to its method; none carries descriptors.
+  using Verb = absl::Status (BudgetServer::*)(AgentId, const BudgetRequest&,
+                                              BudgetReply*);
+  auto plain = [this, agent](Verb verb) {
+    return [this, agent, verb](const BudgetRequest& request,
+                               std::vector<UniqueFd>& fds,
+                               BudgetReply* reply) -> absl::Status {
+      RETURN_IF_ERROR(NoDescriptors(fds));
+      return (this->*verb)(agent, request, reply);
+    };
   };
-  for (BudgetRequest::VerbCase verb :
-       {BudgetRequest::kReserve, BudgetRequest::kSettle,
-        BudgetRequest::kOpenChild, BudgetRequest::kCloseChild,
-        BudgetRequest::kSetFloor, BudgetRequest::kStatus}) {
-    connection->dispatcher.OnWithReplyFds(verb, {0}, handler);
-  }
+  Dispatcher& table = connection->dispatcher;
+  table.On(BudgetRequest::kReserve, {0}, plain(&BudgetServer::OnReserve))
+      .On(BudgetRequest::kSettle, {0}, plain(&BudgetServer::OnSettle))
+      .On(BudgetRequest::kCloseChild, {0}, plain(&BudgetServer::OnCloseChild))
+      .On(BudgetRequest::kSetFloor, {0}, plain(&BudgetServer::OnSetFloor))
+      .On(BudgetRequest::kStatus, {0}, plain(&BudgetServer::OnStatus))
+      .OnWithReplyFds(
+          BudgetRequest::kOpenChild, {0},
+          [this, agent](const BudgetRequest& request,
+                        std::vector<UniqueFd>& fds, BudgetReply* reply,
+                        std::vector<UniqueFd>* reply_fds) -> absl::Status {
+            RETURN_IF_ERROR(NoDescriptors(fds));
+            return OnOpenChild(agent, request, reply, reply_fds);
+          });
   connection->dispatcher.NameState(0, "serving");
   return connection;
 }
@@ -310,7 +329,7 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
   }
 }
 
-absl::Status RunServe(const ServeOptions& options) {
+absl::StatusOr<OpenedLedger> OpenLedger(const ServeOptions& options) {
   ASSIGN_OR_RETURN(std::string directory,
                    GarudaSessionFolder(options.home, options.session));
   ASSIGN_OR_RETURN(
@@ -322,18 +341,14 @@ absl::Status RunServe(const ServeOptions& options) {
   if (options.log) {
     for (const std::string& note : ledger->start_notes()) options.log(note);
   }
-  // Everything the role needs is open (the journal, the channel); from here
-  // on a bug cannot write outside the session folder nor reach a network.
-  if (!options.lock_down) return NoLockDownGiven("garuda-budgeter");
-  BudgeterLockdown lockdown;
-  lockdown.session_folder = directory;
-  lockdown.accept_weaker_lockdown = options.accept_weaker_lockdown;
-  lockdown.log = options.log;
-  RETURN_IF_ERROR(options.lock_down(lockdown, nullptr));
-  BudgetServer server(ledger.get(), options.log);
-  return server.Serve(std::move(top));
+  return OpenedLedger{directory, std::move(top), std::move(ledger)};
 }
 
+absl::Status ServeLedger(OpenedLedger opened,
+                         std::function<void(const std::string&)> log) {
+  BudgetServer server(opened.ledger.get(), std::move(log));
+  return server.Serve(std::move(opened.top));
+}
 
 absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          const std::string& session,

@@ -15,7 +15,6 @@
 #include "lib/budget/journal.h"
 #include "lib/ipc/channel.h"
 #include "lib/ipc/dispatcher.h"
-#include "lib/lockdown/roles.h"
 #include "proto/budgeter_service.pb.h"
 
 namespace garuda {
@@ -74,10 +73,22 @@ class BudgetServer {
   // it; any other error has ended it (a protocol violation).
   absl::Status ReadRequest(Connection& connection,
                            std::vector<Answer>* answers);
-  // Applies one verb for `agent` to the ledger (its record is queued, not yet
-  // written).
-  absl::Status Apply(AgentId agent, const BudgetRequest& request,
-                     BudgetReply* reply, std::vector<UniqueFd>* reply_fds);
+  // The verbs, one method each, straight from the channel's Dispatcher
+  // table (NewConnection): each applies its request for `agent` to the
+  // ledger (its record is queued, not yet written).
+  absl::Status OnReserve(AgentId agent, const BudgetRequest& request,
+                         BudgetReply* reply);
+  absl::Status OnSettle(AgentId agent, const BudgetRequest& request,
+                        BudgetReply* reply);
+  absl::Status OnOpenChild(AgentId agent, const BudgetRequest& request,
+                           BudgetReply* reply,
+                           std::vector<UniqueFd>* reply_fds);
+  absl::Status OnCloseChild(AgentId agent, const BudgetRequest& request,
+                            BudgetReply* reply);
+  absl::Status OnSetFloor(AgentId agent, const BudgetRequest& request,
+                          BudgetReply* reply);
+  absl::Status OnStatus(AgentId agent, const BudgetRequest& request,
+                        BudgetReply* reply);
 
   JournaledLedger* ledger_;
   std::function<void(const std::string&)> log_;
@@ -91,20 +102,26 @@ struct ServeOptions {
   std::string home;  // $HOME: the journal is under <home>/.garuda/sessions
   std::string session;
   int64_t limit = 0;
-  // After the journal is open and before the first request is read, the
-  // process locks down as the "budgeter" role: writes only beneath the
-  // session folder, no network, no exec. A kernel without Landlock or
-  // seccomp stops the start unless a reason to run anyway is given here.
-  std::string accept_weaker_lockdown;
-  // That lockdown (LockDownBudgeter); RunServe refuses to serve without one.
-  LockDownStep<BudgeterLockdown> lock_down;
   // Where the start notes go (replayed records, crash charges).
   std::function<void(const std::string& line)> log;
 };
 
-// garuda-budgeter serve: opens (or resumes) the session's journal, locks
-// down, serves the channel on options.channel_fd.
-absl::Status RunServe(const ServeOptions& options);
+// What `garuda-budgeter serve` opened: the session folder (the one place it
+// writes after its lockdown), the top agent's channel and the journal.
+struct OpenedLedger {
+  std::string session_folder;
+  ipc::Channel top;
+  std::unique_ptr<JournaledLedger> ledger;
+};
+
+// garuda-budgeter serve, before its lockdown: the channel on
+// options.channel_fd and the session's journal, opened or resumed.
+absl::StatusOr<OpenedLedger> OpenLedger(const ServeOptions& options);
+
+// After the lockdown: serves the channel (and every child channel it
+// opens) until the top agent closes it.
+absl::Status ServeLedger(OpenedLedger opened,
+                         std::function<void(const std::string&)> log);
 
 // garuda-budgeter status: the session's journal read without changing it, as
 // text for a person or as one JSON object (BudgetStatus).

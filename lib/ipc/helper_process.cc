@@ -32,7 +32,7 @@ namespace {
 [[noreturn]] void ExecChild(int socket_fd, int channel_fd,
                             const std::vector<int>& inherit_fds, int error_pipe,
                             int max_fd, bool new_process_group,
-                            char* const argv[]) {
+                            char* const argv[], int go_read, int go_write) {
   // A clean signal state: default handlers and nothing blocked, whatever
   // the parent had (a helper must be killable and get SIGPIPE as usual).
   for (int sig = 1; sig < NSIG; ++sig) {
@@ -58,6 +58,39 @@ namespace {
   if (error == 0 && ::fcntl(channel_fd, F_SETFD, 0) != 0) error = errno;
   for (int fd : inherit_fds) {
     if (error == 0 && ::fcntl(fd, F_SETFD, 0) != 0) error = errno;
+  }
+  // A deferred helper (PendingHelper) waits here, before exec, until its
+  // parent says go; the parent's end closed without a word: it never runs.
+  if (go_read >= 0) {
+    // What the wait keeps open: nothing of this process but the channel,
+    // the two pipes and the inherited descriptors (no copy of the parent's
+    // other channels or files while it waits).
+    int keep[64];
+    int kept = 0;
+    keep[kept++] = channel_fd;
+    keep[kept++] = error_pipe;
+    keep[kept++] = go_read;
+    for (int fd : inherit_fds) {
+      if (kept < 64) keep[kept++] = fd;
+    }
+    std::sort(keep, keep + kept);
+    unsigned int from = 3;
+    for (int i = 0; i < kept; ++i) {
+      if (keep[i] < 3) continue;
+      if (static_cast<unsigned int>(keep[i]) > from) {
+        ::syscall(SYS_close_range, from, keep[i] - 1U, 0U);
+      }
+      from = static_cast<unsigned int>(keep[i]) + 1;
+    }
+    ::syscall(SYS_close_range, from, ~0U, 0U);
+    (void)go_write;  // closed by the close_range above
+    char go = 0;
+    ssize_t got;
+    do {
+      got = ::read(go_read, &go, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 1) ::_exit(0);
+    ::close(go_read);
   }
   if (error == 0) {
     ::execv(argv[0], argv);
@@ -95,6 +128,13 @@ std::string DescribeWaitStatus(int wait_status) {
 
 absl::StatusOr<std::unique_ptr<HelperProcess>> HelperProcess::Spawn(
     const HelperOptions& options) {
+  ASSIGN_OR_RETURN(ForkedHelper forked,
+                   ForkHelper(options, /*deferred=*/false));
+  return FinishSpawn(std::move(forked));
+}
+
+absl::StatusOr<HelperProcess::ForkedHelper> HelperProcess::ForkHelper(
+    const HelperOptions& options, bool deferred) {
   if (options.argv.empty() || options.argv[0].empty()) {
     return absl::InvalidArgumentError("helper: empty argv (no program path)");
   }
@@ -143,6 +183,17 @@ absl::StatusOr<std::unique_ptr<HelperProcess>> HelperProcess::Spawn(
     argv.push_back(const_cast<char*>(arg.c_str()));
   }
   argv.push_back(nullptr);
+  UniqueFd go_read, go_write;
+  if (deferred) {
+    int go[2];
+    if (::pipe2(go, O_CLOEXEC) != 0) return LastErrnoStatus("pipe2");
+    go_read.Reset(go[0]);
+    go_write.Reset(go[1]);
+    // Above every number the child sets up, so dup2 cannot replace it.
+    int moved = ::fcntl(go_read.get(), F_DUPFD_CLOEXEC, highest + 1);
+    if (moved < 0) return LastErrnoStatus("fcntl(F_DUPFD_CLOEXEC)");
+    go_read.Reset(moved);
+  }
 
   // All signals blocked across fork, so the child runs none of the parent's
   // handlers before it resets them.
@@ -153,13 +204,38 @@ absl::StatusOr<std::unique_ptr<HelperProcess>> HelperProcess::Spawn(
   if (pid == 0) {
     ExecChild(sockets.second.get(), options.child_channel_fd,
               options.inherit_fds, error_write.get(), max_fd,
-              options.new_process_group, argv.data());
+              options.new_process_group, argv.data(), go_read.get(),
+              go_write.get());
   }
   int fork_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) return ErrnoStatus(fork_errno, absl::StrCat("fork for ", path));
   sockets.second.Reset();
   error_write.Reset();
+  go_read.Reset();
+  return ForkedHelper{pid,
+                      std::move(sockets.first),
+                      std::move(error_read),
+                      std::move(go_write),
+                      std::move(channel_options),
+                      path};
+}
+
+absl::StatusOr<std::unique_ptr<HelperProcess>> HelperProcess::FinishSpawn(
+    ForkedHelper forked) {
+  const pid_t pid = forked.pid;
+  const std::string& path = forked.path;
+  UniqueFd error_read = std::move(forked.error_read);
+  if (forked.go) {
+    char go = 1;
+    if (::write(forked.go.get(), &go, 1) != 1) {
+      absl::Status status = LastErrnoStatus(absl::StrCat("start ", path));
+      ::kill(pid, SIGKILL);
+      ReapBlocking(pid);
+      return status;
+    }
+    forked.go.Reset();
+  }
 
   int exec_errno = 0;
   absl::Status read =
@@ -184,11 +260,34 @@ absl::StatusOr<std::unique_ptr<HelperProcess>> HelperProcess::Spawn(
     ReapBlocking(pid);
     return status;
   }
-  std::string name = channel_options.peer_name;
+  std::string name = forked.channel_options.peer_name;
   return std::unique_ptr<HelperProcess>(new HelperProcess(
       pid, UniqueFd(pidfd),
-      Channel(std::move(sockets.first), std::move(channel_options)),
+      Channel(std::move(forked.socket), std::move(forked.channel_options)),
       std::move(name)));
+}
+
+absl::StatusOr<std::unique_ptr<PendingHelper>> PendingHelper::Fork(
+    const HelperOptions& options) {
+  ASSIGN_OR_RETURN(HelperProcess::ForkedHelper forked,
+                   HelperProcess::ForkHelper(options, /*deferred=*/true));
+  return std::unique_ptr<PendingHelper>(new PendingHelper(std::move(forked)));
+}
+
+PendingHelper::~PendingHelper() {
+  if (!forked_) return;
+  // Its end of the go pipe closed, the waiting child exits without exec.
+  forked_->go.Reset();
+  ReapBlocking(forked_->pid);
+}
+
+absl::StatusOr<std::unique_ptr<HelperProcess>> PendingHelper::Start() {
+  if (!forked_) {
+    return absl::FailedPreconditionError("the helper was started already");
+  }
+  HelperProcess::ForkedHelper forked = *std::move(forked_);
+  forked_.reset();
+  return HelperProcess::FinishSpawn(std::move(forked));
 }
 
 HelperProcess::HelperProcess(pid_t pid, UniqueFd pidfd, Channel channel,

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct HelperOptions {
   // the terminal sends to the parent's foreground group does not reach it.
   bool new_process_group = false;
 };
+
+class PendingHelper;
 
 class HelperProcess {
  public:
@@ -76,6 +79,20 @@ class HelperProcess {
   int wait_status() const { return wait_status_; }
 
  private:
+  friend class PendingHelper;
+  // A child forked and set up, before or right at its exec.
+  struct ForkedHelper {
+    pid_t pid;
+    UniqueFd socket;      // the parent's end of the channel
+    UniqueFd error_read;  // the exec's errno, or end of file on success
+    UniqueFd go;          // deferred: one byte lets the child exec
+    ChannelOptions channel_options;
+    std::string path;
+  };
+  static absl::StatusOr<ForkedHelper> ForkHelper(const HelperOptions& options,
+                                                 bool deferred);
+  static absl::StatusOr<std::unique_ptr<HelperProcess>> FinishSpawn(
+      ForkedHelper forked);
   HelperProcess(pid_t pid, UniqueFd pidfd, Channel channel, std::string name);
   // Waits up to `timeout` for the helper to exit and reaps it. True once it
   // has been reaped (now or before).
@@ -90,6 +107,31 @@ class HelperProcess {
   bool reaped_ = false;
   int wait_status_ = 0;
   std::string exit_description_;
+};
+
+// A helper forked now, while this process may still start what it will not
+// be able to once it locks itself down, and exec'd only when Start() is
+// called (garuda-stager's on_host runner, at the first host command the
+// person agrees to). Until then the child is a copy of this process that
+// waits in read(2) on a pipe, before exec: it holds the channel's end, the
+// pipe and standard input, output and error, and runs no code of the
+// helper's program. Dropped without Start(): the child exits unexec'd.
+class PendingHelper {
+ public:
+  static absl::StatusOr<std::unique_ptr<PendingHelper>> Fork(
+      const HelperOptions& options);
+  ~PendingHelper();
+  PendingHelper(const PendingHelper&) = delete;
+  PendingHelper& operator=(const PendingHelper&) = delete;
+
+  pid_t pid() const { return forked_ ? forked_->pid : -1; }
+  // Lets the child exec; the helper as Spawn returns it. Once only.
+  absl::StatusOr<std::unique_ptr<HelperProcess>> Start();
+
+ private:
+  explicit PendingHelper(HelperProcess::ForkedHelper forked)
+      : forked_(std::move(forked)) {}
+  std::optional<HelperProcess::ForkedHelper> forked_;
 };
 
 // The serving side of a program started that way: the Channel on

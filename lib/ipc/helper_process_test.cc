@@ -354,3 +354,62 @@ TEST(DescribeWaitStatusTest, Forms) {
 }  // namespace
 }  // namespace ipc
 }  // namespace garuda
+
+namespace garuda::ipc {
+namespace {
+
+// The executable a process runs, from /proc/PID/exe.
+std::string ExeOf(pid_t pid) {
+  char target[4096];
+  ssize_t n = ::readlink(absl::StrCat("/proc/", pid, "/exe").c_str(), target,
+                         sizeof target - 1);
+  return n < 0 ? "" : std::string(target, static_cast<size_t>(n));
+}
+
+// A pending helper is a fork of this process that has not exec'd: it runs
+// the helper's program only after Start(), and only the channel, the two
+// pipes and 0, 1, 2 are open in it while it waits.
+TEST(PendingHelperTest, ExecsOnlyAtStartAndHoldsNothingElseMeanwhile) {
+  // A descriptor of ours that the waiting child must not keep.
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  absl::StatusOr<std::unique_ptr<PendingHelper>> pending =
+      PendingHelper::Fork(EchoOptions());
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  const pid_t pid = (*pending)->pid();
+  EXPECT_EQ(ExeOf(pid), ExeOf(::getpid()));  // not exec'd yet
+  // The waiting child closed ours: the pipe's write end is ours alone, so
+  // a read end sees the end of file once we close it.
+  ::close(pipe_fds[1]);
+  char byte;
+  EXPECT_EQ(::read(pipe_fds[0], &byte, 1), 0);
+  ::close(pipe_fds[0]);
+  absl::StatusOr<std::unique_ptr<HelperProcess>> helper = (*pending)->Start();
+  ASSERT_TRUE(helper.ok()) << helper.status();
+  EXPECT_EQ((*helper)->pid(), pid);
+  EXPECT_NE(ExeOf(pid).find("echo_helper"), std::string::npos) << ExeOf(pid);
+  EchoRequest open;
+  open.set_seq(1);
+  open.mutable_open();
+  EchoReply reply;
+  ASSERT_TRUE((*helper)->Call(open, &reply).ok());
+  EchoRequest echo;
+  echo.set_seq(2);
+  echo.mutable_echo()->set_text("late");
+  ASSERT_TRUE((*helper)->Call(echo, &reply).ok());
+  EXPECT_EQ(reply.echoed().text(), "late");
+  EXPECT_FALSE((*pending)->Start().ok());  // once only
+}
+
+TEST(PendingHelperTest, DroppedWithoutStartItNeverExecs) {
+  absl::StatusOr<std::unique_ptr<PendingHelper>> pending =
+      PendingHelper::Fork(EchoOptions());
+  ASSERT_TRUE(pending.ok()) << pending.status();
+  const pid_t pid = (*pending)->pid();
+  pending->reset();  // closes the go pipe and reaps the child
+  EXPECT_NE(::kill(pid, 0), 0);
+  EXPECT_EQ(errno, ESRCH);
+}
+
+}  // namespace
+}  // namespace garuda::ipc

@@ -60,8 +60,9 @@ TEST_F(CodeToolsLockdownTest, WithoutLockdownEverythingWorks) {
 
 TEST_F(CodeToolsLockdownTest, AfterLockdownNothingIsWrittenOrStarted) {
   absl::StatusOr<std::string> seen = RunInChild([this]() -> std::string {
-    absl::Status locked = LockDownCodeTools({}, nullptr);
-    if (!locked.ok()) return std::string(locked.message());
+    absl::StatusOr<LockdownReport> locked =
+        LockDownAs(Role::kCodeTools, {}, {});
+    if (!locked.ok()) return std::string(locked.status().message());
     return Attempts(folder_);
   });
   ASSERT_TRUE(seen.ok()) << seen.status();
@@ -71,10 +72,9 @@ TEST_F(CodeToolsLockdownTest, AfterLockdownNothingIsWrittenOrStarted) {
 
 TEST_F(CodeToolsLockdownTest, ALanguageServerMayStartButWritesStillFail) {
   absl::StatusOr<std::string> seen = RunInChild([this]() -> std::string {
-    CodeToolsLockdown options;
-    options.language_servers = true;
-    absl::Status locked = LockDownCodeTools(options, nullptr);
-    if (!locked.ok()) return std::string(locked.message());
+    absl::StatusOr<LockdownReport> locked =
+        LockDownAs(Role::kCodeToolsLsp, {}, {});
+    if (!locked.ok()) return std::string(locked.status().message());
     // /dev/null stays writable for the server's stderr.
     int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
     std::string out = absl::StrCat("dev_null=", ErrnoName(null), "\n");

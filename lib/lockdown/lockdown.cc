@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <sys/prctl.h>
 
+#include <optional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/status_macros.h"
@@ -58,9 +61,17 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
         threads, " threads"));
   }
   // Build the filter first: a bad policy fails before anything is applied.
+  // The policy is read even where the kernel has no seccomp (a bad one is
+  // still a mistake); the filter is built only where it can be loaded
+  // (libseccomp refuses its TSYNC attribute without seccomp(2)).
   ASSIGN_OR_RETURN(SeccompPolicy policy,
                    SeccompPolicyForRole(options.role, options.allow_network));
-  ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(policy));
+  const bool has_seccomp = KernelHasSeccomp();
+  std::optional<SeccompFilter> filter;
+  if (has_seccomp) {
+    ASSIGN_OR_RETURN(SeccompFilter built, SeccompFilter::Build(policy));
+    filter.emplace(std::move(built));
+  }
   int kernel_abi = 0;
   if (!options.without_landlock) {
     ASSIGN_OR_RETURN(kernel_abi, probe());
@@ -77,15 +88,16 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
     return absl::FailedPreconditionError(absl::StrCat(
         "role ", options.role, ": the kernel's Landlock ABI is ", kernel_abi,
         ", at least ", kLockdownMinLandlockAbi,
-        " is needed to confine writes (Linux 5.13 or newer with \"landlock\" "
-        "in the lsm= boot parameter); refusing to run unconfined"));
+        " is needed to confine writes. fix: boot Linux 5.13 or newer with "
+        "\"landlock\" in the lsm= boot parameter (or in CONFIG_LSM), and "
+        "let a container runtime pass the landlock_* system calls"));
   }
-  const bool has_seccomp = KernelHasSeccomp();
   if (!has_seccomp && !options.accept_weaker) {
     return absl::FailedPreconditionError(absl::StrCat(
         "role ", options.role,
-        ": the kernel has no seccomp filters (CONFIG_SECCOMP_FILTER); "
-        "refusing to run without a system call filter"));
+        ": the kernel has no seccomp filters. fix: a kernel built with "
+        "CONFIG_SECCOMP_FILTER, and a container runtime that lets its "
+        "processes install their own filter"));
   }
 
   // Safe: no_new_privs only takes away the gain of privileges on exec
@@ -99,6 +111,7 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
     AddWeaker(&report, absl::StrCat("no Landlock for role ", options.role, ": ",
                                     options.without_landlock->why));
   } else if (!has_landlock) {
+    report.weaker_accepted = true;
     AddWeaker(&report,
               absl::StrCat("no Landlock (kernel ABI ", kernel_abi,
                            "): writes are not confined to ",
@@ -133,11 +146,12 @@ absl::StatusOr<LockdownReport> LockDownWithProbe(
   }
 
   if (!has_seccomp) {
+    report.weaker_accepted = true;
     AddWeaker(&report, absl::StrCat("no seccomp; accepted because: ", why));
     return report;
   }
   // Last, so that the filter cannot stand in the way of the steps above.
-  absl::Status status = filter.Load();
+  absl::Status status = filter->Load();
   if (!status.ok()) {
     return absl::Status(status.code(), absl::StrCat("role ", options.role, ": ",
                                                     status.message()));

@@ -59,12 +59,16 @@ struct LockdownReport {
   bool seccomp_enforced = false;
   // LockdownOptions::tcp_connect_ports is held by the kernel.
   bool tcp_ports_enforced = false;
-  // Empty, or what is missing and why it was accepted.
+  // Empty, or what is missing (and why it was accepted, or why the role
+  // goes without by design).
   std::string weaker;
+  // Less than the role's lockdown was applied because the caller accepted
+  // it (AcceptWeakerLockdown), not by the role's design.
+  bool weaker_accepted = false;
   // The TCP ports the process may still connect to (tcp_connect_ports).
   std::vector<int> tcp_ports;
-  // One line for a person, filled by lib/lockdown/roles.h's LockDown<Role>:
-  // "agent locked down (Landlock ABI 6, seccomp; TCP only to port 443)".
+  // One line for a person, filled by lib/lockdown/roles.h's LockDownAs:
+  // "agent locked down: ... (Landlock ABI 6, seccomp)".
   std::string summary;
 };
 

@@ -1,8 +1,6 @@
-// LockDownProxy in forked children: no write anywhere, no exec, no bind or
-// listen, no packet socket, TCP connects only to the allowed ports (Landlock
-// ABI 4); each with the same child unlocked as its negative control.
-#include "lib/lockdown/proxy_lockdown.h"
-
+// LockDownAs(Role::kProxy) in forked children: no write anywhere, no exec, no
+// bind or listen, no packet socket, TCP connects only to the allowed ports
+// (Landlock ABI 4); each with the same child unlocked as its negative control.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -15,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/lockdown/landlock.h"
+#include "lib/lockdown/roles.h"
 #include "lib/lockdown/test_child.h"
 
 namespace garuda {
@@ -48,10 +47,11 @@ std::string Bind() {
 std::string Everything(bool lock, int allowed, int other, bool exec_too = true) {
   absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
     if (lock) {
-      ProxyLockdown what;
-      what.connect_ports = {static_cast<uint16_t>(allowed)};
-      absl::Status locked = LockDownProxy(what, nullptr);
-      if (!locked.ok()) return locked.ToString();
+      RoleNeeds needs;
+      needs.tcp_connect_ports = {allowed};
+      absl::StatusOr<LockdownReport> locked =
+          LockDownAs(Role::kProxy, needs, {});
+      if (!locked.ok()) return locked.status().ToString();
     }
     std::string file = absl::StrCat(std::getenv("TEST_TMPDIR"), "/proxy-",
                                      lock ? "locked" : "open", "-", ::getpid());

@@ -1,25 +1,14 @@
-// The lockdown step of each program, one call shape for all:
+// The role table and the one lockdown call of every Garuda program.
 //
-//   absl::Status LockDown<Role>(const <Role>Lockdown& what,
-//                               LockdownReport* report);
-//
-// `what` is what the role still needs after the lockdown (the paths it may
-// write, its kind of process) on top of RoleLockdown, which every role
-// shares: the reason given with --accept-weaker-lockdown and where the
-// "weaker lockdown" line goes. `report` (may be null) says what the kernel
-// holds, with one line for a person (LockdownReport::summary).
-//
-// Each program's main.cc calls its role's function itself once it has opened
-// what the role needs and before it reads its first request, or, where the
-// paths are only known inside the library that opens them (the auditor's
-// log folder, the budgeter's session folder, the applier's project), hands
-// the function to that library's options (`options.lock_down =
-// LockDownAuditor;`), which calls it at that point and refuses to serve
-// without one. The steps themselves (no_new_privs, Landlock, the role's
-// seccomp filter) are lib/lockdown/lockdown.h's LockDown; docs/lockdown.md
-// says what each role may do. The agent's own role (garuda-agent's session)
-// is lib/agent/agent_lockdown.h's LockDownAgent, in the same shape; the
-// stager's two kinds of process are stager_lockdown.h's LockDownStager.
+// Each program's main.cc reads: flags -> options -> open what the role
+// needs -> LockDownAs(role, needs, weaker) -> serve. The table (roles.cc)
+// says per role which seccomp policy it takes, whether Landlock confines
+// its writes, whether it keeps a network and which ports, and what it may
+// still open afterwards; `needs` carries only what is known once the role's
+// files are open (the audit folder, the session folder, the project). A
+// lockdown that cannot be applied is an error, and the program refuses to
+// serve, unless the person gave --accept-weaker-lockdown WHY (`weaker`).
+// docs/lockdown.md has the table in words.
 #ifndef GARUDA_LIB_LOCKDOWN_ROLES_H_
 #define GARUDA_LIB_LOCKDOWN_ROLES_H_
 
@@ -28,88 +17,96 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "lib/lockdown/lockdown.h"
 
 namespace garuda {
 
-// What every role's lockdown takes.
-struct RoleLockdown {
-  // The reason given with --accept-weaker-lockdown=WHY. Empty: a kernel
-  // without Landlock or seccomp stops the program.
-  std::string accept_weaker_lockdown;
-  // Told "weaker lockdown (--accept-weaker-lockdown): ..." when a weaker
-  // one was accepted. Empty: the line is only in the report.
-  std::function<void(const std::string& line)> log;
+enum class Role {
+  kAuditor,       // garuda-auditor: its project's audit folder
+  kBudgeter,      // garuda-budgeter serve: the session folder
+  kApplier,       // garuda-applier: the project and the undo store, or nothing
+  kAudit,         // garuda-audit verify, witness: no writes
+  kCodeTools,     // garuda-agent tool: no writes, no programs
+  kCodeToolsLsp,  // the same with configured language servers
+  kAgent,         // garuda-agent's session: its folder, the provider's port
+  kAcpFront,      // garuda-agent acp: relays lines only
+  kStager,        // garuda-stager serve, run: builds sandboxes (no Landlock)
+  kStagingGuard,  // the staged run's guard: the staging root
+  kProxy,         // garuda-stager proxy: TCP out to the allowed ports
+  kWitness,       // garuda-audit witness serve/submit: its state folder
 };
 
-// What a library's options hold: its role's LockDown<Role> (a main.cc sets
-// it; empty: the library refuses to serve, NoLockDownGiven).
-template <typename What>
-using LockDownStep = std::function<absl::Status(const What&, LockdownReport*)>;
-
-// garuda-auditor: writes only its project's audit folder; no network, no
-// exec (policies/seccomp/auditor.json).
-struct AuditorLockdown : RoleLockdown {
-  std::string audit_folder;  // absolute, existing
+// What a role may still write or reach after its lockdown, known only once
+// it has opened what it needs. The table refuses needs its role cannot have
+// (a writable path for a role that writes nothing).
+struct RoleNeeds {
+  // Absolute, existing paths beneath which writes stay allowed (Landlock).
+  std::vector<std::string> writable_paths;
+  // Roles with a network by port (the agent, the proxy): the TCP ports it
+  // may still connect to; none: no IP socket at all.
+  std::vector<int> tcp_connect_ports;
 };
-absl::Status LockDownAuditor(const AuditorLockdown& what,
-                             LockdownReport* report);
 
-// garuda-budgeter: writes only the session folder; no network, no exec
-// (policies/seccomp/budgeter.json).
-struct BudgeterLockdown : RoleLockdown {
-  std::string session_folder;  // absolute, existing
+// --accept-weaker-lockdown WHY: the one way to run with less than the
+// role's lockdown (a kernel without Landlock or seccomp). Empty `why`: such
+// a kernel stops the program.
+struct WeakerLockdown {
+  std::string why;
+  // Told "weaker lockdown (--accept-weaker-lockdown): ..." when less was
+  // applied; the programs pass their stderr line.
+  std::function<void(const std::string& line)> say;
 };
-absl::Status LockDownBudgeter(const BudgeterLockdown& what,
-                              LockdownReport* report);
 
-// garuda-applier: writes only beneath `writable` (an apply or an undo: the
-// project and the undo store; show, diff-dirs, undo --list: nothing), its
-// seccomp filter (no execve: it never starts a program), no network (AF_UNIX
-// only).
-struct ApplierLockdown : RoleLockdown {
-  std::vector<std::string> writable;  // absolute, existing
-};
-absl::Status LockDownApplier(const ApplierLockdown& what,
-                             LockdownReport* report);
+// The one call. Irreversible for this process and all it starts afterwards;
+// it must run while the process has one thread. The error says what is
+// missing and the fix, in one wording for every role: "cannot lock down the
+// <role>: ... ; nothing is served (--accept-weaker-lockdown WHY runs with
+// less)". The report's `summary` is the line for a person.
+absl::StatusOr<LockdownReport> LockDownAs(Role role, const RoleNeeds& needs,
+                                          const WeakerLockdown& weaker);
 
-// garuda-audit (verify, witness): it only reads, so after this it can write
-// no file (descriptors opened before, such as a witness store, stay usable),
-// open no network socket and start no program: Landlock with no writable
-// path and the "auditor" seccomp role (neither program ever starts another).
-struct AuditLockdown : RoleLockdown {};
-absl::Status LockDownAudit(const AuditLockdown& what, LockdownReport* report);
+// The role's name in messages ("auditor", "staging guard").
+std::string RoleName(Role role);
 
-// `garuda-agent tool` (the command line and `tool serve`): it parses the
-// project's sources, which whoever wrote the project controls, and may start
-// a language server. After it the process writes no file (Landlock;
-// /dev/null alone, for a server's stderr), opens no network socket, and
-// starts no program unless a language server is configured (seccomp role
-// code_tools, or code_tools_lsp). Before the first source file is read.
-struct CodeToolsLockdown : RoleLockdown {
-  // A language server may be started: execve and fork stay allowed.
-  bool language_servers = false;
-};
-absl::Status LockDownCodeTools(const CodeToolsLockdown& what,
-                               LockdownReport* report);
-
-// The error of a library whose options hold no lockdown step: a program
-// never serves without its lockdown.
-absl::Status NoLockDownGiven(const std::string& program);
-
-// The common part of every LockDown<Role>: `options` (the role's choices)
-// with RoleLockdown's reason, the error in the one wording ("cannot lock
-// down the <role>: ... (--accept-weaker-lockdown=WHY runs anyway)"), the
-// weaker line on `what.log`, the report filled (its summary "<role> locked
-// down (...)" unless the role writes its own). `probe` replaces the
-// Landlock ABI probe (tests; null: the kernel's).
-absl::Status TakeRoleLockdown(
-    const RoleLockdown& what, LockdownOptions options, LockdownReport* report,
-    const lockdown_internal::LandlockAbiProbe& probe = nullptr);
+// A library that opens what a role needs in the middle of its own work
+// (the proxy after its configuration arrives, a staged run's guard after
+// its fork) is given the call by main.cc in this form: LockDownAs with the
+// role and the person's `weaker` fixed, and the library refuses to go on
+// without one (RequireLockDown).
+using LockDownCall =
+    std::function<absl::StatusOr<LockdownReport>(const RoleNeeds& needs)>;
+LockDownCall LockDownCallFor(Role role, WeakerLockdown weaker);
+// The call, or an error naming `program` when none was given: a program
+// never serves unlocked by omission.
+absl::StatusOr<LockdownReport> RequireLockDown(const LockDownCall& call,
+                                               const RoleNeeds& needs,
+                                               const std::string& program);
 
 // "Landlock ABI 6, seccomp" / "no Landlock, no seccomp": the kernel's part
 // of a summary.
 std::string DescribeEnforced(const LockdownReport& report);
+
+namespace lockdown_internal {
+// LockDownAs with the Landlock ABI probe replaced (tests act out a kernel
+// without Landlock).
+absl::StatusOr<LockdownReport> LockDownAsWithProbe(
+    Role role, const RoleNeeds& needs, const WeakerLockdown& weaker,
+    const LandlockAbiProbe& probe);
+}  // namespace lockdown_internal
+
+// The former shape, kept only for lib/acp (its front and session worker)
+// until it calls LockDownAs; nothing else may use it.
+struct RoleLockdown {
+  std::string accept_weaker_lockdown;
+  std::function<void(const std::string& line)> log;
+};
+template <typename What>
+using LockDownStep = std::function<absl::Status(const What&, LockdownReport*)>;
+absl::Status NoLockDownGiven(const std::string& program);
+absl::Status TakeRoleLockdown(
+    const RoleLockdown& what, LockdownOptions options, LockdownReport* report,
+    const lockdown_internal::LandlockAbiProbe& probe = nullptr);
 
 }  // namespace garuda
 

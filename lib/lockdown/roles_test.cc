@@ -47,35 +47,114 @@ std::string CreateInsideAndOutside(const LockDownIn& lock_down,
 
 TEST(RoleLockdownTest, EachRoleWritesOnlyWhatItIsGiven) {
   for (const auto& [name, role] :
-       {std::pair<std::string, LockDownIn>{"auditor",
-                                           [](const std::string& writable) {
-                                             AuditorLockdown what;
-                                             what.audit_folder = writable;
-                                             return LockDownAuditor(what,
-                                                                    nullptr);
-                                           }},
-        std::pair<std::string, LockDownIn>{"budgeter",
-                                           [](const std::string& writable) {
-                                             BudgeterLockdown what;
-                                             what.session_folder = writable;
-                                             return LockDownBudgeter(what,
-                                                                     nullptr);
-                                           }},
-        std::pair<std::string, LockDownIn>{
-            "applier", [](const std::string& writable) {
-              ApplierLockdown what;
-              what.writable = {writable};
-              return LockDownApplier(what, nullptr);
-            }}}) {
+       {std::pair{std::string("auditor"), Role::kAuditor},
+        {std::string("budgeter"), Role::kBudgeter},
+        {std::string("applier"), Role::kApplier},
+        {std::string("guard"), Role::kStagingGuard},
+        {std::string("agent"), Role::kAgent}}) {
     SCOPED_TRACE(name);
     std::string writable = NewFolder(name + "-writable");
     std::string outside = NewFolder(name + "-outside");
-    EXPECT_EQ(CreateInsideAndOutside(role, writable, outside), "wrote EACCES");
+    auto lock_down = [role = role](const std::string& path) {
+      RoleNeeds needs;
+      needs.writable_paths = {path};
+      return LockDownAs(role, needs, {}).status();
+    };
+    EXPECT_EQ(CreateInsideAndOutside(lock_down, writable, outside),
+              "wrote EACCES");
     // Negative control: the same child without the lockdown writes outside.
     std::string control = NewFolder(name + "-control");
     EXPECT_EQ(CreateInsideAndOutside(nullptr, writable, control),
               "wrote wrote");
   }
+}
+
+constexpr Role kEveryRole[] = {
+    Role::kAuditor,   Role::kBudgeter,     Role::kApplier, Role::kAudit,
+    Role::kCodeTools, Role::kCodeToolsLsp, Role::kAgent,   Role::kAcpFront,
+    Role::kStager,    Role::kStagingGuard, Role::kProxy};
+
+TEST(RoleTableTest, EveryRoleHasARow) {
+  for (Role role : kEveryRole) EXPECT_FALSE(RoleName(role).empty());
+}
+
+// A kernel without Landlock, acted out by the probe: every role that
+// confines writes refuses, names what is missing and the fix, and changes
+// nothing; with --accept-weaker-lockdown it goes on and says so.
+std::string LockDownWithoutLandlock(Role role, const std::string& why) {
+  absl::StatusOr<std::string> result = RunInChild([&]() -> std::string {
+    RoleNeeds needs;
+    if (role == Role::kAuditor || role == Role::kBudgeter ||
+        role == Role::kStagingGuard || role == Role::kAgent) {
+      needs.writable_paths = {std::getenv("TEST_TMPDIR")};
+    }
+    std::string said;
+    WeakerLockdown weaker{why, [&](const std::string& line) { said = line; }};
+    absl::StatusOr<LockdownReport> done =
+        lockdown_internal::LockDownAsWithProbe(
+            role, needs, weaker, [] { return absl::StatusOr<int>(0); });
+    if (!done.ok()) return std::string(done.status().message());
+    return absl::StrCat("said: ", said, "\nsummary: ", done->summary);
+  });
+  return result.ok() ? *result : result.status().ToString();
+}
+
+TEST(RoleTableTest, WithoutLandlockEveryConfiningRoleRefuses) {
+  for (Role role : kEveryRole) {
+    if (role == Role::kStager) continue;  // no Landlock by design
+    SCOPED_TRACE(RoleName(role));
+    std::string refused = LockDownWithoutLandlock(role, "");
+    EXPECT_NE(refused.find(
+                  absl::StrCat("cannot lock down the ", RoleName(role), ": ")),
+              std::string::npos)
+        << refused;
+    EXPECT_NE(refused.find("fix: boot Linux 5.13"), std::string::npos);
+    EXPECT_NE(refused.find("--accept-weaker-lockdown WHY"), std::string::npos);
+  }
+}
+
+TEST(RoleTableTest, NegativeControlWithAcceptWeakerEveryRoleGoesOnAndSaysSo) {
+  for (Role role : kEveryRole) {
+    if (role == Role::kStager) continue;
+    SCOPED_TRACE(RoleName(role));
+    std::string served = LockDownWithoutLandlock(role, "old kernel");
+    EXPECT_NE(served.find("said: weaker lockdown (--accept-weaker-lockdown): "
+                          "no Landlock"),
+              std::string::npos)
+        << served;
+    EXPECT_NE(served.find("accepted because: old kernel"), std::string::npos);
+  }
+}
+
+TEST(RoleTableTest, RoleByDesignWithoutLandlockIsNotCalledWeaker) {
+  std::string builder = LockDownWithoutLandlock(Role::kStager, "");
+  EXPECT_NE(builder.find("summary: stager locked down"), std::string::npos)
+      << builder;
+  EXPECT_EQ(builder.find("said: weaker"), std::string::npos) << builder;
+}
+
+TEST(RoleTableTest, NeedsARoleCannotHaveAreRefused) {
+  // Each refused before anything is applied, so in this process.
+  RoleNeeds ports;
+  ports.writable_paths = {"/tmp"};
+  ports.tcp_connect_ports = {443};
+  EXPECT_NE(LockDownAs(Role::kAuditor, ports, {})
+                .status()
+                .ToString()
+                .find("has no network"),
+            std::string::npos);
+  RoleNeeds relative;
+  relative.writable_paths = {"audit"};
+  EXPECT_NE(LockDownAs(Role::kAuditor, relative, {})
+                .status()
+                .ToString()
+                .find("must be absolute"),
+            std::string::npos);
+  EXPECT_NE(RequireLockDown(nullptr, {}, "garuda-x")
+                .status()
+                .ToString()
+                .find("garuda-x: no lockdown was given"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
 // Real processes: each lockdown happens in a forked child, since it cannot
 // be undone. Every attempt runs first without the lockdown (the negative
 // control: it works), then after it.
-#include "lib/lockdown/stager_lockdown.h"
-
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -19,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/lockdown/landlock.h"
+#include "lib/lockdown/roles.h"
 #include "lib/lockdown/test_child.h"
 
 namespace garuda {
@@ -91,12 +90,9 @@ TEST_F(StagerLockdownTest, NegativeControlWithoutLockdownEverythingWorks) {
 
 TEST_F(StagerLockdownTest, SandboxBuilderKeepsNamespacesAndMountsOnly) {
   absl::StatusOr<std::string> result = RunInChild([this]() -> std::string {
-    StagerLockdown options;
-    options.process = StagerProcess::kSandboxBuilder;
-    LockdownReport done;
-    absl::Status locked = LockDownStager(options, &done);
-    if (!locked.ok()) return "lockdown failed: " + locked.ToString();
-    const LockdownReport* report = &done;
+    absl::StatusOr<LockdownReport> done = LockDownAs(Role::kStager, {}, {});
+    if (!done.ok()) return "lockdown failed: " + done.status().ToString();
+    const LockdownReport* report = &*done;
     if (report->landlock_enforced || !report->seccomp_enforced) {
       return "lockdown not as expected";
     }
@@ -114,13 +110,12 @@ TEST_F(StagerLockdownTest, SandboxBuilderKeepsNamespacesAndMountsOnly) {
 
 TEST_F(StagerLockdownTest, GuardWritesOnlyBeneathStagingAndCannotMount) {
   absl::StatusOr<std::string> result = RunInChild([this]() -> std::string {
-    StagerLockdown options;
-    options.process = StagerProcess::kStagingGuard;
-    options.writable_paths = {staging_};
-    LockdownReport done;
-    absl::Status locked = LockDownStager(options, &done);
-    if (!locked.ok()) return "lockdown failed: " + locked.ToString();
-    const LockdownReport* report = &done;
+    RoleNeeds needs;
+    needs.writable_paths = {staging_};
+    absl::StatusOr<LockdownReport> done =
+        LockDownAs(Role::kStagingGuard, needs, {});
+    if (!done.ok()) return "lockdown failed: " + done.status().ToString();
+    const LockdownReport* report = &*done;
     if (!report->landlock_enforced || !report->seccomp_enforced ||
         !report->weaker.empty()) {
       return "lockdown incomplete";
@@ -137,15 +132,12 @@ TEST_F(StagerLockdownTest, GuardWritesOnlyBeneathStagingAndCannotMount) {
 }
 
 TEST(StagerLockdownOptionsTest, EachProcessKindChecksItsPaths) {
-  StagerLockdown builder;
-  builder.process = StagerProcess::kSandboxBuilder;
+  RoleNeeds builder;
   builder.writable_paths = {"/tmp"};
-  EXPECT_THAT(LockDownStager(builder, nullptr).ToString(),
-              HasSubstr("cannot be given writable paths"));
-  StagerLockdown guard;
-  guard.process = StagerProcess::kStagingGuard;
-  EXPECT_THAT(LockDownStager(guard, nullptr).ToString(),
-              HasSubstr("needs the staging root"));
+  EXPECT_THAT(LockDownAs(Role::kStager, builder, {}).status().ToString(),
+              HasSubstr("cannot be given /tmp as a writable path"));
+  EXPECT_THAT(LockDownAs(Role::kStagingGuard, {}, {}).status().ToString(),
+              HasSubstr("needs the folder it writes"));
 }
 
 }  // namespace

@@ -18,7 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "lib/base/unique_fd.h"
-#include "lib/netproxy/domain_rules.h"
+#include "lib/rules/domain_rules.h"
 #include "lib/netproxy/server.h"
 
 namespace garuda {

@@ -22,8 +22,8 @@
 #include "lib/ipc/dispatcher.h"
 #include "lib/ipc/helper_process.h"
 #include "lib/lockdown/roles.h"
-#include "lib/netproxy/domain_rules.h"
 #include "lib/netproxy/server.h"
+#include "lib/rules/domain_rules.h"
 #include "proto/netproxy_service.pb.h"
 
 namespace garuda {
@@ -217,9 +217,12 @@ absl::Status RunProxyProcess(const ProxyProcessOptions& options) {
     return absl::FailedPreconditionError(
         "garuda-stager proxy: the first request must be Configure");
   }
-  ProxyLockdown lockdown = options.lockdown;
-  lockdown.connect_ports = base.allowed_ports;
-  RETURN_IF_ERROR(options.lock_down(lockdown, nullptr));
+  RoleNeeds needs;
+  needs.tcp_connect_ports.assign(base.allowed_ports.begin(),
+                                 base.allowed_ports.end());
+  RETURN_IF_ERROR(
+      RequireLockDown(options.lock_down, needs, "garuda-stager proxy")
+          .status());
   RETURN_IF_ERROR(dispatcher.Send(channel, answer));
   // 3. Serve.
   absl::Status served = dispatcher.Serve(channel);

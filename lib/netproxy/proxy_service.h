@@ -2,7 +2,7 @@
 // docs/network.md), started by the stager on a socketpair
 // (proto/netproxy_service.proto). Its steps:
 //   1. read Configure (the merged lists) from the stager;
-//   2. lock down (lib/lockdown/proxy_lockdown.h): no writes anywhere, no
+//   2. lock down (lib/lockdown/roles.h, Role::kProxy): no writes anywhere, no
 //      exec, no new process, no bind or listen, TCP connects only to the
 //      allowed ports where Landlock can;
 //   3. serve Attach / Detach: for each command's sandbox, the listening
@@ -21,7 +21,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "lib/lockdown/proxy_lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace netproxy {
@@ -36,11 +36,10 @@ inline constexpr char kTestAllowEverythingVariable[] =
 
 struct ProxyProcessOptions {
   int channel_fd = -1;
-  // LockDownProxy from cmd/garuda-stager/main.cc, taken with `lockdown` and
-  // the allowed ports of Configure; empty: the process does not serve
-  // (lib/lockdown/roles.h's rule).
-  LockDownStep<ProxyLockdown> lock_down;
-  ProxyLockdown lockdown;
+  // LockDownAs(Role::kProxy) from cmd/garuda-stager/main.cc, taken with the
+  // allowed ports of Configure (known only once it has come); empty: the
+  // process does not serve.
+  LockDownCall lock_down;
 };
 
 // Serves until the stager closes the channel (OK) or breaks the protocol.

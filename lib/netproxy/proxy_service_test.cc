@@ -32,9 +32,10 @@ class ProxyServiceTest : public ::testing::Test {
     thread_ = std::thread([this, served_fd] {
       ProxyProcessOptions options;
       options.channel_fd = served_fd;
-      options.lock_down = [this](const ProxyLockdown& what, LockdownReport*) {
-        locked_ports_ = what.connect_ports;
-        return absl::OkStatus();
+      options.lock_down = [this](const RoleNeeds& needs) {
+        locked_ports_ = std::set<uint16_t>(needs.tcp_connect_ports.begin(),
+                                           needs.tcp_connect_ports.end());
+        return absl::StatusOr<LockdownReport>(LockdownReport{});
       };
       served_ = RunProxyProcess(options);
     });

@@ -18,7 +18,7 @@
 
 #include "absl/status/status.h"
 #include "lib/base/unique_fd.h"
-#include "lib/netproxy/domain_rules.h"
+#include "lib/rules/domain_rules.h"
 
 namespace garuda {
 namespace netproxy {

@@ -18,9 +18,9 @@
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
-#include "lib/netproxy/domain_rules.h"
 #include "lib/netproxy/echo_origin.h"
 #include "lib/netproxy/server.h"
+#include "lib/rules/domain_rules.h"
 #include "sandbox/cgroup.h"
 
 namespace garuda {

@@ -17,7 +17,7 @@
 #include "absl/strings/strip.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
-#include "lib/netproxy/domain_rules.h"
+#include "lib/rules/domain_rules.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/sandbox.h"

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/base/status_macros.h"
-#include "sandbox/defaults.h"
+#include "lib/rules/sandbox_defaults.h"
 
 namespace garuda {
 namespace {

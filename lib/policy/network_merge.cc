@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "lib/netproxy/domain_rules.h"
+#include "lib/rules/domain_rules.h"
 
 namespace garuda {
 namespace {

@@ -193,23 +193,23 @@ class StagerService {
                                                  options_.self, &notices_));
     }
 
-    // The on_host runner first, before this process locks down (its filter
-    // and no_new_privs would bind an on_host command too: sudo, a
-    // debugger) and, in staged mode, while it still sees the project
+    // The on_host runner is forked now, before this process locks down
+    // (its filter and no_new_privs would bind an on_host command too: sudo,
+    // a debugger) and, in staged mode, while it still sees the project
     // writable: it is the only way an agreed on_host command can change the
-    // project.
+    // project. It execs only at the first host command the stager agrees
+    // to (docs/lockdown.md, "The host runner"); until then it waits, before
+    // exec, holding nothing but its channel.
     if (!RequiredSandbox(settings_).has_value() && !job_) {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
                      project_,      "--mode", kHostMode};
       if (options_.quiet) helper.argv.push_back("--quiet");
       helper.channel.peer_name = "garuda-stager (on_host runner)";
-      absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> host =
-          ipc::HelperProcess::Spawn(helper);
+      absl::StatusOr<std::unique_ptr<ipc::PendingHelper>> host =
+          ipc::PendingHelper::Fork(helper);
       if (host.ok()) {
-        host_ = *std::move(host);
-        host_client_ = std::make_unique<HostClient>(
-            host_.get(), "garuda-stager (on_host runner)");
+        host_launcher_ = *std::move(host);
       } else {
         notices_.push_back(absl::StrCat("on_host commands cannot run: ",
                                         host.status().message()));
@@ -286,6 +286,7 @@ class StagerService {
       host_->Stop().IgnoreError();
       host_.reset();
     }
+    host_launcher_.reset();
   }
 
   void Describe(stager::SessionDescription* description) {
@@ -442,10 +443,7 @@ class StagerService {
     // runner (started before the lockdown) runs the command.
     if (mode_ != kHostMode) {
       RETURN_IF_ERROR(AgreeOnHost(request, result));
-      if (!host_) {
-        return absl::FailedPreconditionError(
-            "on_host commands cannot run: the on_host runner did not start");
-      }
+      RETURN_IF_ERROR(StartHostRunner());
       stager::StagerRequest forwarded;
       *forwarded.mutable_run() = request;
       forwarded.mutable_run()->set_watched(watch != nullptr);
@@ -471,6 +469,30 @@ class StagerService {
             1000);
     ASSIGN_OR_RETURN(RunResult ran, RunOnHostIntoFiles(run, directory));
     FillResult(ran, true, result);
+    return absl::OkStatus();
+  }
+
+  // The runner execs at the first host command agreed to, so that a
+  // session that runs none never has an unconfined process running the
+  // stager's code.
+  absl::Status StartHostRunner() {
+    if (host_) return absl::OkStatus();
+    if (!host_launcher_) {
+      return absl::FailedPreconditionError(
+          "on_host commands cannot run: the on_host runner did not start");
+    }
+    absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> started =
+        host_launcher_->Start();
+    host_launcher_.reset();
+    if (!started.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("on_host commands cannot run: the on_host runner did "
+                       "not start: ",
+                       started.status().message()));
+    }
+    host_ = *std::move(started);
+    host_client_ = std::make_unique<HostClient>(
+        host_.get(), "garuda-stager (on_host runner)");
     return absl::OkStatus();
   }
 
@@ -511,6 +533,7 @@ class StagerService {
   std::unique_ptr<StagedView> view_;
   std::string staging_error_;
   std::unique_ptr<netproxy::SessionProxy> proxy_;  // with an allow list
+  std::unique_ptr<ipc::PendingHelper> host_launcher_;
   std::unique_ptr<ipc::HelperProcess> host_;
   using HostClient = ipc::Client<stager::StagerRequest, stager::StagerReply>;
   std::unique_ptr<HostClient> host_client_;
@@ -526,10 +549,8 @@ absl::Status RunStagerServe(const StagerServeOptions& options) {
   StagerService service(options);
   RETURN_IF_ERROR(service.Start());
   if (options.mode != kHostMode) {
-    StagerLockdown lockdown;
-    lockdown.log = options.log;
     RETURN_IF_ERROR(
-        TakeStagerLockdown(options.lock_down, lockdown, options.accept_weaker));
+        RequireLockDown(options.lock_down, {}, "garuda-stager serve").status());
   }
   return service.Serve(channel);
 }

@@ -30,7 +30,7 @@
 
 #include "absl/status/status.h"
 #include "lib/consent/consent.h"
-#include "lib/lockdown/stager_lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 
@@ -58,14 +58,16 @@ struct StagerServeOptions {
   // No "serving" line: the agent's helpers share the person's terminal,
   // and the session's first line says what the stager serves.
   bool quiet = false;
-  // LockDownStager: taken once the start is done (settings, probe, the
-  // on_host runner, the staging view and its read-only bind), before the
-  // first request is read. Not by the on_host runner: what it runs is a
-  // command the person agreed to run on the host, as themselves, and a
-  // filter or no_new_privs would bind that command too (sudo, a debugger).
-  // Empty: no lockdown.
-  StagerLockDown lock_down;
-  std::optional<AcceptWeakerLockdown> accept_weaker;
+  // main.cc's LockDownAs(Role::kStager): taken once the start is done
+  // (settings, probe, the on_host launcher, the staging view and its
+  // read-only bind), before the first request is read; empty or failing:
+  // nothing is served. Not by the on_host runner: what it runs is a command
+  // the person agreed to run on the host, as themselves, and a filter or
+  // no_new_privs would bind that command too (sudo, a debugger).
+  LockDownCall lock_down;
+  // main.cc's LockDownAs(Role::kStagingGuard), for the guard of the
+  // session's staging view (cmd/garuda-stager's StagerServe).
+  LockDownCall guard_lock_down;
   // --job FILE: a job's session (lib/staging/job_commands.h): direct mode
   // only, the sandbox required, the job's write scope, nothing on the host.
   std::string job_file;

@@ -524,11 +524,9 @@ int RunStagedCommandHere(const MergedSettings& settings,
       proxy = *std::move(started);
       for (const std::string& notice : notices) Say(notice);
     }
-    StagerLockdown lockdown;
-    lockdown.log = Say;
-    absl::Status locked =
-        TakeStagerLockdown(request.lock_down, lockdown, request.accept_weaker);
-    if (!locked.ok()) return Stop(std::string(locked.message()));
+    absl::StatusOr<LockdownReport> locked =
+        RequireLockDown(request.lock_down, {}, "garuda-stager run");
+    if (!locked.ok()) return Stop(std::string(locked.status().message()));
 
     CommandRequest command;
     command.project = request.project;
@@ -579,8 +577,7 @@ int RunStagedCommand(const MergedSettings& settings,
   }
   StagedGuardOptions guard;
   guard.project = request.project;
-  guard.lock_down = request.lock_down;
-  guard.accept_weaker = request.accept_weaker;
+  guard.lock_down = request.guard_lock_down;
   guard.log = Say;
   return RunStagedGuarded(
       guard, [&] { return RunStagedCommandHere(settings, request); });

@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "lib/changeset/changeset.h"
-#include "lib/lockdown/stager_lockdown.h"
+#include "lib/lockdown/roles.h"
 #include "lib/policy/merge.h"
 #include "lib/staging/backend.h"
 #include "lib/staging/folders.h"
@@ -138,11 +138,11 @@ struct StagedRunRequest {
   bool network = false;
   std::vector<std::string> write_paths;
   std::vector<std::string> argv;
-  // LockDownStager: the run takes it once the view is made and the project
-  // bound read-only, before the command starts; the guard
-  // (lib/staging/staged_guard.h) takes its own. Empty: no lockdown.
-  StagerLockDown lock_down;
-  std::optional<AcceptWeakerLockdown> accept_weaker;
+  // main.cc's LockDownAs(Role::kStager): the run takes it once the view is
+  // made and the project bound read-only, before the command starts; and
+  // the guard's (lib/staging/staged_guard.h). Empty: nothing runs.
+  LockDownCall lock_down;
+  LockDownCall guard_lock_down;
 };
 
 // `garuda-stager run --mode staged`. Returns the command's exit code (128 +

@@ -82,18 +82,16 @@ void RemoveLeftovers(const StagedGuardOptions& options,
 // staging folders.
 absl::Status LockDownGuard(const StagedGuardOptions& options,
                            const std::string& root) {
-  if (!options.lock_down) return absl::OkStatus();
   if (root.empty()) {
     return absl::FailedPreconditionError(
         "no staging root (~/.garuda/staging) to confine the guard to");
   }
-  StagerLockdown lockdown;
-  lockdown.process = StagerProcess::kStagingGuard;
   // Not the folder of --out: it may hold the project. The run writes its
   // list there unnamed until it is whole (session.cc's WriteOut).
-  lockdown.writable_paths = {root};
-  lockdown.log = options.log;
-  return TakeStagerLockdown(options.lock_down, lockdown, options.accept_weaker);
+  RoleNeeds needs;
+  needs.writable_paths = {root};
+  return RequireLockDown(options.lock_down, needs, "the staged run's guard")
+      .status();
 }
 
 // The run's side of the output permit (OutputPermitted): it writes a byte

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "lib/lockdown/stager_lockdown.h"
+#include "lib/lockdown/roles.h"
 
 namespace garuda {
 
@@ -22,10 +22,10 @@ struct StagedGuardOptions {
   // A descriptor only the run keeps (serve's channel): closed in the guard,
   // so that the peer sees the end of the channel when the run ends.
   int run_only_fd = -1;
-  // LockDownStager, taken by the guard once the run has started (empty: no
-  // lockdown, for tests of the library).
-  StagerLockDown lock_down;
-  std::optional<AcceptWeakerLockdown> accept_weaker;
+  // main.cc's LockDownAs(Role::kStagingGuard), taken by the guard once the
+  // run has started, with the staging root as its one writable path; empty
+  // or failing: the run is stopped and nothing is left behind.
+  LockDownCall lock_down;
   // Lines for the person (stderr).
   std::function<void(const std::string&)> log;
 };

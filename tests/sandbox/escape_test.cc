@@ -239,6 +239,7 @@ TEST_F(EscapeTest, WriteHomeFolder) {
 }
 
 TEST_F(EscapeTest, WriteEtc) {
+  RecordProperty("negative_control", "true");  // tools/test_summary.py
   if (::geteuid() != 0) GTEST_SKIP() << "the negative control needs root";
   std::string path = absl::StrCat("/etc/garuda-escape-test-", ::getpid());
   ExpectContained("write /etc", WriteAttempt(path, path));
@@ -337,6 +338,7 @@ TEST_F(EscapeTest, WriteMemoryOfPid1) {
 }
 
 TEST_F(EscapeTest, Mount) {
+  RecordProperty("negative_control", "true");  // tools/test_summary.py
   if (::geteuid() != 0) GTEST_SKIP() << "the negative control needs root";
   Attempt attempt;
   attempt.args = {"mount", project_ + "/mnt"};
@@ -413,6 +415,7 @@ TEST_F(EscapeTest, DeniedPathsCannotBeWrittenOrRead) {
 // the host's own privacy, in both sandboxes (bubblewrap gets the same
 // expanded list).
 TEST_F(EscapeTest, ReadSecretsUnderEtc) {
+  RecordProperty("negative_control", "true");  // tools/test_summary.py
   if (::geteuid() != 0) GTEST_SKIP() << "the negative control needs root";
   int tried = 0;
   for (const char* path : {"/etc/shadow-", "/etc/gshadow-", "/etc/gshadow",

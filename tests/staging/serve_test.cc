@@ -20,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
@@ -449,6 +450,58 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
   }
 }
 
+// How many on_host runners of this project run: processes whose command
+// line is `garuda-stager serve ... --project PROJECT --mode host`.
+int HostRunners(const std::string& project) {
+  int count = 0;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return -1;
+  while (struct dirent* entry = ::readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    int fd = ::open(absl::StrCat("/proc/", entry->d_name, "/cmdline").c_str(),
+                    O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    std::string cmdline;
+    char buffer[4096];
+    ssize_t got;
+    while ((got = ::read(fd, buffer, sizeof buffer)) > 0) {
+      cmdline.append(buffer, static_cast<size_t>(got));
+    }
+    ::close(fd);
+    std::vector<std::string> argv = absl::StrSplit(cmdline, '\0');
+    bool host = false, ours = false;
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--mode" && argv[i + 1] == "host") host = true;
+      if (argv[i] == "--project" && argv[i + 1] == project) ours = true;
+    }
+    if (host && ours) ++count;
+  }
+  ::closedir(proc);
+  return count;
+}
+
+// The runner of on_host commands cannot be confined, so it execs only at
+// the first host command the stager agrees to (docs/lockdown.md, "The host
+// runner"): a session of sandboxed commands never has one.
+TEST_F(ServeTest, TheHostRunnerStartsOnlyAtTheFirstAgreedHostCommand) {
+  for (const char* mode : {"direct", "staged"}) {
+    SCOPED_TRACE(mode);
+    std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
+    EXPECT_EQ(Run(*stager, "true").result().exit_code(), 0);
+    EXPECT_EQ(HostRunners(project_), 0);
+    // Control: after an on_host command (allowed by the user's `bash`
+    // rule) the runner is there, and serves the next one too.
+    stager::StagerReply host = Run(*stager, "true", nullptr, /*on_host=*/true);
+    ASSERT_TRUE(host.has_result()) << host.DebugString();
+    EXPECT_TRUE(host.result().on_host());
+    EXPECT_EQ(HostRunners(project_), 1);
+    EXPECT_TRUE(Run(*stager, "true", nullptr, true).result().on_host());
+    EXPECT_EQ(HostRunners(project_), 1);
+    End(*stager);
+    EXPECT_EQ(HostRunners(project_), 0);
+  }
+}
+
 TEST_F(ServeTest, WithoutASandboxOnlyAnAgreedOnHostCommandRuns) {
   // The fake probe (DirectRunCapturesOutputAndExitCode is the control: there
   // the sandbox works and the command runs in it).
@@ -561,7 +614,7 @@ TEST_F(ServeTest, AGarbageFrameEndsTheStagersChannel) {
   EXPECT_EQ(Read(JoinPath(project_, "a.txt")), "old\n");
 }
 
-// garuda-stager serve locks itself down before it serves (LockDownStager):
+// garuda-stager serve locks itself down before it serves (Role::kStager):
 // its seccomp role refuses userfaultfd, and a filter is inherited, so a
 // command it starts in the sandbox gets EPERM too, although the command's
 // own filter allows it. The negative control: the same call from an

@@ -1,4 +1,4 @@
-#include "cmd/garuda-stager/stager.h"
+#include "lib/staging/stager_commands.h"
 
 #include <limits.h>
 #include <unistd.h>
@@ -137,7 +137,7 @@ int StagerRun(const StagerRunOptions& options) {
     staged.write_paths = options.write_paths;
     staged.argv = options.argv;
     staged.lock_down = options.lock_down;
-    staged.accept_weaker = options.accept_weaker;
+    staged.guard_lock_down = options.guard_lock_down;
     int code = RunStagedCommand(*settings, staged);
     RaiseDeferredStopSignal();  // after the staging view is cleaned up
     return code;
@@ -190,12 +190,11 @@ int StagerRun(const StagerRunOptions& options) {
   // themselves should the sandbox fail to set up (known only once it is
   // tried, after a lockdown would already bind this process): no lockdown
   // then, as for every host command.
-  StagerLockdown lockdown;
-  lockdown.log = Say;
-  absl::Status locked = options.allow_host
-                            ? absl::OkStatus()
-                            : TakeStagerLockdown(options.lock_down, lockdown,
-                                                 options.accept_weaker);
+  absl::Status locked =
+      options.allow_host
+          ? absl::OkStatus()
+          : RequireLockDown(options.lock_down, {}, "garuda-stager run")
+                .status();
   if (!locked.ok()) {
     Say(absl::StrCat(locked.message(), "; nothing was run"));
     return kStagerRefused;
@@ -253,8 +252,7 @@ int StagerServe(StagerServeOptions options) {
   StagedGuardOptions guard;
   guard.project = *project;
   guard.run_only_fd = options.channel_fd;
-  guard.lock_down = options.lock_down;
-  guard.accept_weaker = options.accept_weaker;
+  guard.lock_down = options.guard_lock_down;
   guard.log = Say;
   return RunStagedGuarded(guard, serve);
 }

@@ -1,4 +1,4 @@
-#include "lib/netproxy/domain_rules.h"
+#include "lib/rules/domain_rules.h"
 
 #include <arpa/inet.h>
 

@@ -1,14 +1,14 @@
-// The subcommands of garuda-stager, called by its main.cc with the flags
-// already parsed. Each returns the program's exit code and writes messages
-// for a person on stderr.
-#ifndef GARUDA_CMD_GARUDA_STAGER_STAGER_H_
-#define GARUDA_CMD_GARUDA_STAGER_STAGER_H_
+// The subcommands of garuda-stager (run, serve, end, probe), called by its
+// main.cc with the flags already parsed into options and the lockdown calls
+// built there. Each returns the program's exit code and writes messages for
+// a person on stderr.
+#ifndef GARUDA_LIB_STAGING_STAGER_COMMANDS_H_
+#define GARUDA_LIB_STAGING_STAGER_COMMANDS_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "lib/lockdown/stager_lockdown.h"
 #include "lib/staging/service.h"
 
 namespace garuda {
@@ -29,10 +29,11 @@ struct StagerRunOptions {
   std::string backend;  // --backend; empty: from the settings
   std::string session;  // --session NAME; empty: one shot
   std::string out;      // --out FILE; empty: stdout
-  // LockDownStager (lib/lockdown/stager_lockdown.h): taken before the
-  // command starts in the sandbox; empty: none.
-  StagerLockDown lock_down;
-  std::optional<AcceptWeakerLockdown> accept_weaker;
+  // main.cc's LockDownAs(Role::kStager): taken before the command starts
+  // in the sandbox, and the staged run's guard's (Role::kStagingGuard);
+  // empty: nothing runs.
+  LockDownCall lock_down;
+  LockDownCall guard_lock_down;
   // --job FILE: a job's command (lib/staging/job_commands.h): direct mode,
   // the job's write scope, never on the host.
   std::string job_file;
@@ -61,4 +62,4 @@ int StagerProbe(bool json);
 
 }  // namespace garuda
 
-#endif  // GARUDA_CMD_GARUDA_STAGER_STAGER_H_
+#endif  // GARUDA_LIB_STAGING_STAGER_COMMANDS_H_

@@ -1,4 +1,4 @@
-#include "sandbox/defaults.h"
+#include "lib/rules/sandbox_defaults.h"
 
 #include <cstddef>
 #include <cstdio>
@@ -6,7 +6,7 @@
 
 namespace garuda {
 
-// defaults_embedded.cc (//sandbox:defaults_embedded): the binary encoding of
+// sandbox_defaults_embedded.cc (//lib/rules:sandbox_defaults_embedded): the binary encoding of
 // policies/sandbox/defaults.json, checked against the schema at build time.
 extern const char kSandboxDefaults[];
 extern const size_t kSandboxDefaultsSize;
