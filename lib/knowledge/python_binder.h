@@ -131,8 +131,17 @@ class PythonBinder {
   static std::string Join(const std::string& package, const std::string& name);
 
   // An import alias's final symbol; the alias itself when its target is
-  // outside the project.
-  int FollowAlias(int symbol, int depth = 0);
+  // outside the project. With `stop_at_rename`, the first renaming import
+  // met after `symbol` (the name a reference spells) instead.
+  int FollowAlias(int symbol, int depth = 0, bool stop_at_rename = false);
+
+  // What attribute `name` of `module` means, as Python resolves it (from
+  // module `from`): a name the module binds, followed through its imports
+  // (`importing`, the import being resolved, is skipped: `from . import x`
+  // in a package's __init__.py is the submodule x), else its submodule,
+  // else a name one of its star imports brings.
+  int ModuleMember(int module, const std::string& name, int from, int importing,
+                   int depth, bool stop_at_rename);
 
   // Finds `name` in `cls` or its bases (depth first, as a simple MRO).
   int FindMember(int cls, const std::string& name, bool* external,
@@ -171,8 +180,8 @@ class PythonBinder {
 
   // The symbol `name` means on a receiver of type `object`; -1 when not a
   // project symbol or unknown.
-  int MemberOf(TypeRef object, const std::string& name,
-               bool* unknown = nullptr);
+  int MemberOf(TypeRef object, const std::string& name, bool* unknown = nullptr,
+               bool stop_at_rename = false);
 
   // ---- Visit: every occurrence --------------------------------------------
 

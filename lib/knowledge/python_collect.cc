@@ -230,9 +230,10 @@ void PythonBinder::Collect(TSNode node, int scope) {
       if (Is(name, "aliased_import")) {
         int symbol = Bind(scope, Field(name, "alias"), SymbolKind::kLocal);
         index_.symbols[symbol].is_import = true;
-        aliases_[symbol] = {std::string(Text(Field(name, "name"))), "",
-                            module_};
-        renamed_.insert(symbol);
+        std::string imported(Text(Field(name, "name")));
+        aliases_[symbol] = {imported, "", module_};
+        // `import a as a` keeps the name (the re-export idiom of PEP 484).
+        if (imported != Text(Field(name, "alias"))) renamed_.insert(symbol);
       } else if (Is(name, "dotted_name")) {
         std::vector<TSNode> parts = NamedChildren(name);
         if (parts.empty()) continue;
@@ -253,9 +254,9 @@ void PythonBinder::Collect(TSNode node, int scope) {
       } else if (Is(child, "aliased_import")) {
         int symbol = Bind(scope, Field(child, "alias"), SymbolKind::kLocal);
         index_.symbols[symbol].is_import = true;
-        aliases_[symbol] = {from, std::string(Text(Field(child, "name"))),
-                            module_};
-        renamed_.insert(symbol);
+        std::string imported(Text(Field(child, "name")));
+        aliases_[symbol] = {from, imported, module_};
+        if (imported != Text(Field(child, "alias"))) renamed_.insert(symbol);
       } else if (Is(child, "dotted_name")) {
         int symbol = Bind(scope, child, SymbolKind::kLocal);
         index_.symbols[symbol].is_import = true;

@@ -47,9 +47,12 @@ std::string PythonBinder::Join(const std::string& package,
   return package.empty() ? name : absl::StrCat(package, ".", name);
 }
 
-int PythonBinder::FollowAlias(int symbol, int depth) {
+int PythonBinder::FollowAlias(int symbol, int depth, bool stop_at_rename) {
   auto it = aliases_.find(symbol);
   if (it == aliases_.end() || depth > 8) return symbol;
+  // An import that renames (`from m import a as b`) is a name of its own
+  // further along a chain: pyright counts `pkg.b` as a use of b, not of a.
+  if (stop_at_rename && depth > 0 && renamed_.count(symbol)) return symbol;
   const Alias& alias = it->second;
   int module = FindModule(alias.module, alias.from_module);
   if (alias.member.empty()) {
@@ -60,24 +63,34 @@ int PythonBinder::FollowAlias(int symbol, int depth) {
     int sub = FindModule(Join(alias.module, alias.member), alias.from_module);
     return sub >= 0 ? modules_[sub].symbol : -1;
   }
-  auto member = scopes_[modules_[module].scope].names.find(alias.member);
-  if (member != scopes_[modules_[module].scope].names.end()) {
-    return FollowAlias(member->second, depth + 1);
+  int found = ModuleMember(module, alias.member, alias.from_module, symbol,
+                           depth + 1, stop_at_rename);
+  if (found >= 0 || modules_[module].name == alias.module) return found;
+  // `from a.b import c` found a module by a shorter suffix: c may be a
+  // submodule of the dotted name as written.
+  int sub = FindModule(Join(alias.module, alias.member), alias.from_module);
+  return sub >= 0 ? modules_[sub].symbol : -1;
+}
+
+int PythonBinder::ModuleMember(int module, const std::string& name, int from,
+                               int importing, int depth, bool stop_at_rename) {
+  if (module < 0 || depth > 8) return -1;
+  const Scope& scope = scopes_[modules_[module].scope];
+  auto member = scope.names.find(name);
+  // `from . import sub` in pkg/__init__.py binds `sub` in pkg itself: that
+  // binding is the submodule, not a name pkg already had.
+  if (member != scope.names.end() && member->second != importing) {
+    if (stop_at_rename && renamed_.count(member->second)) return member->second;
+    return FollowAlias(member->second, depth, stop_at_rename);
   }
-  // from pkg import submodule
-  int sub =
-      FindModule(Join(modules_[module].name, alias.member), alias.from_module);
-  if (sub < 0) {
-    sub = FindModule(Join(alias.module, alias.member), alias.from_module);
-  }
+  int sub = FindModule(Join(modules_[module].name, name), from);
   if (sub >= 0) return modules_[sub].symbol;
   for (const std::string& star : modules_[module].star_modules) {
     int target = FindModule(star, module);
-    if (target < 0) continue;
-    auto found = scopes_[modules_[target].scope].names.find(alias.member);
-    if (found != scopes_[modules_[target].scope].names.end()) {
-      return FollowAlias(found->second, depth + 1);
-    }
+    if (target < 0 || target == module) continue;
+    int found =
+        ModuleMember(target, name, module, -1, depth + 1, stop_at_rename);
+    if (found >= 0) return found;
   }
   return -1;
 }
@@ -320,7 +333,7 @@ TypeRef PythonBinder::TypeOf(TSNode node, int scope) {
     std::string name(Text(Field(node, "attribute")));
     int member = MemberOf(object, name);
     if (member < 0) return {};
-    return TypeOfSymbol(member);
+    return TypeOfSymbol(FollowAlias(member));
   }
   if (is("call")) {
     TSNode function = Field(node, "function");
@@ -404,7 +417,7 @@ TypeRef PythonBinder::ReturnType(int function) {
 }
 
 int PythonBinder::MemberOf(TypeRef object, const std::string& name,
-                           bool* unknown) {
+                           bool* unknown, bool stop_at_rename) {
   if (object.kind == TypeRef::kInstance || object.kind == TypeRef::kClassRef) {
     bool external = false;
     int member = FindMember(object.id, name, &external);
@@ -412,12 +425,7 @@ int PythonBinder::MemberOf(TypeRef object, const std::string& name,
     return member;
   }
   if (object.kind == TypeRef::kModule) {
-    const Module& module = modules_[object.id];
-    auto it = scopes_[module.scope].names.find(name);
-    if (it != scopes_[module.scope].names.end()) return FollowAlias(it->second);
-    int sub = FindModule(Join(module.name, name), object.id);
-    if (sub >= 0) return modules_[sub].symbol;
-    return -1;
+    return ModuleMember(object.id, name, object.id, -1, 0, stop_at_rename);
   }
   if (object.kind == TypeRef::kUnknown && unknown != nullptr) *unknown = true;
   return -1;
