@@ -67,6 +67,9 @@ struct Binding {
   bool is_annotation;
   // `for x in value`: x is an element of value.
   bool element = false;
+  // `with value as x`: x is what value's __enter__ returns (1), or its
+  // __aenter__'s for `async with` (2).
+  int entered = 0;
 };
 
 class PythonBinder {
@@ -102,11 +105,11 @@ class PythonBinder {
   int Bind(int scope, TSNode name_node, SymbolKind kind);
 
   void AddBinding(int symbol, TSNode value, int scope, bool annotation,
-                  bool element = false);
+                  bool element = false, int entered = 0);
 
   // Binds the names of an assignment target.
   void BindTarget(TSNode target, int scope, TSNode value, bool element = false,
-                  int value_scope = -1);
+                  int value_scope = -1, int entered = 0);
 
   void CollectBlock(TSNode node, int scope);
 
@@ -157,6 +160,18 @@ class PythonBinder {
   static TypeRef Merge(TypeRef a, TypeRef b);
 
   TypeRef TypeOfAnnotation(TSNode node, int scope);
+
+  // A bare `Final` or `ClassVar`: it says nothing of the type, which is the
+  // assigned value's.
+  bool IsBareQualifier(const Binding& binding) const;
+
+  // What `with <a value of type t> as x` binds x to: the return of the
+  // class's __enter__ (or __aenter__), or, for a generator function used as
+  // a context manager (`@contextmanager`), what it yields.
+  TypeRef Entered(TypeRef t, bool async);
+
+  // Whether `cls` is `base` or has it among its project supertypes.
+  bool IsSubclass(int cls, int base, int depth = 0) const;
 
   // A string in an annotation ("Environment", "t.Optional[Foo]") is a
   // forward reference, an expression as pyright reads it: the string's

@@ -63,18 +63,18 @@ int PythonBinder::Bind(int scope, TSNode name_node, SymbolKind kind) {
 }
 
 void PythonBinder::AddBinding(int symbol, TSNode value, int scope,
-                              bool annotation, bool element) {
+                              bool annotation, bool element, int entered) {
   if (symbol >= 0 && !ts_node_is_null(value)) {
-    bindings_[symbol].push_back({value, scope, annotation, element});
+    bindings_[symbol].push_back({value, scope, annotation, element, entered});
   }
 }
 
 void PythonBinder::BindTarget(TSNode target, int scope, TSNode value,
-                              bool element, int value_scope) {
+                              bool element, int value_scope, int entered) {
   if (Is(target, "identifier")) {
     int symbol = Bind(scope, target, SymbolKind::kLocal);
     AddBinding(symbol, value, value_scope >= 0 ? value_scope : scope, false,
-               element);
+               element, entered);
   } else if (Is(target, "pattern_list") || Is(target, "tuple_pattern") ||
              Is(target, "list_pattern") || Is(target, "tuple") ||
              Is(target, "list") || Is(target, "list_splat_pattern") ||
@@ -221,7 +221,15 @@ void PythonBinder::Collect(TSNode node, int scope) {
       }
       TSNode value = children.empty() ? TSNode{} : children[0];
       bool is_except = Is(ts_node_parent(node), "except_clause");
-      BindTarget(target, scope, is_except ? TSNode{} : value);
+      // with_statement > with_clause > with_item > as_pattern
+      TSNode with = ts_node_parent(ts_node_parent(ts_node_parent(node)));
+      bool async = Is(with, "with_statement") &&
+                   ts_node_child_count(with) > 0 &&
+                   Is(ts_node_child(with, 0), "async");
+      BindTarget(target, scope, is_except ? TSNode{} : value, false, -1,
+                 is_except ? 0
+                 : async   ? 2
+                           : 1);
     }
     return;
   }

@@ -141,11 +141,11 @@ TypeRef PythonBinder::TypeOfSymbol(int symbol) {
 
 TypeRef PythonBinder::Infer(const std::vector<Binding>& bindings) {
   for (const Binding& b : bindings) {
-    if (b.is_annotation) return Evaluate(b);
+    if (b.is_annotation && !IsBareQualifier(b)) return Evaluate(b);
   }
   TypeRef result;
   for (const Binding& b : bindings) {
-    if (Is(b.value, "none")) continue;
+    if (Is(b.value, "none") || b.is_annotation) continue;
     TypeRef t = Evaluate(b);
     if (t.kind == TypeRef::kUnknown) continue;
     if (result.kind == TypeRef::kUnknown) {
@@ -179,7 +179,9 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
   }
   if (Is(node, "generic_type") || Is(node, "subscript")) {
     std::string head(Text(ts_node_named_child(node, 0)));
-    if (absl::EndsWith(head, "Optional") &&
+    if ((absl::EndsWith(head, "Optional") || absl::EndsWith(head, "Final") ||
+         absl::EndsWith(head, "ClassVar") ||
+         absl::EndsWith(head, "Annotated")) &&
         ts_node_named_child_count(node) > 1) {
       TSNode inner = ts_node_named_child(node, 1);
       if (Is(inner, "type_parameter") && ts_node_named_child_count(inner) > 0) {
@@ -188,8 +190,11 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
       return TypeOfAnnotation(inner, scope);
     }
     static const char* kContainers[] = {
-        "list", "List",  "Sequence", "Iterable",   "Iterator", "set",
-        "Set",  "tuple", "Tuple",    "Collection", "FrozenSet"};
+        "list",          "List",           "Sequence",
+        "Iterable",      "Iterator",       "set",
+        "Set",           "tuple",          "Tuple",
+        "Collection",    "FrozenSet",      "Generator",
+        "AsyncIterator", "AsyncGenerator", "AsyncIterable"};
     size_t dot = head.rfind('.');
     std::string bare = dot == std::string::npos ? head : head.substr(dot + 1);
     for (const char* container : kContainers) {
@@ -204,6 +209,12 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
     }
     return {TypeRef::kExternal, -1};
   }
+  // typing.Self in a class: an instance of that class.
+  if ((Is(node, "identifier") || Is(node, "attribute")) &&
+      (Text(node) == "Self" || absl::EndsWith(Text(node), ".Self")) &&
+      scopes_[scope].cls >= 0) {
+    return {TypeRef::kInstance, scopes_[scope].cls};
+  }
   TypeRef t = TypeOf(node, scope);
   if (t.kind == TypeRef::kClassRef) return {TypeRef::kInstance, t.id};
   if (t.kind == TypeRef::kUnknown &&
@@ -211,6 +222,43 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
     return {TypeRef::kExternal, -1};  // a library or builtin type
   }
   return {};
+}
+
+bool PythonBinder::IsBareQualifier(const Binding& binding) const {
+  TSNode node = binding.value;
+  if (Is(node, "type") && ts_node_named_child_count(node) > 0) {
+    node = ts_node_named_child(node, 0);
+  }
+  if (!Is(node, "identifier") && !Is(node, "attribute")) return false;
+  int file = modules_[scopes_[binding.scope].module].file;
+  absl::string_view text = NodeText(node, index_.files[file].text);
+  return text == "Final" || text == "ClassVar" ||
+         absl::EndsWith(text, ".Final") || absl::EndsWith(text, ".ClassVar");
+}
+
+TypeRef PythonBinder::Entered(TypeRef t, bool async) {
+  if (t.kind == TypeRef::kList) return {TypeRef::kInstance, t.id};
+  if (t.kind != TypeRef::kInstance) return {};
+  bool external = false;
+  int enter = FindMember(t.id, async ? "__aenter__" : "__enter__", &external);
+  // No __enter__ in the project's classes: a library base's, which
+  // returns the instance itself in the standard library's context managers.
+  if (enter < 0) return t;
+  TypeRef entered = ReturnType(enter);
+  // `-> Self` (or the defining class) on a subclass is the subclass.
+  if (entered.kind == TypeRef::kInstance && IsSubclass(t.id, entered.id)) {
+    return t;
+  }
+  return entered;
+}
+
+bool PythonBinder::IsSubclass(int cls, int base, int depth) const {
+  if (cls == base) return true;
+  if (cls < 0 || depth > 20) return false;
+  for (int super : index_.symbols[cls].supers) {
+    if (IsSubclass(super, base, depth + 1)) return true;
+  }
+  return false;
 }
 
 TSNode PythonBinder::ParseAnnotationString(TSNode string) {
@@ -267,6 +315,7 @@ TypeRef PythonBinder::Evaluate(const Binding& binding) {
     t = t.kind == TypeRef::kList ? TypeRef{TypeRef::kInstance, t.id}
                                  : TypeRef{};
   }
+  if (binding.entered != 0) t = Entered(t, binding.entered == 2);
   source_ = saved;
   file_ = saved_file;
   return t;
@@ -332,6 +381,12 @@ TypeRef PythonBinder::TypeOf(TSNode node, int scope) {
     TypeRef object = TypeOf(Field(node, "object"), scope);
     std::string name(Text(Field(node, "attribute")));
     int member = MemberOf(object, name);
+    if (member < 0 && object.kind == TypeRef::kInstance) {
+      // A class with __getattr__: every other attribute is what it returns.
+      bool external = false;
+      int fallback = FindMember(object.id, "__getattr__", &external);
+      if (fallback >= 0) return ReturnType(fallback);
+    }
     if (member < 0) return {};
     return TypeOfSymbol(FollowAlias(member));
   }
