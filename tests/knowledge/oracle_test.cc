@@ -98,6 +98,13 @@ TEST(OracleTest, PythonReExportsMeetTheFloors) {
   ExpectFloors("python-reexports", "python", kHandMadeFloor, kHandMadeFloor, 8);
 }
 
+// Overloads a project declares on JDK types (copy(Reader, Writer) beside
+// copy(Reader, OutputStream)), chosen by javac from the arguments' static
+// types: precision 58.3% before the JDK supertypes were known.
+TEST(OracleTest, JavaOverloadsOnJdkTypesMeetTheFloors) {
+  ExpectFloors("java-methods", "java", kHandMadeFloor, kHandMadeFloor, 8);
+}
+
 TEST(OracleTest, PythonSubmodulesAsAttributesMeetTheFloors) {
   ExpectFloors("python-submodules", "python", kHandMadeFloor, kHandMadeFloor,
                8);
