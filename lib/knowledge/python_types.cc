@@ -377,6 +377,22 @@ TypeRef PythonBinder::TypeOf(TSNode node, int scope) {
     return {TypeRef::kExternal, -1};
   }
   if (is("none")) return {};
+  // `a / b` is type(a).__truediv__(a, b): what that method returns, when a
+  // is an instance of a project class that defines it.
+  if (is("binary_operator")) {
+    static const std::unordered_map<std::string, std::string> kDunders = {
+        {"+", "__add__"},     {"-", "__sub__"},       {"*", "__mul__"},
+        {"/", "__truediv__"}, {"//", "__floordiv__"}, {"%", "__mod__"},
+        {"@", "__matmul__"},  {"&", "__and__"},       {"|", "__or__"},
+        {"^", "__xor__"},     {"<<", "__lshift__"},   {">>", "__rshift__"},
+        {"**", "__pow__"}};
+    auto dunder = kDunders.find(std::string(Text(Field(node, "operator"))));
+    TypeRef left = TypeOf(Field(node, "left"), scope);
+    if (dunder == kDunders.end() || left.kind != TypeRef::kInstance) return {};
+    bool external = false;
+    int method = FindMember(left.id, dunder->second, &external);
+    return method >= 0 ? ReturnType(method) : TypeRef{};
+  }
   if (is("attribute")) {
     TypeRef object = TypeOf(Field(node, "object"), scope);
     std::string name(Text(Field(node, "attribute")));
