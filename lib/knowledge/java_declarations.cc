@@ -200,6 +200,7 @@ static const std::vector<std::string>* JdkSupertypes(const std::string& name) {
       {"Readable", {}},
       {"CharSequence", {}},
       {"Iterable", {}},
+      {"Iterator", {}},
       {"Collection", {"Iterable"}},
       {"List", {"Collection", "Iterable", "SequencedCollection"}},
       {"Set", {"Collection", "Iterable"}},
@@ -248,7 +249,8 @@ bool JavaBinder::Compatible(const TypeRef& arg, const DeclaredType& param) {
   }
   if (arg.kind != TypeRef::kExternal || arg.name.empty()) return true;
   const std::string& name = arg.name;
-  if (name == "null") return kWidening.count(text) == 0;
+  // null goes to any reference type, never to a primitive (boolean too).
+  if (name == "null") return kWidening.count(text) == 0 && text != "boolean";
   if (param_cls >= 0) return false;  // a library value into a project type
   if (name == text) return true;
   auto box = kBoxes.find(name);

@@ -148,6 +148,8 @@ TypeRef JavaBinder::TypeOf(TSNode node) {
     return TypeRef::Unknown();
   }
   if (strcmp(type, "null_literal") == 0) return TypeRef::External("null");
+  // `Foo.class` is a Class (final: no project class is one).
+  if (strcmp(type, "class_literal") == 0) return TypeRef::External("Class");
   // `c ? a : b` where both branches have one type (`x ? "!" : "?"`).
   if (strcmp(type, "ternary_expression") == 0) {
     TypeRef a = TypeOf(Field(node, "consequence"));
@@ -231,7 +233,11 @@ TypeRef JavaBinder::LibraryCallType(TSNode node) {
                                       {"File", "getName", "String"},
                                       {"Path", "toUri", "URI"},
                                       {"File", "toURI", "URI"},
-                                      {"Instant", "ofEpochMilli", "Instant"}};
+                                      {"Instant", "ofEpochMilli", "Instant"},
+                                      {"Iterable", "iterator", "Iterator"},
+                                      {"Collection", "iterator", "Iterator"},
+                                      {"List", "iterator", "Iterator"},
+                                      {"Set", "iterator", "Iterator"}};
   std::string receiver_name = receiver.name;
   if (receiver.kind == TypeRef::kExternal && receiver_name.empty() &&
       Is(object, "identifier") &&

@@ -52,4 +52,29 @@ public final class Copier {
         run(new Task(type.getName()));
         run(type);
     }
+
+    public static void mark(Class<?> type) {
+    }
+
+    public static void mark(Task task) {
+    }
+
+    public static void flag(Task task, boolean on) {
+    }
+
+    public static void flag(Task task, Object on) {
+    }
+
+    public static void each(Iterable<?> items) {
+    }
+
+    public static void each(java.util.Iterator<?> items) {
+    }
+
+    public static void all(Iterable<?> items) {
+        mark(Task.class);
+        flag(null, null);
+        each(items.iterator());
+        each(items);
+    }
 }
