@@ -704,26 +704,20 @@ TEST(PythonRulesTest, FinalAndGetattrTypes) {
       (std::set<std::string>{"m.py:19"}));
 }
 
-}  // namespace
-}  // namespace garuda::knowledge
-
-namespace garuda::knowledge {
-namespace {
-
 // `a / b` has the type a's class's __truediv__ returns. The control: an
 // operator the class does not define gives no type.
 TEST(PythonRulesTest, OperatorsHaveTheirDunderMethodsType) {
-  std::unique_ptr<Index> index = BuildIndexFromSources(
-      {{"m.py",
-        "class Path:\n"
-        "    def __truediv__(self, other) -> \"Path\":\n"
-        "        return Path()\n"
-        "    def write_text(self, text):\n"
-        "        pass\n"
-        "\n"
-        "def use(root: Path):\n"
-        "    (root / \"a\").write_text(\"x\")\n"
-        "    (root - \"a\").write_text(\"y\")\n"}});
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"m.py",
+                              "class Path:\n"
+                              "    def __truediv__(self, other) -> \"Path\":\n"
+                              "        return Path()\n"
+                              "    def write_text(self, text):\n"
+                              "        pass\n"
+                              "\n"
+                              "def use(root: Path):\n"
+                              "    (root / \"a\").write_text(\"x\")\n"
+                              "    (root - \"a\").write_text(\"y\")\n"}});
   QueryOptions python;
   python.unknown_receivers = DefaultUnknownReceivers("m.py");
   EXPECT_EQ(Sites(FindReferences(
