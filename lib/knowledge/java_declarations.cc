@@ -140,6 +140,76 @@ void JavaBinder::SetArity(int symbol, TSNode parameters) {
   }
 }
 
+// The JDK's I/O, text and collection types that project APIs overload on
+// most (copy(Reader, Writer) beside copy(Reader, OutputStream)), each with
+// every one of its supertypes (Object aside), as java.base declares them.
+static const std::vector<std::string>* JdkSupertypes(const std::string& name) {
+  static const auto* kTable = new std::unordered_map<std::string,
+                                                     std::vector<std::string>>{
+      {"InputStream", {"Closeable", "AutoCloseable"}},
+      {"OutputStream", {"Closeable", "AutoCloseable", "Flushable"}},
+      {"Reader", {"Readable", "Closeable", "AutoCloseable"}},
+      {"Writer", {"Appendable", "Closeable", "Flushable", "AutoCloseable"}},
+      {"FileInputStream", {"InputStream", "Closeable", "AutoCloseable"}},
+      {"ByteArrayInputStream", {"InputStream", "Closeable", "AutoCloseable"}},
+      {"FilterInputStream", {"InputStream", "Closeable", "AutoCloseable"}},
+      {"BufferedInputStream",
+       {"FilterInputStream", "InputStream", "Closeable", "AutoCloseable"}},
+      {"FileOutputStream",
+       {"OutputStream", "Closeable", "AutoCloseable", "Flushable"}},
+      {"ByteArrayOutputStream",
+       {"OutputStream", "Closeable", "AutoCloseable", "Flushable"}},
+      {"FilterOutputStream",
+       {"OutputStream", "Closeable", "AutoCloseable", "Flushable"}},
+      {"BufferedOutputStream",
+       {"FilterOutputStream", "OutputStream", "Closeable", "AutoCloseable",
+        "Flushable"}},
+      {"PrintStream",
+       {"FilterOutputStream", "OutputStream", "Appendable", "Closeable",
+        "AutoCloseable", "Flushable"}},
+      {"InputStreamReader",
+       {"Reader", "Readable", "Closeable", "AutoCloseable"}},
+      {"FileReader",
+       {"InputStreamReader", "Reader", "Readable", "Closeable",
+        "AutoCloseable"}},
+      {"BufferedReader", {"Reader", "Readable", "Closeable", "AutoCloseable"}},
+      {"StringReader", {"Reader", "Readable", "Closeable", "AutoCloseable"}},
+      {"CharArrayReader", {"Reader", "Readable", "Closeable", "AutoCloseable"}},
+      {"OutputStreamWriter",
+       {"Writer", "Appendable", "Closeable", "Flushable", "AutoCloseable"}},
+      {"FileWriter",
+       {"OutputStreamWriter", "Writer", "Appendable", "Closeable", "Flushable",
+        "AutoCloseable"}},
+      {"BufferedWriter",
+       {"Writer", "Appendable", "Closeable", "Flushable", "AutoCloseable"}},
+      {"StringWriter",
+       {"Writer", "Appendable", "Closeable", "Flushable", "AutoCloseable"}},
+      {"PrintWriter",
+       {"Writer", "Appendable", "Closeable", "Flushable", "AutoCloseable"}},
+      {"CharArrayWriter",
+       {"Writer", "Appendable", "Closeable", "Flushable", "AutoCloseable"}},
+      {"File", {"Serializable", "Comparable"}},
+      {"Path", {"Comparable", "Iterable", "Watchable"}},
+      {"URL", {"Serializable"}},
+      {"URI", {"Comparable", "Serializable"}},
+      {"Charset", {"Comparable"}},
+      {"Closeable", {"AutoCloseable"}},
+      {"Flushable", {}},
+      {"AutoCloseable", {}},
+      {"Appendable", {}},
+      {"Readable", {}},
+      {"CharSequence", {}},
+      {"Iterable", {}},
+      {"Iterator", {}},
+      {"Collection", {"Iterable"}},
+      {"List", {"Collection", "Iterable", "SequencedCollection"}},
+      {"Set", {"Collection", "Iterable"}},
+      {"Map", {}},
+  };
+  auto it = kTable->find(name);
+  return it == kTable->end() ? nullptr : &it->second;
+}
+
 bool JavaBinder::Compatible(const TypeRef& arg, const DeclaredType& param) {
   static const std::unordered_map<std::string, std::string> kBoxes = {
       {"int", "Integer"},    {"long", "Long"},     {"boolean", "Boolean"},
@@ -152,6 +222,12 @@ bool JavaBinder::Compatible(const TypeRef& arg, const DeclaredType& param) {
       "int",       "long",   "boolean", "char",    "double", "float",
       "short",     "byte",   "String",  "Integer", "Long",   "Boolean",
       "Character", "Double", "Float",   "Short",   "Byte"};
+  // Final JDK classes besides those above: no project class is one.
+  static const std::unordered_set<std::string> kFinalJdk = {
+      "Class",     "URL",       "URI",           "Instant",       "Duration",
+      "UUID",      "Optional",  "Pattern",       "Matcher",       "Locale",
+      "LocalDate", "LocalTime", "LocalDateTime", "ZonedDateTime", "Files",
+      "Paths",     "Objects"};
   const std::string& text = param.text;
   if (arg.kind == TypeRef::kUnknown || text.empty() || text == "Object" ||
       LooksLikeTypeParameter(text)) {
@@ -161,7 +237,7 @@ bool JavaBinder::Compatible(const TypeRef& arg, const DeclaredType& param) {
   if (arg.kind == TypeRef::kInstance) {
     // String, the boxes and the primitives are final: no project class is
     // one of them; any other library type may be a supertype we cannot see.
-    if (param_cls < 0) return !kExact.count(text);
+    if (param_cls < 0) return !kExact.count(text) && !kFinalJdk.count(text);
     std::vector<int> queue = {arg.cls};
     std::unordered_set<int> seen;
     for (size_t i = 0; i < queue.size(); ++i) {
@@ -173,7 +249,8 @@ bool JavaBinder::Compatible(const TypeRef& arg, const DeclaredType& param) {
   }
   if (arg.kind != TypeRef::kExternal || arg.name.empty()) return true;
   const std::string& name = arg.name;
-  if (name == "null") return kWidening.count(text) == 0;
+  // null goes to any reference type, never to a primitive (boolean too).
+  if (name == "null") return kWidening.count(text) == 0 && text != "boolean";
   if (param_cls >= 0) return false;  // a library value into a project type
   if (name == text) return true;
   auto box = kBoxes.find(name);
@@ -195,6 +272,12 @@ bool JavaBinder::Compatible(const TypeRef& arg, const DeclaredType& param) {
   }
   if (name == "String" && (text == "CharSequence" || text == "Comparable")) {
     return true;
+  }
+  // A JDK class whose supertypes are all listed below goes only to them:
+  // an OutputStreamWriter is a Writer, never an OutputStream.
+  const std::vector<std::string>* supers = JdkSupertypes(name);
+  if (supers != nullptr && JdkSupertypes(text) != nullptr) {
+    return std::find(supers->begin(), supers->end(), text) != supers->end();
   }
   // A final parameter type (String, a primitive, a box) takes only what
   // the rules above allow; a final argument type goes only to its few

@@ -148,6 +148,15 @@ TypeRef JavaBinder::TypeOf(TSNode node) {
     return TypeRef::Unknown();
   }
   if (strcmp(type, "null_literal") == 0) return TypeRef::External("null");
+  // `Foo.class` is a Class (final: no project class is one).
+  if (strcmp(type, "class_literal") == 0) return TypeRef::External("Class");
+  // `c ? a : b` where both branches have one type (`x ? "!" : "?"`).
+  if (strcmp(type, "ternary_expression") == 0) {
+    TypeRef a = TypeOf(Field(node, "consequence"));
+    TypeRef b = TypeOf(Field(node, "alternative"));
+    if (a.kind == b.kind && a.cls == b.cls && a.name == b.name) return a;
+    return TypeRef::Unknown();
+  }
   if (strcmp(type, "field_access") == 0) {
     TypeRef object = TypeOf(Field(node, "object"));
     // `Outer.this`: the enclosing instance of class Outer.
@@ -205,6 +214,43 @@ TypeRef JavaBinder::LibraryCallType(TSNode node) {
   TSNode object = Field(node, "object");
   if (ts_node_is_null(object)) return TypeRef::Unknown();
   TypeRef receiver = TypeOf(object);
+  // A few JDK calls whose result type decides a project's overloads
+  // (writeTo(directory.toPath()) is writeTo(Path), not writeTo(File)).
+  struct JdkCall {
+    const char* receiver;  // a type, or a class of static methods
+    const char* method;
+    const char* result;
+  };
+  static const JdkCall kJdkCalls[] = {{"File", "toPath", "Path"},
+                                      {"Path", "toFile", "File"},
+                                      {"Paths", "get", "Path"},
+                                      {"Path", "of", "Path"},
+                                      {"BigDecimal", "valueOf", "BigDecimal"},
+                                      {"BigInteger", "valueOf", "BigInteger"},
+                                      {"Path", "resolve", "Path"},
+                                      {"Path", "getFileName", "Path"},
+                                      {"File", "getParentFile", "File"},
+                                      {"File", "getName", "String"},
+                                      {"Path", "toUri", "URI"},
+                                      {"File", "toURI", "URI"},
+                                      {"Instant", "ofEpochMilli", "Instant"},
+                                      {"Iterable", "iterator", "Iterator"},
+                                      {"Collection", "iterator", "Iterator"},
+                                      {"List", "iterator", "Iterator"},
+                                      {"Set", "iterator", "Iterator"}};
+  std::string receiver_name = receiver.name;
+  if (receiver.kind == TypeRef::kExternal && receiver_name.empty() &&
+      Is(object, "identifier") &&
+      ResolveName(std::string(Text(object))).symbol < 0) {
+    receiver_name = std::string(Text(object));  // a static call
+  }
+  if (receiver.kind == TypeRef::kExternal) {
+    for (const JdkCall& call : kJdkCalls) {
+      if (receiver_name == call.receiver && name == call.method) {
+        return TypeRef::External(call.result);
+      }
+    }
+  }
   std::string library;
   if (receiver.kind == TypeRef::kExternal &&
       kFinalLibrary.count(receiver.name)) {
@@ -222,6 +268,22 @@ TypeRef JavaBinder::LibraryCallType(TSNode node) {
   }
   if (library == "String" && kStringResults.count(name)) {
     return TypeRef::External("String");
+  }
+  // The primitive results of String's and the builders' methods, which
+  // decide between a project's char, int and boolean overloads.
+  static const std::unordered_map<std::string, std::string> kPrimitive = {
+      {"charAt", "char"},      {"length", "int"},
+      {"indexOf", "int"},      {"lastIndexOf", "int"},
+      {"compareTo", "int"},    {"codePointAt", "int"},
+      {"isEmpty", "boolean"},  {"isBlank", "boolean"},
+      {"contains", "boolean"}, {"startsWith", "boolean"},
+      {"endsWith", "boolean"}, {"equalsIgnoreCase", "boolean"},
+      {"matches", "boolean"}};
+  bool text = library == "String" || library == "StringBuilder" ||
+              library == "StringBuffer";
+  auto primitive = kPrimitive.find(name);
+  if (text && primitive != kPrimitive.end()) {
+    return TypeRef::External(primitive->second);
   }
   return TypeRef::External();
 }

@@ -616,3 +616,114 @@ TEST(PythonRulesTest, TypingCastIsItsFirstArgument) {
 
 }  // namespace
 }  // namespace garuda::knowledge
+
+namespace garuda::knowledge {
+namespace {
+
+// What `with x as y` binds y to: __enter__'s return (-> Self is the
+// subclass), __aenter__'s for `async with`, what a @contextmanager
+// generator yields. The control: a class whose __enter__ returns another
+// type gives y that type, not the class.
+TEST(PythonRulesTest, WithBindsWhatEnterReturns) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"m.py",
+                              "from contextlib import contextmanager\n"
+                              "from typing import Iterator, Self\n"
+                              "\n"
+                              "class Base:\n"
+                              "    def __enter__(self) -> Self:\n"
+                              "        return self\n"
+                              "    async def __aenter__(self) -> Self:\n"
+                              "        return self\n"
+                              "\n"
+                              "class Portal(Base):\n"
+                              "    def call(self):\n"
+                              "        pass\n"
+                              "\n"
+                              "class Opener:\n"
+                              "    def __enter__(self) -> Base:\n"
+                              "        return Base()\n"
+                              "    def call(self):\n"
+                              "        pass\n"
+                              "\n"
+                              "@contextmanager\n"
+                              "def portal() -> Iterator[Portal]:\n"
+                              "    yield Portal()\n"
+                              "\n"
+                              "async def use():\n"
+                              "    with Portal() as a:\n"
+                              "        a.call()\n"
+                              "    async with Portal() as b:\n"
+                              "        b.call()\n"
+                              "    with portal() as c:\n"
+                              "        c.call()\n"
+                              "    with Opener() as d:\n"
+                              "        d.call()\n"}});
+  QueryOptions python;
+  python.unknown_receivers = DefaultUnknownReceivers("m.py");
+  EXPECT_EQ(Sites(FindReferences(
+                *index, *PositionOfSymbol(*index, "Portal.call"), python)),
+            (std::set<std::string>{"m.py:26", "m.py:28", "m.py:30"}));
+  EXPECT_TRUE(
+      Sites(FindReferences(*index, *PositionOfSymbol(*index, "Opener.call"),
+                           python))
+          .empty());
+}
+
+// A bare Final says nothing of the type (the value's is kept); a class's
+// __getattr__ types every attribute it does not declare. Controls: a
+// Final[...] naming another class, and a class without __getattr__.
+TEST(PythonRulesTest, FinalAndGetattrTypes) {
+  std::unique_ptr<Index> index = BuildIndexFromSources(
+      {{"m.py",
+        "from typing import Final\n"
+        "\n"
+        "class Caller:\n"
+        "    def call_historic(self):\n"
+        "        pass\n"
+        "\n"
+        "class Relay:\n"
+        "    def __getattr__(self, name: str) -> Caller: ...\n"
+        "\n"
+        "class Plain:\n"
+        "    pass\n"
+        "\n"
+        "class Manager:\n"
+        "    def __init__(self):\n"
+        "        self.hook: Final = Relay()\n"
+        "        self.other: Final[Plain] = Plain()\n"
+        "\n"
+        "def use(pm: Manager):\n"
+        "    pm.hook.x.call_historic()\n"
+        "    pm.other.x.call_historic()\n"}});
+  QueryOptions python;
+  python.unknown_receivers = DefaultUnknownReceivers("m.py");
+  EXPECT_EQ(
+      Sites(FindReferences(
+          *index, *PositionOfSymbol(*index, "Caller.call_historic"), python)),
+      (std::set<std::string>{"m.py:19"}));
+}
+
+// `a / b` has the type a's class's __truediv__ returns. The control: an
+// operator the class does not define gives no type.
+TEST(PythonRulesTest, OperatorsHaveTheirDunderMethodsType) {
+  std::unique_ptr<Index> index =
+      BuildIndexFromSources({{"m.py",
+                              "class Path:\n"
+                              "    def __truediv__(self, other) -> \"Path\":\n"
+                              "        return Path()\n"
+                              "    def write_text(self, text):\n"
+                              "        pass\n"
+                              "\n"
+                              "def use(root: Path):\n"
+                              "    (root / \"a\").write_text(\"x\")\n"
+                              "    (root - \"a\").write_text(\"y\")\n"}});
+  QueryOptions python;
+  python.unknown_receivers = DefaultUnknownReceivers("m.py");
+  EXPECT_EQ(Sites(FindReferences(
+                *index, *PositionOfSymbol(*index, "Path.write_text"), python)),
+            (std::set<std::string>{"m.py:8"}));
+}
+
+}  // namespace
+}  // namespace garuda::knowledge

@@ -67,6 +67,9 @@ struct Binding {
   bool is_annotation;
   // `for x in value`: x is an element of value.
   bool element = false;
+  // `with value as x`: x is what value's __enter__ returns (1), or its
+  // __aenter__'s for `async with` (2).
+  int entered = 0;
 };
 
 class PythonBinder {
@@ -102,11 +105,11 @@ class PythonBinder {
   int Bind(int scope, TSNode name_node, SymbolKind kind);
 
   void AddBinding(int symbol, TSNode value, int scope, bool annotation,
-                  bool element = false);
+                  bool element = false, int entered = 0);
 
   // Binds the names of an assignment target.
   void BindTarget(TSNode target, int scope, TSNode value, bool element = false,
-                  int value_scope = -1);
+                  int value_scope = -1, int entered = 0);
 
   void CollectBlock(TSNode node, int scope);
 
@@ -131,8 +134,17 @@ class PythonBinder {
   static std::string Join(const std::string& package, const std::string& name);
 
   // An import alias's final symbol; the alias itself when its target is
-  // outside the project.
-  int FollowAlias(int symbol, int depth = 0);
+  // outside the project. With `stop_at_rename`, the first renaming import
+  // met after `symbol` (the name a reference spells) instead.
+  int FollowAlias(int symbol, int depth = 0, bool stop_at_rename = false);
+
+  // What attribute `name` of `module` means, as Python resolves it (from
+  // module `from`): a name the module binds, followed through its imports
+  // (`importing`, the import being resolved, is skipped: `from . import x`
+  // in a package's __init__.py is the submodule x), else its submodule,
+  // else a name one of its star imports brings.
+  int ModuleMember(int module, const std::string& name, int from, int importing,
+                   int depth, bool stop_at_rename);
 
   // Finds `name` in `cls` or its bases (depth first, as a simple MRO).
   int FindMember(int cls, const std::string& name, bool* external,
@@ -148,6 +160,18 @@ class PythonBinder {
   static TypeRef Merge(TypeRef a, TypeRef b);
 
   TypeRef TypeOfAnnotation(TSNode node, int scope);
+
+  // A bare `Final` or `ClassVar`: it says nothing of the type, which is the
+  // assigned value's.
+  bool IsBareQualifier(const Binding& binding) const;
+
+  // What `with <a value of type t> as x` binds x to: the return of the
+  // class's __enter__ (or __aenter__), or, for a generator function used as
+  // a context manager (`@contextmanager`), what it yields.
+  TypeRef Entered(TypeRef t, bool async);
+
+  // Whether `cls` is `base` or has it among its project supertypes.
+  bool IsSubclass(int cls, int base, int depth = 0) const;
 
   // A string in an annotation ("Environment", "t.Optional[Foo]") is a
   // forward reference, an expression as pyright reads it: the string's
@@ -171,8 +195,8 @@ class PythonBinder {
 
   // The symbol `name` means on a receiver of type `object`; -1 when not a
   // project symbol or unknown.
-  int MemberOf(TypeRef object, const std::string& name,
-               bool* unknown = nullptr);
+  int MemberOf(TypeRef object, const std::string& name, bool* unknown = nullptr,
+               bool stop_at_rename = false);
 
   // ---- Visit: every occurrence --------------------------------------------
 

@@ -63,18 +63,18 @@ int PythonBinder::Bind(int scope, TSNode name_node, SymbolKind kind) {
 }
 
 void PythonBinder::AddBinding(int symbol, TSNode value, int scope,
-                              bool annotation, bool element) {
+                              bool annotation, bool element, int entered) {
   if (symbol >= 0 && !ts_node_is_null(value)) {
-    bindings_[symbol].push_back({value, scope, annotation, element});
+    bindings_[symbol].push_back({value, scope, annotation, element, entered});
   }
 }
 
 void PythonBinder::BindTarget(TSNode target, int scope, TSNode value,
-                              bool element, int value_scope) {
+                              bool element, int value_scope, int entered) {
   if (Is(target, "identifier")) {
     int symbol = Bind(scope, target, SymbolKind::kLocal);
     AddBinding(symbol, value, value_scope >= 0 ? value_scope : scope, false,
-               element);
+               element, entered);
   } else if (Is(target, "pattern_list") || Is(target, "tuple_pattern") ||
              Is(target, "list_pattern") || Is(target, "tuple") ||
              Is(target, "list") || Is(target, "list_splat_pattern") ||
@@ -221,7 +221,15 @@ void PythonBinder::Collect(TSNode node, int scope) {
       }
       TSNode value = children.empty() ? TSNode{} : children[0];
       bool is_except = Is(ts_node_parent(node), "except_clause");
-      BindTarget(target, scope, is_except ? TSNode{} : value);
+      // with_statement > with_clause > with_item > as_pattern
+      TSNode with = ts_node_parent(ts_node_parent(ts_node_parent(node)));
+      bool async = Is(with, "with_statement") &&
+                   ts_node_child_count(with) > 0 &&
+                   Is(ts_node_child(with, 0), "async");
+      BindTarget(target, scope, is_except ? TSNode{} : value, false, -1,
+                 is_except ? 0
+                 : async   ? 2
+                           : 1);
     }
     return;
   }
@@ -230,9 +238,10 @@ void PythonBinder::Collect(TSNode node, int scope) {
       if (Is(name, "aliased_import")) {
         int symbol = Bind(scope, Field(name, "alias"), SymbolKind::kLocal);
         index_.symbols[symbol].is_import = true;
-        aliases_[symbol] = {std::string(Text(Field(name, "name"))), "",
-                            module_};
-        renamed_.insert(symbol);
+        std::string imported(Text(Field(name, "name")));
+        aliases_[symbol] = {imported, "", module_};
+        // `import a as a` keeps the name (the re-export idiom of PEP 484).
+        if (imported != Text(Field(name, "alias"))) renamed_.insert(symbol);
       } else if (Is(name, "dotted_name")) {
         std::vector<TSNode> parts = NamedChildren(name);
         if (parts.empty()) continue;
@@ -253,9 +262,9 @@ void PythonBinder::Collect(TSNode node, int scope) {
       } else if (Is(child, "aliased_import")) {
         int symbol = Bind(scope, Field(child, "alias"), SymbolKind::kLocal);
         index_.symbols[symbol].is_import = true;
-        aliases_[symbol] = {from, std::string(Text(Field(child, "name"))),
-                            module_};
-        renamed_.insert(symbol);
+        std::string imported(Text(Field(child, "name")));
+        aliases_[symbol] = {from, imported, module_};
+        if (imported != Text(Field(child, "alias"))) renamed_.insert(symbol);
       } else if (Is(child, "dotted_name")) {
         int symbol = Bind(scope, child, SymbolKind::kLocal);
         index_.symbols[symbol].is_import = true;

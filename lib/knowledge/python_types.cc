@@ -47,9 +47,12 @@ std::string PythonBinder::Join(const std::string& package,
   return package.empty() ? name : absl::StrCat(package, ".", name);
 }
 
-int PythonBinder::FollowAlias(int symbol, int depth) {
+int PythonBinder::FollowAlias(int symbol, int depth, bool stop_at_rename) {
   auto it = aliases_.find(symbol);
   if (it == aliases_.end() || depth > 8) return symbol;
+  // An import that renames (`from m import a as b`) is a name of its own
+  // further along a chain: pyright counts `pkg.b` as a use of b, not of a.
+  if (stop_at_rename && depth > 0 && renamed_.count(symbol)) return symbol;
   const Alias& alias = it->second;
   int module = FindModule(alias.module, alias.from_module);
   if (alias.member.empty()) {
@@ -60,24 +63,34 @@ int PythonBinder::FollowAlias(int symbol, int depth) {
     int sub = FindModule(Join(alias.module, alias.member), alias.from_module);
     return sub >= 0 ? modules_[sub].symbol : -1;
   }
-  auto member = scopes_[modules_[module].scope].names.find(alias.member);
-  if (member != scopes_[modules_[module].scope].names.end()) {
-    return FollowAlias(member->second, depth + 1);
+  int found = ModuleMember(module, alias.member, alias.from_module, symbol,
+                           depth + 1, stop_at_rename);
+  if (found >= 0 || modules_[module].name == alias.module) return found;
+  // `from a.b import c` found a module by a shorter suffix: c may be a
+  // submodule of the dotted name as written.
+  int sub = FindModule(Join(alias.module, alias.member), alias.from_module);
+  return sub >= 0 ? modules_[sub].symbol : -1;
+}
+
+int PythonBinder::ModuleMember(int module, const std::string& name, int from,
+                               int importing, int depth, bool stop_at_rename) {
+  if (module < 0 || depth > 8) return -1;
+  const Scope& scope = scopes_[modules_[module].scope];
+  auto member = scope.names.find(name);
+  // `from . import sub` in pkg/__init__.py binds `sub` in pkg itself: that
+  // binding is the submodule, not a name pkg already had.
+  if (member != scope.names.end() && member->second != importing) {
+    if (stop_at_rename && renamed_.count(member->second)) return member->second;
+    return FollowAlias(member->second, depth, stop_at_rename);
   }
-  // from pkg import submodule
-  int sub =
-      FindModule(Join(modules_[module].name, alias.member), alias.from_module);
-  if (sub < 0) {
-    sub = FindModule(Join(alias.module, alias.member), alias.from_module);
-  }
+  int sub = FindModule(Join(modules_[module].name, name), from);
   if (sub >= 0) return modules_[sub].symbol;
   for (const std::string& star : modules_[module].star_modules) {
     int target = FindModule(star, module);
-    if (target < 0) continue;
-    auto found = scopes_[modules_[target].scope].names.find(alias.member);
-    if (found != scopes_[modules_[target].scope].names.end()) {
-      return FollowAlias(found->second, depth + 1);
-    }
+    if (target < 0 || target == module) continue;
+    int found =
+        ModuleMember(target, name, module, -1, depth + 1, stop_at_rename);
+    if (found >= 0) return found;
   }
   return -1;
 }
@@ -128,11 +141,11 @@ TypeRef PythonBinder::TypeOfSymbol(int symbol) {
 
 TypeRef PythonBinder::Infer(const std::vector<Binding>& bindings) {
   for (const Binding& b : bindings) {
-    if (b.is_annotation) return Evaluate(b);
+    if (b.is_annotation && !IsBareQualifier(b)) return Evaluate(b);
   }
   TypeRef result;
   for (const Binding& b : bindings) {
-    if (Is(b.value, "none")) continue;
+    if (Is(b.value, "none") || b.is_annotation) continue;
     TypeRef t = Evaluate(b);
     if (t.kind == TypeRef::kUnknown) continue;
     if (result.kind == TypeRef::kUnknown) {
@@ -166,7 +179,9 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
   }
   if (Is(node, "generic_type") || Is(node, "subscript")) {
     std::string head(Text(ts_node_named_child(node, 0)));
-    if (absl::EndsWith(head, "Optional") &&
+    if ((absl::EndsWith(head, "Optional") || absl::EndsWith(head, "Final") ||
+         absl::EndsWith(head, "ClassVar") ||
+         absl::EndsWith(head, "Annotated")) &&
         ts_node_named_child_count(node) > 1) {
       TSNode inner = ts_node_named_child(node, 1);
       if (Is(inner, "type_parameter") && ts_node_named_child_count(inner) > 0) {
@@ -175,8 +190,11 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
       return TypeOfAnnotation(inner, scope);
     }
     static const char* kContainers[] = {
-        "list", "List",  "Sequence", "Iterable",   "Iterator", "set",
-        "Set",  "tuple", "Tuple",    "Collection", "FrozenSet"};
+        "list",          "List",           "Sequence",
+        "Iterable",      "Iterator",       "set",
+        "Set",           "tuple",          "Tuple",
+        "Collection",    "FrozenSet",      "Generator",
+        "AsyncIterator", "AsyncGenerator", "AsyncIterable"};
     size_t dot = head.rfind('.');
     std::string bare = dot == std::string::npos ? head : head.substr(dot + 1);
     for (const char* container : kContainers) {
@@ -191,6 +209,12 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
     }
     return {TypeRef::kExternal, -1};
   }
+  // typing.Self in a class: an instance of that class.
+  if ((Is(node, "identifier") || Is(node, "attribute")) &&
+      (Text(node) == "Self" || absl::EndsWith(Text(node), ".Self")) &&
+      scopes_[scope].cls >= 0) {
+    return {TypeRef::kInstance, scopes_[scope].cls};
+  }
   TypeRef t = TypeOf(node, scope);
   if (t.kind == TypeRef::kClassRef) return {TypeRef::kInstance, t.id};
   if (t.kind == TypeRef::kUnknown &&
@@ -198,6 +222,43 @@ TypeRef PythonBinder::TypeOfAnnotation(TSNode node, int scope) {
     return {TypeRef::kExternal, -1};  // a library or builtin type
   }
   return {};
+}
+
+bool PythonBinder::IsBareQualifier(const Binding& binding) const {
+  TSNode node = binding.value;
+  if (Is(node, "type") && ts_node_named_child_count(node) > 0) {
+    node = ts_node_named_child(node, 0);
+  }
+  if (!Is(node, "identifier") && !Is(node, "attribute")) return false;
+  int file = modules_[scopes_[binding.scope].module].file;
+  absl::string_view text = NodeText(node, index_.files[file].text);
+  return text == "Final" || text == "ClassVar" ||
+         absl::EndsWith(text, ".Final") || absl::EndsWith(text, ".ClassVar");
+}
+
+TypeRef PythonBinder::Entered(TypeRef t, bool async) {
+  if (t.kind == TypeRef::kList) return {TypeRef::kInstance, t.id};
+  if (t.kind != TypeRef::kInstance) return {};
+  bool external = false;
+  int enter = FindMember(t.id, async ? "__aenter__" : "__enter__", &external);
+  // No __enter__ in the project's classes: a library base's, which
+  // returns the instance itself in the standard library's context managers.
+  if (enter < 0) return t;
+  TypeRef entered = ReturnType(enter);
+  // `-> Self` (or the defining class) on a subclass is the subclass.
+  if (entered.kind == TypeRef::kInstance && IsSubclass(t.id, entered.id)) {
+    return t;
+  }
+  return entered;
+}
+
+bool PythonBinder::IsSubclass(int cls, int base, int depth) const {
+  if (cls == base) return true;
+  if (cls < 0 || depth > 20) return false;
+  for (int super : index_.symbols[cls].supers) {
+    if (IsSubclass(super, base, depth + 1)) return true;
+  }
+  return false;
 }
 
 TSNode PythonBinder::ParseAnnotationString(TSNode string) {
@@ -254,6 +315,7 @@ TypeRef PythonBinder::Evaluate(const Binding& binding) {
     t = t.kind == TypeRef::kList ? TypeRef{TypeRef::kInstance, t.id}
                                  : TypeRef{};
   }
+  if (binding.entered != 0) t = Entered(t, binding.entered == 2);
   source_ = saved;
   file_ = saved_file;
   return t;
@@ -315,12 +377,34 @@ TypeRef PythonBinder::TypeOf(TSNode node, int scope) {
     return {TypeRef::kExternal, -1};
   }
   if (is("none")) return {};
+  // `a / b` is type(a).__truediv__(a, b): what that method returns, when a
+  // is an instance of a project class that defines it.
+  if (is("binary_operator")) {
+    static const std::unordered_map<std::string, std::string> kDunders = {
+        {"+", "__add__"},     {"-", "__sub__"},       {"*", "__mul__"},
+        {"/", "__truediv__"}, {"//", "__floordiv__"}, {"%", "__mod__"},
+        {"@", "__matmul__"},  {"&", "__and__"},       {"|", "__or__"},
+        {"^", "__xor__"},     {"<<", "__lshift__"},   {">>", "__rshift__"},
+        {"**", "__pow__"}};
+    auto dunder = kDunders.find(std::string(Text(Field(node, "operator"))));
+    TypeRef left = TypeOf(Field(node, "left"), scope);
+    if (dunder == kDunders.end() || left.kind != TypeRef::kInstance) return {};
+    bool external = false;
+    int method = FindMember(left.id, dunder->second, &external);
+    return method >= 0 ? ReturnType(method) : TypeRef{};
+  }
   if (is("attribute")) {
     TypeRef object = TypeOf(Field(node, "object"), scope);
     std::string name(Text(Field(node, "attribute")));
     int member = MemberOf(object, name);
+    if (member < 0 && object.kind == TypeRef::kInstance) {
+      // A class with __getattr__: every other attribute is what it returns.
+      bool external = false;
+      int fallback = FindMember(object.id, "__getattr__", &external);
+      if (fallback >= 0) return ReturnType(fallback);
+    }
     if (member < 0) return {};
-    return TypeOfSymbol(member);
+    return TypeOfSymbol(FollowAlias(member));
   }
   if (is("call")) {
     TSNode function = Field(node, "function");
@@ -404,7 +488,7 @@ TypeRef PythonBinder::ReturnType(int function) {
 }
 
 int PythonBinder::MemberOf(TypeRef object, const std::string& name,
-                           bool* unknown) {
+                           bool* unknown, bool stop_at_rename) {
   if (object.kind == TypeRef::kInstance || object.kind == TypeRef::kClassRef) {
     bool external = false;
     int member = FindMember(object.id, name, &external);
@@ -412,12 +496,7 @@ int PythonBinder::MemberOf(TypeRef object, const std::string& name,
     return member;
   }
   if (object.kind == TypeRef::kModule) {
-    const Module& module = modules_[object.id];
-    auto it = scopes_[module.scope].names.find(name);
-    if (it != scopes_[module.scope].names.end()) return FollowAlias(it->second);
-    int sub = FindModule(Join(module.name, name), object.id);
-    if (sub >= 0) return modules_[sub].symbol;
-    return -1;
+    return ModuleMember(object.id, name, object.id, -1, 0, stop_at_rename);
   }
   if (object.kind == TypeRef::kUnknown && unknown != nullptr) *unknown = true;
   return -1;

@@ -31,9 +31,11 @@ void PythonBinder::OccurName(TSNode node, int scope) {
     symbol = bound->second;
   }
   // A use of a renamed import (`import x as y`, `from m import a as b`)
-  // is a use of the alias; the import line names the original.
-  if (symbol >= 0 && !renamed_.count(symbol)) {
-    int target = FollowAlias(symbol);
+  // is a use of the alias (pyright's rule); the import line names the
+  // original. Other imports are followed to what they import, up to the
+  // first renaming import on the way.
+  if (symbol >= 0) {
+    int target = renamed_.count(symbol) ? symbol : FollowAlias(symbol, 0, true);
     if (target >= 0) index_.occurrences[id].symbols.push_back(target);
   }
 }
@@ -186,14 +188,17 @@ void PythonBinder::Visit(TSNode node, int scope) {
                                                          : child)));
       int id = Occur(name);
       if (bound != bound_at_.end()) {
-        int target = FollowAlias(bound->second);
+        int target = FollowAlias(bound->second, 0, true);
         if (target >= 0) index_.occurrences[id].symbols.push_back(target);
       }
       if (Is(child, "aliased_import")) {
         int alias = Occur(Field(child, "alias"));
         index_.occurrences[alias].is_declaration = true;
         if (bound != bound_at_.end()) {
-          int target = FollowAlias(bound->second);
+          // `as b` declares b when it renames; `as a` re-exports a.
+          int target = renamed_.count(bound->second)
+                           ? bound->second
+                           : FollowAlias(bound->second, 0, true);
           if (target >= 0) index_.occurrences[alias].symbols.push_back(target);
         }
       }
@@ -207,7 +212,8 @@ void PythonBinder::Visit(TSNode node, int scope) {
     Visit(object, scope);
     bool unknown = false;
     TypeRef receiver = TypeOf(object, scope);
-    int member = MemberOf(receiver, std::string(Text(attribute)), &unknown);
+    int member =
+        MemberOf(receiver, std::string(Text(attribute)), &unknown, true);
     int id = Occur(attribute);
     Occurrence& o = index_.occurrences[id];
     o.is_member = true;

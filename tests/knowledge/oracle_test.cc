@@ -25,11 +25,12 @@ std::string DataDir(const std::string& language) {
   return JoinPath(base, JoinPath("tests/data/knowledge", language));
 }
 
-Evidence LoadEvidence(const std::string& language) {
+Evidence LoadEvidence(const std::string& language, int min_queries = 30) {
   absl::StatusOr<std::string> json =
       ReadFileToString(JoinPath(DataDir(language), "oracle.json"));
   EXPECT_TRUE(json.ok()) << json.status();
-  absl::StatusOr<Evidence> evidence = ParseEvidence(json.ok() ? *json : "");
+  absl::StatusOr<Evidence> evidence =
+      ParseEvidence(json.ok() ? *json : "", min_queries);
   EXPECT_TRUE(evidence.ok()) << evidence.status();
   return evidence.ok() ? *evidence : Evidence();
 }
@@ -57,26 +58,57 @@ Score Measure(const Evidence& evidence, const std::string& project) {
   return score;
 }
 
-void ExpectFloors(const std::string& language) {
-  Evidence evidence = LoadEvidence(language);
-  ASSERT_EQ(evidence.language, language);
-  std::string project = JoinPath(DataDir(language), "project");
+// `fixture` is a folder of tests/data/knowledge; the generated ones are
+// named after their language, the hand-made ones (one class of references
+// each, fewer queries) say theirs in the capture.
+void ExpectFloors(const std::string& fixture, const std::string& language = "",
+                  double precision_floor = kPrecisionFloor,
+                  double recall_floor = kRecallFloor, int min_queries = 30) {
+  Evidence evidence = LoadEvidence(fixture, min_queries);
+  ASSERT_EQ(evidence.language, language.empty() ? fixture : language);
+  std::string project = JoinPath(DataDir(fixture), "project");
   absl::Status fresh = CheckFresh(evidence, project);
   ASSERT_TRUE(fresh.ok()) << fresh;
   Score score = Measure(evidence, project);
-  std::cout << language << ": precision " << 100 * score.precision() << "% ("
+  std::cout << fixture << ": precision " << 100 * score.precision() << "% ("
             << score.true_positives << "/" << score.predicted << "), recall "
             << 100 * score.recall() << "% (" << score.true_positives << "/"
             << score.expected << "), " << evidence.queries.size()
             << " queries, oracle: " << evidence.oracle << "\n";
   absl::Status floors =
-      CheckFloors(score, kPrecisionFloor, kRecallFloor, language);
+      CheckFloors(score, precision_floor, recall_floor, fixture);
   EXPECT_TRUE(floors.ok()) << floors;
 }
 
 TEST(OracleTest, JavaMeetsTheFloors) { ExpectFloors("java"); }
 
 TEST(OracleTest, PythonMeetsTheFloors) { ExpectFloors("python"); }
+
+// The hand-made projects of issue 29, each one class of references that
+// real libraries use heavily; their floors are the issue's goal (0.98).
+// Recall before the binder followed imports through packages: aliases
+// 94.1%, re-exports 87.8%, submodules 42.1%.
+constexpr double kHandMadeFloor = 0.98;
+
+TEST(OracleTest, PythonAliasesByAssignmentMeetTheFloors) {
+  ExpectFloors("python-aliases", "python", kHandMadeFloor, kHandMadeFloor, 8);
+}
+
+TEST(OracleTest, PythonReExportsMeetTheFloors) {
+  ExpectFloors("python-reexports", "python", kHandMadeFloor, kHandMadeFloor, 8);
+}
+
+// Overloads a project declares on JDK types (copy(Reader, Writer) beside
+// copy(Reader, OutputStream)), chosen by javac from the arguments' static
+// types: precision 58.3% before the JDK supertypes were known.
+TEST(OracleTest, JavaOverloadsOnJdkTypesMeetTheFloors) {
+  ExpectFloors("java-methods", "java", kHandMadeFloor, kHandMadeFloor, 8);
+}
+
+TEST(OracleTest, PythonSubmodulesAsAttributesMeetTheFloors) {
+  ExpectFloors("python-submodules", "python", kHandMadeFloor, kHandMadeFloor,
+               8);
+}
 
 TEST(OracleTest, StaleEvidenceIsRejected) {
   Evidence evidence = LoadEvidence("python");
@@ -189,8 +221,8 @@ TEST(OracleTest, NaiveSearchIsUnderTheFloors) {
     }
     std::cout << language
               << " identifier tokens with the name, unresolved: precision "
-              << 100 * score.precision() << "%, recall "
-              << 100 * score.recall() << "%\n";
+              << 100 * score.precision() << "%, recall " << 100 * score.recall()
+              << "%\n";
     EXPECT_FALSE(
         CheckFloors(score, kPrecisionFloor, kRecallFloor, language).ok())
         << language << " identifier-name matching passed the floors";

@@ -2,7 +2,11 @@
 """Captures the reference oracles for tests/knowledge and freezes them in
 tests/data/knowledge/<language>/oracle.json.
 
-  tools/knowledge/capture.py [java|python|all]
+  tools/knowledge/capture.py [java|python|all|FIXTURE...]
+
+FIXTURE is the name of another folder of tests/data/knowledge (a hand-made
+project such as python-aliases, its queries.json written by
+hand_queries.py); its language is the one its queries.json names.
 
 Java: javac's compiler API (tools/knowledge/JavacOracle.java; needs a JDK).
 Python: pyright over LSP (textDocument/references, the declaration
@@ -167,12 +171,14 @@ def ask_all(lsp, project, queries, opened):
     return sites
 
 
-def capture(language):
-    folder = os.path.join(DATA, language)
+def capture(fixture):
+    folder = os.path.join(DATA, fixture)
     project = os.path.join(folder, "project")
     queries_path = os.path.join(folder, "queries.json")
     with open(queries_path) as f:
-        queries = json.load(f)["queries"]
+        loaded = json.load(f)
+    queries = loaded["queries"]
+    language = loaded.get("language", fixture)
     tool, sites = (capture_java if language == "java" else capture_python)(project, queries_path)
     records = []
     for query in queries:
@@ -191,7 +197,7 @@ def capture(language):
     with open(os.path.join(folder, "oracle.json"), "w") as f:
         json.dump(oracle, f, indent=1)
         f.write("\n")
-    print("%s: %d queries, %d sites" % (language, len(records),
+    print("%s: %d queries, %d sites" % (fixture, len(records),
                                         sum(len(r["sites"]) for r in records)))
 
 
@@ -218,9 +224,9 @@ def main():
               "capture on a developer machine and commit the result for review",
               file=sys.stderr)
         sys.exit(1)
-    which = sys.argv[1] if len(sys.argv) > 1 else "all"
-    for language in (["java", "python"] if which == "all" else [which]):
-        capture(language)
+    which = sys.argv[1:] or ["all"]
+    for fixture in (["java", "python"] if which == ["all"] else which):
+        capture(fixture)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,10 @@
 """Picks declarations of a real project as find_references queries, for
 measuring on repositories that are not in the tree.
 
-  tools/knowledge/pick_queries.py PROJECT java|python COUNT_PER_KIND > queries.json
+  tools/knowledge/pick_queries.py PROJECT java|python COUNT_PER_KIND [UNDER] > queries.json
+
+With UNDER (a folder of PROJECT), only declarations in that folder are
+picked (the project's other folders, such as its tests, are users only).
 
 Each query has a `kind`: for Java class, method, constructor, field; for
 Python function, class, method, constant. Declarations are found by line
@@ -106,9 +109,10 @@ def python_declarations(rel, lines):
 
 def main():
     project, language, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    under = os.path.join(project, sys.argv[4]) if len(sys.argv) > 4 else project
     ext = ".java" if language == "java" else ".py"
     by_kind = {kind: [] for kind in KINDS[language]}
-    for folder, dirs, files in os.walk(project):
+    for folder, dirs, files in os.walk(under):
         dirs.sort()
         for name in sorted(files):
             if not name.endswith(ext):

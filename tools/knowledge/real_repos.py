@@ -71,6 +71,12 @@ def prepare(repo, mirror):
         os.makedirs(project)
         shutil.copytree(os.path.join(root, repo["package"]),
                         os.path.join(project, repo["package"]))
+        # `users`: folders of the clone (its tests) copied beside the
+        # package, so that the package's public names are used the way its
+        # users write them (`import pkg; pkg.name`); no query is picked there.
+        for folder in repo.get("users", []):
+            shutil.copytree(os.path.join(clone, folder),
+                            os.path.join(project, os.path.basename(folder)))
     else:
         shutil.copytree(root, project)
     print("%s: %s" % (repo["name"], project))
@@ -82,8 +88,9 @@ def capture_repo(repo, per_kind):
     project = project_dir(repo)
     queries = os.path.join(WORK, repo["name"], "queries.json")
     with open(queries, "w") as f:
+        under = [repo["package"]] if repo.get("users") else []
         subprocess.run([sys.executable, os.path.join(HERE, "pick_queries.py"), project,
-                        repo["language"], str(per_kind)], stdout=f, check=True)
+                        repo["language"], str(per_kind)] + under, stdout=f, check=True)
     os.environ["ORACLE_ALLOW_ERRORS"] = "1"
     os.makedirs(ORACLES, exist_ok=True)
     out = os.path.join(ORACLES, repo["name"] + ".json")

@@ -1,0 +1,1 @@
+from core import chunked as split_up

@@ -1,0 +1,3 @@
+from facade import *
+from facade import run as go
+import core.util_names as names

@@ -1,0 +1,5 @@
+from . import hooks
+from .checks import numeric
+from .registry import register
+
+strict = register

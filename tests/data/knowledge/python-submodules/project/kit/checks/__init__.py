@@ -1,0 +1,2 @@
+from . import numeric, text
+from .numeric import positive

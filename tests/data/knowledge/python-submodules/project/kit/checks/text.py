@@ -1,0 +1,2 @@
+def non_empty(value):
+    return bool(value)
