@@ -24,6 +24,8 @@ debian_packages=(
   # The static archives garuda-stager links (third_party/system/static_link.bzl;
   # libgit2-dev pulls them in too).
   libmbedtls-dev libhttp-parser-dev libssh2-1-dev libpcre2-dev zlib1g-dev
+  # tools/package.sh and tests/package: dpkg-shlibdeps, man -l, lintian.
+  dpkg-dev man-db lintian
 )
 
 missing=()

@@ -1,11 +1,8 @@
 #include "lib/agent/helpers.h"
 
-#include <unistd.h>
-
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 
@@ -38,24 +35,14 @@ absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> SpawnHelper(
 }  // namespace
 
 HelperPaths HelperPathsIn(const std::string& dir) {
-  auto find = [&](const char* name) {
-    std::string beside = JoinPath(dir, name);
-    std::string built = JoinPath(JoinPath(Dirname(dir), name), name);
-    if (::access(beside.c_str(), X_OK) != 0 &&
-        ::access(built.c_str(), X_OK) == 0) {
-      return built;
-    }
-    return beside;
-  };
-  return {find(kAuditorProgram), find(kBudgeterProgram), find(kStagerProgram),
-          find(kApplierProgram)};
+  return {HelperPath(dir, kAuditorProgram), HelperPath(dir, kBudgeterProgram),
+          HelperPath(dir, kStagerProgram), HelperPath(dir, kApplierProgram)};
 }
 
-absl::StatusOr<std::string> OwnProgramFolder() {
-  char buffer[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (n < 0) return LastErrnoStatus("readlink(/proc/self/exe)");
-  return Dirname(std::string(buffer, n));
+absl::Status CheckHelperPaths(const std::string& dir,
+                              const HelperPaths& paths) {
+  return CheckHelpers(
+      dir, {paths.auditor, paths.budgeter, paths.stager, paths.applier});
 }
 
 absl::StatusOr<std::unique_ptr<Helpers>> Helpers::Start(

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lib/agent/services.h"
+#include "lib/base/helper_paths.h"
 #include "lib/budget/meter.h"
 #include "lib/ipc/helper_process.h"
 
@@ -31,14 +32,14 @@ struct HelperPaths {
   std::string auditor, budgeter, stager, applier;
 };
 
-// The four programs in `dir`, where an installation puts them side by side;
-// a program not there is looked for at `dir`/../<name>/<name>, where the
-// build leaves it (bazel-bin/cmd/garuda-stager/garuda-stager), so that the
-// agent runs from the build tree too.
+// The four programs in `dir` (the folder of garuda-agent), each where
+// HelperPath (lib/base/helper_paths.h) finds it: beside garuda-agent, else
+// in the build tree.
 HelperPaths HelperPathsIn(const std::string& dir);
-// The folder of the running program (/proc/self/exe): where the helpers are
-// installed beside garuda-agent.
-absl::StatusOr<std::string> OwnProgramFolder();
+// Each of the four is there and of garuda-agent's version; else the error
+// names the first that is not, with the fix.
+absl::Status CheckHelperPaths(const std::string& dir, const HelperPaths& paths);
+using ::garuda::OwnProgramFolder;
 
 struct HelpersOptions {
   HelperPaths paths;

@@ -161,16 +161,7 @@ absl::StatusOr<std::unique_ptr<Helpers>> StartSessionHelpers(
   provider::RemoveApiKeysFromEnvironment();
   HelpersOptions helper_options;
   helper_options.paths = HelperPathsIn(opened.helpers_dir);
-  for (const std::string* program :
-       {&helper_options.paths.auditor, &helper_options.paths.budgeter,
-        &helper_options.paths.stager, &helper_options.paths.applier}) {
-    if (::access(program->c_str(), X_OK) != 0) {
-      return absl::NotFoundError(absl::StrCat(
-          Basename(*program), " is not in ", opened.helpers_dir,
-          ": the helper programs are installed beside garuda-agent; name "
-          "their folder with --helpers-dir"));
-    }
-  }
+  RETURN_IF_ERROR(CheckHelperPaths(opened.helpers_dir, helper_options.paths));
   helper_options.project = opened.project->root();
   helper_options.session_id = opened.session_id;
   helper_options.token_limit = opened.settings.token_limit;

@@ -19,6 +19,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "lib/audit/client.h"
 #include "lib/base/files.h"
+#include "lib/base/helper_paths.h"
 #include "lib/base/home.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
@@ -203,13 +204,8 @@ class Runner {
 
   absl::Status StartAuditor() {
     ipc::HelperOptions helper;
-    helper.argv = {JoinPath(options_.helpers_dir, "garuda-auditor"), "serve",
-                   "--channel-fd=3", "--project", checkout_};
-    if (::access(helper.argv[0].c_str(), X_OK) != 0) {
-      helper.argv[0] =
-          JoinPath(JoinPath(Dirname(options_.helpers_dir), "garuda-auditor"),
-                   "garuda-auditor");
-    }
+    helper.argv = {ProgramIn("garuda-auditor"), "serve", "--channel-fd=3",
+                   "--project", checkout_};
     if (!options_.accept_weaker_lockdown.empty()) {
       helper.argv.push_back("--accept-weaker-lockdown=" +
                             options_.accept_weaker_lockdown);
@@ -240,9 +236,7 @@ class Runner {
   }
 
   std::string ProgramIn(const std::string& name) const {
-    std::string beside = JoinPath(options_.helpers_dir, name);
-    if (::access(beside.c_str(), X_OK) == 0) return beside;
-    return JoinPath(JoinPath(Dirname(options_.helpers_dir), name), name);
+    return HelperPath(options_.helpers_dir, name);
   }
 
   absl::Status RunSession() {
