@@ -238,13 +238,18 @@ cat >"$T/session.json" <<'EOF'
      "argumentsJson": "{\"path\": \"notes.txt\", \"content\": \"hi\\n\"}"}]},
   {"text": "# Done\n- **all** good\n"},
   {"toolCalls": [{"id": "b2", "name": "bash",
-     "argumentsJson": "{\"command\": \"sleep 3600.25 & echo $((6 * 7)) ready; wait\"}"}]},
+     "argumentsJson": "{\"command\": \"sleep @SLEEPER@ & echo $((6 * 7)) ready; wait\"}"}]},
   {"text": "Noted."}
 ]}
 EOF
+# The background sleep's length is this run's own (the test's pid), so that
+# the check below never finds the sleep of another run on the machine (two
+# runs at once under --runs_per_test saw each other's).
+SLEEPER="3600.$$"
+sed -i "s/@SLEEPER@/$SLEEPER/" "$T/session.json"
 RUN=session
 visible() { "${TMUX[@]}" capture-pane -p -J -t agent 2>/dev/null; }
-sleepers() { pgrep -f "sleep 3600.25" 2>/dev/null; }
+sleepers() { pgrep -f "^sleep $SLEEPER\$" 2>/dev/null; }
 if start_session "$T/session.json" "commands direct"; then
   "${TMUX[@]}" send-keys -t agent "Look around." Enter
   wait_pane "good" || fail "the first turn did not end"
