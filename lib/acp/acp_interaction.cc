@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/agent/builtin_rows.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
 #include "lib/provider/json.h"
@@ -39,20 +40,13 @@ std::string JoinPathUnder(const std::string& root, const std::string& path) {
 
 }  // namespace
 
-const char* ToolKind(absl::string_view tool) {
-  if (tool == "bash") return "execute";
-  if (tool == "edit_file" || tool == "write_file") return "edit";
-  if (tool == "read_file") return "read";
-  if (tool == "grep" || tool == "list_files" || tool == "find_references" ||
-      tool == "callers" || tool == "impact") {
-    return "search";
-  }
-  // A child agent's sub-task (spec T9): its own model's work.
-  if (tool == "task") return "think";
-  return "other";
+const ToolTable& BuiltinToolRows() {
+  static const ToolTable* const table =
+      new ToolTable(agent::BuiltinToolTable({}));
+  return *table;
 }
 
-ToolCallFields FieldsOf(const provider::ToolCall& call,
+ToolCallFields FieldsOf(const ToolTable& tools, const provider::ToolCall& call,
                         const std::string& root) {
   ToolCallFields fields;
   fields.title = call.name();
@@ -66,12 +60,10 @@ ToolCallFields FieldsOf(const provider::ToolCall& call,
       fields.locations.push_back(JoinPathUnder(root, *path));
       fields.title = absl::StrCat(call.name(), " ", *path);
     }
-    if (std::optional<std::string> command = StringField(input, "command")) {
-      fields.title = *command;
-    }
-    if (call.name() == "grep") {
-      if (std::optional<std::string> pattern = StringField(input, "pattern")) {
-        fields.title = absl::StrCat("grep ", *pattern);
+    const ToolRow* row = tools.Find(call.name());
+    if (row != nullptr && row->spec.title) {
+      if (std::optional<std::string> title = row->spec.title(input)) {
+        fields.title = *title;
       }
     }
   }
@@ -160,12 +152,12 @@ void AcpInteraction::ShowToolCall(const agent::ToolCallView& view) {
   Value update = Object();
   Set(update, "sessionUpdate", Str("tool_call"));
   Set(update, "toolCallId", Str(view.id));
-  Set(update, "kind", Str(ToolKind(view.tool)));
+  Set(update, "kind", Str(tools_->KindName(view.tool)));
   Set(update, "status", Str("in_progress"));
   std::string title = view.summary;
   auto call = calls_.find(view.id);
   if (call != calls_.end()) {
-    ToolCallFields fields = FieldsOf(call->second, project_->root());
+    ToolCallFields fields = FieldsOf(*tools_, call->second, project_->root());
     if (title.empty()) title = fields.title;
     Value locations = List();
     for (const std::string& path : fields.locations) {
@@ -390,12 +382,12 @@ void AcpInteraction::Replay(
       Update(std::move(update));
     }
     for (const provider::ToolCall& call : message.tool_calls()) {
-      ToolCallFields fields = FieldsOf(call, project_->root());
+      ToolCallFields fields = FieldsOf(*tools_, call, project_->root());
       Value update = Object();
       Set(update, "sessionUpdate", Str("tool_call"));
       Set(update, "toolCallId", Str(call.id()));
       Set(update, "title", Str(fields.title));
-      Set(update, "kind", Str(ToolKind(call.name())));
+      Set(update, "kind", Str(tools_->KindName(call.name())));
       Set(update, "status", Str("completed"));
       Set(update, "rawInput", std::move(fields.raw_input));
       Update(std::move(update));

@@ -18,24 +18,25 @@
 #include "lib/agent/interaction.h"
 #include "lib/agent/turn_events.h"
 #include "lib/tools/project.h"
+#include "lib/tools/tool_table.h"
 #include "proto/provider.pb.h"
 
 namespace garuda {
 namespace acp {
 
-// ACP's kind of a Garuda tool: bash "execute", the edit tools "edit",
-// read_file "read", the searches and code tools "search", a child agent's
-// task "think", else "other".
-const char* ToolKind(absl::string_view tool);
+// The built-in tools' table (lib/agent/builtin_rows.h), which an
+// interaction asks until its session gives it its own (set_tools).
+const ToolTable& BuiltinToolRows();
 
-// A tool call's ACP fields from the model's arguments: the title, the paths
-// it touches (relative paths resolved under `root`) and its raw input.
+// A tool call's ACP fields from the model's arguments: the title (the
+// row's, else the name and the "path"), the paths it touches (relative
+// paths resolved under `root`) and its raw input.
 struct ToolCallFields {
   std::string title;
   std::vector<std::string> locations;
   Value raw_input;
 };
-ToolCallFields FieldsOf(const provider::ToolCall& call,
+ToolCallFields FieldsOf(const ToolTable& tools, const provider::ToolCall& call,
                         const std::string& root);
 
 class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
@@ -44,6 +45,8 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
   AcpInteraction(WorkerLink* link, const Project* project, int64_t token_limit);
 
   void set_session_id(const std::string& id) { session_id_ = id; }
+  // The session's tool table (not owned): each call's kind and title.
+  void set_tools(const ToolTable* tools) { tools_ = tools; }
   // Notices shown outside a turn are kept until TakeNotices (the session's
   // first lines go out after the session/new answer).
   void set_in_turn(bool in_turn) { in_turn_ = in_turn; }
@@ -81,6 +84,7 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
 
  private:
   PermissionAnswer Ask(const PermissionQuestion& question, Value content);
+  const ToolTable* tools_ = &BuiltinToolRows();
   // session/request_permission of this session: the option selected, or
   // nullopt (WorkerLink::RequestPermission).
   std::optional<std::string> RequestPermission(Value tool_call, Value options);

@@ -210,14 +210,14 @@ TEST_F(AcpInteractionTest, AFileWhoseContentCannotBeShownGetsNoHalfDiff) {
 }
 
 TEST(ToolKindTest, GarudaToolsAsAcpKinds) {
-  EXPECT_STREQ(ToolKind("bash"), "execute");
-  EXPECT_STREQ(ToolKind("edit_file"), "edit");
-  EXPECT_STREQ(ToolKind("write_file"), "edit");
-  EXPECT_STREQ(ToolKind("read_file"), "read");
-  EXPECT_STREQ(ToolKind("grep"), "search");
-  EXPECT_STREQ(ToolKind("find_references"), "search");
-  EXPECT_STREQ(ToolKind("task"), "think");
-  EXPECT_STREQ(ToolKind("anything_else"), "other");
+  EXPECT_STREQ(BuiltinToolRows().KindName("bash"), "execute");
+  EXPECT_STREQ(BuiltinToolRows().KindName("edit_file"), "edit");
+  EXPECT_STREQ(BuiltinToolRows().KindName("write_file"), "edit");
+  EXPECT_STREQ(BuiltinToolRows().KindName("read_file"), "read");
+  EXPECT_STREQ(BuiltinToolRows().KindName("grep"), "search");
+  EXPECT_STREQ(BuiltinToolRows().KindName("find_references"), "search");
+  EXPECT_STREQ(BuiltinToolRows().KindName("task"), "think");
+  EXPECT_STREQ(BuiltinToolRows().KindName("anything_else"), "other");
 }
 
 }  // namespace

@@ -214,6 +214,7 @@ int RunSessionWorker(const WorkerOptions& options) {
   // Replayed as restored: a call the ended session left without a result
   // shows the result the model now sees ("Not run: ...").
   (*session)->Restore(std::move(opened->resumed));
+  interaction.set_tools(&(*session)->tools());
   interaction.Replay((*session)->messages());
   Value result = Object();
   if (!opening->load) Set(result, "sessionId", Str(opened->session_id));

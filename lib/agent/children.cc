@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/struct.pb.h"
+#include "lib/agent/builtin_rows.h"
 #include "lib/agent/session.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
@@ -93,6 +94,19 @@ provider::ToolDefinition TaskToolDefinition() {
       R"("prompt":{"type":"string","description":"the child's whole instructions"}},)"
       R"("required":["description","prompt"],"additionalProperties":false})");
   return tool;
+}
+
+ToolRow TaskRow() {
+  provider::ToolDefinition definition = TaskToolDefinition();
+  ToolRow row;
+  row.spec.name = definition.name();
+  row.spec.description = definition.description();
+  row.spec.schema = [json = definition.parameters_json()](ToolProfile) {
+    return json;
+  };
+  row.spec.kind = ToolKind::kThink;
+  row.batched = true;
+  return row;
 }
 
 absl::StatusOr<TaskArguments> ParseTaskArguments(absl::string_view json) {
@@ -253,7 +267,9 @@ Session::Session(const Session& parent, SessionParts parts,
       agent_id_(std::move(agent_id)),
       locks_(parent.locks_),
       root_interaction_(parent.root_interaction_),
-      session_audit_(parent.session_audit_) {}
+      session_audit_(parent.session_audit_) {
+  tools_ = BuiltinToolTable(Offers());
+}
 
 Session::~Session() = default;
 

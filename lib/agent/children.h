@@ -52,6 +52,9 @@ ChildSettings ChildSettingsFrom(const AgentSettings& agents,
 
 // The tool the model sees (an agent below maxDepth).
 provider::ToolDefinition TaskToolDefinition();
+// Its row: a batched row, whose calls the session runs as child agents
+// after an answer's other calls (Session::RunTasks).
+ToolRow TaskRow();
 
 struct TaskArguments {
   std::string description;

@@ -194,7 +194,7 @@ absl::Status ScheduleJob(Session& session, const SessionParts& parts,
   }
   ProposedChange change;
   change.origin = ProposedChange::Origin::kEdit;
-  change.tool = "write_file";
+  change.tool = kWriteFileRule;
   change.reason = absl::StrCat("/schedule ", name);
   change.session_id = session_id;
   change.change_set = &proposed->change_set;
@@ -206,12 +206,13 @@ absl::Status ScheduleJob(Session& session, const SessionParts& parts,
     out.ShowNotice(
         absl::StrCat("/schedule: not written: ", applied.status().message()));
     return parts.audit->Record(
-        MakeEvent("schedule", "write_file", relative, "failed",
+        MakeEvent("schedule", kWriteFileRule, relative, "failed",
                   std::string(applied.status().message())));
   }
   const bool written_file = applied->kind() == applier::ApplyOutcome::APPLIED;
   RETURN_IF_ERROR(parts.audit->Record(MakeEvent(
-      "schedule", "write_file", relative, written_file ? "applied" : "declined",
+      "schedule", kWriteFileRule, relative,
+      written_file ? "applied" : "declined",
       applied->decision().empty() ? applied->line() : applied->decision())));
   out.ShowNotice(written_file ? absl::StrCat("Wrote ", relative,
                                              ". Run it: garuda-agent "

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "lib/agent/builtin_rows.h"
+#include "lib/agent/command_tool.h"
 #include "lib/agent/schedule.h"
 #include "lib/agent/session_view.h"
 #include "lib/agent/system_prompt.h"
@@ -21,7 +23,6 @@
 #include "lib/budget/limits.h"
 #include "lib/budget/server.h"
 #include "lib/provider/budget_meter.h"
-#include "lib/tools/definitions.h"
 
 namespace garuda {
 namespace agent {
@@ -91,6 +92,14 @@ Session::Session(SessionConfig config, SessionParts parts)
   facts.sandboxed = config_.description.sandboxed();
   facts.strict = config_.strict;
   system_prompt_ = SystemPrompt(facts) + config_.instructions_prompt;
+  tools_ = BuiltinToolTable(Offers());
+}
+
+BuiltinOffers Session::Offers() const {
+  return {[this] {
+            return parts_.code != nullptr && !parts_.code->languages().empty();
+          },
+          [this] { return depth_ < config_.agents.max_depth; }};
 }
 
 bool Session::staged() const { return config_.description.mode() == "staged"; }
@@ -132,9 +141,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
       MakeEvent("session_start", "", session->parts_.project->root(), "start",
                 session->FirstLine())));
   if (!session->sandboxed()) {
-    RETURN_IF_ERROR(session->parts_.audit->Record(
-        MakeEvent("host_fallback", "bash", session->parts_.project->root(),
-                  "ask", "no OS sandbox: commands run on the host and ask")));
+    RETURN_IF_ERROR(session->parts_.audit->Record(MakeEvent(
+        "host_fallback", CommandToolName(), session->parts_.project->root(),
+        "ask", "no OS sandbox: commands run on the host and ask")));
   }
   return session;
 }
@@ -210,6 +219,7 @@ absl::Status Session::NoteForModel(const std::string& note) {
 ToolContext Session::Tools() const {
   ToolContext tools;
   tools.session_id = config_.session_id;
+  tools.tools = &tools_;
   tools.profile = config_.strict ? ToolProfile::kStrict : ToolProfile::kDefault;
   tools.sandboxed = sandboxed();
   tools.require_sandbox = config_.strict || config_.require_sandbox;
@@ -247,13 +257,8 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
   for (const provider::ChatMessage& message : messages_) {
     *request.add_messages() = message;
   }
-  for (provider::ToolDefinition& tool : ToolDefinitions(
-           tools.profile,
-           tools.code != nullptr && !tools.code->languages().empty())) {
+  for (provider::ToolDefinition& tool : tools_.Definitions(tools.profile)) {
     *request.add_tools() = std::move(tool);
-  }
-  if (depth_ < config_.agents.max_depth) {
-    *request.add_tools() = TaskToolDefinition();
   }
   // A child's step is sent only with its whole output limit: a step cut
   // short helps nobody, and what is left goes to its wrap-up request.
@@ -366,7 +371,8 @@ absl::StatusOr<bool> Session::RunToolCalls(
       continue;
     }
     if (parts_.events != nullptr) parts_.events->ToolCall(call);
-    if (call.name() == kTaskTool) {
+    const ToolRow* row = tools_.Find(call.name());
+    if (row != nullptr && row->batched) {
       tasks.push_back(call);
       task_index.push_back(i);
       continue;
@@ -452,8 +458,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
 }
 
 absl::Status Session::RunSteps(const std::string& prompt,
-                               const CancelFlag* cancel,
-                               CountingMeter* meter,
+                               const CancelFlag* cancel, CountingMeter* meter,
                                TurnOutcome* outcome) {
   ++turns_;
   std::string text = prompt;
@@ -500,7 +505,8 @@ absl::Status Session::RunSteps(const std::string& prompt,
       parts_.interaction->ShowText(delta);
       if (parts_.events != nullptr) parts_.events->Text(delta);
     };
-    callbacks.on_retry = [this, &streamed](const provider::RetryNotice& notice) {
+    callbacks.on_retry = [this,
+                          &streamed](const provider::RetryNotice& notice) {
       streamed.clear();
       parts_.interaction->ShowRetry(notice.reason);
     };

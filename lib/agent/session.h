@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "lib/agent/builtin_rows.h"
 #include "lib/agent/children.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
@@ -155,6 +156,8 @@ class Session {
   const std::string& system_prompt() const { return system_prompt_; }
   bool staged() const;
   bool sandboxed() const { return config_.description.sandboxed(); }
+  // The tools this agent offers (an editor's view asks it for their kinds).
+  const ToolTable& tools() const { return tools_; }
 
  private:
   // The parts of a turn (RunTurn): the next model request (with the input
@@ -168,8 +171,7 @@ class Session {
                                     const provider::ModelRequest& request,
                                     TurnOutcome* outcome);
   // The turn after the prompt's checks, its requests metered by `meter`.
-  absl::Status RunSteps(const std::string& prompt,
-                        const CancelFlag* cancel,
+  absl::Status RunSteps(const std::string& prompt, const CancelFlag* cancel,
                         CountingMeter* meter, TurnOutcome* outcome);
   void CountUsage(const provider::ModelResponse& response, UsageReport* usage);
   absl::StatusOr<bool> RunToolCalls(const ToolContext& tools,
@@ -243,6 +245,8 @@ class Session {
   absl::Status NoteForModel(const std::string& note);
   absl::StatusOr<LineOutcome> SlashCommand(const std::string& line);
   ToolContext Tools() const;
+  // Which rows of the table a request offers.
+  BuiltinOffers Offers() const;
   absl::Status CheckHelpers();
   // The status line after a turn of a line session (session_view.h).
   void ShowTurnStatus(const TurnOutcome& outcome);
@@ -251,6 +255,7 @@ class Session {
   SessionParts parts_;
   std::string system_prompt_;
   std::vector<provider::ChatMessage> messages_;
+  ToolTable tools_;
   // Output of "!command" lines, passed to the model with the next prompt.
   std::string pending_person_output_;
   int turns_ = 0;

@@ -1,10 +1,9 @@
 // One tool call of the model, from its arguments to the result the model
-// receives: the input check (with the session's profile), the permission
-// decision (deny wins; a session answer is remembered), the question, and
-// the call itself: read tools in-process, bash through garuda-stager (in
-// staged mode the T5 question, then garuda-applier), edit_file and
-// write_file as a one-file change list through garuda-applier. Every step
-// is an audit event.
+// receives: the lookup in the session's tool table (lib/tools/tool_table.h),
+// the input check (with the session's profile), the permission decision
+// (deny wins; a session answer is remembered), the question, and the row's
+// handler (lib/agent/builtin_rows.h for the built-in tools). Every step is
+// an audit event.
 #ifndef GARUDA_LIB_AGENT_TOOL_CALLS_H_
 #define GARUDA_LIB_AGENT_TOOL_CALLS_H_
 
@@ -19,14 +18,19 @@
 #include "lib/permissions/permissions.h"
 #include "lib/tools/definitions.h"
 #include "lib/tools/project.h"
+#include "lib/tools/tool_table.h"
 #include "proto/agent_report.pb.h"
 #include "proto/provider.pb.h"
 
 namespace garuda {
 namespace agent {
 
+using garuda::ToolCallDone;
+
 struct ToolContext {
   std::string session_id;
+  // The session's tools; a call of a name not in it is an error result.
+  const ToolTable* tools = nullptr;
   ToolProfile profile = ToolProfile::kDefault;
   // The OS sandbox works: bash runs in it without a question. Without it
   // every command runs on the host and asks first.
@@ -68,10 +72,6 @@ audit::AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,
 // The model's result of `call` and the report of it. An error status only
 // when the session cannot go on (a helper is gone, the audit refused an
 // event); everything the model can act on is an error result instead.
-struct ToolCallDone {
-  provider::ToolResult result;
-  ToolCallReport report;
-};
 absl::StatusOr<ToolCallDone> RunToolCall(const ToolContext& context,
                                          const provider::ToolCall& call);
 

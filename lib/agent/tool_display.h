@@ -13,11 +13,12 @@
 namespace garuda {
 namespace agent {
 
-// "grep \"TODO\" in src (*.c)", "read_file src/x.c lines 10-49",
-// "list_files src", "bash: make test". Arguments that do not parse, or a
-// tool without a known shape: "tool: " and the start of `fallback` (the
-// permission argument) or of the JSON. One line, at most about 200
-// characters of each argument.
+// The line of a built-in tool's call (ToolTable::Summary over
+// lib/tools/builtin_tools.h): "grep \"TODO\" in src (*.c)", "read_file
+// src/x.c lines 10-49", "list_files src", "bash: make test". Arguments that
+// do not parse, or a tool without a known shape: "tool: " and the start of
+// `fallback` (the permission argument) or of the JSON. One line, at most
+// about 200 characters of each argument.
 std::string ToolCallSummary(absl::string_view tool,
                             absl::string_view arguments_json,
                             absl::string_view fallback);
@@ -29,8 +30,7 @@ std::string ToolCallSummary(absl::string_view tool,
 std::string CapturedOutput(const stager::CommandResult& result, bool headers);
 
 // What the person sees under the call: CapturedOutput without headers.
-inline std::string CommandOutputForPerson(
-    const stager::CommandResult& result) {
+inline std::string CommandOutputForPerson(const stager::CommandResult& result) {
   return CapturedOutput(result, /*headers=*/false);
 }
 

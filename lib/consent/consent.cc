@@ -197,10 +197,10 @@ ConsentDecision Consent::ForHostCommand(
     const std::string& command, const std::string& why,
     const std::optional<RelayedConsent>& relayed) {
   PermissionQuestion question;
-  question.tool = "bash";
+  question.tool = kCommandRule;
   question.summary = absl::StrCat("Run on the host: ", command);
   if (!why.empty()) question.detail = absl::StrCat("garuda-agent: ", why);
-  return Decide({"bash", command}, question, relayed);
+  return Decide({kCommandRule, command}, question, relayed);
 }
 
 ConsentDecision Consent::ForEdit(const ChangeSet& change_set,
@@ -208,8 +208,8 @@ ConsentDecision Consent::ForEdit(const ChangeSet& change_set,
                                  const std::optional<RelayedConsent>& relayed) {
   if (!IsEditTool(tool)) {
     return {false, absl::StrCat("refused: \"", MakeVisible(tool),
-                                "\" is not an edit tool (edit_file, "
-                                "write_file)")};
+                                "\" is not an edit tool (", kEditFileRule, ", ",
+                                kWriteFileRule, ")")};
   }
   if (change_set.changes.size() != 1 || change_set.summary.incomplete() ||
       !change_set.summary.refused().empty()) {
@@ -222,7 +222,7 @@ ConsentDecision Consent::ForEdit(const ChangeSet& change_set,
   PermissionQuestion question;
   question.tool = tool;
   question.summary =
-      absl::StrCat(tool == "edit_file" ? "Edit " : "Write ", VisiblePath(path));
+      absl::StrCat(FindRuleName(tool)->verb, " ", VisiblePath(path));
   question.detail = rendered.diff;
   return Decide({tool, path}, question, relayed);
 }
@@ -256,12 +256,11 @@ ConsentDecision Consent::ForCommandChanges(
     if (relayed->yes) {
       for (const Change& change : change_set.changes) {
         Decision decision =
-            permissions_.Decide({"write_file", change.entry.path()});
+            permissions_.Decide({kWriteFileRule, change.entry.path()});
         if (decision.verdict == Verdict::kDeny) {
-          return {false,
-                  absl::StrCat(RelayedHow(*relayed), ", but ",
-                               VisiblePath(change.entry.path()), " is ",
-                               decision.reason, ": discard")};
+          return {false, absl::StrCat(RelayedHow(*relayed), ", but ",
+                                      VisiblePath(change.entry.path()), " is ",
+                                      decision.reason, ": discard")};
         }
       }
     }
@@ -276,7 +275,7 @@ ConsentDecision Consent::ForCommandChanges(
   for (const Change& change : change_set.changes) {
     const std::string path = VisiblePath(change.entry.path());
     Decision decision =
-        permissions_.Decide({"write_file", change.entry.path()});
+        permissions_.Decide({kWriteFileRule, change.entry.path()});
     if (decision.verdict == Verdict::kDeny) {
       return {false, absl::StrCat("no person to ask, and ", path, " is ",
                                   decision.reason, ": discard")};

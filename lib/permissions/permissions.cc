@@ -22,8 +22,18 @@ const char* VerdictName(Verdict verdict) {
   }
 }
 
+namespace {
+
+bool IsCommandRule(absl::string_view tool) {
+  const RuleName* row = FindRuleName(tool);
+  return row != nullptr && row->target == RuleTarget::kCommand;
+}
+
+}  // namespace
+
 bool IsEditTool(absl::string_view tool) {
-  return tool == "edit_file" || tool == "write_file";
+  const RuleName* row = FindRuleName(tool);
+  return row != nullptr && row->target == RuleTarget::kWritePath;
 }
 
 absl::Status Permissions::AddRule(Verdict list, absl::string_view text,
@@ -74,7 +84,7 @@ namespace {
 // A rule against one text: a simple command, or a whole path.
 bool MatchesText(const PermissionRule& rule, absl::string_view text) {
   if (rule.any) return true;
-  if (rule.tool == "bash") return MatchCommandPattern(rule.pattern, text);
+  if (IsCommandRule(rule.tool)) return MatchCommandPattern(rule.pattern, text);
   return MatchPathGlob(rule.pattern, text);
 }
 
@@ -137,7 +147,7 @@ absl::StatusOr<LoadedPermissions> LoadPermissions(
 bool RuleMatches(const PermissionRule& rule, const PermissionRequest& request) {
   if (rule.tool != request.tool) return false;
   if (rule.any) return true;
-  if (request.tool != "bash")
+  if (!IsCommandRule(request.tool))
     return MatchPathGlob(rule.pattern, request.argument);
   CommandSplit split = SplitCommand(request.argument);
   if (!split.complete || split.parts.empty()) return false;
@@ -149,7 +159,7 @@ bool RuleMatches(const PermissionRule& rule, const PermissionRequest& request) {
 
 Decision Permissions::Decide(const PermissionRequest& request) const {
   Decision decision;
-  const bool bash = request.tool == "bash";
+  const bool bash = IsCommandRule(request.tool);
   CommandSplit split;
   std::vector<std::string> texts;
   if (bash) {
@@ -235,12 +245,12 @@ Decision Permissions::Decide(const PermissionRequest& request) const {
 
 std::optional<std::string> Permissions::SessionRuleFor(
     const PermissionRequest& request) {
-  if (request.tool == "bash") {
+  if (IsCommandRule(request.tool)) {
     CommandSplit split = SplitCommand(request.argument);
     if (!split.complete || split.parts.size() != 1) return std::nullopt;
     // A '*' in the command itself would widen the rule past this command.
     if (split.parts[0].find('*') != std::string::npos) return std::nullopt;
-    return absl::StrCat("bash(", split.parts[0], ")");
+    return absl::StrCat(request.tool, "(", split.parts[0], ")");
   }
   if (IsEditTool(request.tool) &&
       SensitiveNames::Default().Matches(request.argument)) {

@@ -13,10 +13,22 @@
 
 namespace garuda {
 
+const RuleName* FindRuleName(absl::string_view name) {
+  for (const RuleName& row : kRuleNames) {
+    if (name == row.name) return &row;
+  }
+  return nullptr;
+}
+
+std::string RuleNameList() {
+  std::vector<std::string> names;
+  for (const RuleName& row : kRuleNames) names.push_back(row.name);
+  return absl::StrJoin(names, ", ");
+}
+
 bool IsPathTool(absl::string_view tool) {
-  return tool != "bash" &&
-         std::find(std::begin(kRuleTools), std::end(kRuleTools), tool) !=
-             std::end(kRuleTools);
+  const RuleName* row = FindRuleName(tool);
+  return row != nullptr && row->target != RuleTarget::kCommand;
 }
 
 absl::StatusOr<PermissionRule> ParsePermissionRule(absl::string_view text,
@@ -32,11 +44,10 @@ absl::StatusOr<PermissionRule> ParsePermissionRule(absl::string_view text,
   if (rest.empty()) return error("an empty rule");
   size_t open = rest.find('(');
   absl::string_view tool = rest.substr(0, open);
-  bool known = false;
-  for (const char* name : kRuleTools) known = known || tool == name;
-  if (!known) {
+  const RuleName* name = FindRuleName(tool);
+  if (name == nullptr) {
     return error(absl::StrCat("unknown tool \"", tool, "\" (one of ",
-                              absl::StrJoin(kRuleTools, ", "), ")"));
+                              RuleNameList(), ")"));
   }
   rule.tool = std::string(tool);
   if (open == absl::string_view::npos) return rule;
@@ -47,7 +58,7 @@ absl::StatusOr<PermissionRule> ParsePermissionRule(absl::string_view text,
                               "\" alone for every call"));
   }
   rule.any = false;
-  if (rule.tool == "bash") {
+  if (name->target == RuleTarget::kCommand) {
     rule.pattern = std::string(absl::StripAsciiWhitespace(pattern));
     if (rule.pattern == "*") rule.any = true;
     return rule;

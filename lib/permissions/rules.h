@@ -11,10 +11,47 @@
 
 namespace garuda {
 
-// The tools a rule may name.
-inline constexpr const char* kRuleTools[] = {"bash", "read_file", "list_files",
-                                             "grep", "edit_file", "write_file"};
+// The names a rule may use, and what each name's pattern is matched on.
+// These are the built-in tools' names: a rule names the tool whose calls it
+// decides (lib/tools/definitions.cc gives each tool its rule). The helpers
+// (garuda-applier, garuda-stager) check rules without linking the agent's
+// tool table, so the list lives here, beside the parser.
+enum class RuleTarget {
+  kCommand,    // a command line, split into its simple commands
+  kReadPath,   // a path where the kernel arrives when it reads
+  kWritePath,  // a normalized path that may not exist yet; sensitive
+               // names always ask
+};
 
+inline constexpr char kCommandRule[] = "bash";
+inline constexpr char kReadFileRule[] = "read_file";
+inline constexpr char kListFilesRule[] = "list_files";
+inline constexpr char kGrepRule[] = "grep";
+inline constexpr char kEditFileRule[] = "edit_file";
+inline constexpr char kWriteFileRule[] = "write_file";
+
+struct RuleName {
+  const char* name;
+  RuleTarget target;
+  // How a question about one call starts ("Edit src/a.c").
+  const char* verb;
+};
+inline constexpr RuleName kRuleNames[] = {
+    {kCommandRule, RuleTarget::kCommand, "Run"},
+    {kReadFileRule, RuleTarget::kReadPath, "Read"},
+    {kListFilesRule, RuleTarget::kReadPath, "List"},
+    {kGrepRule, RuleTarget::kReadPath, "Search"},
+    {kEditFileRule, RuleTarget::kWritePath, "Edit"},
+    {kWriteFileRule, RuleTarget::kWritePath, "Write"},
+};
+
+// The row of `name`, or null when no rule may name it.
+const RuleName* FindRuleName(absl::string_view name);
+
+// "bash, read_file, ...": for messages.
+std::string RuleNameList();
+
+// A rule name whose pattern is a path glob.
 bool IsPathTool(absl::string_view tool);
 
 struct PermissionRule {

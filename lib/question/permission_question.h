@@ -11,7 +11,7 @@ namespace garuda {
 
 // A call that no rule allows, or one that asks.
 struct PermissionQuestion {
-  std::string tool;     // "bash", "edit_file", ...
+  std::string tool;     // the tool's name (its row in the tool table)
   std::string summary;  // "Run on the host: rm -rf build", "Edit src/x.c"
   std::string detail;   // the diff of an edit, the reason it asks; may be ""
   // The rule "yes, and don't ask again this session" would add, when there

@@ -1,5 +1,7 @@
-// The model's tools as it sees them: their JSON schemas, and the check of a
-// call's arguments against them, with messages written for the model.
+// The built-in tools' inputs as typed structs, read from a call's arguments
+// after the check against the tool's schema (lib/tools/tool_table.h), with
+// messages written for the model. The rows themselves are in
+// lib/tools/builtin_tools.h.
 #ifndef GARUDA_LIB_TOOLS_DEFINITIONS_H_
 #define GARUDA_LIB_TOOLS_DEFINITIONS_H_
 
@@ -11,41 +13,19 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/struct.pb.h"
+#include "lib/tools/tool_table.h"
 #include "proto/provider.pb.h"
 
 namespace garuda {
 
-// Strict (spec T7): the bash tool has no outside_sandbox parameter, so the
-// model never sees it, and a call that still sends it fails the check.
-enum class ToolProfile { kDefault, kStrict };
-
-inline constexpr const char* kToolNames[] = {"bash", "read_file", "list_files",
-                                             "grep", "edit_file", "write_file"};
-
-// The model's code questions (lib/tools/code_tools.h), listed only when the
-// session has them (`code_tools`: a Java or Python project).
-inline constexpr const char* kCodeToolNames[] = {"find_references", "callers",
-                                                 "impact"};
-
-inline bool IsCodeTool(absl::string_view tool) {
-  for (const char* name : kCodeToolNames) {
-    if (tool == name) return true;
-  }
-  return false;
-}
-
+// The built-in tools as the model request lists them (the code tools only
+// with `code_tools`: a Java or Python project).
 std::vector<provider::ToolDefinition> ToolDefinitions(ToolProfile profile,
                                                       bool code_tools = false);
 
-// The schema of one tool (a JSON object), or NOT_FOUND.
+// ToolTable::Schema and ToolTable::CheckInput over the built-in tools.
 absl::StatusOr<google::protobuf::Value> ToolSchema(absl::string_view tool,
                                                    ToolProfile profile);
-
-// Parses `arguments_json` and checks it against the tool's schema: a JSON
-// object, every required field present, no field the schema does not list
-// (additionalProperties is false for every tool), each of the declared type
-// (an integer is a whole number). INVALID_ARGUMENT messages start with the
-// tool's name and name the field, for the model to correct its call.
 absl::StatusOr<google::protobuf::Value> CheckToolInput(
     absl::string_view tool, absl::string_view arguments_json,
     ToolProfile profile);
@@ -79,6 +59,14 @@ struct WriteFileInput {
   std::string path;
   std::string content;
 };
+
+// The typed fields of an input that passed its check.
+BashInput BashInputOf(const google::protobuf::Value& input);
+ReadFileInput ReadFileInputOf(const google::protobuf::Value& input);
+ListFilesInput ListFilesInputOf(const google::protobuf::Value& input);
+GrepInput GrepInputOf(const google::protobuf::Value& input);
+EditFileInput EditFileInputOf(const google::protobuf::Value& input);
+WriteFileInput WriteFileInputOf(const google::protobuf::Value& input);
 
 // CheckToolInput, then the typed fields.
 absl::StatusOr<BashInput> ParseBashInput(absl::string_view json,

@@ -138,7 +138,7 @@ absl::StatusOr<ProposedEdit> ProposeEditFile(const Project& project,
         "change");
   }
   ASSIGN_OR_RETURN(Current current,
-                   ReadCurrent(project, relative, "edit_file"));
+                   ReadCurrent(project, relative, kEditFileRule));
   const std::string shown = VisiblePath(relative);
   if (current.base.type() == FILE_TYPE_ABSENT) {
     return absl::NotFoundError(absl::StrCat(
@@ -171,8 +171,8 @@ absl::StatusOr<ProposedEdit> ProposeEditFile(const Project& project,
         absl::StrCat(current.content.substr(0, at), input.new_string,
                      current.content.substr(at + input.old_string.size()));
   }
-  ProposedEdit proposal =
-      MakeProposal(project, relative, current, std::move(updated), "edit_file");
+  ProposedEdit proposal = MakeProposal(project, relative, current,
+                                       std::move(updated), kEditFileRule);
   proposal.replacements = static_cast<int>(lines.size());
   return proposal;
 }
@@ -181,14 +181,15 @@ absl::StatusOr<ProposedEdit> ProposeWriteFile(const Project& project,
                                               const WriteFileInput& input) {
   ASSIGN_OR_RETURN(std::string relative, project.Relative(input.path));
   ASSIGN_OR_RETURN(Current current,
-                   ReadCurrent(project, relative, "write_file"));
+                   ReadCurrent(project, relative, kWriteFileRule));
   if (current.base.type() == FILE_TYPE_REGULAR &&
       current.content == input.content) {
     return absl::AlreadyExistsError(
         absl::StrCat("write_file: ", VisiblePath(relative),
                      " already has this content; nothing would change"));
   }
-  return MakeProposal(project, relative, current, input.content, "write_file");
+  return MakeProposal(project, relative, current, input.content,
+                      kWriteFileRule);
 }
 
 }  // namespace garuda

@@ -1,5 +1,5 @@
-// What the session loop calls for a tool call: the permission request to
-// decide on, and the result of a read-only tool as the model receives it.
+// What a read tool's handler calls: the permission request of a built-in
+// tool's call, and the result of a read tool as the model receives it.
 #ifndef GARUDA_LIB_TOOLS_RUN_H_
 #define GARUDA_LIB_TOOLS_RUN_H_
 
@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/permissions/permissions.h"
+#include "lib/tools/builtin_tools.h"
 #include "lib/tools/definitions.h"
 #include "lib/tools/project.h"
 
@@ -18,22 +19,23 @@ struct ToolOutput {
   bool is_error = false;
 };
 
-// The request lib/permissions decides on: the command for bash; for the
-// read tools the path where the kernel arrives (a link inside the project
-// is matched as its target); for the edit tools the normalized path. An
-// input that fails its check, or a path outside the project, is an error
-// for the model (no question is asked about it).
+// ToolTable::PermissionRequestFor over the built-in tools.
 absl::StatusOr<PermissionRequest> PermissionRequestFor(
     const Project& project, absl::string_view tool,
     absl::string_view arguments_json, ToolProfile profile);
 
-bool IsReadOnlyTool(absl::string_view tool);
+// A read tool's call whose input passed its check: run, formatted and
+// capped. Any failure becomes an error result whose text tells the model
+// what to fix. With
+// `permissions`, a listing or a search leaves out each file that a deny
+// rule of the same rule name covers, so searching a folder above a denied
+// one does not show it (the call itself is decided before, by the caller).
+ToolOutput RunReadTool(Project& project, const ReadToolSpec& tool,
+                       const google::protobuf::Value& input,
+                       const Permissions* permissions = nullptr);
 
-// read_file, list_files or grep: checked, run, formatted and capped. Any
-// failure becomes an error result whose text tells the model what to fix.
-// With `permissions`, list_files and grep leave out each file that a deny
-// rule of the same tool covers, so searching a folder above a denied one
-// does not show it (the call itself is decided before, by the caller).
+// The input check, then RunReadTool, for a built-in read tool by its name;
+// an error result for any other name.
 ToolOutput RunReadOnlyTool(Project& project, absl::string_view tool,
                            absl::string_view arguments_json,
                            const Permissions* permissions = nullptr);
