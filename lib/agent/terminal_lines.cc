@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "lib/agent/terminal.h"
@@ -81,11 +81,16 @@ std::wstring PastedText(absl::string_view bytes) {
       ++i;
       continue;
     }
-    int length = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                           : (c & 0xf8) == 0xf0 ? 4 : 0;
+    int length = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
     bool valid = length > 0 && i + length <= bytes.size();
-    uint32_t cp = length == 1 ? c : length == 2 ? (c & 0x1f)
-                               : length == 3 ? (c & 0x0f) : (c & 0x07);
+    uint32_t cp = length == 1   ? c
+                  : length == 2 ? (c & 0x1f)
+                  : length == 3 ? (c & 0x0f)
+                                : (c & 0x07);
     for (int k = 1; valid && k < length; ++k) {
       unsigned char next = static_cast<unsigned char>(bytes[i + k]);
       if ((next & 0xc0) != 0x80) valid = false;
@@ -242,6 +247,7 @@ class TerminalLineSource : public LineSource {
       if (marks_pastes_) restore.MarkPastes(out_);
       for (;;) {
         interrupted_ = false;
+        taking_line_ = false;
         int count = 0;
         // The terminal in libedit's mode before the prompt shows: keys
         // typed after it are then read by the editor, never echoed and
@@ -313,7 +319,8 @@ class TerminalLineSource : public LineSource {
       }
       if (bytes.size() > kMaxPaste + sizeof kPasteEnd) {
         // Past the cap: keep the tail that may hold the end mark only.
-        bytes.erase(kMaxPaste, bytes.size() - kMaxPaste - (sizeof kPasteEnd - 1));
+        bytes.erase(kMaxPaste,
+                    bytes.size() - kMaxPaste - (sizeof kPasteEnd - 1));
         cut = true;
       }
     }
@@ -333,12 +340,29 @@ class TerminalLineSource : public LineSource {
   }
 
   static unsigned char OnEnter(EditLine* editor, int) {
+    TerminalLineSource* self = Self(editor);
     const LineInfoW* info = ::el_wline(editor);
-    if (info != nullptr && info->cursor == info->lastchar &&
-        info->cursor > info->buffer && info->cursor[-1] == L'\\') {
+    if (info != nullptr && info->cursor != info->lastchar) {
+      // Enter inside the line: the cursor goes to its end first (libedit
+      // moves the screen's cursor after CC_CURSOR), then the same Enter
+      // again, which takes the line as it is (a backslash before the old
+      // cursor breaks nothing).
+      ::el_cursor(editor, static_cast<int>(info->lastchar - info->cursor));
+      self->taking_line_ = true;
+      ::el_wpush(editor, L"\r");
+      return CC_CURSOR;
+    }
+    if (!self->taking_line_ && info != nullptr && info->cursor > info->buffer &&
+        info->cursor[-1] == L'\\') {
       ::el_wdeletestr(editor, 1);
       return OnLineBreak(editor, 0);
     }
+    self->taking_line_ = false;
+    // libedit's own Enter moves below the line before it returns it; a
+    // function bound in its place has to, or what the session prints next
+    // continues the person's line ("> fix the typoLet me look").
+    ::fflush(self->out_file_);
+    self->Write("\n");
     return CC_NEWLINE;
   }
 
@@ -418,10 +442,10 @@ class TerminalLineSource : public LineSource {
     // A FIFO there would hang the read below (this process is its writer).
     absl::Status regular = CheckRegularFile(history_fd_.get(), path);
     if (!regular.ok()) {
-      Write(absl::StrCat("(history not kept: ",
-                         terminal_internal::TerminalSafe(
-                             std::string(regular.message())),
-                         ")\n"));
+      Write(absl::StrCat(
+          "(history not kept: ",
+          terminal_internal::TerminalSafe(std::string(regular.message())),
+          ")\n"));
       history_fd_.Reset();
       return;
     }
@@ -460,13 +484,17 @@ class TerminalLineSource : public LineSource {
     ::history(history_, &event, H_ENTER, line.c_str());
     if (history_fd_) {
       // One write per line with O_APPEND: a crash keeps every earlier line.
-      (void)WriteAll(history_fd_.get(),
-                     absl::StrCat(EscapeHistoryLine(WithLineBreaks(line)),
-                                  "\n"));
+      (void)WriteAll(
+          history_fd_.get(),
+          absl::StrCat(EscapeHistoryLine(WithLineBreaks(line)), "\n"));
     }
   }
 
   void Write(absl::string_view text) { (void)WriteAll(out_, text); }
+
+  // An Enter inside the line was pushed again once the cursor reached its
+  // end (OnEnter).
+  bool taking_line_ = false;
 
   int in_;
   int out_;

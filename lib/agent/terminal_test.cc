@@ -266,6 +266,9 @@ void RunChild(int slave, int report, int go, const std::string& history,
       break;
     }
     say("line:" + *line);
+    // What the session prints next (an answer, a command's line) goes to
+    // the terminal right after the line.
+    if (*line == "answer") (void)WriteAll(slave, "ANSWER\n");
     if (*line == "hold") {
       char byte;
       (void)!read(go, &byte, 1);
@@ -349,6 +352,40 @@ TEST(LineSourceTest, LinesHistoryAndEndOfInput) {
   ASSERT_TRUE(child->Screen("p1> "));
   child->Type("\x1b[A\x1b[A\r");
   ASSERT_TRUE(child->Reported("line:first line\n"));
+}
+
+// The model's answer starts on a line of its own after the person's Enter,
+// wherever the cursor was in the line (before: "> please fix the typoLet me
+// look ...").
+TEST(LineSourceTest, WhatFollowsEnterStartsOnANewLine) {
+  std::unique_ptr<PtyChild> child = StartChild("");
+  ASSERT_NE(child, nullptr);
+  ASSERT_TRUE(child->Screen("p1> "));
+  child->Type("answer\r");
+  ASSERT_TRUE(child->Reported("line:answer\n"));
+  ASSERT_TRUE(child->Screen("ANSWER"));
+  size_t answer = child->screen.find("ANSWER");
+  size_t typed = child->screen.rfind("answer", answer);
+  ASSERT_NE(typed, std::string::npos) << child->screen;
+  EXPECT_NE(child->screen.substr(typed, answer - typed).find('\n'),
+            std::string::npos)
+      << child->screen;
+  // The cursor moved back into the line before Enter: the same.
+  ASSERT_TRUE(child->Screen("p2> "));
+  const size_t from = child->screen.size();
+  child->Type("answer\x1b[D\x1b[D\x1b[D\r");
+  ASSERT_TRUE(child->Reported("line:answer\nline:answer\n"));
+  ASSERT_TRUE(WaitFor(child->master.get(), &child->screen, "ANSWER", from));
+  answer = child->screen.find("ANSWER", from);
+  std::string between = child->screen.substr(from, answer - from);
+  ASSERT_NE(between.find("answer"), std::string::npos) << between;
+  EXPECT_NE(between.find('\n', between.rfind("answer")), std::string::npos)
+      << between;
+  // The prompt that follows is drawn on a line of its own too.
+  ASSERT_TRUE(child->Screen("p3> "));
+  const size_t prompt = child->screen.find("p3> ", answer);
+  EXPECT_NE(child->screen.substr(answer, prompt - answer).find('\n'),
+            std::string::npos);
 }
 
 TEST(LineSourceTest, CtrlCClearsALineThenLeavesOnTheSecond) {
@@ -546,7 +583,8 @@ TEST(LineSourceTest, APasteIsOneLineWithItsLineBreaks) {
   EXPECT_THAT(child->screen, HasSubstr("\x1b[?2004h"));
   child->Type("\x1b[200~line one\nline two\r\tthree\x1b[201~\r");
   ASSERT_TRUE(child->Reported("line:line one\nline two\n\tthree\n"))
-      << absl::CEscape(child->reported) << " screen " << absl::CEscape(child->screen);
+      << absl::CEscape(child->reported) << " screen "
+      << absl::CEscape(child->screen);
   // Negative control: the same text typed without the marks is three
   // lines, the first taken at its line end.
   ASSERT_TRUE(child->Screen("p2> "));
