@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/home.h"
@@ -48,8 +49,8 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(
   if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "session ", session_id, " is in use by another garuda-agent (",
-          path, " is locked); end that one first"));
+          "session ", session_id, " is in use by another garuda-agent (", path,
+          " is locked); end that one first"));
     }
     return LastErrnoStatus(absl::StrCat("flock(", path, ")"));
   }
@@ -155,6 +156,20 @@ std::vector<SessionSummary> ListSessions(const std::string& home,
     }
     if (ours) sessions.push_back(std::move(summary));
   }
+  // The ids sort by the second a session started, then by process id: two
+  // sessions of the same second are put in order by their start time.
+  auto started = [](const SessionSummary& summary) {
+    absl::Time time = absl::InfinitePast();
+    std::string unused;
+    if (!absl::ParseTime(absl::RFC3339_full, summary.start, &time, &unused)) {
+      return absl::InfinitePast();
+    }
+    return time;
+  };
+  std::stable_sort(sessions.begin(), sessions.end(),
+                   [&](const SessionSummary& a, const SessionSummary& b) {
+                     return started(a) < started(b);
+                   });
   return sessions;
 }
 

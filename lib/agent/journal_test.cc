@@ -27,6 +27,32 @@ JournalRecord Record(const provider::ChatMessage& message) {
   return record;
 }
 
+// Two sessions of the same second: their ids sort by process id ("1093"
+// before "341"), their list by the time each started.
+TEST(JournalTest, SessionsOfOneSecondAreListedByTheirStart) {
+  std::string home = garuda::testing::NewTempDir("home");
+  auto start = [&](const std::string& id, absl::Time time,
+                   const std::string& prompt) {
+    auto journal = Journal::Open(home, id);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    JournalRecord record;
+    record.mutable_start()->set_session_id(id);
+    record.mutable_start()->set_project("/p");
+    record.mutable_start()->set_time(absl::FormatTime(time));
+    ASSERT_TRUE((*journal)->Append(record).ok());
+    ASSERT_TRUE((*journal)->Append(Record(Message("user", prompt))).ok());
+  };
+  absl::Time second = absl::FromUnixSeconds(1800000000);
+  start("20270115T080000-341-aaaaaa", second + absl::Milliseconds(100),
+        "older");
+  start("20270115T080000-1093-bbbbbb", second + absl::Milliseconds(700),
+        "latest");
+  std::vector<SessionSummary> sessions = ListSessions(home, "/p");
+  ASSERT_EQ(sessions.size(), 2u);
+  EXPECT_EQ(sessions[0].first_prompt, "older");
+  EXPECT_EQ(sessions[1].first_prompt, "latest");
+}
+
 TEST(JournalTest, WritesAsItGoesAndReadsBack) {
   std::string home = garuda::testing::NewTempDir("home");
   auto journal = Journal::Open(home, "s-1");
