@@ -26,7 +26,7 @@
 #include "lib/agent/session_setup.h"
 #include "lib/agent/settings.h"
 #include "lib/agent/stream_json.h"
-#include "lib/agent/terminal.h"
+#include "lib/terminal/terminal.h"
 #include "lib/audit/verify_cli.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
@@ -174,10 +174,10 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
   std::unique_ptr<Interaction> interaction;
   std::unique_ptr<LineSource> lines;
   if (opened.terminal) {
-    interaction =
-        MakeTerminalInteraction(options.in_fd, options.out_fd, options.plain);
+    interaction = terminal::MakeTerminalInteraction(
+        options.in_fd, options.out_fd, options.plain);
     // It owns SIGINT while it lives: Ctrl-C sets `cancel` during a request.
-    lines = MakeTerminalLineSource(opened.history_path, &cancel);
+    lines = terminal::MakeTerminalLineSource(opened.history_path, &cancel);
   } else {
     struct sigaction action = {};
     action.sa_handler = OnInterrupt;

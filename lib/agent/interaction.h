@@ -1,5 +1,5 @@
 // What a session needs from the person at the other end: the session loop
-// (lib/agent/session.h) calls it; the terminal (lib/agent/terminal.h) and
+// (lib/agent/session.h) calls it; the terminal (lib/terminal/terminal.h) and
 // the one-shot mode (no terminal: every question is answered "no")
 // implement it.
 #ifndef GARUDA_LIB_AGENT_INTERACTION_H_

@@ -1,6 +1,7 @@
 // What the person sees of a tool call: its line with the arguments that say
 // what it does (the grep pattern, the list_files folder, the read_file
-// lines), and a command's output as captured, cut to its last lines.
+// lines), and a command's output as captured (the terminal shows its last
+// lines, lib/terminal/output_tail.h).
 #ifndef GARUDA_LIB_AGENT_TOOL_DISPLAY_H_
 #define GARUDA_LIB_AGENT_TOOL_DISPLAY_H_
 
@@ -33,14 +34,6 @@ std::string CapturedOutput(const stager::CommandResult& result, bool headers);
 inline std::string CommandOutputForPerson(const stager::CommandResult& result) {
   return CapturedOutput(result, /*headers=*/false);
 }
-
-struct OutputTail {
-  std::string text;        // the last lines, each ending in '\n'
-  size_t lines_cut = 0;    // lines before them, not in `text`
-  size_t total_lines = 0;  // lines in the whole output
-};
-// The last `max_lines` lines of `output` (a last line without '\n' counts).
-OutputTail LastLines(absl::string_view output, size_t max_lines);
 
 }  // namespace agent
 }  // namespace garuda

@@ -209,7 +209,7 @@ TEST_F(StagedQuestionTest, TheTitleSaysTheCommandAsTheToolLineDoes) {
   });
   ASSERT_TRUE(fd.ok());
   ASSERT_TRUE(Propose(fd->get()).ok());
-  // The terminal shows the tool line made visible (lib/agent/terminal.cc).
+  // The terminal shows the tool line made visible (lib/terminal/terminal.cc).
   std::string title = absl::StrCat("The command changed files: ",
                                    MakeTextVisible(line.substr(6)), "\r\n");
   EXPECT_TRUE(absl::StrContains(person_->Shown(), title))

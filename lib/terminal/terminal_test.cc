@@ -1,4 +1,4 @@
-#include "lib/agent/terminal.h"
+#include "lib/terminal/terminal.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -28,9 +28,12 @@
 #include "lib/base/unique_fd.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 namespace {
 
+using agent::CommandProgress;
+using agent::ToolCallView;
+using agent::ToolOutcomeView;
 using terminal_internal::TerminalSafe;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -719,5 +722,5 @@ TEST_F(InteractionTest, NoProgressLineAndNoOutputWithoutATerminal) {
 }
 
 }  // namespace
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda

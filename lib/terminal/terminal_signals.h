@@ -3,8 +3,8 @@
 // (SigintCatcher), and the terminal's settings put back when a signal ends
 // or stops the process in the middle of a line (ScopedTerminalRestore).
 // Internal to lib/agent's terminal.
-#ifndef GARUDA_LIB_AGENT_TERMINAL_SIGNALS_H_
-#define GARUDA_LIB_AGENT_TERMINAL_SIGNALS_H_
+#ifndef GARUDA_LIB_TERMINAL_TERMINAL_SIGNALS_H_
+#define GARUDA_LIB_TERMINAL_TERMINAL_SIGNALS_H_
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include "lib/base/cancel_flag.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 namespace terminal_internal {
 
 // ---------------------------------------------------------------------------
@@ -154,7 +154,7 @@ bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line,
                 size_t max_size = 256);
 
 }  // namespace terminal_internal
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda
 
-#endif  // GARUDA_LIB_AGENT_TERMINAL_SIGNALS_H_
+#endif  // GARUDA_LIB_TERMINAL_TERMINAL_SIGNALS_H_

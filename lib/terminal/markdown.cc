@@ -1,11 +1,11 @@
-#include "lib/agent/markdown.h"
+#include "lib/terminal/markdown.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 namespace {
 
 constexpr char kBold[] = "\x1b[1m";
@@ -77,8 +77,8 @@ bool MarkdownInlineStep(absl::string_view text, bool whole, std::string* out,
           i = close + 2;
           continue;
         }
-        if (close == absl::string_view::npos && !whole &&
-            i + 2 < text.size() && text[i + 2] != ' ') {
+        if (close == absl::string_view::npos && !whole && i + 2 < text.size() &&
+            text[i + 2] != ' ') {
           break;  // may close later on the line
         }
         if (i + 2 == text.size() && !whole) break;
@@ -116,9 +116,9 @@ std::string MarkdownRenderer::Prefix(absl::string_view start, bool whole,
     kind_ = Kind::kCode;
     return kCode;
   }
-  if (!enough && !rest.empty() && rest.find_first_not_of(
-                                       "#-*+_>`~0123456789.) ") ==
-                                       absl::string_view::npos) {
+  if (!enough && !rest.empty() &&
+      rest.find_first_not_of("#-*+_>`~0123456789.) ") ==
+          absl::string_view::npos) {
     return "";  // a construct may be starting
   }
   if (!enough && rest.empty()) return "";
@@ -141,8 +141,9 @@ std::string MarkdownRenderer::Prefix(absl::string_view start, bool whole,
     *skip = start.size();
     return absl::StrCat(kDim, "----------------");
   }
-  if (rest.size() >= 2 && (rest[0] == '-' || rest[0] == '*' || rest[0] == '+') &&
-      rest[1] == ' ' && !(whole && IsRule(start))) {
+  if (rest.size() >= 2 &&
+      (rest[0] == '-' || rest[0] == '*' || rest[0] == '+') && rest[1] == ' ' &&
+      !(whole && IsRule(start))) {
     kind_ = Kind::kText;
     *skip = indent + 2;
     return absl::StrCat(std::string(indent, ' '), kBullet);
@@ -217,5 +218,5 @@ std::string MarkdownRenderer::Finish() {
   return out;
 }
 
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda

@@ -18,8 +18,8 @@
 // a read, and while Ctrl-Z (SIGTSTP) has it stopped during a read (once
 // continued, the editor takes the terminal again and redraws the line). A
 // resized window (SIGWINCH) redraws the line being edited.
-#ifndef GARUDA_LIB_AGENT_TERMINAL_H_
-#define GARUDA_LIB_AGENT_TERMINAL_H_
+#ifndef GARUDA_LIB_TERMINAL_TERMINAL_H_
+#define GARUDA_LIB_TERMINAL_TERMINAL_H_
 
 #include <memory>
 #include <string>
@@ -29,11 +29,14 @@
 #include "lib/base/cancel_flag.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
+
+using agent::Interaction;
+using agent::LineSource;
 
 // Questions are read from `in_fd` and everything is written to `out_fd`
 // (the terminal, usually 0 and 1; neither is closed). Colours, the model's
-// markdown formatted (lib/agent/markdown.h) and a running command's line
+// markdown formatted (lib/terminal/markdown.h) and a running command's line
 // rewritten in place only when `out_fd` is a terminal, TERM is not "dumb",
 // NO_COLOR is not set and not `plain` (--plain): otherwise the model's text
 // as it streams, unformatted.
@@ -66,7 +69,7 @@ std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
 std::string TerminalSafe(absl::string_view text);
 }  // namespace terminal_internal
 
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda
 
-#endif  // GARUDA_LIB_AGENT_TERMINAL_H_
+#endif  // GARUDA_LIB_TERMINAL_TERMINAL_H_

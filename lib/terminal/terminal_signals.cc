@@ -1,10 +1,10 @@
-#include "lib/agent/terminal_signals.h"
+#include "lib/terminal/terminal_signals.h"
 
 #include <poll.h>
 #include <termios.h>
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 namespace terminal_internal {
 
 std::atomic<SigintCatcher*> active_catcher{nullptr};
@@ -155,5 +155,5 @@ bool ReadAnswer(int in, SigintCatcher* catcher, std::string* line,
 }
 
 }  // namespace terminal_internal
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda

@@ -1,4 +1,4 @@
-#include "lib/agent/terminal.h"
+#include "lib/terminal/terminal.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -9,17 +9,21 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "lib/agent/markdown.h"
-#include "lib/agent/tool_display.h"
 #include "lib/base/files.h"
 #include "lib/base/visible.h"
 #include "lib/consent/terminal_turn.h"
 #include "lib/question/permission_question.h"
 #include "lib/question/screen.h"
+#include "lib/terminal/markdown.h"
+#include "lib/terminal/output_tail.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 namespace {
+
+using agent::CommandProgress;
+using agent::ToolCallView;
+using agent::ToolOutcomeView;
 
 // ---------------------------------------------------------------------------
 // Text.
@@ -88,8 +92,7 @@ class TerminalInteraction : public Interaction {
         absl::StrCat(outcome.is_error  ? Style("31")
                      : outcome.stopped ? Style("33")
                                        : Style("2"),
-                     "   ",
-                     outcome.is_error ? "error: " : "",
+                     "   ", outcome.is_error ? "error: " : "",
                      terminal_internal::TerminalSafe(OneLine(outcome.outcome)),
                      Style("0"), "\n"));
   }
@@ -106,15 +109,16 @@ class TerminalInteraction : public Interaction {
     std::string line = absl::StrCat("   ... ", Elapsed(progress.elapsed));
     if (!progress.last_line.empty()) {
       std::string last = terminal_internal::TerminalSafe(progress.last_line);
-      const size_t room = Columns() > line.size() + 8
-                              ? Columns() - line.size() - 8
-                              : 0;
+      const size_t room =
+          Columns() > line.size() + 8 ? Columns() - line.size() - 8 : 0;
       if (last.size() > room) {
-        last.resize(CompleteUtf8Prefix(absl::string_view(last).substr(0, room)));
+        last.resize(
+            CompleteUtf8Prefix(absl::string_view(last).substr(0, room)));
       }
       absl::StrAppend(&line, "  ", last);
     }
-    (void)WriteAll(out_, absl::StrCat("\r\x1b[2K", Style("2"), line, Style("0")));
+    (void)WriteAll(out_,
+                   absl::StrCat("\r\x1b[2K", Style("2"), line, Style("0")));
     progress_shown_ = true;
   }
 
@@ -122,10 +126,11 @@ class TerminalInteraction : public Interaction {
     if (last_output_.empty()) return false;
     EndText();
     std::string text;
-    for (absl::string_view line : absl::StrSplit(
-             absl::string_view(last_output_).substr(
-                 0, last_output_.size() - (last_output_.back() == '\n')),
-             '\n')) {
+    for (absl::string_view line :
+         absl::StrSplit(absl::string_view(last_output_)
+                            .substr(0, last_output_.size() -
+                                           (last_output_.back() == '\n')),
+                        '\n')) {
       absl::StrAppend(&text, OutputLine(line));
     }
     WriteText(text);
@@ -170,7 +175,8 @@ class TerminalInteraction : public Interaction {
   static std::string Elapsed(absl::Duration elapsed) {
     int64_t seconds = absl::ToInt64Seconds(elapsed);
     if (seconds < 60) return absl::StrCat(seconds, "s");
-    return absl::StrCat(seconds / 60, "m ", absl::Dec(seconds % 60, absl::kZeroPad2), "s");
+    return absl::StrCat(seconds / 60, "m ",
+                        absl::Dec(seconds % 60, absl::kZeroPad2), "s");
   }
 
   size_t Columns() const {
@@ -252,7 +258,7 @@ class TerminalInteraction : public Interaction {
   std::string pending_;
   bool progress_shown_ = false;
   MarkdownRenderer markdown_;
-  std::string last_output_;  // the last command's, for /output
+  std::string last_output_;    // the last command's, for /output
   TerminalHandover handover_;  // while a helper asks
 };
 
@@ -271,5 +277,5 @@ std::string TerminalSafe(absl::string_view text) {
 
 }  // namespace terminal_internal
 
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda

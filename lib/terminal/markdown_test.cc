@@ -1,17 +1,17 @@
-#include "lib/agent/markdown.h"
+#include "lib/terminal/markdown.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 namespace {
 
 // The escape codes as names, to read the expectations.
 std::string Named(std::string text) {
   const std::pair<const char*, const char*> names[] = {
-      {"\x1b[1m", "<b>"},  {"\x1b[22m", "</b>"}, {"\x1b[36m", "<code>"},
+      {"\x1b[1m", "<b>"},      {"\x1b[22m", "</b>"}, {"\x1b[36m", "<code>"},
       {"\x1b[39m", "</code>"}, {"\x1b[2m", "<dim>"}, {"\x1b[0m", "<reset>"},
       {"\x1b[4m", "<u>"}};
   for (const auto& [code, name] : names) {
@@ -78,5 +78,5 @@ TEST(MarkdownTest, TextStreamsAndOnlyWhatMayBeMarkupWaits) {
 }
 
 }  // namespace
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda

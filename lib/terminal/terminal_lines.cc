@@ -24,14 +24,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "lib/agent/terminal.h"
-#include "lib/agent/terminal_signals.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
 #include "lib/base/visible.h"
+#include "lib/terminal/terminal.h"
+#include "lib/terminal/terminal_signals.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 namespace {
 
 using terminal_internal::ReadAnswer;
@@ -531,5 +531,5 @@ std::unique_ptr<LineSource> MakeTerminalLineSourceOn(
 
 }  // namespace terminal_internal
 
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda

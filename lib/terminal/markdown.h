@@ -10,15 +10,15 @@
 // The input must already be safe for the terminal (terminal.h
 // TerminalSafe): the only escape sequences in the output are the ones added
 // here, SGR colour codes that each line ends with a reset of.
-#ifndef GARUDA_LIB_AGENT_MARKDOWN_H_
-#define GARUDA_LIB_AGENT_MARKDOWN_H_
+#ifndef GARUDA_LIB_TERMINAL_MARKDOWN_H_
+#define GARUDA_LIB_TERMINAL_MARKDOWN_H_
 
 #include <string>
 
 #include "absl/strings/string_view.h"
 
 namespace garuda {
-namespace agent {
+namespace terminal {
 
 class MarkdownRenderer {
  public:
@@ -34,7 +34,7 @@ class MarkdownRenderer {
   void Emit(bool whole, std::string* out);
   void EndLine(std::string* out);
 
-  std::string partial_;  // what is not shown yet of the current line
+  std::string partial_;   // what is not shown yet of the current line
   bool started_ = false;  // the line's start is decided and shown
   Kind kind_ = Kind::kUndecided;
   bool in_code_ = false;
@@ -50,7 +50,7 @@ std::string MarkdownInline(absl::string_view text);
 bool MarkdownInlineStep(absl::string_view text, bool whole, std::string* out,
                         size_t* used);
 
-}  // namespace agent
+}  // namespace terminal
 }  // namespace garuda
 
-#endif  // GARUDA_LIB_AGENT_MARKDOWN_H_
+#endif  // GARUDA_LIB_TERMINAL_MARKDOWN_H_
