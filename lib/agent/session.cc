@@ -21,7 +21,6 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/budget/limits.h"
-#include "lib/budget/server.h"
 #include "lib/provider/budget_meter.h"
 
 namespace garuda {

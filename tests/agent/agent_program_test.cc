@@ -28,7 +28,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
-#include "lib/agent/json_schema.h"
+#include "tests/agent/json_schema.h"
 #include "lib/base/json_message.h"
 #include "lib/changeset/test_tree.h"
 #include "lib/provider/json.h"

@@ -4,8 +4,8 @@
 // "#/$defs/NAME". Any other keyword is an error, so a schema cannot rely on
 // a check this validator would skip. Annotations ($schema, $id, title,
 // description, examples) are ignored.
-#ifndef GARUDA_LIB_AGENT_JSON_SCHEMA_H_
-#define GARUDA_LIB_AGENT_JSON_SCHEMA_H_
+#ifndef GARUDA_TESTS_AGENT_JSON_SCHEMA_H_
+#define GARUDA_TESTS_AGENT_JSON_SCHEMA_H_
 
 #include "absl/status/status.h"
 #include "google/protobuf/struct.pb.h"
@@ -27,4 +27,4 @@ absl::Status ValidateJsonAgainst(const google::protobuf::Value& value,
 }  // namespace agent
 }  // namespace garuda
 
-#endif  // GARUDA_LIB_AGENT_JSON_SCHEMA_H_
+#endif  // GARUDA_TESTS_AGENT_JSON_SCHEMA_H_

@@ -1,4 +1,4 @@
-#include "lib/agent/json_schema.h"
+#include "tests/agent/json_schema.h"
 
 #include <string>
 
