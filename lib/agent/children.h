@@ -64,6 +64,10 @@ struct TaskArguments {
 // else. The error says what is wrong, for the model.
 absl::StatusOr<TaskArguments> ParseTaskArguments(absl::string_view json);
 
+// The first 300 bytes of `text` on one line (line breaks and tabs as
+// spaces), for audit targets and the person's lines.
+std::string OneLineOf(absl::string_view text);
+
 // A child's answer as its parent's model gets it: at most
 // kSubagentResultCapChars bytes (budget/meter.h), the note that says it was
 // cut inside the cap, never a broken UTF-8 sequence.

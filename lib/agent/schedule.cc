@@ -14,7 +14,6 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "lib/agent/session.h"
 #include "lib/agent/tool_calls.h"
 #include "lib/base/json_syntax.h"
 #include "lib/base/status_macros.h"
@@ -143,9 +142,10 @@ std::string ScheduledJobJson(const std::string& prompt,
                       "]\n}\n");
 }
 
-absl::Status ScheduleJob(Session& session, const SessionParts& parts,
+absl::Status ScheduleJob(const std::vector<provider::ChatMessage>& messages,
+                         const SessionParts& parts,
                          const std::string& session_id,
-                         const std::string& argument) {
+                         const std::string& argument, const PromptTurn& turn) {
   Interaction& out = *parts.interaction;
   std::string name(absl::StripAsciiWhitespace(argument));
   if (name.empty()) name = "scheduled";
@@ -162,10 +162,9 @@ absl::Status ScheduleJob(Session& session, const SessionParts& parts,
     return absl::OkStatus();
   }
   // 1. The model writes the prompt.
-  ASSIGN_OR_RETURN(TurnOutcome written,
-                   session.RunTurn(kSchedulePrompt, nullptr));
+  ASSIGN_OR_RETURN(WrittenPrompt written, turn(kSchedulePrompt));
   const std::string prompt(absl::StripAsciiWhitespace(written.answer));
-  if (written.end != TurnEnd::kAnswered || prompt.empty()) {
+  if (!written.answered || prompt.empty()) {
     out.ShowNotice(absl::StrCat("/schedule: no job prompt came back",
                                 written.stopped.empty() ? "" : ": ",
                                 written.stopped, "; nothing was written."));
@@ -173,7 +172,7 @@ absl::Status ScheduleJob(Session& session, const SessionParts& parts,
   }
   // 2. Garuda proposes the scope.
   std::vector<std::string> scope =
-      ProposeScope(*parts.project, NamedPaths(session.messages()), prompt);
+      ProposeScope(*parts.project, NamedPaths(messages), prompt);
   const std::string relative = absl::StrCat(".garuda/jobs/", name, ".json");
   out.ShowNotice(absl::StrCat(
       "Proposed job ", relative, "\n  prompt: ", prompt, "\n  writeScope: ",

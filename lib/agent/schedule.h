@@ -8,19 +8,18 @@
 #ifndef GARUDA_LIB_AGENT_SCHEDULE_H_
 #define GARUDA_LIB_AGENT_SCHEDULE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/agent/session_parts.h"
 #include "lib/tools/project.h"
 #include "proto/provider.pb.h"
 
 namespace garuda {
 namespace agent {
-
-class Session;
-struct SessionParts;
 
 // What the model is asked for the job's prompt.
 extern const char kSchedulePrompt[];
@@ -44,9 +43,22 @@ std::string ScheduledJobJson(const std::string& prompt,
 
 // The whole of /schedule: `argument` is the job's name ("" : "scheduled").
 // An error only when the session cannot go on.
-absl::Status ScheduleJob(Session& session, const SessionParts& parts,
+// The session's turn that writes the job's prompt: the model's answer, or
+// why none came.
+struct WrittenPrompt {
+  std::string answer;
+  bool answered = false;
+  std::string stopped;  // why the turn ended early; may be ""
+};
+using PromptTurn =
+    std::function<absl::StatusOr<WrittenPrompt>(const std::string& prompt)>;
+
+// `messages` is the conversation (the scope's paths come from it, the
+// prompt's turn included).
+absl::Status ScheduleJob(const std::vector<provider::ChatMessage>& messages,
+                         const SessionParts& parts,
                          const std::string& session_id,
-                         const std::string& argument);
+                         const std::string& argument, const PromptTurn& turn);
 
 }  // namespace agent
 }  // namespace garuda

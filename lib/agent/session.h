@@ -24,6 +24,7 @@
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/services.h"
+#include "lib/agent/session_parts.h"
 #include "lib/agent/tool_calls.h"
 #include "lib/agent/turn_events.h"
 #include "lib/agent/usage_meter.h"
@@ -61,31 +62,6 @@ struct SessionConfig {
   ChildSettings agents;
 };
 
-// What the session uses; nothing is owned. `model` may be null (no model
-// configured); `journal` may be null.
-struct SessionParts {
-  Interaction* interaction = nullptr;
-  Project* project = nullptr;
-  Permissions* permissions = nullptr;
-  CommandService* stager = nullptr;
-  ApplyService* applier = nullptr;
-  AuditSink* audit = nullptr;
-  budget::BudgetClient* budget = nullptr;
-  // The code tools' server; may be null (no code tools).
-  knowledge::CodeService* code = nullptr;
-  provider::ModelClient* model = nullptr;
-  // Told each step of a turn as it happens (stream-json); may be null.
-  TurnEvents* events = nullptr;
-  Journal* journal = nullptr;
-  // OK while every helper runs (Helpers::CheckAlive); may be empty.
-  std::function<absl::Status()> check_helpers;
-  // /audit verify: the report's text (read-only, in-process).
-  std::function<std::string()> verify_audit;
-  // A job's session (tool_calls.h ToolContext): the edit tools' write check
-  // and the refusal of every command outside the sandbox. Empty: no job.
-  std::function<absl::Status(const std::string& path)> check_write;
-  std::string host_refusal;
-};
 
 // The strict profile without a working sandbox: FAILED_PRECONDITION with
 // the reason and the fix; the session must not start.
