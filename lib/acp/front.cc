@@ -142,17 +142,34 @@ class Front {
     }
   }
 
+  // The client's methods, one row each: the method, whether its
+  // parameters name a session of this connection ("sessionId", looked up
+  // before the handler runs), and the handler. Any other request is
+  // METHOD_NOT_FOUND; any other notification is logged and ignored.
+  struct MethodRow {
+    const char* method;
+    bool names_session;
+    // `worker`: the session's worker when names_session, else -1.
+    void (Front::*handler)(const Message& message, int worker);
+  };
+
   void ClientRequest(const Message& request) {
-    const std::string& method = request.method;
-    if (method == "initialize") return Initialize(request);
-    if (method == "authenticate") {
-      ToClient(ResultLine(request.id, Object()));
+    static constexpr MethodRow kRequests[] = {
+        {"initialize", false, &Front::Initialize},
+        {"authenticate", false, &Front::Authenticate},
+        {"session/new", false, &Front::OpenSession},
+        {"session/load", false, &Front::OpenSession},
+        {"session/prompt", true, &Front::Forward},
+    };
+    const MethodRow* row = FindMethod(kRequests, request.method);
+    if (row == nullptr) {
+      Error(
+          request.id, kMethodNotFound,
+          absl::StrCat("garuda-agent has no method \"", request.method, "\""));
       return;
     }
-    if (method == "session/new" || method == "session/load") {
-      return OpenSession(request);
-    }
-    if (method == "session/prompt") {
+    int worker = -1;
+    if (row->names_session) {
       std::string id = StringField(request.params, "sessionId").value_or("");
       auto session = sessions_.find(id);
       if (session == sessions_.end()) {
@@ -162,14 +179,25 @@ class Front {
                            "session/load first)"));
         return;
       }
-      Forward(session->second, request);
-      return;
+      worker = session->second;
     }
-    Error(request.id, kMethodNotFound,
-          absl::StrCat("garuda-agent has no method \"", method, "\""));
+    (this->*row->handler)(request, worker);
   }
 
-  void Initialize(const Message& request) {
+  template <size_t N>
+  static const MethodRow* FindMethod(const MethodRow (&rows)[N],
+                                     const std::string& method) {
+    for (const MethodRow& row : rows) {
+      if (method == row.method) return &row;
+    }
+    return nullptr;
+  }
+
+  void Authenticate(const Message& request, int) {
+    ToClient(ResultLine(request.id, Object()));
+  }
+
+  void Initialize(const Message& request, int) {
     Value result = Object();
     Set(result, "protocolVersion", Num(kProtocolVersion));
     Value capabilities = Object();
@@ -193,7 +221,7 @@ class Front {
     ToClient(ResultLine(request.id, result));
   }
 
-  void OpenSession(const Message& request) {
+  void OpenSession(const Message& request, int) {
     const bool load = request.method == "session/load";
     std::optional<std::string> cwd = StringField(request.params, "cwd");
     if (!cwd || cwd->empty() || (*cwd)[0] != '/') {
@@ -244,11 +272,11 @@ class Front {
     worker.fd = *std::move(fd);
     worker.session_id = session_id;
     if (load) sessions_[session_id] = key;
-    Forward(key, request);
+    Forward(request, key);
   }
 
   // A request of the editor to a worker, under an id of ours.
-  void Forward(int key, const Message& request) {
+  void Forward(const Message& request, int key) {
     const int id = next_id_++;
     to_worker_[id] = {key, request.id};
     Value params = request.params;
@@ -259,18 +287,28 @@ class Front {
   }
 
   void ClientNotification(const Message& notification) {
-    if (notification.method != "session/cancel") {
+    static constexpr MethodRow kNotifications[] = {
+        {"session/cancel", true, &Front::Cancel},
+    };
+    const MethodRow* row = FindMethod(kNotifications, notification.method);
+    if (row == nullptr) {
       Log(absl::StrCat("ignored the notification ", notification.method));
       return;
     }
+    if (!row->names_session) return (this->*row->handler)(notification, -1);
     std::string id = StringField(notification.params, "sessionId").value_or("");
     auto session = sessions_.find(id);
     if (session == sessions_.end()) {
-      Log(absl::StrCat("session/cancel of an unknown session \"", id, "\""));
+      Log(absl::StrCat(notification.method, " of an unknown session \"", id,
+                       "\""));
       return;
     }
-    WriteAll(workers_[session->second].fd.get(),
-             NotificationLine("session/cancel", notification.params))
+    (this->*row->handler)(notification, session->second);
+  }
+
+  void Cancel(const Message& notification, int worker) {
+    WriteAll(workers_[worker].fd.get(),
+             NotificationLine(notification.method, notification.params))
         .IgnoreError();
   }
 
