@@ -82,6 +82,11 @@ absl::StatusOr<applier::ApplyOutcome> ApplyThroughApplier(
   return applied;
 }
 
+absl::Status AuditApplyFailure(ToolRun& run, const absl::Status& failure) {
+  if (IsFatal(failure)) return failure;
+  return run.Audit("apply", "failed", std::string(failure.message()));
+}
+
 absl::Status AuditApply(ToolRun& run, const applier::ApplyOutcome& outcome) {
   std::string reason = outcome.line();
   if (!outcome.conflicts().empty()) {
@@ -113,9 +118,7 @@ absl::StatusOr<ToolCallDone> RunEditCall(ToolRun& run,
   absl::StatusOr<applier::ApplyOutcome> applied =
       ApplyThroughApplier(c, change);
   if (!applied.ok()) {
-    if (IsFatal(applied.status())) return applied.status();
-    RETURN_IF_ERROR(
-        run.Audit("apply", "failed", std::string(applied.status().message())));
+    RETURN_IF_ERROR(AuditApplyFailure(run, applied.status()));
     return run.Finish(*decision, ErrorOutput(applied.status()), "not applied");
   }
   if (applied->kind() == applier::ApplyOutcome::DECLINED) {

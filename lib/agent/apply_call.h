@@ -23,6 +23,10 @@ absl::StatusOr<ToolCallDone> RunEditCall(ToolRun& run,
 absl::StatusOr<applier::ApplyOutcome> ApplyThroughApplier(
     const ToolContext& context, const ProposedChange& change);
 
+// An apply that failed: returned when the session cannot go on (the
+// applier is gone), else audited ("apply failed") and OK.
+absl::Status AuditApplyFailure(ToolRun& run, const absl::Status& failure);
+
 // The audit event of an apply's outcome.
 absl::Status AuditApply(ToolRun& run, const applier::ApplyOutcome& outcome);
 

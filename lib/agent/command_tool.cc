@@ -124,9 +124,7 @@ absl::StatusOr<ChangeOutcome> SettleChangeSet(ToolRun& run,
   absl::StatusOr<applier::ApplyOutcome> applied =
       ApplyThroughApplier(c, change);
   if (!applied.ok()) {
-    if (IsFatal(applied.status())) return applied.status();
-    RETURN_IF_ERROR(
-        run.Audit("apply", "failed", std::string(applied.status().message())));
+    RETURN_IF_ERROR(AuditApplyFailure(run, applied.status()));
     return ChangeOutcome{absl::StrCat("The changes were not applied: ",
                                       applied.status().message()),
                          true};

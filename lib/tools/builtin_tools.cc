@@ -428,40 +428,36 @@ WriteFileInput WriteFileInputOf(const Value& input) {
   return WriteFileInput{Str(input, "path"), Str(input, "content")};
 }
 
+namespace {
+
+// The input check of a built-in tool, then its typed fields.
+template <typename Input>
+absl::StatusOr<Input> Parse(const char* tool, absl::string_view json,
+                            ToolProfile profile, Input (*of)(const Value&)) {
+  ASSIGN_OR_RETURN(Value input, CheckToolInput(tool, json, profile));
+  return of(input);
+}
+
+}  // namespace
+
 absl::StatusOr<BashInput> ParseBashInput(absl::string_view json,
                                          ToolProfile profile) {
-  ASSIGN_OR_RETURN(Value input, CheckToolInput(kCommandRule, json, profile));
-  return BashInputOf(input);
+  return Parse(kCommandRule, json, profile, BashInputOf);
 }
-
 absl::StatusOr<ReadFileInput> ParseReadFileInput(absl::string_view json) {
-  ASSIGN_OR_RETURN(Value input,
-                   CheckToolInput(kReadFileRule, json, ToolProfile::kDefault));
-  return ReadFileInputOf(input);
+  return Parse(kReadFileRule, json, ToolProfile::kDefault, ReadFileInputOf);
 }
-
 absl::StatusOr<ListFilesInput> ParseListFilesInput(absl::string_view json) {
-  ASSIGN_OR_RETURN(Value input,
-                   CheckToolInput(kListFilesRule, json, ToolProfile::kDefault));
-  return ListFilesInputOf(input);
+  return Parse(kListFilesRule, json, ToolProfile::kDefault, ListFilesInputOf);
 }
-
 absl::StatusOr<GrepInput> ParseGrepInput(absl::string_view json) {
-  ASSIGN_OR_RETURN(Value input,
-                   CheckToolInput(kGrepRule, json, ToolProfile::kDefault));
-  return GrepInputOf(input);
+  return Parse(kGrepRule, json, ToolProfile::kDefault, GrepInputOf);
 }
-
 absl::StatusOr<EditFileInput> ParseEditFileInput(absl::string_view json) {
-  ASSIGN_OR_RETURN(Value input,
-                   CheckToolInput(kEditFileRule, json, ToolProfile::kDefault));
-  return EditFileInputOf(input);
+  return Parse(kEditFileRule, json, ToolProfile::kDefault, EditFileInputOf);
 }
-
 absl::StatusOr<WriteFileInput> ParseWriteFileInput(absl::string_view json) {
-  ASSIGN_OR_RETURN(Value input,
-                   CheckToolInput(kWriteFileRule, json, ToolProfile::kDefault));
-  return WriteFileInputOf(input);
+  return Parse(kWriteFileRule, json, ToolProfile::kDefault, WriteFileInputOf);
 }
 
 }  // namespace garuda
