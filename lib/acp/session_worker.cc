@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -235,6 +236,37 @@ int RunSessionWorker(const WorkerOptions& options) {
   //    answers to our questions); this thread runs the turns.
   CancelFlag cancel;
   PromptQueue prompts;
+  // The front's messages to a running session, one row per method; a
+  // response answers one of our questions (session/request_permission).
+  struct MethodRow {
+    const char* method;
+    Message::Kind kind;
+    std::function<void(Message&)> handle;
+  };
+  const MethodRow methods[] = {
+      {"session/cancel", Message::Kind::kNotification,
+       [&](Message&) {
+         cancel.Cancel();
+         link.CancelTurn();
+       }},
+      {"session/prompt", Message::Kind::kRequest,
+       [&](Message& message) {
+         if (prompts.busy()) {
+           // Refused without touching the running turn's cancel.
+           link.Send(ErrorLine(message.id,
+                               {kInvalidRequest,
+                                "a prompt of this session is still running; "
+                                "send session/cancel first"}));
+           return;
+         }
+         // Reset here, not when the turn starts: a cancel that follows the
+         // prompt at once must not be lost. Only this thread makes the
+         // queue busy, so it is still free for the Push.
+         cancel.Reset();
+         link.BeginTurn();
+         prompts.Push(std::move(message));
+       }},
+  };
   std::thread reading([&] {
     while (true) {
       absl::StatusOr<std::optional<LineReader::Line>> line = reader.ReadLine();
@@ -245,25 +277,19 @@ int RunSessionWorker(const WorkerOptions& options) {
       Message& message = *parsed.message;
       if (message.kind == Message::Kind::kResponse) {
         link.Deliver(message);
-      } else if (message.method == "session/cancel") {
-        cancel.Cancel();
-        link.CancelTurn();
-      } else if (message.method == "session/prompt" &&
-                 message.kind == Message::Kind::kRequest) {
-        if (prompts.busy()) {
-          // Refused without touching the running turn's cancel.
-          link.Send(ErrorLine(message.id,
-                              {kInvalidRequest,
-                               "a prompt of this session is still running; "
-                               "send session/cancel first"}));
-          continue;
+        continue;
+      }
+      const MethodRow* row = nullptr;
+      for (const MethodRow& candidate : methods) {
+        // A cancel is taken as a request too (it needs no answer).
+        if (message.method == candidate.method &&
+            (message.kind == candidate.kind ||
+             candidate.kind == Message::Kind::kNotification)) {
+          row = &candidate;
         }
-        // Reset here, not when the turn starts: a cancel that follows the
-        // prompt at once must not be lost. Only this thread makes the
-        // queue busy, so it is still free for the Push.
-        cancel.Reset();
-        link.BeginTurn();
-        prompts.Push(std::move(message));
+      }
+      if (row != nullptr) {
+        row->handle(message);
       } else if (message.kind == Message::Kind::kRequest) {
         link.Send(ErrorLine(
             message.id, {kMethodNotFound,
