@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/agent/request_estimate.h"
 #include "lib/agent/session.h"
 #include "lib/base/status_macros.h"
 #include "lib/budget/limits.h"
@@ -22,54 +23,11 @@ namespace garuda {
 namespace agent {
 namespace {
 
-constexpr char kSummaryNote[] =
-    "[Garuda: the conversation is about to be compacted: it will be replaced "
-    "by your answer to this message. Write a summary that lets you continue "
-    "the work without it: the person's requests, what was done and found "
-    "(files, commands, results), decisions, and what is left to do. No tool "
-    "calls.]";
-
 constexpr char kSummaryHeader[] =
     "[Garuda: the earlier conversation was compacted; this is the model's "
     "summary of it.]\n";
 
 }  // namespace
-
-absl::StatusOr<std::string> Session::RequestBody(
-    const provider::ModelRequest& request) const {
-  if (parts_.model == nullptr) {
-    return absl::FailedPreconditionError("no model is configured");
-  }
-  const provider::ClientOptions& options = parts_.model->options();
-  std::unique_ptr<provider::WireFormat> wire =
-      options.provider == "anthropic" ? provider::AnthropicWireFormat()
-                                      : provider::OpenAiWireFormat();
-  return wire->Body(request, options.model, options.max_tokens);
-}
-
-int64_t Session::InputEstimate(const provider::ModelRequest& request) const {
-  absl::StatusOr<std::string> body = RequestBody(request);
-  // The client estimates from the same body (lib/provider/client.cc).
-  const int64_t whole =
-      body.ok() ? budget::TokensForChars(static_cast<int64_t>(body->size()))
-                : 0;
-  return std::max(whole, request.input_tokens_hint());
-}
-
-bool Session::CompactionDue(int64_t next_input_tokens) const {
-  if (parts_.model == nullptr) return false;
-  return next_input_tokens +
-             static_cast<int64_t>(parts_.model->options().max_tokens) >
-         config_.agents.context_window;
-}
-
-int64_t Session::CompactionReserveIfDue(int64_t next_input_tokens) const {
-  if (!CompactionDue(next_input_tokens)) return 0;
-  return budget::EstimateCompactionTokens(
-      std::max(last_input_tokens_, next_input_tokens),
-      next_input_tokens * budget::kCharsPerToken +
-          static_cast<int64_t>(sizeof(kSummaryNote)));
-}
 
 absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
                                       const CancelFlag* cancel,
@@ -92,7 +50,8 @@ absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
     note->set_role("user");
     note->set_text(kSummaryNote);
   }
-  const int64_t previous = std::max(last_input_tokens_, InputEstimate(request));
+  const int64_t previous =
+      std::max(last_input_tokens_, InputEstimate(parts_.model, request));
   request.set_max_tokens(budget::kCompactionOutputTokens);
   // The reservation is max(previous context, the whole summary input) +
   // 4096: the client takes the larger of this hint and the body's size.

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "lib/agent/builtin_rows.h"
 #include "lib/agent/command_tool.h"
+#include "lib/agent/request_estimate.h"
 #include "lib/agent/schedule.h"
 #include "lib/agent/session_view.h"
 #include "lib/agent/system_prompt.h"
@@ -472,7 +473,9 @@ absl::Status Session::RunSteps(const std::string& prompt,
     }
     // A conversation of one message (a summary, a prompt) is not compacted
     // again: there is nothing to gain, and it would loop.
-    if (messages_.size() > 1 && CompactionDue(InputEstimate(request))) {
+    if (messages_.size() > 1 &&
+        CompactionDue(parts_.model, config_.agents.context_window,
+                      InputEstimate(parts_.model, request))) {
       ASSIGN_OR_RETURN(bool compacted, Compact(meter, cancel, outcome));
       if (!compacted) return absl::OkStatus();
       request = NextRequest(tools, step, messages_.size());

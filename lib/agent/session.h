@@ -192,20 +192,7 @@ class Session {
   absl::Status WrapUp(const ToolContext& tools, int step,
                       const CancelFlag* cancel, CountingMeter* meter,
                       TurnOutcome* outcome);
-  // /budget: the totals and one row per agent.
-  std::string BudgetText(const budget::BudgetStatus& status) const;
   // ---- Compaction (lib/agent/compaction.cc) ----
-  // `request` as the model client would send it (its wire format).
-  absl::StatusOr<std::string> RequestBody(
-      const provider::ModelRequest& request) const;
-  // The input estimate of `request`, as the model client makes it.
-  int64_t InputEstimate(const provider::ModelRequest& request) const;
-  // A request of `next_input_tokens` plus the output limit would pass
-  // model.contextWindow.
-  bool CompactionDue(int64_t next_input_tokens) const;
-  // The summary request's reservation when a compaction is due before a
-  // request of `next_input_tokens`; else 0.
-  int64_t CompactionReserveIfDue(int64_t next_input_tokens) const;
   // Replaces the conversation by the model's summary (true), journaled.
   // False with a notice when it did not happen (the request failed: then
   // `outcome`, when given, says why the turn ends).

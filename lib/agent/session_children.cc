@@ -15,6 +15,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "lib/agent/builtin_rows.h"
 #include "lib/agent/children.h"
+#include "lib/agent/request_estimate.h"
 #include "lib/agent/session.h"
 #include "lib/base/json_message.h"
 #include "lib/base/status_macros.h"
@@ -96,7 +97,7 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
   if (known_results.tool_results_size() > 0) {
     *request.add_messages() = known_results;
   }
-  absl::StatusOr<std::string> body = RequestBody(request);
+  absl::StatusOr<std::string> body = RequestBody(parts_.model, request);
   // The exact structure of one more, empty, result.
   provider::ModelRequest plus = request;
   provider::ChatMessage* results = nullptr;
@@ -107,7 +108,7 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
     results->set_role("user");
   }
   results->add_tool_results()->set_tool_call_id(pending_id);
-  absl::StatusOr<std::string> plus_body = RequestBody(plus);
+  absl::StatusOr<std::string> plus_body = RequestBody(parts_.model, plus);
   budget::FloorShape shape;
   shape.last_reservation =
       turn_meter_ != nullptr ? turn_meter_->last_reserved() : 0;
@@ -125,10 +126,11 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
     shape.empty_result_message_chars = 512;
   }
   shape.compaction_tokens = CompactionReserveIfDue(
+      parts_.model, config_.agents.context_window, last_input_tokens_,
       shape.current_input_tokens +
-      pending_children *
-          budget::TokensForChars(budget::kSubagentResultCapChars *
-                                 budget::kJsonEscapeFactor));
+          pending_children *
+              budget::TokensForChars(budget::kSubagentResultCapChars *
+                                     budget::kJsonEscapeFactor));
   return budget::EstimateFloorTokens(shape);
 }
 
@@ -461,50 +463,6 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
   return parts_.audit->Record(MakeEvent("budget_refused", "",
                                         request.request_id(), "refused",
                                         response.status().message()));
-}
-
-std::string Session::BudgetText(const budget::BudgetStatus& status) const {
-  std::string out = absl::StrFormat(
-      "Token budget: limit %d, spent %d, reserved %d, left %d", status.limit(),
-      status.spent(), status.reserved(), status.left());
-  if (status.leased() > 0) {
-    absl::StrAppendFormat(&out, ", %d leased to running children",
-                          status.leased());
-  }
-  if (status.floor() > 0) {
-    absl::StrAppendFormat(&out, " (%d kept for the main agent's final answer)",
-                          status.floor());
-  }
-  absl::StrAppend(&out, ".\n");
-  absl::StrAppend(
-      &out,
-      "  reserved: held for requests in flight; what a request does not use "
-      "comes back when it ends.\n"
-      "  charged with no reported usage: the provider sent no complete usage, "
-      "so the whole reservation stays spent.\n");
-  absl::StrAppendFormat(&out, "%-28s %-8s %10s %10s %10s %10s %8s\n", "agent",
-                        "state", "spent", "reserved", "unreported", "children",
-                        "requests");
-  // Rows in the ledger's order (a child after its parent), indented by depth.
-  std::map<uint32_t, int> depth_of;
-  for (const budget::AgentUsage& agent : status.agents()) {
-    const bool top = agent.agent() == 0;
-    const int depth = top ? 0 : depth_of[agent.parent()] + 1;
-    depth_of[agent.agent()] = depth;
-    std::string name = "main (this session)";
-    if (!top) {
-      auto it = descriptions_.find(agent.report_id());
-      name = absl::StrCat(agent.report_id(), " ",
-                          it != descriptions_.end() ? it->second : "");
-    }
-    name = absl::StrCat(std::string(2 * depth, ' '), name);
-    if (name.size() > 28) name = absl::StrCat(name.substr(0, 25), "...");
-    absl::StrAppendFormat(&out, "%-28s %-8s %10d %10d %10d %10d %8d\n", name,
-                          top ? "main" : (agent.open() ? "running" : "ended"),
-                          agent.spent(), agent.reserved(), agent.unreported(),
-                          agent.children(), agent.requests());
-  }
-  return out;
 }
 
 }  // namespace agent

@@ -105,7 +105,7 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
       RETURN_IF_ERROR(CheckHelpers());
       return status.status();
     }
-    out.ShowNotice(BudgetText(*status));
+    out.ShowNotice(BudgetText(*status, descriptions_));
   } else if (line == "/mode") {
     const stager::SessionDescription& d = config_.description;
     out.ShowNotice(absl::StrCat(

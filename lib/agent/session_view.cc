@@ -1,9 +1,11 @@
 #include "lib/agent/session_view.h"
 
 #include <cstdlib>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "lib/agent/tool_display.h"
@@ -84,8 +86,7 @@ std::string UndoText(const applier::UndoOutcome& undone, bool staged) {
   const bool restored = undone.kind() == applier::ApplyOutcome::APPLIED;
   if (restored && undone.paths_size() > 0) {
     std::vector<std::string> named;
-    for (int i = 0; i < undone.paths_size() &&
-                    named.size() < kFilesNamed;
+    for (int i = 0; i < undone.paths_size() && named.size() < kFilesNamed;
          ++i) {
       named.push_back(undone.paths(i));
     }
@@ -131,7 +132,8 @@ std::string LastExchanges(const std::vector<provider::ChatMessage>& messages,
   for (size_t i = start; i < messages.size(); ++i) {
     const provider::ChatMessage& message = messages[i];
     if (IsPrompt(message)) {
-      absl::StrAppend(&out, "> ", FirstLines(message.text(), kPromptLines, "  "));
+      absl::StrAppend(&out, "> ",
+                      FirstLines(message.text(), kPromptLines, "  "));
       continue;
     }
     if (message.role() != "assistant") continue;
@@ -143,6 +145,51 @@ std::string LastExchanges(const std::vector<provider::ChatMessage>& messages,
                       ToolCallSummary(call.name(), call.arguments_json(), ""),
                       "\n");
     }
+  }
+  return out;
+}
+
+std::string BudgetText(const budget::BudgetStatus& status,
+                       const std::map<std::string, std::string>& descriptions) {
+  std::string out = absl::StrFormat(
+      "Token budget: limit %d, spent %d, reserved %d, left %d", status.limit(),
+      status.spent(), status.reserved(), status.left());
+  if (status.leased() > 0) {
+    absl::StrAppendFormat(&out, ", %d leased to running children",
+                          status.leased());
+  }
+  if (status.floor() > 0) {
+    absl::StrAppendFormat(&out, " (%d kept for the main agent's final answer)",
+                          status.floor());
+  }
+  absl::StrAppend(&out, ".\n");
+  absl::StrAppend(
+      &out,
+      "  reserved: held for requests in flight; what a request does not use "
+      "comes back when it ends.\n"
+      "  charged with no reported usage: the provider sent no complete usage, "
+      "so the whole reservation stays spent.\n");
+  absl::StrAppendFormat(&out, "%-28s %-8s %10s %10s %10s %10s %8s\n", "agent",
+                        "state", "spent", "reserved", "unreported", "children",
+                        "requests");
+  // Rows in the ledger's order (a child after its parent), indented by depth.
+  std::map<uint32_t, int> depth_of;
+  for (const budget::AgentUsage& agent : status.agents()) {
+    const bool top = agent.agent() == 0;
+    const int depth = top ? 0 : depth_of[agent.parent()] + 1;
+    depth_of[agent.agent()] = depth;
+    std::string name = "main (this session)";
+    if (!top) {
+      auto it = descriptions.find(agent.report_id());
+      name = absl::StrCat(agent.report_id(), " ",
+                          it != descriptions.end() ? it->second : "");
+    }
+    name = absl::StrCat(std::string(2 * depth, ' '), name);
+    if (name.size() > 28) name = absl::StrCat(name.substr(0, 25), "...");
+    absl::StrAppendFormat(&out, "%-28s %-8s %10d %10d %10d %10d %8d\n", name,
+                          top ? "main" : (agent.open() ? "running" : "ended"),
+                          agent.spent(), agent.reserved(), agent.unreported(),
+                          agent.children(), agent.requests());
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #ifndef GARUDA_LIB_AGENT_SESSION_VIEW_H_
 #define GARUDA_LIB_AGENT_SESSION_VIEW_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ std::string LastExchanges(const std::vector<provider::ChatMessage>& messages,
 
 // 1234567 as "1 234 567".
 std::string GroupedNumber(int64_t number);
+
+// /budget: the totals and one row per agent, a child named by its report
+// id and its task's description (`descriptions`).
+std::string BudgetText(const budget::BudgetStatus& status,
+                       const std::map<std::string, std::string>& descriptions);
 
 }  // namespace agent
 }  // namespace garuda
