@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "lib/agent/builtin_rows.h"
+#include "lib/agent/child_agents.h"
 #include "lib/agent/command_tool.h"
 #include "lib/agent/request_estimate.h"
 #include "lib/agent/schedule.h"
@@ -381,7 +382,8 @@ absl::StatusOr<bool> Session::RunToolCalls(
     if (cancelled || (cancel != nullptr && cancel->cancelled())) {
       cancelled = true;
     } else {
-      ASSIGN_OR_RETURN(children, RunTasks(tasks, results, cancel));
+      ASSIGN_OR_RETURN(children,
+                       ChildAgents(*this).RunTasks(tasks, results, cancel));
     }
     for (size_t t = 0; t < tasks.size(); ++t) {
       const int i = task_index[t];

@@ -62,7 +62,6 @@ struct SessionConfig {
   ChildSettings agents;
 };
 
-
 // The strict profile without a working sandbox: FAILED_PRECONDITION with
 // the reason and the fix; the session must not start.
 absl::Status CheckProfile(const SessionConfig& config);
@@ -157,36 +156,12 @@ class Session {
 
   Session(SessionConfig config, SessionParts parts);
 
-  // ---- Child agents (lib/agent/children.cc) ----
-  struct ChildAgent;
+  // ---- Child agents (lib/agent/session_children.cc) ----
   // A child of `parent`: a fresh conversation with its rules and helpers,
   // over `parts` (its own interaction, audit tag, lease and model client).
   Session(const Session& parent, SessionParts parts, std::string agent_id);
-  // Runs the `task` calls of one response (children.h); `known_results`
-  // are the results of the response's other calls, for the floor.
-  absl::StatusOr<std::vector<TaskDone>> RunTasks(
-      const std::vector<provider::ToolCall>& calls,
-      const provider::ChatMessage& known_results, const CancelFlag* cancel);
-  // The bound of this agent's next request with `pending_children` answers
-  // still to come (spec T9's repair): its floor on the budgeter.
-  int64_t FloorTokens(const provider::ChatMessage& known_results,
-                      const std::string& pending_id,
-                      int pending_children) const;
-  // Sets the floor, opens the lease and starts the child's thread (true);
-  // false when the ledger refused a lease (`refused` says so). An error
-  // only when the budgeter or the audit is gone.
-  absl::StatusOr<bool> StartChild(const provider::ToolCall& call,
-                                  ChildAgent& agent,
-                                  const provider::ChatMessage& known_results,
-                                  int pending, const CancelFlag* cancel,
-                                  ChildInteraction& view,
-                                  const std::function<void()>& finished,
-                                  TaskDone* refused);
-  // Joins an ended child, closes its lease (the unused part returns) and
-  // makes its result.
-  absl::StatusOr<TaskDone> FinishChild(const provider::ToolCall& call,
-                                       ChildAgent& agent,
-                                       ChildInteraction& view);
+  // Runs one answer's `task` calls as child agents of this one.
+  friend class ChildAgents;
   // A child whose next request the budget refused: one wrap-up request,
   // else a structured "budget exhausted" answer.
   absl::Status WrapUp(const ToolContext& tools, int step,

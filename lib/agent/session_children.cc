@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/struct.pb.h"
 #include "lib/agent/builtin_rows.h"
+#include "lib/agent/child_agents.h"
 #include "lib/agent/children.h"
 #include "lib/agent/request_estimate.h"
 #include "lib/agent/session.h"
@@ -61,7 +62,7 @@ uint32_t Clamp32(int64_t value) {
 
 }  // namespace
 
-struct Session::ChildAgent {
+struct ChildAgents::Child {
   std::string agent_id;
   TaskArguments args;
   uint32_t ledger_id = 0;
@@ -75,29 +76,14 @@ struct Session::ChildAgent {
   std::thread thread;
 };
 
-Session::Session(const Session& parent, SessionParts parts,
-                 std::string agent_id)
-    : config_(parent.config_),
-      parts_(std::move(parts)),
-      system_prompt_(absl::StrCat(parent.system_prompt_, kChildPromptNote)),
-      depth_(parent.depth_ + 1),
-      agent_id_(std::move(agent_id)),
-      locks_(parent.locks_),
-      root_interaction_(parent.root_interaction_),
-      session_audit_(parent.session_audit_) {
-  tools_ = BuiltinToolTable(Offers());
-}
-
-Session::~Session() = default;
-
-int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
-                             const std::string& pending_id,
-                             int pending_children) const {
-  provider::ModelRequest request = NextRequest(Tools(), 0, 0);
+int64_t ChildAgents::FloorTokens(const provider::ChatMessage& known_results,
+                                 const std::string& pending_id,
+                                 int pending_children) const {
+  provider::ModelRequest request = s_.NextRequest(s_.Tools(), 0, 0);
   if (known_results.tool_results_size() > 0) {
     *request.add_messages() = known_results;
   }
-  absl::StatusOr<std::string> body = RequestBody(parts_.model, request);
+  absl::StatusOr<std::string> body = RequestBody(s_.parts_.model, request);
   // The exact structure of one more, empty, result.
   provider::ModelRequest plus = request;
   provider::ChatMessage* results = nullptr;
@@ -108,15 +94,15 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
     results->set_role("user");
   }
   results->add_tool_results()->set_tool_call_id(pending_id);
-  absl::StatusOr<std::string> plus_body = RequestBody(parts_.model, plus);
+  absl::StatusOr<std::string> plus_body = RequestBody(s_.parts_.model, plus);
   budget::FloorShape shape;
   shape.last_reservation =
-      turn_meter_ != nullptr ? turn_meter_->last_reserved() : 0;
+      s_.turn_meter_ != nullptr ? s_.turn_meter_->last_reserved() : 0;
   int64_t chars = 0;
   if (body.ok()) chars = static_cast<int64_t>(body->size());
   shape.current_input_tokens =
       std::max(budget::TokensForChars(chars), request.input_tokens_hint());
-  shape.output_limit = parts_.model->options().max_tokens;
+  shape.output_limit = s_.parts_.model->options().max_tokens;
   shape.pending_subagent_results = pending_children;
   if (body.ok() && plus_body.ok()) {
     shape.empty_result_message_chars =
@@ -126,7 +112,7 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
     shape.empty_result_message_chars = 512;
   }
   shape.compaction_tokens = CompactionReserveIfDue(
-      parts_.model, config_.agents.context_window, last_input_tokens_,
+      s_.parts_.model, s_.config_.agents.context_window, s_.last_input_tokens_,
       shape.current_input_tokens +
           pending_children *
               budget::TokensForChars(budget::kSubagentResultCapChars *
@@ -134,31 +120,31 @@ int64_t Session::FloorTokens(const provider::ChatMessage& known_results,
   return budget::EstimateFloorTokens(shape);
 }
 
-absl::StatusOr<bool> Session::StartChild(
-    const provider::ToolCall& call, ChildAgent& agent,
+absl::StatusOr<bool> ChildAgents::StartChild(
+    const provider::ToolCall& call, Child& agent,
     const provider::ChatMessage& known_results, int pending,
     const CancelFlag* cancel, ChildInteraction& view,
     const std::function<void()>& finished, TaskDone* refused) {
-  const int64_t floor = config_.agents.keep_floor
+  const int64_t floor = s_.config_.agents.keep_floor
                             ? FloorTokens(known_results, call.id(), pending)
                             : 0;
-  RETURN_IF_ERROR(parts_.budget->SetFloor(floor).status());
-  agent.agent_id = absl::StrCat(agent_id_, ".", ++children_started_);
+  RETURN_IF_ERROR(s_.parts_.budget->SetFloor(floor).status());
+  agent.agent_id = absl::StrCat(s_.agent_id_, ".", ++s_.children_started_);
   view.ShowToolCall(
       {call.id(), kTaskTool,
        absl::StrCat("task: ", OneLineOf(agent.args.description))});
   ASSIGN_OR_RETURN(budget::BudgetClient::Child opened,
-                   parts_.budget->OpenChild(config_.agents.child_token_budget,
-                                            agent.agent_id));
+                   s_.parts_.budget->OpenChild(
+                       s_.config_.agents.child_token_budget, agent.agent_id));
   auto refuse = [&](const std::string& why) -> absl::StatusOr<bool> {
     refused->done = ErrorDone(call, "refused", why);
     ChildAgentReport* child = refused->done.report.mutable_child();
     child->set_agent_id(agent.agent_id);
     child->set_description(agent.args.description);
-    child->set_depth(depth_ + 1);
+    child->set_depth(s_.depth_ + 1);
     child->set_outcome(absl::StrCat("refused: ", why));
     view.ShowToolOutcome({call.id(), kTaskTool, why, true});
-    RETURN_IF_ERROR(parts_.audit->Record(
+    RETURN_IF_ERROR(s_.parts_.audit->Record(
         MakeEvent("child_refused", kTaskTool, agent.agent_id, "refused", why)));
     return false;
   };
@@ -174,21 +160,21 @@ absl::StatusOr<bool> Session::StartChild(
   ASSIGN_OR_RETURN(agent.budget,
                    budget::BudgetClient::FromFd(opened.channel.Release()));
   absl::StatusOr<std::unique_ptr<provider::ModelClient>> model =
-      provider::ModelClient::Create(parts_.model->options());
+      provider::ModelClient::Create(s_.parts_.model->options());
   if (!model.ok()) {
     budget::ChildReport report;
     report.set_report_id(agent.agent_id);
     RETURN_IF_ERROR(
-        parts_.budget->CloseChild(agent.ledger_id, report).status());
+        s_.parts_.budget->CloseChild(agent.ledger_id, report).status());
     return refuse(absl::StrCat("the child's model connection: ",
                                model.status().message()));
   }
   agent.model = std::move(*model);
   agent.interaction = std::make_unique<ChildInteraction>(
-      root_interaction_, locks_.get(), depth_ + 1);
-  agent.audit = std::make_unique<AgentAudit>(session_audit_, locks_.get(),
+      s_.root_interaction_, s_.locks_.get(), s_.depth_ + 1);
+  agent.audit = std::make_unique<AgentAudit>(s_.session_audit_, s_.locks_.get(),
                                              agent.agent_id);
-  SessionParts parts = parts_;
+  SessionParts parts = s_.parts_;
   parts.interaction = agent.interaction.get();
   parts.audit = agent.audit.get();
   parts.budget = agent.budget.get();
@@ -196,14 +182,14 @@ absl::StatusOr<bool> Session::StartChild(
   parts.events = nullptr;
   parts.journal = nullptr;
   // A child's own check is already behind the lock; the session's is not.
-  if (depth_ == 0 && parts_.check_helpers) {
-    parts.check_helpers = [locks = locks_, check = parts_.check_helpers] {
+  if (s_.depth_ == 0 && s_.parts_.check_helpers) {
+    parts.check_helpers = [locks = s_.locks_, check = s_.parts_.check_helpers] {
       absl::MutexLock lock(&locks->tools);
       return check();
     };
   }
-  agent.session.reset(new Session(*this, parts, agent.agent_id));
-  RETURN_IF_ERROR(parts_.audit->Record(
+  agent.session.reset(new Session(s_, parts, agent.agent_id));
+  RETURN_IF_ERROR(s_.parts_.audit->Record(
       MakeEvent("child_start", kTaskTool, agent.agent_id, "start",
                 absl::StrCat(OneLineOf(agent.args.description), " (lease ",
                              agent.lease, " tokens)"))));
@@ -214,16 +200,15 @@ absl::StatusOr<bool> Session::StartChild(
   return true;
 }
 
-absl::StatusOr<TaskDone> Session::FinishChild(const provider::ToolCall& call,
-                                              ChildAgent& agent,
-                                              ChildInteraction& view) {
+absl::StatusOr<TaskDone> ChildAgents::FinishChild(
+    const provider::ToolCall& call, Child& agent, ChildInteraction& view) {
   agent.thread.join();
   TurnOutcome outcome = agent.outcome.ok() ? *agent.outcome : TurnOutcome();
   budget::ChildReport report;
   report.set_report_id(agent.agent_id);
   report.set_reported_tokens(outcome.usage.charged_tokens());
   ASSIGN_OR_RETURN(budget::ChildClosed closed,
-                   parts_.budget->CloseChild(agent.ledger_id, report));
+                   s_.parts_.budget->CloseChild(agent.ledger_id, report));
   RETURN_IF_ERROR(agent.outcome.status());
 
   TaskDone task;
@@ -269,7 +254,7 @@ absl::StatusOr<TaskDone> Session::FinishChild(const provider::ToolCall& call,
        absl::StrCat(ended, " (", OneLineOf(agent.args.description),
                     state == "answered" ? "" : absl::StrCat("; ", state), ")"),
        is_error});
-  RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+  RETURN_IF_ERROR(s_.parts_.audit->Record(MakeEvent(
       "child_end", kTaskTool, agent.agent_id, state,
       absl::StrCat("charged ", closed.charged(), ", returned ",
                    closed.returned(), " of a lease of ", agent.lease))));
@@ -281,15 +266,15 @@ absl::StatusOr<TaskDone> Session::FinishChild(const provider::ToolCall& call,
   done.report.set_id(call.id());
   done.report.set_tool(kTaskTool);
   done.report.set_arguments_json(call.arguments_json());
-  done.report.set_decision(
-      absl::StrCat("child agent ", agent.agent_id, " at depth ", depth_ + 1));
+  done.report.set_decision(absl::StrCat("child agent ", agent.agent_id,
+                                        " at depth ", s_.depth_ + 1));
   done.report.set_outcome(ended);
   done.report.set_is_error(is_error);
   done.report.set_output(text);
   ChildAgentReport* child = done.report.mutable_child();
   child->set_agent_id(agent.agent_id);
   child->set_description(agent.args.description);
-  child->set_depth(depth_ + 1);
+  child->set_depth(s_.depth_ + 1);
   child->set_outcome(state);
   for (const ToolCallReport& call_report : outcome.tool_calls) {
     *child->add_tool_calls() = call_report;
@@ -298,19 +283,19 @@ absl::StatusOr<TaskDone> Session::FinishChild(const provider::ToolCall& call,
   child->set_lease_tokens(Clamp32(agent.lease));
   child->set_returned_tokens(Clamp32(closed.returned()));
   child->set_answer_cut(cut);
-  descriptions_[agent.agent_id] = agent.args.description;
+  s_.descriptions_[agent.agent_id] = agent.args.description;
   for (const auto& [id, description] : agent.session->descriptions_) {
-    descriptions_[id] = description;
+    s_.descriptions_[id] = description;
   }
   return task;
 }
 
-absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
+absl::StatusOr<std::vector<TaskDone>> ChildAgents::RunTasks(
     const std::vector<provider::ToolCall>& calls,
     const provider::ChatMessage& known_results, const CancelFlag* cancel) {
   std::vector<TaskDone> done(calls.size());
-  ChildInteraction view(root_interaction_, locks_.get(), depth_);
-  std::vector<std::unique_ptr<ChildAgent>> agents(calls.size());
+  ChildInteraction view(s_.root_interaction_, s_.locks_.get(), s_.depth_);
+  std::vector<std::unique_ptr<Child>> agents(calls.size());
   std::deque<size_t> queue;
   for (size_t i = 0; i < calls.size(); ++i) {
     absl::StatusOr<TaskArguments> args =
@@ -320,18 +305,18 @@ absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
                                std::string(args.status().message()));
       view.ShowToolOutcome({calls[i].id(), kTaskTool,
                             std::string(args.status().message()), true});
-      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+      RETURN_IF_ERROR(s_.parts_.audit->Record(MakeEvent(
           "tool_call", kTaskTool, OneLineOf(calls[i].arguments_json()),
           "input check failed", args.status().message())));
-    } else if (depth_ >= config_.agents.max_depth) {
+    } else if (s_.depth_ >= s_.config_.agents.max_depth) {
       const std::string why = absl::StrCat(
-          "task is not available at depth ", depth_, " (agents.maxDepth is ",
-          config_.agents.max_depth, "): do this work yourself.");
+          "task is not available at depth ", s_.depth_, " (agents.maxDepth is ",
+          s_.config_.agents.max_depth, "): do this work yourself.");
       done[i].done = ErrorDone(calls[i], "refused", why);
-      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
+      RETURN_IF_ERROR(s_.parts_.audit->Record(MakeEvent(
           "tool_call", kTaskTool, OneLineOf(args->description), "deny", why)));
     } else {
-      agents[i] = std::make_unique<ChildAgent>();
+      agents[i] = std::make_unique<Child>();
       agents[i]->args = std::move(*args);
       queue.push_back(i);
     }
@@ -341,7 +326,7 @@ absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
   std::deque<size_t> finished;
   int running = 0;
   absl::Status first_error;
-  const int max_parallel = std::max(1, config_.agents.max_parallel);
+  const int max_parallel = std::max(1, s_.config_.agents.max_parallel);
   auto cancelled = [cancel] {
     return cancel != nullptr && cancel->cancelled();
   };
@@ -392,12 +377,27 @@ absl::StatusOr<std::vector<TaskDone>> Session::RunTasks(
   }
   if (first_error.ok()) {
     // No child is open now: the floor has nothing left to protect.
-    absl::Status reset = parts_.budget->SetFloor(0).status();
+    absl::Status reset = s_.parts_.budget->SetFloor(0).status();
     if (!reset.ok()) first_error = reset;
   }
   RETURN_IF_ERROR(first_error);
   return done;
 }
+
+Session::Session(const Session& parent, SessionParts parts,
+                 std::string agent_id)
+    : config_(parent.config_),
+      parts_(std::move(parts)),
+      system_prompt_(absl::StrCat(parent.system_prompt_, kChildPromptNote)),
+      depth_(parent.depth_ + 1),
+      agent_id_(std::move(agent_id)),
+      locks_(parent.locks_),
+      root_interaction_(parent.root_interaction_),
+      session_audit_(parent.session_audit_) {
+  tools_ = BuiltinToolTable(Offers());
+}
+
+Session::~Session() = default;
 
 absl::Status Session::WrapUp(const ToolContext& tools, int step,
                              const CancelFlag* cancel, CountingMeter* meter,
