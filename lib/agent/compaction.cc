@@ -32,11 +32,12 @@ constexpr char kSummaryHeader[] =
 absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
                                       const CancelFlag* cancel,
                                       TurnOutcome* outcome) {
-  if (messages_.empty()) {
+  if (conversation_.messages().empty()) {
     parts_.interaction->ShowNotice("Nothing to compact yet.");
     return false;
   }
-  provider::ModelRequest request = NextRequest(Tools(), 0, messages_.size());
+  provider::ModelRequest request =
+      NextRequest(Tools(), 0, conversation_.messages().size());
   // Tools stay defined: the conversation holds calls and results, which
   // providers accept only with their definitions.
   provider::ChatMessage* last =
@@ -85,13 +86,8 @@ absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
   provider::ChatMessage summary;
   summary.set_role("user");
   summary.set_text(absl::StrCat(kSummaryHeader, response->text()));
-  const size_t replaced = messages_.size();
-  JournalRecord record;
-  *record.mutable_compaction()->mutable_summary() = summary;
-  record.mutable_compaction()->set_previous_context_tokens(previous);
-  RETURN_IF_ERROR(Journaled(std::move(record)));
-  messages_.clear();
-  messages_.push_back(std::move(summary));
+  const size_t replaced = conversation_.messages().size();
+  RETURN_IF_ERROR(conversation_.Compacted(std::move(summary), previous));
   // The next request is measured anew; until then the estimate is its size.
   last_input_tokens_ = 0;
   RETURN_IF_ERROR(parts_.audit->Record(

@@ -65,6 +65,7 @@ absl::Status CheckProfile(const SessionConfig& config) {
 Session::Session(SessionConfig config, SessionParts parts)
     : config_(std::move(config)),
       parts_(parts),
+      conversation_(parts.journal),
       locks_(std::make_shared<AgentLocks>()),
       root_interaction_(parts.interaction),
       session_audit_(parts.audit) {
@@ -148,57 +149,7 @@ std::string Session::FirstLine() const {
 }
 
 void Session::Restore(std::vector<provider::ChatMessage> messages) {
-  messages_ = std::move(messages);
-  if (!messages_.empty() && messages_.back().role() == "assistant" &&
-      messages_.back().tool_calls_size() > 0) {
-    provider::ChatMessage results;
-    results.set_role("user");
-    for (const provider::ToolCall& call : messages_.back().tool_calls()) {
-      provider::ToolResult* result = results.add_tool_results();
-      result->set_tool_call_id(call.id());
-      result->set_content("Not run: the session ended before this call ran.");
-      result->set_is_error(true);
-    }
-    Add(std::move(results)).IgnoreError();
-  }
-}
-
-absl::Status Session::Add(provider::ChatMessage message) {
-  messages_.push_back(message);
-  if (parts_.journal == nullptr) return absl::OkStatus();
-  JournalRecord record;
-  *record.mutable_message() = std::move(message);
-  return Journaled(std::move(record));
-}
-
-absl::Status Session::Journaled(JournalRecord record) {
-  if (parts_.journal == nullptr) return absl::OkStatus();
-  absl::Status written = parts_.journal->Append(record);
-  if (!written.ok()) {
-    return absl::Status(
-        written.code(),
-        absl::StrCat("writing the session journal ", parts_.journal->path(),
-                     ": ", written.message()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Session::NoteForModel(const std::string& note) {
-  provider::ChatMessage message;
-  message.set_role("user");
-  message.set_text(note);
-  if (!messages_.empty() && messages_.back().role() == "user") {
-    // Journaled as its own user message; merged in memory, and merged again
-    // by ReadConversation's reader below when resumed.
-    provider::ChatMessage& last = messages_.back();
-    last.set_text(
-        last.text().empty() ? note : absl::StrCat(last.text(), "\n\n", note));
-    if (parts_.journal == nullptr) return absl::OkStatus();
-    JournalRecord record;
-    *record.mutable_message() = message;
-    return parts_.journal->Append(record);
-  }
-  return Add(std::move(message));
+  conversation_.Restore(std::move(messages));
 }
 
 ToolContext Session::Tools() const {
@@ -239,7 +190,7 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
                                             size_t measured_messages) const {
   provider::ModelRequest request;
   request.set_system(system_prompt_);
-  for (const provider::ChatMessage& message : messages_) {
+  for (const provider::ChatMessage& message : conversation_.messages()) {
     *request.add_messages() = message;
   }
   for (provider::ToolDefinition& tool : tools_.Definitions(tools.profile)) {
@@ -255,8 +206,9 @@ provider::ModelRequest Session::NextRequest(const ToolContext& tools, int step,
       turns_, "-", step + 1));
   if (last_input_tokens_ > 0) {
     int64_t new_chars = 0;
-    for (size_t i = measured_messages; i < messages_.size(); ++i) {
-      new_chars += MessageChars(messages_[i]);
+    for (size_t i = measured_messages; i < conversation_.messages().size();
+         ++i) {
+      new_chars += MessageChars(conversation_.messages()[i]);
     }
     request.set_input_tokens_hint(last_input_tokens_ +
                                   budget::TokensForChars(new_chars));
@@ -285,7 +237,7 @@ absl::Status Session::StopForFailedRequest(
         MakeEvent("budget_refused", "", request.request_id(), "refused",
                   error.message())));
     parts_.interaction->ShowNotice(outcome->stopped);
-    return NoteForModel(
+    return conversation_.NoteForModel(
         absl::StrCat("[Garuda: ", outcome->stopped,
                      ". Finish with what you have or ask the person to raise "
                      "budget.tokenBudget.]"));
@@ -296,7 +248,8 @@ absl::Status Session::StopForFailedRequest(
     parts_.interaction->ShowNotice(
         "Cancelled: the request stopped (its reserved tokens stay "
         "spent).");
-    return NoteForModel("[Garuda: the person cancelled the model's answer.]");
+    return conversation_.NoteForModel(
+        "[Garuda: the person cancelled the model's answer.]");
   }
   outcome->end = TurnEnd::kFailed;
   outcome->stopped = absl::StrCat("model request failed: ", error.message());
@@ -414,7 +367,7 @@ absl::StatusOr<bool> Session::RunToolCalls(
   }
   // A Ctrl-C during the last call (it stopped a command) ends the turn too.
   if (cancel != nullptr && cancel->cancelled()) cancelled = true;
-  RETURN_IF_ERROR(Add(std::move(results)));
+  RETURN_IF_ERROR(conversation_.Add(std::move(results)));
   return cancelled;
 }
 
@@ -452,13 +405,14 @@ absl::Status Session::RunSteps(const std::string& prompt,
     text = absl::StrCat(pending_person_output_, "\n", prompt);
     pending_person_output_.clear();
   }
-  if (!messages_.empty() && messages_.back().role() == "user") {
-    RETURN_IF_ERROR(NoteForModel(text));
+  if (!conversation_.messages().empty() &&
+      conversation_.messages().back().role() == "user") {
+    RETURN_IF_ERROR(conversation_.NoteForModel(text));
   } else {
     provider::ChatMessage user;
     user.set_role("user");
     user.set_text(text);
-    RETURN_IF_ERROR(Add(std::move(user)));
+    RETURN_IF_ERROR(conversation_.Add(std::move(user)));
   }
 
   ToolContext tools = Tools();
@@ -467,7 +421,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
   for (int step = 0; step < kMaxStepsPerTurn; ++step) {
     provider::ModelRequest request =
         NextRequest(tools, step, measured_messages);
-    measured_messages = messages_.size();
+    measured_messages = conversation_.messages().size();
     // After a cancel (also one seen by a child), no new request starts.
     if (step > 0 && cancel != nullptr && cancel->cancelled()) {
       return StopForFailedRequest(absl::CancelledError("cancelled"), request,
@@ -475,13 +429,13 @@ absl::Status Session::RunSteps(const std::string& prompt,
     }
     // A conversation of one message (a summary, a prompt) is not compacted
     // again: there is nothing to gain, and it would loop.
-    if (messages_.size() > 1 &&
+    if (conversation_.messages().size() > 1 &&
         CompactionDue(parts_.model, config_.agents.context_window,
                       InputEstimate(parts_.model, request))) {
       ASSIGN_OR_RETURN(bool compacted, Compact(meter, cancel, outcome));
       if (!compacted) return absl::OkStatus();
-      request = NextRequest(tools, step, messages_.size());
-      measured_messages = messages_.size();
+      request = NextRequest(tools, step, conversation_.messages().size());
+      measured_messages = conversation_.messages().size();
     }
 
     // What arrived of this answer, kept as the turn's answer when the
@@ -524,7 +478,7 @@ absl::Status Session::RunSteps(const std::string& prompt,
     for (const provider::ToolCall& call : response->tool_calls()) {
       *assistant.add_tool_calls() = call;
     }
-    RETURN_IF_ERROR(Add(assistant));
+    RETURN_IF_ERROR(conversation_.Add(assistant));
     outcome->answer = response->text();
     if (response->tool_calls().empty()) return absl::OkStatus();
 

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "lib/agent/builtin_rows.h"
 #include "lib/agent/children.h"
+#include "lib/agent/conversation.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
 #include "lib/agent/services.h"
@@ -126,7 +127,7 @@ class Session {
   ~Session();
 
   const std::vector<provider::ChatMessage>& messages() const {
-    return messages_;
+    return conversation_.messages();
   }
   const std::string& system_prompt() const { return system_prompt_; }
   bool staged() const;
@@ -175,12 +176,6 @@ class Session {
                                const CancelFlag* cancel, TurnOutcome* outcome);
   // /compact.
   absl::Status CompactNow();
-  absl::Status Add(provider::ChatMessage message);
-  // Appends to the journal (none: nothing); an error names its file.
-  absl::Status Journaled(JournalRecord record);
-  // The user message that a note for the model goes into (the last one, a
-  // prompt or the results of the last calls).
-  absl::Status NoteForModel(const std::string& note);
   absl::StatusOr<LineOutcome> SlashCommand(const std::string& line);
   ToolContext Tools() const;
   // Which rows of the table a request offers.
@@ -192,7 +187,7 @@ class Session {
   SessionConfig config_;
   SessionParts parts_;
   std::string system_prompt_;
-  std::vector<provider::ChatMessage> messages_;
+  Conversation conversation_;
   ToolTable tools_;
   // Output of "!command" lines, passed to the model with the next prompt.
   std::string pending_person_output_;

@@ -389,6 +389,7 @@ Session::Session(const Session& parent, SessionParts parts,
     : config_(parent.config_),
       parts_(std::move(parts)),
       system_prompt_(absl::StrCat(parent.system_prompt_, kChildPromptNote)),
+      conversation_(parts_.journal),
       depth_(parent.depth_ + 1),
       agent_id_(std::move(agent_id)),
       locks_(parent.locks_),
@@ -402,7 +403,7 @@ Session::~Session() = default;
 absl::Status Session::WrapUp(const ToolContext& tools, int step,
                              const CancelFlag* cancel, CountingMeter* meter,
                              TurnOutcome* outcome) {
-  RETURN_IF_ERROR(NoteForModel(kWrapUpNote));
+  RETURN_IF_ERROR(conversation_.NoteForModel(kWrapUpNote));
   // Built whole first and reserved like a main call (system prompt and
   // tools included), also with no step done yet.
   provider::ModelRequest request = NextRequest(tools, step, 0);
@@ -417,7 +418,7 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
     provider::ChatMessage assistant;
     assistant.set_role("assistant");
     assistant.set_text(response->text());
-    RETURN_IF_ERROR(Add(std::move(assistant)));
+    RETURN_IF_ERROR(conversation_.Add(std::move(assistant)));
     outcome->answer = response->text();
     outcome->end = TurnEnd::kAnswered;
     outcome->stopped = "wrapped up (token budget)";

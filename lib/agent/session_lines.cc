@@ -91,7 +91,7 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
       RETURN_IF_ERROR(parts_.audit->Record(
           MakeEvent("undo", "", undone->undo_id(), "undone", undone->line())));
       out.ShowNotice(UndoText(*undone, staged()));
-      RETURN_IF_ERROR(NoteForModel(absl::StrCat(
+      RETURN_IF_ERROR(conversation_.NoteForModel(absl::StrCat(
           "[Garuda: the person undid a change: ", undone->line(), "]")));
     }
   } else if (line == "/output") {
@@ -119,7 +119,7 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
     RETURN_IF_ERROR(CompactNow());
   } else if (line == "/schedule" || absl::StartsWith(line, "/schedule ")) {
     RETURN_IF_ERROR(ScheduleJob(
-        messages_, parts_, config_.session_id, line.substr(9),
+        conversation_.messages(), parts_, config_.session_id, line.substr(9),
         [this](const std::string& prompt) -> absl::StatusOr<WrittenPrompt> {
           ASSIGN_OR_RETURN(TurnOutcome outcome, RunTurn(prompt, nullptr));
           return WrittenPrompt{outcome.answer,
@@ -127,14 +127,9 @@ absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
                                outcome.stopped};
         }));
   } else if (line == "/clear") {
-    messages_.clear();
     pending_person_output_.clear();
     last_input_tokens_ = 0;
-    if (parts_.journal != nullptr) {
-      JournalRecord record;
-      record.mutable_clear();
-      RETURN_IF_ERROR(parts_.journal->Append(record));
-    }
+    RETURN_IF_ERROR(conversation_.Clear());
     out.ShowNotice("The conversation was cleared.");
   } else {
     out.ShowNotice(absl::StrCat("Unknown command ", line, ". ", kHelp));

@@ -31,7 +31,6 @@ const char kNoModelHint[] =
     "server (OPENAI_API_KEY or ANTHROPIC_API_KEY for the hosted services), "
     "or pass --provider, --model and --base-url.";
 
-
 std::string VerifyAudit(const std::string& project) {
   char* buffer = nullptr;
   size_t size = 0;
@@ -54,8 +53,8 @@ namespace {
 // themselves), its rules added to the settings' and its budget the limit
 // when lower. No person answers; a job never has a terminal.
 absl::Status OpenJob(const AgentOptions& options, OpenedSession& opened) {
-  ASSIGN_OR_RETURN(opened.job, jobs::LoadJobGuard(options.job_file,
-                                                  opened.project->root()));
+  ASSIGN_OR_RETURN(
+      opened.job, jobs::LoadJobGuard(options.job_file, opened.project->root()));
   RETURN_IF_ERROR(jobs::AddJobRules(*opened.job, &opened.settings.permissions));
   if (opened.job->token_budget > 0) {
     const uint64_t settings_limit = static_cast<uint64_t>(
@@ -109,14 +108,13 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
   if (options.continue_last) {
     std::vector<SessionSummary> sessions = ListSessions(opened.home, root);
     if (sessions.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--continue: no earlier session of the project ", root,
-          " (garuda-agent sessions lists them)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("--continue: no earlier session of the project ", root,
+                       " (garuda-agent sessions lists them)"));
     }
     resume_id = sessions.back().id;
   }
-  opened.session_id =
-      resume_id.empty() ? NewSessionId(absl::Now()) : resume_id;
+  opened.session_id = resume_id.empty() ? NewSessionId(absl::Now()) : resume_id;
   if (!resume_id.empty()) {
     ASSIGN_OR_RETURN(std::string path,
                      SessionJournalPath(opened.home, resume_id));
@@ -125,10 +123,12 @@ absl::StatusOr<OpenedSession> OpenSession(const AgentOptions& options) {
     // A session's conversation is about its project; continued elsewhere,
     // the model would act on files it never saw under names it believes.
     if (!project.empty() && project != root) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "session ", resume_id, " belongs to the project ", project,
-          ", not to ", root, " (--project or the current folder); run "
-          "garuda-agent --project ", project, " --resume ", resume_id));
+      return absl::FailedPreconditionError(
+          absl::StrCat("session ", resume_id, " belongs to the project ",
+                       project, ", not to ", root,
+                       " (--project or the current folder); run "
+                       "garuda-agent --project ",
+                       project, " --resume ", resume_id));
     }
   }
   ASSIGN_OR_RETURN(opened.journal,

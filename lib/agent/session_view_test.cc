@@ -56,7 +56,8 @@ TEST(SessionViewTest, UndoNamesTheFilesAndWhatItDoesNotUndo) {
   EXPECT_EQ(UndoText(undone, true).find("Restored 2"), std::string::npos);
 }
 
-provider::ChatMessage Message(const std::string& role, const std::string& text) {
+provider::ChatMessage Message(const std::string& role,
+                              const std::string& text) {
   provider::ChatMessage message;
   message.set_role(role);
   message.set_text(text);
@@ -65,7 +66,8 @@ provider::ChatMessage Message(const std::string& role, const std::string& text) 
 
 TEST(SessionViewTest, LastExchangesOfAResumedConversation) {
   std::vector<provider::ChatMessage> messages = {
-      Message("user", "first question"), Message("assistant", "first answer"),
+      Message("user", "first question"),
+      Message("assistant", "first answer"),
       Message("user", "second question"),
   };
   provider::ChatMessage call = Message("assistant", "Looking.");
