@@ -101,18 +101,5 @@ absl::StatusOr<bool> Session::Compact(provider::RequestMeter* meter,
   return true;
 }
 
-absl::Status Session::CompactNow() {
-  if (parts_.model == nullptr) {
-    parts_.interaction->ShowNotice(config_.no_model_hint);
-    return absl::OkStatus();
-  }
-  provider::BudgetRequestMeter budget_meter(parts_.budget);
-  CancelFlag never;
-  absl::StatusOr<bool> compacted = Compact(
-      &budget_meter, line_cancel_ != nullptr ? line_cancel_ : &never, nullptr);
-  if (!compacted.ok()) return compacted.status();
-  return absl::OkStatus();
-}
-
 }  // namespace agent
 }  // namespace garuda

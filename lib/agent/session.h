@@ -163,6 +163,8 @@ class Session {
   Session(const Session& parent, SessionParts parts, std::string agent_id);
   // Runs one answer's `task` calls as child agents of this one.
   friend class ChildAgents;
+  // The slash commands of a line session (session_lines.cc).
+  friend class SlashCommands;
   // A child whose next request the budget refused: one wrap-up request,
   // else a structured "budget exhausted" answer.
   absl::Status WrapUp(const ToolContext& tools, int step,
@@ -174,15 +176,10 @@ class Session {
   // `outcome`, when given, says why the turn ends).
   absl::StatusOr<bool> Compact(provider::RequestMeter* meter,
                                const CancelFlag* cancel, TurnOutcome* outcome);
-  // /compact.
-  absl::Status CompactNow();
-  absl::StatusOr<LineOutcome> SlashCommand(const std::string& line);
   ToolContext Tools() const;
   // Which rows of the table a request offers.
   BuiltinOffers Offers() const;
   absl::Status CheckHelpers();
-  // The status line after a turn of a line session (session_view.h).
-  void ShowTurnStatus(const TurnOutcome& outcome);
 
   SessionConfig config_;
   SessionParts parts_;

@@ -1,6 +1,8 @@
 // A line session's side of Session: the person's lines (a prompt, a slash
 // command, "!command"), the status line after a turn, and the loop over
 // the lines.
+#include <string.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -45,7 +47,154 @@ constexpr char kHelp[] =
     "  /clear         start a new conversation (the model forgets this one)\n"
     "  /exit          leave";
 
+// The status line after a turn of a line session (session_view.h).
+void ShowTurnStatus(const SessionParts& parts,
+                    const stager::SessionDescription& d,
+                    const TurnOutcome& outcome) {
+  absl::StatusOr<budget::BudgetStatus> status = parts.budget->Status();
+  parts.interaction->ShowStatusLine(TurnStatusLine(
+      outcome.usage, status.ok() ? &*status : nullptr, d.mode(), d.backend()));
+}
+
 }  // namespace
+
+// The slash commands, one row each: the command (with its argument after
+// a space for /schedule), and its handler over the session. Any other line
+// that starts with '/' gets the help.
+class SlashCommands {
+ public:
+  explicit SlashCommands(Session& session) : s_(session) {}
+
+  absl::StatusOr<Session::LineOutcome> Run(const std::string& line) {
+    using Handler = absl::Status (SlashCommands::*)(const std::string& arg);
+    struct Row {
+      const char* name;
+      bool takes_argument;
+      Handler handler;
+    };
+    static constexpr Row kCommands[] = {
+        {"/help", false, &SlashCommands::Help},
+        {"/undo", false, &SlashCommands::Undo},
+        {"/output", false, &SlashCommands::Output},
+        {"/audit", false, &SlashCommands::Audit},
+        {"/audit verify", false, &SlashCommands::Audit},
+        {"/budget", false, &SlashCommands::Budget},
+        {"/mode", false, &SlashCommands::Mode},
+        {"/compact", false, &SlashCommands::Compact},
+        {"/schedule", true, &SlashCommands::Schedule},
+        {"/clear", false, &SlashCommands::Clear},
+    };
+    if (line == "/exit" || line == "/quit") return Session::LineOutcome::kExit;
+    for (const Row& row : kCommands) {
+      const bool exact = line == row.name;
+      if (exact || (row.takes_argument &&
+                    absl::StartsWith(line, absl::StrCat(row.name, " ")))) {
+        RETURN_IF_ERROR(
+            (this->*row.handler)(exact ? "" : line.substr(strlen(row.name))));
+        return Session::LineOutcome::kContinue;
+      }
+    }
+    out().ShowNotice(absl::StrCat("Unknown command ", line, ". ", kHelp));
+    return Session::LineOutcome::kContinue;
+  }
+
+ private:
+  Interaction& out() { return *s_.parts_.interaction; }
+
+  absl::Status Help(const std::string&) {
+    out().ShowNotice(kHelp);
+    return absl::OkStatus();
+  }
+
+  absl::Status Undo(const std::string&) {
+    absl::StatusOr<applier::UndoOutcome> undone =
+        s_.parts_.applier->Undo("", s_.config_.session_id);
+    if (!undone.ok()) {
+      RETURN_IF_ERROR(s_.CheckHelpers());
+      RETURN_IF_ERROR(s_.parts_.audit->Record(MakeEvent(
+          "undo", "", "", "failed", std::string(undone.status().message()))));
+      out().ShowNotice(
+          absl::StrCat("Nothing undone: ", undone.status().message()));
+      return absl::OkStatus();
+    }
+    RETURN_IF_ERROR(s_.parts_.audit->Record(
+        MakeEvent("undo", "", undone->undo_id(), "undone", undone->line())));
+    out().ShowNotice(UndoText(*undone, s_.staged()));
+    return s_.conversation_.NoteForModel(absl::StrCat(
+        "[Garuda: the person undid a change: ", undone->line(), "]"));
+  }
+
+  absl::Status Output(const std::string&) {
+    if (!out().ShowLastOutput()) {
+      out().ShowNotice("No command output to show yet.");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Audit(const std::string&) {
+    out().ShowNotice(s_.parts_.verify_audit
+                         ? s_.parts_.verify_audit()
+                         : "audit verify is not available here");
+    return absl::OkStatus();
+  }
+
+  absl::Status Budget(const std::string&) {
+    absl::StatusOr<budget::BudgetStatus> status = s_.parts_.budget->Status();
+    if (!status.ok()) {
+      RETURN_IF_ERROR(s_.CheckHelpers());
+      return status.status();
+    }
+    out().ShowNotice(BudgetText(*status, s_.descriptions_));
+    return absl::OkStatus();
+  }
+
+  absl::Status Mode(const std::string&) {
+    const stager::SessionDescription& d = s_.config_.description;
+    out().ShowNotice(absl::StrCat(
+        "commands: ", d.mode().empty() ? "direct" : d.mode(),
+        d.backend().empty() ? "" : absl::StrCat(" (", d.backend(), ")"),
+        "; profile: ", s_.config_.strict ? "strict" : "default",
+        "; sandbox: ", d.sandboxed() ? "on" : "none",
+        ". The mode is set when the session starts: \"commands\": {\"mode\": "
+        "\"staged\"} in the settings."));
+    return absl::OkStatus();
+  }
+
+  // The summary request is metered like a turn's and stops on Ctrl-C.
+  absl::Status Compact(const std::string&) {
+    if (s_.parts_.model == nullptr) {
+      out().ShowNotice(s_.config_.no_model_hint);
+      return absl::OkStatus();
+    }
+    provider::BudgetRequestMeter budget_meter(s_.parts_.budget);
+    CancelFlag never;
+    return s_
+        .Compact(&budget_meter,
+                 s_.line_cancel_ != nullptr ? s_.line_cancel_ : &never, nullptr)
+        .status();
+  }
+
+  absl::Status Schedule(const std::string& name) {
+    return ScheduleJob(
+        s_.conversation_.messages(), s_.parts_, s_.config_.session_id, name,
+        [this](const std::string& prompt) -> absl::StatusOr<WrittenPrompt> {
+          ASSIGN_OR_RETURN(TurnOutcome outcome, s_.RunTurn(prompt, nullptr));
+          return WrittenPrompt{outcome.answer,
+                               outcome.end == TurnEnd::kAnswered,
+                               outcome.stopped};
+        });
+  }
+
+  absl::Status Clear(const std::string&) {
+    s_.pending_person_output_.clear();
+    s_.last_input_tokens_ = 0;
+    RETURN_IF_ERROR(s_.conversation_.Clear());
+    out().ShowNotice("The conversation was cleared.");
+    return absl::OkStatus();
+  }
+
+  Session& s_;
+};
 
 absl::StatusOr<Session::LineOutcome> Session::HandleLine(
     const std::string& line, const CancelFlag* cancel) {
@@ -53,7 +202,7 @@ absl::StatusOr<Session::LineOutcome> Session::HandleLine(
   if (trimmed.empty()) return LineOutcome::kContinue;
   if (trimmed[0] == '/') {
     line_cancel_ = cancel;  // /compact's request stops on Ctrl-C too
-    return SlashCommand(trimmed);
+    return SlashCommands(*this).Run(trimmed);
   }
   if (trimmed[0] == '!') {
     std::string command(absl::StripAsciiWhitespace(trimmed.substr(1)));
@@ -68,80 +217,8 @@ absl::StatusOr<Session::LineOutcome> Session::HandleLine(
     return LineOutcome::kContinue;
   }
   ASSIGN_OR_RETURN(TurnOutcome outcome, RunTurn(trimmed, cancel));
-  ShowTurnStatus(outcome);
+  ShowTurnStatus(parts_, config_.description, outcome);
   return LineOutcome::kContinue;
-}
-
-absl::StatusOr<Session::LineOutcome> Session::SlashCommand(
-    const std::string& line) {
-  Interaction& out = *parts_.interaction;
-  if (line == "/exit" || line == "/quit") return LineOutcome::kExit;
-  if (line == "/help") {
-    out.ShowNotice(kHelp);
-  } else if (line == "/undo") {
-    absl::StatusOr<applier::UndoOutcome> undone =
-        parts_.applier->Undo("", config_.session_id);
-    if (!undone.ok()) {
-      RETURN_IF_ERROR(CheckHelpers());
-      RETURN_IF_ERROR(parts_.audit->Record(MakeEvent(
-          "undo", "", "", "failed", std::string(undone.status().message()))));
-      out.ShowNotice(
-          absl::StrCat("Nothing undone: ", undone.status().message()));
-    } else {
-      RETURN_IF_ERROR(parts_.audit->Record(
-          MakeEvent("undo", "", undone->undo_id(), "undone", undone->line())));
-      out.ShowNotice(UndoText(*undone, staged()));
-      RETURN_IF_ERROR(conversation_.NoteForModel(absl::StrCat(
-          "[Garuda: the person undid a change: ", undone->line(), "]")));
-    }
-  } else if (line == "/output") {
-    if (!out.ShowLastOutput()) out.ShowNotice("No command output to show yet.");
-  } else if (line == "/audit verify" || line == "/audit") {
-    out.ShowNotice(parts_.verify_audit ? parts_.verify_audit()
-                                       : "audit verify is not available here");
-  } else if (line == "/budget") {
-    absl::StatusOr<budget::BudgetStatus> status = parts_.budget->Status();
-    if (!status.ok()) {
-      RETURN_IF_ERROR(CheckHelpers());
-      return status.status();
-    }
-    out.ShowNotice(BudgetText(*status, descriptions_));
-  } else if (line == "/mode") {
-    const stager::SessionDescription& d = config_.description;
-    out.ShowNotice(absl::StrCat(
-        "commands: ", d.mode().empty() ? "direct" : d.mode(),
-        d.backend().empty() ? "" : absl::StrCat(" (", d.backend(), ")"),
-        "; profile: ", config_.strict ? "strict" : "default",
-        "; sandbox: ", d.sandboxed() ? "on" : "none",
-        ". The mode is set when the session starts: \"commands\": {\"mode\": "
-        "\"staged\"} in the settings."));
-  } else if (line == "/compact") {
-    RETURN_IF_ERROR(CompactNow());
-  } else if (line == "/schedule" || absl::StartsWith(line, "/schedule ")) {
-    RETURN_IF_ERROR(ScheduleJob(
-        conversation_.messages(), parts_, config_.session_id, line.substr(9),
-        [this](const std::string& prompt) -> absl::StatusOr<WrittenPrompt> {
-          ASSIGN_OR_RETURN(TurnOutcome outcome, RunTurn(prompt, nullptr));
-          return WrittenPrompt{outcome.answer,
-                               outcome.end == TurnEnd::kAnswered,
-                               outcome.stopped};
-        }));
-  } else if (line == "/clear") {
-    pending_person_output_.clear();
-    last_input_tokens_ = 0;
-    RETURN_IF_ERROR(conversation_.Clear());
-    out.ShowNotice("The conversation was cleared.");
-  } else {
-    out.ShowNotice(absl::StrCat("Unknown command ", line, ". ", kHelp));
-  }
-  return LineOutcome::kContinue;
-}
-
-void Session::ShowTurnStatus(const TurnOutcome& outcome) {
-  absl::StatusOr<budget::BudgetStatus> status = parts_.budget->Status();
-  const stager::SessionDescription& d = config_.description;
-  parts_.interaction->ShowStatusLine(TurnStatusLine(
-      outcome.usage, status.ok() ? &*status : nullptr, d.mode(), d.backend()));
 }
 
 absl::Status RunLines(Session& session, LineSource& lines, CancelFlag* cancel) {
