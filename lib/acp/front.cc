@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/acp/launcher.h"
+#include "lib/acp/worker_channel.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
@@ -336,13 +337,14 @@ class Front {
   // checked as coming from outside.
   bool FromWorker(int key, const LineReader::Line& line) {
     Worker& worker = workers_[key];
-    Parsed parsed = line.too_long ? Parsed{} : ParseMessage(line.text);
-    if (!parsed.message) {
-      DropWorker(key, "its worker sent a message that is not JSON-RPC");
+    absl::StatusOr<WorkerMessage> parsed = ParseFromWorker(line);
+    if (!parsed.ok()) {
+      DropWorker(key,
+                 absl::StrCat("its worker sent ", parsed.status().message()));
       return false;
     }
-    Message& message = *parsed.message;
-    if (message.kind == Message::Kind::kResponse) {
+    Message& message = parsed->message;
+    if (parsed->verb == FromWorkerVerb::kResponse) {
       if (message.id.kind_case() != Value::kNumberValue) {
         DropWorker(key, "its worker answered no request");
         return false;
@@ -379,33 +381,30 @@ class Front {
                              : ResultLine(client_id, message.result));
       return true;
     }
-    std::optional<std::string> session =
-        StringField(message.params, "sessionId");
     if (!worker.open && worker.session_id.empty()) {
       // Before session/new is answered the id is unknown: nothing may go
       // out under it.
       DropWorker(key, "its worker spoke before its session was open");
       return false;
     }
-    if (session != worker.session_id) {
+    if (parsed->session_id != worker.session_id) {
       DropWorker(key, "its worker spoke for another session");
       return false;
     }
-    if (message.kind == Message::Kind::kNotification &&
-        message.method == "session/update") {
-      ToClient(NotificationLine(message.method, message.params));
-      return true;
+    switch (parsed->verb) {
+      case FromWorkerVerb::kSessionUpdate:
+        ToClient(NotificationLine(message.method, message.params));
+        return true;
+      case FromWorkerVerb::kRequestPermission: {
+        const int id = next_id_++;
+        to_client_[id] = {key, message.id};
+        ToClient(RequestLine(Num(id), message.method, message.params));
+        return true;
+      }
+      case FromWorkerVerb::kResponse:
+        break;  // answered above
     }
-    if (message.kind == Message::Kind::kRequest &&
-        message.method == "session/request_permission") {
-      const int id = next_id_++;
-      to_client_[id] = {key, message.id};
-      ToClient(RequestLine(Num(id), message.method, message.params));
-      return true;
-    }
-    DropWorker(key, absl::StrCat("its worker sent ", message.method,
-                                 ", which a worker may not send"));
-    return false;
+    return true;
   }
 
   // At the editor's end: each worker is told (end of file on its socket)

@@ -21,6 +21,7 @@
 #include "lib/acp/acp_interaction.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/acp/prompt.h"
+#include "lib/acp/worker_channel.h"
 #include "lib/acp/worker_link.h"
 #include "lib/agent/agent.h"
 #include "lib/agent/session.h"
@@ -113,15 +114,15 @@ absl::StatusOr<Opening> ReadOpening(LineReader& reader) {
   if (!line->has_value() || (*line)->too_long) {
     return absl::InvalidArgumentError("no session/new or session/load");
   }
-  Parsed parsed = ParseMessage((*line)->text);
-  if (!parsed.message) return absl::InvalidArgumentError(parsed.error.message);
+  absl::StatusOr<FrontMessage> parsed = ParseFromFront(**line);
+  if (!parsed.ok()) return parsed.status();
   Opening opening;
-  opening.request = *std::move(parsed.message);
-  opening.load = opening.request.method == "session/load";
-  if (!opening.load && opening.request.method != "session/new") {
+  opening.request = std::move(parsed->message);
+  if (parsed->verb != FromFrontVerb::kOpen) {
     return absl::InvalidArgumentError(
         absl::StrCat("the first request is ", opening.request.method));
   }
+  opening.load = opening.request.method == "session/load";
   const Value& params = opening.request.params;
   opening.cwd = StringField(params, "cwd").value_or("");
   opening.session_id = StringField(params, "sessionId").value_or("");
@@ -236,64 +237,46 @@ int RunSessionWorker(const WorkerOptions& options) {
   //    answers to our questions); this thread runs the turns.
   CancelFlag cancel;
   PromptQueue prompts;
-  // The front's messages to a running session, one row per method; a
-  // response answers one of our questions (session/request_permission).
-  struct MethodRow {
-    const char* method;
-    Message::Kind kind;
-    std::function<void(Message&)> handle;
-  };
-  const MethodRow methods[] = {
-      {"session/cancel", Message::Kind::kNotification,
-       [&](Message&) {
-         cancel.Cancel();
-         link.CancelTurn();
-       }},
-      {"session/prompt", Message::Kind::kRequest,
-       [&](Message& message) {
-         if (prompts.busy()) {
-           // Refused without touching the running turn's cancel.
-           link.Send(ErrorLine(message.id,
-                               {kInvalidRequest,
-                                "a prompt of this session is still running; "
-                                "send session/cancel first"}));
-           return;
-         }
-         // Reset here, not when the turn starts: a cancel that follows the
-         // prompt at once must not be lost. Only this thread makes the
-         // queue busy, so it is still free for the Push.
-         cancel.Reset();
-         link.BeginTurn();
-         prompts.Push(std::move(message));
-       }},
-  };
+  // The front's messages to a running session, by verb (worker_channel.h);
+  // a line that is not one is ignored.
   std::thread reading([&] {
     while (true) {
       absl::StatusOr<std::optional<LineReader::Line>> line = reader.ReadLine();
       if (!line.ok() || !line->has_value()) break;
-      if ((*line)->too_long) continue;  // the front never sends one
-      Parsed parsed = ParseMessage((*line)->text);
-      if (!parsed.message) continue;
-      Message& message = *parsed.message;
-      if (message.kind == Message::Kind::kResponse) {
-        link.Deliver(message);
-        continue;
-      }
-      const MethodRow* row = nullptr;
-      for (const MethodRow& candidate : methods) {
-        // A cancel is taken as a request too (it needs no answer).
-        if (message.method == candidate.method &&
-            (message.kind == candidate.kind ||
-             candidate.kind == Message::Kind::kNotification)) {
-          row = &candidate;
-        }
-      }
-      if (row != nullptr) {
-        row->handle(message);
-      } else if (message.kind == Message::Kind::kRequest) {
-        link.Send(ErrorLine(
-            message.id, {kMethodNotFound,
+      absl::StatusOr<FrontMessage> parsed = ParseFromFront(**line);
+      if (!parsed.ok()) continue;
+      Message& message = parsed->message;
+      switch (parsed->verb) {
+        case FromFrontVerb::kResponse:
+          link.Deliver(message);
+          break;
+        case FromFrontVerb::kCancel:
+          cancel.Cancel();
+          link.CancelTurn();
+          break;
+        case FromFrontVerb::kPrompt:
+          if (prompts.busy()) {
+            // Refused without touching the running turn's cancel.
+            link.Send(ErrorLine(message.id,
+                                {kInvalidRequest,
+                                 "a prompt of this session is still running; "
+                                 "send session/cancel first"}));
+            break;
+          }
+          // Reset here, not when the turn starts: a cancel that follows the
+          // prompt at once must not be lost. Only this thread makes the
+          // queue busy, so it is still free for the Push.
+          cancel.Reset();
+          link.BeginTurn();
+          prompts.Push(std::move(message));
+          break;
+        case FromFrontVerb::kOpen:  // the session is open already
+        case FromFrontVerb::kOtherRequest:
+          link.Send(
+              ErrorLine(message.id,
+                        {kMethodNotFound,
                          absl::StrCat("no method \"", message.method, "\"")}));
+          break;
       }
     }
     cancel.Cancel();
