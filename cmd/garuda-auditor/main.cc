@@ -36,12 +36,25 @@ int main(int argc, char** argv) {
   options.project = absl::GetFlag(FLAGS_project);
   options.log = absl::GetFlag(FLAGS_log);
   options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
-  // Taken by RunAuditor between opening the log and serving (step 2).
-  options.lock_down = garuda::LockDownCallFor(
-      garuda::Role::kAuditor, {absl::GetFlag(FLAGS_accept_weaker_lockdown),
-                               [](const std::string& line) {
-                                 std::fprintf(stderr, "garuda-auditor: %s\n",
-                                              line.c_str());
-                               }});
-  return garuda::RunAuditor(options);
+  auto say = [](const std::string& line) {
+    std::fprintf(stderr, "garuda-auditor: %s\n", line.c_str());
+  };
+
+  // 1. Open: settings, the audit folder, a new log, the key, the channel.
+  absl::StatusOr<garuda::OpenedAuditor> opened = garuda::OpenAuditor(options);
+  if (!opened.ok()) {
+    say(std::string(opened.status().message()));
+    return absl::IsInvalidArgument(opened.status()) ? 2 : 1;
+  }
+  // 2. Lock down: writes only beneath the project's audit folder, no
+  //    network, no exec.
+  if (auto locked = garuda::LockDownAs(
+          garuda::Role::kAuditor, garuda::AuditorNeeds(*opened),
+          {absl::GetFlag(FLAGS_accept_weaker_lockdown), say});
+      !locked.ok()) {
+    say(std::string(locked.status().message()));
+    return 1;
+  }
+  // 3. Serve.
+  return garuda::ServeAuditor(*opened);
 }

@@ -50,33 +50,32 @@ int Fail(const absl::Status& status) {
 
 }  // namespace
 
-int RunAuditor(const AuditorOptions& options) {
+absl::StatusOr<OpenedAuditor> OpenAuditor(const AuditorOptions& options) {
   // A closed stdout or witness pipe is an error to report, not a crash.
   ::signal(SIGPIPE, SIG_IGN);
   if (options.mode != "append" && options.mode != "serve") {
-    Say(absl::StrCat("unknown mode \"", options.mode,
-                     "\": use append or serve (see --help)"));
-    return 2;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown mode \"", options.mode, "\": use append or serve (see --help)"));
   }
   if (options.project.empty()) {
-    Say("--project DIR is required");
-    return 2;
+    return absl::InvalidArgumentError("--project DIR is required");
   }
   if (options.mode == "serve" && options.channel_fd < 0) {
-    Say("serve needs --channel-fd=N");
-    return 2;
+    return absl::InvalidArgumentError("serve needs --channel-fd=N");
   }
-
-  // 1. What the role needs, while the process still may: settings, the
-  //    folders, a new log, the witness command (a child that keeps the
-  //    rights the auditor is about to give up, e.g. the network for ssh).
+  // What the role needs, while the process still may: settings, the
+  // folders, a new log, the signing key, the witness command (a child that
+  // keeps the rights the auditor is about to give up, e.g. the network for
+  // ssh).
+  OpenedAuditor opened;
+  opened.append = options.mode == "append";
   absl::StatusOr<SettingsSources> sources =
       LoadSettingsSources(DefaultSettingsLocations(options.project));
-  if (!sources.ok()) return Fail(sources.status());
+  if (!sources.ok()) return sources.status();
   AuditConfig config = AuditConfigFromSources(*sources);
   for (const std::string& note : config.ignored) Say(note);
   absl::StatusOr<std::string> root = AuditRoot();
-  if (!root.ok()) return Fail(root.status());
+  if (!root.ok()) return root.status();
   WriterOptions writer_options;
   if (!config.signing_key.empty()) {
     if (!config.checkpoint) {
@@ -87,7 +86,7 @@ int RunAuditor(const AuditorOptions& options) {
       // only.
       absl::StatusOr<std::shared_ptr<const NoteSigner>> signer =
           ReadSigningKey(config.signing_key);
-      if (!signer.ok()) return Fail(signer.status());
+      if (!signer.ok()) return signer.status();
       writer_options.signer = *std::move(signer);
     }
   }
@@ -97,51 +96,51 @@ int RunAuditor(const AuditorOptions& options) {
   writer_options.config = config;
   absl::StatusOr<std::unique_ptr<AuditWriter>> writer =
       AuditWriter::Open(writer_options);
-  if (!writer.ok()) return Fail(writer.status());
-  UniqueFd interrupts;
-  if (options.mode == "append") {
+  if (!writer.ok()) return writer.status();
+  opened.writer = *std::move(writer);
+  if (opened.append) {
     absl::StatusOr<UniqueFd> fd = InterruptsAsDescriptor();
-    if (!fd.ok()) return Fail(fd.status());
-    interrupts = std::move(fd).value();
-  }
-  std::unique_ptr<ipc::Channel> channel;
-  if (options.mode == "serve") {
+    if (!fd.ok()) return fd.status();
+    opened.interrupts = std::move(fd).value();
+  } else {
     ipc::ChannelOptions channel_options;
     channel_options.peer_name = "garuda-auditor client";
     absl::StatusOr<ipc::Channel> from_fd =
         ipc::ChannelFromFd(options.channel_fd, channel_options);
-    if (!from_fd.ok()) return Fail(from_fd.status());
-    channel = std::make_unique<ipc::Channel>(std::move(from_fd).value());
+    if (!from_fd.ok()) return from_fd.status();
+    opened.channel = std::make_unique<ipc::Channel>(std::move(from_fd).value());
   }
+  return opened;
+}
 
-  // 2. Lock down: writes only beneath this project's audit folder, no
-  //    network sockets, no exec. Done while single-threaded (Landlock binds
-  //    only the calling thread), so the timed-sync thread starts after.
+RoleNeeds AuditorNeeds(const OpenedAuditor& opened) {
+  // Writes only beneath this project's audit folder.
   RoleNeeds needs;
-  needs.writable_paths = {(*writer)->folder()};
-  absl::StatusOr<LockdownReport> locked =
-      RequireLockDown(options.lock_down, needs, "garuda-auditor");
-  if (!locked.ok()) return Fail(locked.status());
-  (*writer)->StartTimedSync();
+  needs.writable_paths = {opened.writer->folder()};
+  return needs;
+}
 
-  // 3. Serve.
+int ServeAuditor(OpenedAuditor& opened) {
+  // The timed-sync thread starts only now: the lockdown (Landlock binds
+  // only the calling thread) was taken while single-threaded.
+  opened.writer->StartTimedSync();
   int status = 0;
   std::vector<std::string> warnings;
-  if (options.mode == "append") {
+  if (opened.append) {
     absl::StatusOr<AppendStreamResult> result = AppendEventsFromStream(
-        STDIN_FILENO, **writer,
+        STDIN_FILENO, *opened.writer,
         [](const std::string& refused) {
           Say(absl::StrCat("refused standard input ", refused,
                            "; nothing written for it"));
         },
-        interrupts.get());
-    absl::StatusOr<AppendResult> closed = (*writer)->Close();
+        opened.interrupts.get());
+    absl::StatusOr<AppendResult> closed = opened.writer->Close();
     if (!result.ok()) return Fail(result.status());
     if (!closed.ok()) return Fail(closed.status());
     warnings = result->warnings;
     warnings.insert(warnings.end(), closed->warnings.begin(),
                     closed->warnings.end());
-    std::printf("%s: %s, last seq %llu\n", (*writer)->log_path().c_str(),
+    std::printf("%s: %s, last seq %llu\n", opened.writer->log_path().c_str(),
                 RefusalSummary(*result).c_str(),
                 static_cast<unsigned long long>(closed->last_seq));
     if (result->refused > 0) status = 1;
@@ -151,7 +150,8 @@ int RunAuditor(const AuditorOptions& options) {
       status = 130;
     }
   } else {
-    absl::Status served = ServeAuditChannel(*channel, **writer, &warnings);
+    absl::Status served =
+        ServeAuditChannel(*opened.channel, *opened.writer, &warnings);
     if (!served.ok()) status = Fail(served);
   }
   for (const std::string& warning : warnings)
