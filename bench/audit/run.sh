@@ -11,6 +11,10 @@ bazel build -c opt //bench/audit:audit_bench //cmd/garuda-auditor //cmd/garuda-a
 scratch="${1:-$(mktemp -d /var/tmp/garuda-audit-bench.XXXXXX)}"
 trap 'rm -rf "$scratch"' EXIT
 echo "scratch: $scratch ($(df -T "$scratch" | awk 'NR==2 {print $2}'), $(nproc) cores)"
-bazel-bin/bench/audit/audit_bench --dir="$scratch" \
-  --auditor="$PWD/bazel-bin/cmd/garuda-auditor/garuda-auditor" \
-  --audit="$PWD/bazel-bin/cmd/garuda-audit/garuda-audit" "${@:2}"
+# The optimized binaries by their own path: bazel-bin follows the last
+# build of the workspace, so a build or test started beside the bench would
+# switch it to unoptimized ones halfway.
+bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
+"$bin/bench/audit/audit_bench" --dir="$scratch" \
+  --auditor="$bin/cmd/garuda-auditor/garuda-auditor" \
+  --audit="$bin/cmd/garuda-audit/garuda-audit" "${@:2}"
