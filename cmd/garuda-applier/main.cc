@@ -1,16 +1,17 @@
 // garuda-applier: the only program that writes the project in staged mode.
 // It applies a change list after the conflict check, all or nothing, keeps
 // the pre-images for undo, and asks the person first with --ask.
-#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/garuda-applier/help.h"
 #include "lib/apply/commands.h"
 #include "lib/apply/service.h"
 #include "lib/base/flags.h"
+#include "lib/base/status_macros.h"
 #include "lib/lockdown/roles.h"
 
 ABSL_FLAG(std::string, project, "",
@@ -54,158 +55,146 @@ ABSL_FLAG(std::string, accept_weaker_lockdown, "",
           "run on a kernel without Landlock or seccomp, for this reason "
           "(what is missing is said on stderr)");
 
+namespace garuda {
 namespace {
 
-constexpr char kUsage[] = R"(applies a command's change list to the project.
+namespace help = applier_help;
+using Args = std::vector<std::string>;
 
-The change list (a ChangeSet stream) comes on standard input, from
-`garuda-stager run --mode staged` or `garuda-applier diff-dirs`.
-
-  garuda-applier show [--project DIR] < changes
-      the change as the question shows it: file list with counts, diff with
-      hidden characters made visible (cut at 60 000 characters)
-  garuda-applier apply [--project DIR] (--ask | --yes | --dry-run) < changes
-      conflict check, then all or nothing; --ask asks on /dev/tty with one
-      key: a apply, d discard, c choose files (a or d for each, then the
-      chosen ones are applied all or nothing and the rest discarded),
-      v view in the pager (space/b page, / search, q quit); Ctrl-C or end
-      of input discards. A list that garuda-agent -p kept in its session
-      folder (~/.garuda/sessions/ID/staged/N.changeset) is reviewed so.
-  garuda-applier undo [--project DIR] (--list | ID)
-      list the recorded applies, or restore the project as it was before one
-  garuda-applier serve --channel-fd=N [--project DIR] [--undo-root DIR]
-                       [--consent rules|terminal|relayed] [--terminal TTY]
-                       [--apply-staged]
-                       [--job FILE]
-      serve garuda-agent's session channel (proto/applier_service.proto):
-      ApplyChangeSet (the list in a sealed memfd passed with the request;
-      the applier decides itself: it asks the person on the terminal, or
-      applies only what an allow rule of the settings permits) and
-      UndoApply (an undo id, or the session's last apply); with
-      --apply-staged (rules only) a command's changes are applied without
-      a question unless a rule denies or asks about one of their paths;
-      with --job FILE (a job's applier, garuda-agent run) the job's rules
-      are added and any change list with a path outside the job file's
-      writeScope is refused
-  garuda-applier recover [--project DIR] [--undo-root DIR]
-      finish or reverse an apply that was interrupted (a kill, a crash, a
-      power loss) and say which; apply and undo do this first on their own
-  garuda-applier diff-dirs [--project DIR] (--staged COPY | --upper UPPER)
-                           [--command TEXT] [--file-limit N] > changes
-      the change list of a staged copy or of an overlay upper layer
-
-Every subcommand takes --accept-weaker-lockdown=WHY to run on a kernel
-without Landlock or seccomp.
-
-Exit codes: 0 applied (or no changes; recover: done, the line on standard
-output says "finished" or "reversed"), 1 error, 2 usage, 3 discarded,
-4 conflict (nothing written), 5 refused (nothing written).)";
+int Usage(const std::string& why);
 
 void Say(const std::string& line) {
   std::fprintf(stderr, "garuda-applier: %s\n", line.c_str());
 }
 
-int Usage(const std::string& why) {
-  std::fprintf(stderr, "garuda-applier: %s\n\n%s\n", why.c_str(), kUsage);
-  return garuda::kExitUsage;
+// How many of --ask, --yes, --dry-run were given.
+int Modes() {
+  return absl::GetFlag(FLAGS_ask) + absl::GetFlag(FLAGS_yes) +
+         absl::GetFlag(FLAGS_dry_run);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::vector<std::string> args = garuda::ParseProgramFlags(argc, argv, kUsage);
-  garuda::RequireFolderFlag("garuda-applier", "project",
-                            absl::GetFlag(FLAGS_project));
-  if (args.size() < 2) return Usage("a subcommand is needed");
-
-  // The lockdown each subcommand takes once it has opened what it needs
-  // (lib/apply fills in what it may still write: the project and the undo
-  // store for an apply or an undo, nothing for show, diff-dirs, undo --list);
-  // a kernel without Landlock or seccomp is a refusal unless the person
-  // accepted less.
-  const garuda::WeakerLockdown weaker{
-      absl::GetFlag(FLAGS_accept_weaker_lockdown), Say};
-  const garuda::LockDownCall lock_down =
-      garuda::LockDownCallFor(garuda::Role::kApplier, weaker);
-
-  if (args[1] == "serve") {
-    if (args.size() != 2) return Usage("serve takes no arguments");
-    if (absl::GetFlag(FLAGS_channel_fd) < 0) {
-      return Usage("serve needs --channel-fd");
-    }
-    garuda::ApplierServeOptions options;
-    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
-    options.project = absl::GetFlag(FLAGS_project);
-    options.undo_root = absl::GetFlag(FLAGS_undo_root);
-    absl::StatusOr<garuda::ConsentMode> consent =
-        garuda::ParseConsentMode(absl::GetFlag(FLAGS_consent));
-    if (!consent.ok()) return Usage(std::string(consent.status().message()));
-    options.consent.mode = *consent;
-    options.consent.terminal = absl::GetFlag(FLAGS_terminal);
-    options.consent.apply_staged = absl::GetFlag(FLAGS_apply_staged);
-    options.job_file = absl::GetFlag(FLAGS_job);
-    if (!absl::GetFlag(FLAGS_quiet)) options.log = Say;
-    // Open: the channel, the project, the undo store, the rules and the
-    // terminal; lock down to writing those two places; serve.
-    absl::StatusOr<garuda::OpenedApplier> opened =
-        garuda::OpenApplierServe(options);
-    absl::Status served = opened.status();
-    if (served.ok()) {
-      garuda::RoleNeeds needs;
-      needs.writable_paths = opened->writable_paths();
-      served =
-          garuda::LockDownAs(garuda::Role::kApplier, needs, weaker).status();
-    }
-    if (served.ok()) served = garuda::ServeApplier(*opened, options);
-    if (!served.ok()) {
-      Say(absl::StrCat("serve: ", served.message()));
-      return garuda::kExitError;
-    }
-    return garuda::kExitApplied;
+// Open what the role needs (the channel, the project, the undo store, the
+// rules, the terminal) → lock down to writing the project and the undo
+// store → serve.
+int Serve(const Args& args, const WeakerLockdown& weaker) {
+  if (args.size() != 2) return Usage("serve takes no arguments");
+  if (absl::GetFlag(FLAGS_channel_fd) < 0) {
+    return Usage("serve needs --channel-fd");
   }
-  if (absl::GetFlag(FLAGS_apply_staged)) {
-    return Usage("--apply-staged is for serve");
-  }
-  garuda::ApplierCommand command;
-  command.name = args[1];
+  ApplierServeOptions options;
+  options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+  options.project = absl::GetFlag(FLAGS_project);
+  options.undo_root = absl::GetFlag(FLAGS_undo_root);
+  absl::StatusOr<ConsentMode> consent =
+      ParseConsentMode(absl::GetFlag(FLAGS_consent));
+  if (!consent.ok()) return Usage(std::string(consent.status().message()));
+  options.consent.mode = *consent;
+  options.consent.terminal = absl::GetFlag(FLAGS_terminal);
+  options.consent.apply_staged = absl::GetFlag(FLAGS_apply_staged);
+  options.job_file = absl::GetFlag(FLAGS_job);
+  if (!absl::GetFlag(FLAGS_quiet)) options.log = Say;
+  absl::Status served = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(OpenedApplier opened, OpenApplierServe(options));
+    RETURN_IF_ERROR(
+        LockDownAs(Role::kApplier, {opened.writable_paths()}, weaker).status());
+    return ServeApplier(opened, options);
+  }();
+  if (served.ok()) return kExitApplied;
+  Say(absl::StrCat("serve: ", served.message()));
+  return kExitError;
+}
+
+// The other subcommands: their own argument check (the usage error, or "")
+// → open (and what may still be written: the project and the undo store, or
+// nothing) → lock down → run.
+template <auto check, auto open, auto run>
+int Command(const Args& args, const WeakerLockdown& weaker) {
+  ApplierCommand command{args[1], absl::GetFlag(FLAGS_project)};
   command.undo_root = absl::GetFlag(FLAGS_undo_root);
-  command.project = absl::GetFlag(FLAGS_project);
   command.list = absl::GetFlag(FLAGS_list);
   command.staged = absl::GetFlag(FLAGS_staged);
   command.upper = absl::GetFlag(FLAGS_upper);
   command.command = absl::GetFlag(FLAGS_command);
   command.file_limit = absl::GetFlag(FLAGS_file_limit);
-  int modes = absl::GetFlag(FLAGS_ask) + absl::GetFlag(FLAGS_yes) +
-              absl::GetFlag(FLAGS_dry_run);
-  if (absl::GetFlag(FLAGS_ask)) command.mode = garuda::ApplyMode::kAsk;
-  if (absl::GetFlag(FLAGS_yes)) command.mode = garuda::ApplyMode::kYes;
-  if (absl::GetFlag(FLAGS_dry_run)) command.mode = garuda::ApplyMode::kDryRun;
-
-  if (command.name == "apply") {
-    if (modes != 1)
-      return Usage("apply needs exactly one of --ask, --yes, --dry-run");
-    if (args.size() != 2) return Usage("apply takes no arguments");
-  } else if (command.name == "undo") {
-    if (command.list == (args.size() == 3))
-      return Usage("undo needs --list or one ID");
-    if (args.size() > 3) return Usage("undo takes one ID");
-    if (args.size() == 3) command.undo_id = args[2];
-  } else if (command.name == "diff-dirs") {
-    if (command.staged.empty() == command.upper.empty()) {
-      return Usage("diff-dirs needs one of --staged or --upper");
-    }
-  } else if (command.name == "show" || command.name == "recover") {
-    if (args.size() != 2) {
-      return Usage(absl::StrCat(command.name, " takes no arguments"));
-    }
-  } else {
-    return Usage(absl::StrCat("unknown subcommand ", command.name));
-  }
-  if (command.name != "apply" && modes != 0) {
+  if (absl::GetFlag(FLAGS_ask)) command.mode = ApplyMode::kAsk;
+  if (absl::GetFlag(FLAGS_yes)) command.mode = ApplyMode::kYes;
+  if (absl::GetFlag(FLAGS_dry_run)) command.mode = ApplyMode::kDryRun;
+  if (std::string why = check(args, &command); !why.empty()) return Usage(why);
+  if (command.name != "apply" && Modes() != 0) {
     return Usage("--ask, --yes and --dry-run are for apply");
   }
-  // Each subcommand opens what it needs, then locks down: writes only to the
-  // project and the undo store (apply, undo), or nowhere; no network.
-  command.lock_down = lock_down;
-  return garuda::RunApplierCommand(command);
+  absl::StatusOr<OpenedCommand> opened = open(command);
+  if (!opened.ok()) return FailApplierCommand(command, opened.status());
+  if (auto locked = LockDownAs(Role::kApplier, opened->needs, weaker);
+      !locked.ok()) {
+    return FailApplierCommand(command, locked.status());
+  }
+  return run(command, *opened);
+}
+
+std::string NoArguments(const Args& args, ApplierCommand*) {
+  return args.size() == 2 ? "" : args[1] + " takes no arguments";
+}
+std::string ApplyArguments(const Args& args, ApplierCommand* command) {
+  if (Modes() != 1) return "apply needs exactly one of --ask, --yes, --dry-run";
+  return NoArguments(args, command);
+}
+std::string UndoArguments(const Args& args, ApplierCommand* command) {
+  if (command->list == (args.size() == 3)) return "undo needs --list or one ID";
+  if (args.size() > 3) return "undo takes one ID";
+  if (args.size() == 3) command->undo_id = args[2];
+  return "";
+}
+std::string DiffDirsArguments(const Args&, ApplierCommand* command) {
+  if (command->staged.empty() != command->upper.empty()) return "";
+  return "diff-dirs needs one of --staged or --upper";
+}
+
+struct Subcommand {
+  const char* name;
+  const char* usage;  // its block of the help text (help.h)
+  int (*function)(const Args& args, const WeakerLockdown& weaker);
+};
+
+const Subcommand kSubcommands[] = {
+    {"show", help::kShow, Command<NoArguments, OpenShow, RunShow>},
+    {"apply", help::kApply, Command<ApplyArguments, OpenApply, RunApply>},
+    {"undo", help::kUndo, Command<UndoArguments, OpenUndo, RunUndo>},
+    {"serve", help::kServe, Serve},
+    {"recover", help::kRecover, Command<NoArguments, OpenRecover, RunRecover>},
+    {"diff-dirs", help::kDiffDirs,
+     Command<DiffDirsArguments, OpenDiffDirs, RunDiffDirs>},
+};
+
+std::string UsageText() {
+  std::string text = help::kIntro;
+  for (const Subcommand& row : kSubcommands) text += row.usage;
+  return text + help::kOutro;
+}
+
+int Usage(const std::string& why) {
+  std::fprintf(stderr, "garuda-applier: %s\n\n%s\n", why.c_str(),
+               UsageText().c_str());
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace garuda
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args =
+      garuda::ParseProgramFlags(argc, argv, garuda::UsageText());
+  garuda::RequireFolderFlag("garuda-applier", "project",
+                            absl::GetFlag(FLAGS_project));
+  if (args.size() < 2) return garuda::Usage("a subcommand is needed");
+  if (args[1] != "serve" && absl::GetFlag(FLAGS_apply_staged)) {
+    return garuda::Usage("--apply-staged is for serve");
+  }
+  // Without Landlock or seccomp: a refusal, unless the person accepted less.
+  const garuda::WeakerLockdown weaker{
+      absl::GetFlag(FLAGS_accept_weaker_lockdown), garuda::Say};
+  for (const garuda::Subcommand& subcommand : garuda::kSubcommands) {
+    if (args[1] == subcommand.name) return subcommand.function(args, weaker);
+  }
+  return garuda::Usage(absl::StrCat("unknown subcommand ", args[1]));
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/apply/apply.h"
@@ -28,15 +29,21 @@
 namespace garuda {
 namespace {
 
-// The subcommand's lockdown, with the paths it may still write; a command
-// given none refuses (a program never runs unlocked by omission).
-absl::Status LockDown(const ApplierCommand& command,
-                      std::vector<std::string> writable) {
-  RoleNeeds needs;
-  needs.writable_paths = std::move(writable);
-  return RequireLockDown(command.lock_down, needs,
-                         absl::StrCat("garuda-applier ", command.name))
-      .status();
+// Marks an Open step's error as a usage error (exit 2, not 1).
+constexpr char kUsagePayload[] = "garuda.dev/applier-usage";
+
+absl::Status UsageError(absl::string_view message) {
+  absl::Status status = absl::InvalidArgumentError(message);
+  status.SetPayload(kUsagePayload, absl::Cord());
+  return status;
+}
+
+// show and apply read the change list on standard input, never a terminal.
+absl::Status NeedsListOnInput(const ApplierCommand& command) {
+  if (!::isatty(command.in)) return absl::OkStatus();
+  return UsageError(
+      "the change list comes on standard input; pipe it from garuda-stager "
+      "or diff-dirs");
 }
 
 void Say(int fd, absl::string_view text) { (void)WriteAll(fd, text); }
@@ -152,15 +159,33 @@ int Report(const ApplierCommand& command, const ApplyResult& result,
   return kExitError;
 }
 
-int Show(const ApplierCommand& command) {
-  absl::StatusOr<std::string> project = ProjectOf(command);
-  if (!project.ok()) return Fail(command, project.status());
-  absl::StatusOr<UniqueFd> root = OpenRoot(*project);
-  if (!root.ok()) return Fail(command, root.status());
-  if (absl::Status locked = LockDown(command, {}); !locked.ok()) {
-    return Fail(command, locked);
-  }
-  absl::StatusOr<ChangeSet> change_set = ReadInput(command, *project);
+// The project and the undo store (apply, undo, recover).
+absl::StatusOr<OpenedCommand> OpenPlaces(const ApplierCommand& command) {
+  OpenedCommand opened;
+  ASSIGN_OR_RETURN(opened.places, Locate(command));
+  opened.project = opened.places->project;
+  return opened;
+}
+
+// Both stay writable after the lockdown.
+void NeedsPlaces(OpenedCommand& opened) {
+  opened.needs.writable_paths = {opened.project, opened.places->undo_root};
+}
+
+}  // namespace
+
+absl::StatusOr<OpenedCommand> OpenShow(const ApplierCommand& command) {
+  RETURN_IF_ERROR(NeedsListOnInput(command));
+  OpenedCommand opened;
+  ASSIGN_OR_RETURN(opened.project, ProjectOf(command));
+  ASSIGN_OR_RETURN(opened.root, OpenRoot(opened.project));
+  return opened;
+}
+
+int RunShow(const ApplierCommand& command, OpenedCommand& opened) {
+  const std::string& project = opened.project;
+  const int root = opened.root.get();
+  absl::StatusOr<ChangeSet> change_set = ReadInput(command, project);
   if (!change_set.ok()) return FailInput(command, change_set.status());
   if (change_set->NoChanges()) {
     SayNoChanges(command, *change_set);
@@ -178,14 +203,13 @@ int Show(const ApplierCommand& command) {
                        "this diff compares with the project as it is now\n"));
     }
   }
-  Rendered rendered = RenderChangeSet(*change_set, root->get());
+  Rendered rendered = RenderChangeSet(*change_set, root);
   Say(command.out, absl::StrCat(rendered.summary, "\n", rendered.diff));
   // The same refusals as apply, and where each link leads once applied.
   std::vector<std::string> problems;
   CheckEntries(*change_set, &problems);
   std::vector<ResolvedLink> links;
-  absl::Status checked =
-      CheckLinks(*change_set, root->get(), &links, &problems);
+  absl::Status checked = CheckLinks(*change_set, root, &links, &problems);
   if (!checked.ok()) return Fail(command, checked);
   if (!links.empty()) {
     std::string text = "\nLinks, resolved against the project as it will be:\n";
@@ -209,30 +233,28 @@ int Show(const ApplierCommand& command) {
   return kExitApplied;
 }
 
-int Apply(const ApplierCommand& command) {
-  absl::StatusOr<ApplierPlaces> places = Locate(command);
-  if (!places.ok()) return Fail(command, places.status());
-  const std::string& project = places->project;
-  const std::string& undo_root = places->undo_root;
-  absl::StatusOr<UniqueFd> root = OpenRoot(project);
-  if (!root.ok()) return Fail(command, root.status());
-  // The terminal is opened before the lockdown, which leaves no way to
-  // open it later.
-  absl::StatusOr<UniqueFd> tty = absl::FailedPreconditionError("no question");
+absl::StatusOr<OpenedCommand> OpenApply(const ApplierCommand& command) {
+  RETURN_IF_ERROR(NeedsListOnInput(command));
+  ASSIGN_OR_RETURN(OpenedCommand opened, OpenPlaces(command));
+  ASSIGN_OR_RETURN(opened.root, OpenRoot(opened.project));
   if (command.mode == ApplyMode::kAsk) {
-    tty = OpenFile(command.tty, O_RDWR | O_NOCTTY);
+    opened.tty = OpenFile(command.tty, O_RDWR | O_NOCTTY);
   }
   if (command.mode != ApplyMode::kDryRun) {
-    absl::Status made = MakeDirectories(undo_root, 0700);
-    if (!made.ok()) return Fail(command, made);
+    RETURN_IF_ERROR(MakeDirectories(opened.places->undo_root, 0700));
+    NeedsPlaces(opened);
   }
-  std::vector<std::string> writable;
-  if (command.mode != ApplyMode::kDryRun) writable = {project, undo_root};
-  if (absl::Status locked = LockDown(command, writable); !locked.ok()) {
-    return Fail(command, locked);
-  }
+  return opened;
+}
+
+int RunApply(const ApplierCommand& command, OpenedCommand& opened) {
+  const ApplierPlaces& places = *opened.places;
+  const std::string& project = places.project;
+  const std::string& undo_root = places.undo_root;
+  const int root = opened.root.get();
+  absl::StatusOr<UniqueFd>& tty = opened.tty;
   if (command.mode != ApplyMode::kDryRun) {
-    absl::Status recovered = RecoverFirst(command, *places, command.err);
+    absl::Status recovered = RecoverFirst(command, places, command.err);
     if (!recovered.ok()) return Fail(command, recovered);
   }
   absl::StatusOr<ChangeSet> change_set = ReadInput(command, project);
@@ -280,7 +302,7 @@ int Apply(const ApplierCommand& command) {
       Say(command.err, absl::StrCat("garuda-applier: --ask needs a terminal: ",
                                     tty.status().message(), "\n"));
     } else {
-      Rendered rendered = RenderChangeSet(*change_set, root->get());
+      Rendered rendered = RenderChangeSet(*change_set, root);
       AskOptions ask;
       ask.color = TerminalHasColors(tty->get());
       answer = AskChanges(*change_set, rendered, tty->get(), tty->get(), ask);
@@ -323,32 +345,32 @@ int Apply(const ApplierCommand& command) {
   return code;
 }
 
-int Recover(const ApplierCommand& command) {
-  absl::StatusOr<ApplierPlaces> places = Locate(command);
-  if (!places.ok()) return Fail(command, places.status());
-  absl::Status made = MakeDirectories(places->undo_root, 0700);
-  if (!made.ok()) return Fail(command, made);
-  if (absl::Status locked =
-          LockDown(command, {places->project, places->undo_root});
-      !locked.ok()) {
-    return Fail(command, locked);
-  }
+absl::StatusOr<OpenedCommand> OpenRecover(const ApplierCommand& command) {
+  ASSIGN_OR_RETURN(OpenedCommand opened, OpenPlaces(command));
+  RETURN_IF_ERROR(MakeDirectories(opened.places->undo_root, 0700));
+  NeedsPlaces(opened);
+  return opened;
+}
+
+int RunRecover(const ApplierCommand& command, OpenedCommand& opened) {
   DeferredTerminationSignals deferred;
-  absl::Status recovered = RecoverFirst(command, *places, command.out);
+  absl::Status recovered = RecoverFirst(command, *opened.places, command.out);
   if (!recovered.ok()) return Fail(command, recovered);
   return kExitApplied;
 }
 
-int Undo(const ApplierCommand& command) {
-  absl::StatusOr<ApplierPlaces> places = Locate(command);
-  if (!places.ok()) return Fail(command, places.status());
-  const std::string& project = places->project;
-  const std::string& undo_root = places->undo_root;
-  std::vector<std::string> writable;
-  if (!command.list) writable = {project, undo_root};
-  if (absl::Status locked = LockDown(command, writable); !locked.ok()) {
-    return Fail(command, locked);
+absl::StatusOr<OpenedCommand> OpenUndo(const ApplierCommand& command) {
+  ASSIGN_OR_RETURN(OpenedCommand opened, OpenPlaces(command));
+  if (!command.list) {
+    NeedsPlaces(opened);
   }
+  return opened;
+}
+
+int RunUndo(const ApplierCommand& command, OpenedCommand& opened) {
+  const ApplierPlaces& places = *opened.places;
+  const std::string& project = places.project;
+  const std::string& undo_root = places.undo_root;
   if (command.list) {
     absl::StatusOr<std::vector<UndoRecordInfo>> records =
         ListUndoRecords(undo_root, project);
@@ -369,7 +391,7 @@ int Undo(const ApplierCommand& command) {
     }
     return kExitApplied;
   }
-  absl::Status recovered = RecoverFirst(command, *places, command.err);
+  absl::Status recovered = RecoverFirst(command, places, command.err);
   if (!recovered.ok()) return Fail(command, recovered);
   ApplyOptions options;
   options.project = project;
@@ -388,20 +410,20 @@ int Undo(const ApplierCommand& command) {
   return code;
 }
 
-int DiffDirs(const ApplierCommand& command) {
+absl::StatusOr<OpenedCommand> OpenDiffDirs(const ApplierCommand& command) {
   if (::isatty(command.out)) {
-    Say(command.err,
-        "garuda-applier: diff-dirs writes a binary change list; "
-        "pipe it to `garuda-applier show` or `apply`\n");
-    return kExitUsage;
+    return UsageError(
+        "diff-dirs writes a binary change list; pipe it to `garuda-applier "
+        "show` or `apply`");
   }
-  absl::StatusOr<std::string> project = ProjectOf(command);
-  if (!project.ok()) return Fail(command, project.status());
-  if (absl::Status locked = LockDown(command, {}); !locked.ok()) {
-    return Fail(command, locked);
-  }
+  OpenedCommand opened;
+  ASSIGN_OR_RETURN(opened.project, ProjectOf(command));
+  return opened;
+}
+
+int RunDiffDirs(const ApplierCommand& command, OpenedCommand& opened) {
   BuildOptions options;
-  options.project = *project;
+  options.project = opened.project;
   options.command = command.command;
   options.file_limit = command.file_limit;
   absl::StatusOr<ChangeSet> change_set =
@@ -414,24 +436,10 @@ int DiffDirs(const ApplierCommand& command) {
   return kExitApplied;
 }
 
-}  // namespace
-
-int RunApplierCommand(const ApplierCommand& command) {
-  bool reads_list = command.name == "show" || command.name == "apply";
-  if (reads_list && ::isatty(command.in)) {
-    Say(command.err,
-        "garuda-applier: the change list comes on standard "
-        "input; pipe it from garuda-stager or diff-dirs\n");
-    return kExitUsage;
-  }
-  if (command.name == "show") return Show(command);
-  if (command.name == "apply") return Apply(command);
-  if (command.name == "undo") return Undo(command);
-  if (command.name == "recover") return Recover(command);
-  if (command.name == "diff-dirs") return DiffDirs(command);
-  Say(command.err, absl::StrCat("garuda-applier: unknown subcommand ",
-                                MakeVisible(command.name), "\n"));
-  return kExitUsage;
+int FailApplierCommand(const ApplierCommand& command,
+                       const absl::Status& status) {
+  Fail(command, status);
+  return status.GetPayload(kUsagePayload).has_value() ? kExitUsage : kExitError;
 }
 
 }  // namespace garuda

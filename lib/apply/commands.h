@@ -1,14 +1,18 @@
-// The subcommands of garuda-applier, as a library so that main.cc only
-// parses flags.
+// The subcommands of garuda-applier (show, apply, undo, recover, diff-dirs),
+// each in two steps so that main.cc makes the lockdown call between them:
+// Open (the project, the undo store, the terminal, and what the command may
+// still write) and Run (everything after the lockdown).
 #ifndef GARUDA_LIB_APPLY_COMMANDS_H_
 #define GARUDA_LIB_APPLY_COMMANDS_H_
 
 #include <cstdint>
-#include <functional>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/apply/outcome.h"
+#include "lib/base/unique_fd.h"
 #include "lib/lockdown/roles.h"
 
 namespace garuda {
@@ -37,16 +41,42 @@ struct ApplierCommand {
   std::string undo_root;        // empty: ~/.garuda/undo
   std::string tty = "/dev/tty";
   int in = 0, out = 1, err = 2;
-  // main.cc's LockDownAs(Role::kApplier), called once everything the
-  // command needs is open, with the paths it may still write (the project
-  // and the undo store, or none); empty: the command refuses to run.
-  LockDownCall lock_down;
 };
 
-// Runs one subcommand; returns the exit code. Messages go to `err`, the
-// one-line outcome for the model (and show's text) to `out`, the question
-// to the terminal.
-int RunApplierCommand(const ApplierCommand& command);
+// What a subcommand opened before the lockdown, and `needs`: the paths it
+// may still write after it (the project and the undo store for apply, undo
+// and recover; nothing for show, diff-dirs, undo --list, apply --dry-run).
+struct OpenedCommand {
+  RoleNeeds needs;
+  std::string project;                  // real path
+  std::optional<ApplierPlaces> places;  // apply, undo, recover
+  UniqueFd root;                        // show, apply: the project folder
+  // apply --ask: the terminal, opened now since the lockdown leaves no way
+  // to open it later; its error is said only when the question is due.
+  absl::StatusOr<UniqueFd> tty = absl::FailedPreconditionError("no question");
+};
+
+// The Open step: nothing is written yet (except the undo store's folder).
+// An error is for FailApplierCommand.
+absl::StatusOr<OpenedCommand> OpenShow(const ApplierCommand& command);
+absl::StatusOr<OpenedCommand> OpenApply(const ApplierCommand& command);
+absl::StatusOr<OpenedCommand> OpenUndo(const ApplierCommand& command);
+absl::StatusOr<OpenedCommand> OpenRecover(const ApplierCommand& command);
+absl::StatusOr<OpenedCommand> OpenDiffDirs(const ApplierCommand& command);
+
+// The Run step, once locked down; returns the exit code. Messages go to
+// `err`, the one-line outcome for the model (and show's text) to `out`, the
+// question to the terminal.
+int RunShow(const ApplierCommand& command, OpenedCommand& opened);
+int RunApply(const ApplierCommand& command, OpenedCommand& opened);
+int RunUndo(const ApplierCommand& command, OpenedCommand& opened);
+int RunRecover(const ApplierCommand& command, OpenedCommand& opened);
+int RunDiffDirs(const ApplierCommand& command, OpenedCommand& opened);
+
+// Says why an Open step or the lockdown failed on `err`; returns the exit
+// code: 2 for a usage error (a terminal where a change list belongs), else 1.
+int FailApplierCommand(const ApplierCommand& command,
+                       const absl::Status& status);
 
 }  // namespace garuda
 
