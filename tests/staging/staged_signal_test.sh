@@ -33,6 +33,11 @@ folders() {
   done
 }
 
+# The command's sleep has this run's own length (the test's pid), so that the
+# check that it is gone never finds the sleep of another run on the machine
+# (two runs at once under --runs_per_test saw each other's).
+SLEEPER="86399.$$"
+
 # Starts a staged run in the background, in a process group of its own
 # (job control on, so that SIGINT is not ignored as it is for a script's
 # background jobs), and waits until its command runs. Sets PID. The run's
@@ -43,7 +48,7 @@ start_run() {  # start_run BACKEND [stager flags...]
   set -m
   "$STAGER" run --project "$P" --mode staged --backend "$backend" \
     --write "$READY" "$@" -- \
-    sh -c "echo changed >src/f1.txt; echo up >$READY/fifo; exec sleep 86399" \
+    sh -c "echo changed >src/f1.txt; echo up >$READY/fifo; exec sleep $SLEEPER" \
     >"$T/cs" 2>"$T/err" &
   PID=$!
   set +m
@@ -74,7 +79,7 @@ for backend in copy overlay; do
       check "$what: it says so" contains "$(cat "$T/err")" "the staging view was removed"
       check "$what: nothing listed" same "$(wc -c <"$T/cs")" 0
       check "$what: the project is unchanged" same "$(cat "$P/src/f1.txt")" "file 1"
-      check "$what: the command is gone" same "$(pgrep -f '^sleep 86399$' || true)" ""
+      check "$what: the command is gone" same "$(pgrep -f "^sleep $SLEEPER\$" || true)" ""
     done
   done
 done
