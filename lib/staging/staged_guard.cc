@@ -144,13 +144,15 @@ int RunStagedGuarded(const StagedGuardOptions& options,
   sigaddset(&watched, SIGCHLD);
   sigset_t previous;
   ::sigprocmask(SIG_BLOCK, &watched, &previous);
+  // Before the run starts: the mask back as it was, and why, for the person.
+  auto not_run = [&](const std::string& what, const absl::Status& status) {
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    Log(options, absl::StrCat(what, status.message(), "; nothing was run"));
+    return kNotRun;
+  };
   UniqueFd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
   if (!signals) {
-    absl::Status status = LastErrnoStatus("signalfd");
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    Log(options, absl::StrCat("cannot guard the staged run: ", status.message(),
-                              "; nothing was run"));
-    return kNotRun;
+    return not_run("cannot guard the staged run: ", LastErrnoStatus("signalfd"));
   }
   // Safe: as a subreaper this process adopts only its own orphaned
   // descendants (the copy workers, the sandbox's PID 1), so that it can
@@ -164,30 +166,19 @@ int RunStagedGuarded(const StagedGuardOptions& options,
   // the guard answers on the other.
   int request_ends[2], answer_ends[2];
   if (::pipe2(request_ends, O_CLOEXEC) != 0) {
-    absl::Status status = LastErrnoStatus("pipe2");
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    Log(options, absl::StrCat("cannot guard the staged run: ", status.message(),
-                              "; nothing was run"));
-    return kNotRun;
+    return not_run("cannot guard the staged run: ", LastErrnoStatus("pipe2"));
   }
   UniqueFd request_read(request_ends[0]), request_write(request_ends[1]);
   if (::pipe2(answer_ends, O_CLOEXEC) != 0) {
-    absl::Status status = LastErrnoStatus("pipe2");
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    Log(options, absl::StrCat("cannot guard the staged run: ", status.message(),
-                              "; nothing was run"));
-    return kNotRun;
+    return not_run("cannot guard the staged run: ", LastErrnoStatus("pipe2"));
   }
   UniqueFd answer_read(answer_ends[0]), answer_write(answer_ends[1]);
   std::fflush(nullptr);
   pid_t guard = ::getpid();
   pid_t child = ::fork();
   if (child < 0) {
-    absl::Status status = LastErrnoStatus("fork the staged run");
-    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    Log(options, absl::StrCat("cannot start the staged run: ", status.message(),
-                              "; nothing was run"));
-    return kNotRun;
+    return not_run("cannot start the staged run: ",
+                   LastErrnoStatus("fork the staged run"));
   }
   if (child == 0) {
     // The run never outlives its guard: a guard killed by SIGKILL takes the
