@@ -79,7 +79,7 @@ struct ChildAgents::Child {
 int64_t ChildAgents::FloorTokens(const provider::ChatMessage& known_results,
                                  const std::string& pending_id,
                                  int pending_children) const {
-  provider::ModelRequest request = s_.NextRequest(s_.Tools(), 0, 0);
+  provider::ModelRequest request = s_.requests_.Next(0, 0);
   if (known_results.tool_results_size() > 0) {
     *request.add_messages() = known_results;
   }
@@ -112,7 +112,8 @@ int64_t ChildAgents::FloorTokens(const provider::ChatMessage& known_results,
     shape.empty_result_message_chars = 512;
   }
   shape.compaction_tokens = CompactionReserveIfDue(
-      s_.parts_.model, s_.config_.agents.context_window, s_.last_input_tokens_,
+      s_.parts_.model, s_.config_.agents.context_window,
+      s_.requests_.last_input_tokens(),
       shape.current_input_tokens +
           pending_children *
               budget::TokensForChars(budget::kSubagentResultCapChars *
@@ -400,13 +401,12 @@ Session::Session(const Session& parent, SessionParts parts,
 
 Session::~Session() = default;
 
-absl::Status Session::WrapUp(const ToolContext& tools, int step,
-                             const CancelFlag* cancel, CountingMeter* meter,
-                             TurnOutcome* outcome) {
+absl::Status Session::WrapUp(int step, const CancelFlag* cancel,
+                             CountingMeter* meter, TurnOutcome* outcome) {
   RETURN_IF_ERROR(conversation_.NoteForModel(kWrapUpNote));
   // Built whole first and reserved like a main call (system prompt and
   // tools included), also with no step done yet.
-  provider::ModelRequest request = NextRequest(tools, step, 0);
+  provider::ModelRequest request = requests_.Next(step, 0);
   request.set_purpose("wrap-up");
   request.set_min_output_tokens(0);  // the client's least output
   request.set_request_id(absl::StrCat(request.request_id(), "-wrap-up"));
@@ -414,7 +414,7 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
   absl::StatusOr<provider::ModelResponse> response =
       parts_.model->Send(request, meter, callbacks, cancel);
   if (response.ok()) {
-    CountUsage(*response, &outcome->usage);
+    requests_.Count(*response, &outcome->usage);
     provider::ChatMessage assistant;
     assistant.set_role("assistant");
     assistant.set_text(response->text());
@@ -426,7 +426,7 @@ absl::Status Session::WrapUp(const ToolContext& tools, int step,
   }
   if (!(absl::IsResourceExhausted(response.status()) &&
         absl::StartsWith(response.status().message(), budget::kTokenBudget))) {
-    return StopForFailedRequest(response.status(), request, outcome);
+    return stops_.FailedRequest(response.status(), request, outcome);
   }
   // Not even the wrap-up fits: a structured result with what there is.
   google::protobuf::Struct result;
