@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -33,42 +34,38 @@ const char* ApplyKindName(applier::ApplyOutcome::Kind kind) {
 // "Edit", "Write": how the question starts.
 std::string Verb(const ToolRun& run) {
   const RuleName* rule = FindRuleName(run.request().tool);
-  return rule != nullptr ? rule->verb : run.spec().name;
+  return rule != nullptr ? rule->verb : run.call().name();
 }
 
-// The change list of an edit whose target no deny rule covers; with a
-// result already made (TakeDone) when it cannot be made, or when the call
-// is refused before it.
-absl::StatusOr<std::optional<ProposedEdit>> Propose(ToolRun& run,
-                                                    const EditToolSpec& tool) {
+// The change list of an edit whose target no deny rule covers; or the
+// call's result when it cannot be made, or when the call is refused before
+// it.
+absl::StatusOr<std::variant<ProposedEdit, ToolCallDone>> Propose(
+    ToolRun& run, const EditToolSpec& tool) {
   const ToolContext& c = run.context();
   // A job's scope comes before every rule: an allow rule cannot widen it.
   if (c.check_write) {
     absl::Status in_scope = c.check_write(run.request().argument);
     if (!in_scope.ok()) {
       std::string text = absl::StrCat("denied: ", in_scope.message());
-      RETURN_IF_ERROR(run.Deny(text, absl::StrCat("Denied: ", text)));
-      return std::optional<ProposedEdit>();
+      RETURN_IF_ERROR(run.Audit("tool_call", "deny", text));
+      return run.Refused(text, absl::StrCat("Denied: ", text));
     }
   }
   // A deny rule stops the call before the file is even read (Decide then
   // refuses it with the rule's words).
   if (c.permissions->Decide(run.request()).verdict == Verdict::kDeny) {
-    return std::optional<ProposedEdit>(ProposedEdit());
+    return ProposedEdit();
   }
   absl::StatusOr<ProposedEdit> proposed = tool.propose(*c.project, run.input());
   if (!proposed.ok()) {
     RETURN_IF_ERROR(run.Audit("tool_call", "invalid",
                               std::string(proposed.status().message())));
-    // The result is kept in the run for TakeDone.
-    absl::StatusOr<ToolCallDone> done =
-        run.Finish("input check failed", ErrorOutput(proposed.status()),
-                   absl::StrCat("not applied: ", proposed.status().message()));
-    if (!done.ok()) return done.status();
-    run.Keep(*std::move(done));
-    return std::optional<ProposedEdit>();
+    return run.Finish(
+        "input check failed", ErrorOutput(proposed.status()),
+        absl::StrCat("not applied: ", proposed.status().message()));
   }
-  return std::optional<ProposedEdit>(*std::move(proposed));
+  return *std::move(proposed);
 }
 
 }  // namespace
@@ -100,8 +97,11 @@ absl::Status AuditApply(ToolRun& run, const applier::ApplyOutcome& outcome) {
 absl::StatusOr<ToolCallDone> RunEditCall(ToolRun& run,
                                          const EditToolSpec& tool) {
   const ToolContext& c = run.context();
-  ASSIGN_OR_RETURN(std::optional<ProposedEdit> proposed, Propose(run, tool));
-  if (!proposed) return run.TakeDone();
+  ASSIGN_OR_RETURN(auto proposal, Propose(run, tool));
+  if (ToolCallDone* done = std::get_if<ToolCallDone>(&proposal)) {
+    return std::move(*done);
+  }
+  ProposedEdit* proposed = &std::get<ProposedEdit>(proposal);
   ASSIGN_OR_RETURN(
       std::optional<std::string> decision,
       run.Decide(true, absl::StrCat(Verb(run), " ", run.request().argument),

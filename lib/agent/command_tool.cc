@@ -236,7 +236,7 @@ absl::StatusOr<ToolCallDone> RunCommandCall(ToolRun& run) {
   std::string text = FormatCommandResult(ran->result);
   std::string outcome = ran->result.description();
   const bool stopped = ran->result.kind() == stager::CommandResult::STOPPED;
-  run.SetCommandOutput(CommandOutputForPerson(ran->result), stopped);
+  ShownOutput shown{CommandOutputForPerson(ran->result), stopped};
   if (stopped) outcome = kStoppedLine;
   bool is_error = false;
   if (ran->change_set) {
@@ -252,7 +252,7 @@ absl::StatusOr<ToolCallDone> RunCommandCall(ToolRun& run) {
   output.content = CapToolResult(text);
   output.is_error = is_error;
   absl::StatusOr<ToolCallDone> done =
-      run.Finish(*decision, std::move(output), outcome);
+      run.Finish(*decision, std::move(output), outcome, std::move(shown));
   // The person reads the same lines as the model, after the output.
   for (const std::string& line :
        netproxy::RefusalLines(ran->result.network_events())) {

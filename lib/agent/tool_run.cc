@@ -91,14 +91,10 @@ absl::Status ToolRun::Audit(absl::string_view kind, absl::string_view decision,
   return c_.audit->Record(event);
 }
 
-void ToolRun::SetCommandOutput(std::string output, bool stopped) {
-  shown_output_ = std::move(output);
-  stopped_ = stopped;
-}
-
 absl::StatusOr<ToolCallDone> ToolRun::Finish(const std::string& decision,
                                              ToolOutput output,
-                                             const std::string& outcome) {
+                                             const std::string& outcome,
+                                             ShownOutput shown) {
   // A command's output or a file may hold bytes that are not UTF-8;
   // protobuf's strings (the journal, the reports) and the providers take
   // only UTF-8, so they are replaced by U+FFFD here, once, for every tool.
@@ -109,8 +105,8 @@ absl::StatusOr<ToolCallDone> ToolRun::Finish(const std::string& decision,
   done_.report.set_is_error(output.is_error);
   ToolOutcomeView view{call_.id(), call_.name(), outcome, output.is_error};
   if (row_ != nullptr && row_->spec.result == ResultShown::kOutputTail) {
-    view.output = std::move(shown_output_);
-    view.stopped = stopped_;
+    view.output = std::move(shown.output);
+    view.stopped = shown.stopped;
   }
   c_.interaction->ShowToolOutcome(view);
   return std::move(done_);
@@ -124,20 +120,21 @@ absl::StatusOr<ToolCallDone> ToolRun::Refused(const std::string& decision,
   return Finish(decision, output, text);
 }
 
-absl::Status ToolRun::Deny(const std::string& text,
-                           const std::string& for_model) {
-  RETURN_IF_ERROR(Audit("tool_call", "deny", text));
-  ASSIGN_OR_RETURN(done_, Refused(text, for_model));
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::optional<std::string>> ToolRun::Decide(
     bool ask_by_default, const std::string& question, const std::string& detail,
     const char* helper, const ChangeSet* edit) {
+  // A refusal of the agent's own: audited, and the model's result made
+  // (TakeDone).
+  auto deny = [this](const std::string& text,
+                     const std::string& for_model) -> absl::Status {
+    RETURN_IF_ERROR(Audit("tool_call", "deny", text));
+    ASSIGN_OR_RETURN(done_, Refused(text, for_model));
+    return absl::OkStatus();
+  };
   Decision decision = c_.permissions->Decide(request_);
   if (decision.verdict == Verdict::kDeny) {
     std::string text = absl::StrCat("denied by ", decision.reason);
-    RETURN_IF_ERROR(Deny(text, absl::StrCat("Denied: ", text)));
+    RETURN_IF_ERROR(deny(text, absl::StrCat("Denied: ", text)));
     return std::optional<std::string>();
   }
   bool ask = decision.verdict == Verdict::kAsk ||
@@ -164,7 +161,7 @@ absl::StatusOr<std::optional<std::string>> ToolRun::Decide(
           ? decision.reason
           : detail;
   if (!c_.interaction->CanAsk()) {
-    RETURN_IF_ERROR(Deny("no person to ask: no", kNoPersonText));
+    RETURN_IF_ERROR(deny("no person to ask: no", kNoPersonText));
     return std::optional<std::string>();
   }
   const bool relay = helper != nullptr && c_.interaction->RelaysAnswers();

@@ -27,6 +27,13 @@ inline constexpr char kApplierProgram[] = "garuda-applier";
 // A helper that is gone, or that broke its channel: the session stops.
 bool IsFatal(const absl::Status& status);
 
+// A command's output as the person sees it under the call's line, and
+// whether the person stopped the command.
+struct ShownOutput {
+  std::string output;
+  bool stopped = false;
+};
+
 class ToolRun {
  public:
   ToolRun(const ToolContext& context, const provider::ToolCall& call);
@@ -35,8 +42,7 @@ class ToolRun {
 
   const ToolContext& context() const { return c_; }
   const provider::ToolCall& call() const { return call_; }
-  // The call's row and its checked input: set once Run reached the handler.
-  const ToolSpec& spec() const { return row_->spec; }
+  // The call's checked input: set once Run reached the handler.
   const google::protobuf::Value& input() const { return input_; }
   const PermissionRequest& request() const { return request_; }
   // The call's line, as the person saw it.
@@ -54,13 +60,8 @@ class ToolRun {
       bool ask_by_default, const std::string& question,
       const std::string& detail, const char* helper = nullptr,
       const ChangeSet* edit = nullptr);
-  // The result a refusing Decide made; Keep puts back one a handler made
-  // before it decided.
+  // The result a refusing Decide made.
   ToolCallDone TakeDone() { return std::move(done_); }
-  void Keep(ToolCallDone done) { done_ = std::move(done); }
-  // A refusal before any rule (a job's scope, requireSandbox): audited,
-  // and the model's result made (TakeDone).
-  absl::Status Deny(const std::string& text, const std::string& for_model);
 
   // An audit event about this call; its target is the permission argument,
   // or the start of the arguments when the input failed its check.
@@ -68,15 +69,14 @@ class ToolRun {
                      absl::string_view reason);
 
   // Ends the call: the model's result, the report, and what the person
-  // sees (with a command's output under it when the row shows one).
+  // sees (with `shown`, a command's output, under it when the row shows
+  // one).
   absl::StatusOr<ToolCallDone> Finish(const std::string& decision,
                                       ToolOutput output,
-                                      const std::string& outcome);
+                                      const std::string& outcome,
+                                      ShownOutput shown = ShownOutput());
   absl::StatusOr<ToolCallDone> Refused(const std::string& decision,
                                        const std::string& text);
-
-  // A command's output and whether the person stopped it, for Finish.
-  void SetCommandOutput(std::string output, bool stopped);
   // The editor's answer the helper gets (RelaysAnswers only).
   const std::optional<RelayedAnswer>& relayed() const { return relayed_; }
 
@@ -89,8 +89,6 @@ class ToolRun {
   std::string summary_;
   ToolCallDone done_;
   std::optional<RelayedAnswer> relayed_;
-  std::string shown_output_;
-  bool stopped_ = false;
 };
 
 }  // namespace agent
