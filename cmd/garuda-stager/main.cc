@@ -206,11 +206,17 @@ int Dispatch(int argc, char** argv) {
     return garuda::StagerServe(options);
   }
   if (command == "proxy") {
-    garuda::netproxy::ProxyProcessOptions options;
-    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
-    // Taken once the lists are in (its TCP ports), before any thread.
-    options.lock_down = garuda::LockDownCallFor(garuda::Role::kProxy, weaker);
-    absl::Status served = garuda::netproxy::RunProxyProcess(options);
+    // Open: the channel and its first message, Configure (the ports).
+    absl::StatusOr<std::unique_ptr<garuda::netproxy::ProxyProcess>> proxy =
+        garuda::netproxy::ProxyProcess::Open(absl::GetFlag(FLAGS_channel_fd));
+    // Lock down, before any thread and before Configure is answered.
+    absl::Status served =
+        proxy.ok() ? garuda::LockDownAs(garuda::Role::kProxy,
+                                        (*proxy)->Needs(), weaker)
+                         .status()
+                   : proxy.status();
+    // Serve.
+    if (served.ok()) served = (*proxy)->Serve();
     if (!served.ok()) {
       std::fprintf(stderr, "garuda-stager proxy: %s\n",
                    std::string(served.message()).c_str());
