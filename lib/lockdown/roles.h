@@ -95,19 +95,6 @@ absl::StatusOr<LockdownReport> LockDownAsWithProbe(
     const LandlockAbiProbe& probe);
 }  // namespace lockdown_internal
 
-// The former shape, kept only for lib/acp (its front and session worker)
-// until it calls LockDownAs; nothing else may use it.
-struct RoleLockdown {
-  std::string accept_weaker_lockdown;
-  std::function<void(const std::string& line)> log;
-};
-template <typename What>
-using LockDownStep = std::function<absl::Status(const What&, LockdownReport*)>;
-absl::Status NoLockDownGiven(const std::string& program);
-absl::Status TakeRoleLockdown(
-    const RoleLockdown& what, LockdownOptions options, LockdownReport* report,
-    const lockdown_internal::LandlockAbiProbe& probe = nullptr);
-
 }  // namespace garuda
 
 #endif  // GARUDA_LIB_LOCKDOWN_ROLES_H_
