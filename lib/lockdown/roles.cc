@@ -330,22 +330,4 @@ absl::StatusOr<LockdownReport> LockDownAs(Role role, const RoleNeeds& needs,
                                                 LandlockAbiVersion);
 }
 
-LockDownCall LockDownCallFor(Role role, WeakerLockdown weaker) {
-  return [role, weaker = std::move(weaker)](const RoleNeeds& needs) {
-    return LockDownAs(role, needs, weaker);
-  };
-}
-
-absl::StatusOr<LockdownReport> RequireLockDown(const LockDownCall& call,
-                                               const RoleNeeds& needs,
-                                               const std::string& program) {
-  if (!call) {
-    return absl::InternalError(
-        absl::StrCat(program,
-                     ": no lockdown was given by its main.cc: it does not "
-                     "serve without one"));
-  }
-  return call(needs);
-}
-
 }  // namespace garuda
