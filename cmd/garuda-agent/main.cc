@@ -1,6 +1,6 @@
 // garuda-agent: flags -> options -> the subcommand's row. The session and
-// `tool` open, lock down (LockDownAs) and serve here; the other rows run in
-// their libraries (lib/agent_cli/subcommands.h).
+// `tool` open, lock down (LockDownAs) and serve here, `acp` and
+// `acp-session` in acp.cc; the rest in lib/agent_cli/subcommands.h.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "cmd/garuda-agent/acp.h"
 #include "lib/agent/agent.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/session_setup.h"
@@ -46,7 +47,6 @@ ABSL_FLAG(std::string, helpers_dir, "",
 ABSL_FLAG(std::string, accept_weaker_lockdown, "",
           "let the helpers run where the kernel lacks Landlock or seccomp; "
           "the reason given here is reported");
-
 // The `tool` subcommand's flags.
 ABSL_FLAG(std::string, path, "", "tool: the file, relative to --project");
 ABSL_FLAG(int, line, 0, "tool: 1-based line");
@@ -180,7 +180,7 @@ int Tool(const cli::CommandLine& line, const std::vector<std::string>& args) {
 const std::vector<cli::Subcommand> kSubcommands = {
     {"", cli::kSessionUsage, Session, 1, 1},
     {"sessions", cli::kSessionsUsage, cli::Sessions, 2, 2},
-    {"acp", cli::kAcpUsage, cli::AcpFront, 2, 2},
+    {"acp", cli::kAcpUsage, cli::AcpFront, 2, 2},  // in acp.cc
     {"acp-session", cli::kAcpSessionUsage, cli::AcpSession, 2, 2},
     {"run", cli::kRunUsage, cli::RunJob, 2, 99},
     {"jobs", cli::kJobsUsage, cli::Jobs, 2, 99},

@@ -132,6 +132,20 @@ std::vector<std::string> TakeWriteFlags(int* argc, char** argv) {
   ::_exit(code);
 }
 
+// The steps of `run` and `serve`, after their open: lock down as the role
+// this process plays (the stager, or its staging guard after the fork; none
+// for the on_host runner and run --allow-host, docs/lockdown.md), then
+// serve. The opened process is gone before the program exits.
+int LockDownAndServe(std::unique_ptr<garuda::OpenedStager> opened,
+                     const garuda::WeakerLockdown& weaker) {
+  if (std::optional<garuda::Role> role = opened->role()) {
+    absl::StatusOr<garuda::LockdownReport> locked =
+        garuda::LockDownAs(*role, opened->needs(), weaker);
+    if (!locked.ok()) return opened->Refuse(locked.status());
+  }
+  return opened->Serve();
+}
+
 int Dispatch(int argc, char** argv) {
   std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv);
   std::vector<std::string> positional =
@@ -154,10 +168,6 @@ int Dispatch(int argc, char** argv) {
         std::fprintf(stderr, "garuda-stager %s: %s\n", command.c_str(),
                      line.c_str());
       }};
-  const garuda::LockDownCall lock_down =
-      garuda::LockDownCallFor(garuda::Role::kStager, weaker);
-  const garuda::LockDownCall guard_lock_down =
-      garuda::LockDownCallFor(garuda::Role::kStagingGuard, weaker);
   if (command == "run") {
     garuda::StagerRunOptions options;
     options.project = absl::GetFlag(FLAGS_project);
@@ -171,11 +181,7 @@ int Dispatch(int argc, char** argv) {
     options.session = absl::GetFlag(FLAGS_session);
     options.out = absl::GetFlag(FLAGS_out);
     options.job_file = absl::GetFlag(FLAGS_job);
-    // Taken once the run has opened what it needs, before the command
-    // starts (not with --allow-host: the command may end up on the host).
-    options.lock_down = lock_down;
-    options.guard_lock_down = guard_lock_down;
-    return garuda::StagerRun(options);
+    return LockDownAndServe(garuda::OpenStagerRun(options), weaker);
   }
   if (command == "serve") {
     garuda::StagerServeOptions options;
@@ -195,22 +201,24 @@ int Dispatch(int argc, char** argv) {
     }
     options.consent.mode = *consent;
     options.consent.terminal = absl::GetFlag(FLAGS_terminal);
-    // Taken after the start (settings, probe, staging view, on_host runner)
-    // and before the first request is read.
-    options.lock_down = lock_down;
-    options.guard_lock_down = guard_lock_down;
     if (options.channel_fd < 0) {
       std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
       return 2;
     }
-    return garuda::StagerServe(options);
+    return LockDownAndServe(garuda::OpenStagerServe(options), weaker);
   }
   if (command == "proxy") {
-    garuda::netproxy::ProxyProcessOptions options;
-    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
-    // Taken once the lists are in (its TCP ports), before any thread.
-    options.lock_down = garuda::LockDownCallFor(garuda::Role::kProxy, weaker);
-    absl::Status served = garuda::netproxy::RunProxyProcess(options);
+    // Open: the channel and its first message, Configure (the ports).
+    absl::StatusOr<std::unique_ptr<garuda::netproxy::ProxyProcess>> proxy =
+        garuda::netproxy::ProxyProcess::Open(absl::GetFlag(FLAGS_channel_fd));
+    // Lock down, before any thread and before Configure is answered.
+    absl::Status served =
+        proxy.ok() ? garuda::LockDownAs(garuda::Role::kProxy,
+                                        (*proxy)->Needs(), weaker)
+                         .status()
+                   : proxy.status();
+    // Serve.
+    if (served.ok()) served = (*proxy)->Serve();
     if (!served.ok()) {
       std::fprintf(stderr, "garuda-stager proxy: %s\n",
                    std::string(served.message()).c_str());

@@ -487,50 +487,11 @@ class Front {
 
 }  // namespace
 
-int RunFront(const FrontOptions& options) {
-  ::signal(SIGPIPE, SIG_IGN);
-  // 1. The launcher, before the lockdown (it starts every worker).
-  absl::StatusOr<std::unique_ptr<Launcher>> launcher =
-      Launcher::Start(options.worker_argv);
-  if (!launcher.ok()) {
-    Log(launcher.status().message());
-    return 1;
-  }
-  // 2. Lock down: from here the front only relays lines between the
-  //    descriptors it holds (the editor's pipes, the launcher's and the
-  //    workers' sockets).
-  AcpFrontLockdown what;
-  what.accept_weaker_lockdown = options.accept_weaker_lockdown;
-  what.log = [](const std::string& line) { Log(line); };
-  LockdownReport report;
-  absl::Status locked = options.lock_down ? options.lock_down(what, &report)
-                                          : NoLockDownGiven("garuda-agent acp");
-  if (!locked.ok()) {
-    Log(locked.message());
-    return 1;
-  }
-  Log(report.summary);
-  // 3. Serve.
-  Launcher& workers = **launcher;
-  return ServeFront(options, [&workers] { return workers.StartWorker(); });
-}
-
-absl::Status LockDownAcpFront(const AcpFrontLockdown& what,
-                              LockdownReport* report) {
-  LockdownOptions options;
-  options.role = "agent";  // its seccomp policy, here without the network
-  options.allow_network = false;
-  LockdownReport done;
-  RETURN_IF_ERROR(TakeRoleLockdown(what, options, &done));
-  done.summary = absl::StrCat(
-      "acp front locked down: no file writes, no network, no new process (",
-      DescribeEnforced(done),
-      done.weaker.empty() ? "" : "; weaker: ", done.weaker, ")");
-  if (report != nullptr) *report = std::move(done);
-  return absl::OkStatus();
-}
+void LogFront(absl::string_view line) { Log(line); }
 
 int ServeFront(const FrontOptions& options, WorkerStarter start_worker) {
+  // A closed editor or worker is an error of the write, not the end.
+  ::signal(SIGPIPE, SIG_IGN);
   Front front(options, std::move(start_worker));
   return front.Serve();
 }

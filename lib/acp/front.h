@@ -17,40 +17,28 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "lib/base/unique_fd.h"
-#include "lib/lockdown/lockdown.h"
-#include "lib/lockdown/roles.h"
 
 namespace garuda {
 namespace acp {
 
-// The front's role: it relays lines between descriptors it already holds,
-// so it writes no file, opens no network socket and starts no process (the
-// agent role's seccomp filter without the network: no exec, no fork; a
-// Landlock domain with nothing writable).
-struct AcpFrontLockdown : RoleLockdown {};
-absl::Status LockDownAcpFront(const AcpFrontLockdown& what,
-                              LockdownReport* report);
-
 struct FrontOptions {
-  // The worker's command line: this program, `acp-session`, and the flags
-  // passed on (model, helpers' folder, weaker lockdown).
-  std::vector<std::string> worker_argv;
   int in_fd = 0, out_fd = 1;
-  std::string accept_weaker_lockdown;
-  // LockDownAcpFront (main.cc sets it), taken once the launcher is forked;
-  // empty: the front refuses to serve.
-  LockDownStep<AcpFrontLockdown> lock_down;
 };
-
-// Serves until the editor closes standard input; 0, or 1 when the front
-// could not start.
-int RunFront(const FrontOptions& options);
 
 // A new session worker's socket (the launcher's, or a test's).
 using WorkerStarter = std::function<absl::StatusOr<UniqueFd>()>;
-// RunFront's loop, after the launcher and the lockdown.
+// The front's loop, once garuda-agent's main.cc has started the launcher
+// (lib/acp/launcher.h) and locked down as Role::kAcpFront: from then on it
+// only relays lines between the descriptors it holds (the editor's pipes,
+// the launcher's and the workers' sockets). Serves until the editor closes
+// standard input; 0.
 int ServeFront(const FrontOptions& options, WorkerStarter start_worker);
+
+// "garuda-agent acp: LINE" on standard error (standard output is the
+// protocol's).
+void LogFront(absl::string_view line);
 
 // ACP's protocolVersion spoken here.
 inline constexpr int kProtocolVersion = 1;

@@ -138,62 +138,103 @@ absl::StatusOr<Opening> ReadOpening(LineReader& reader) {
 
 }  // namespace
 
-int RunSessionWorker(const WorkerOptions& options) {
+// The worker between its open and its serve: the link to the front, the
+// request that opened the session, the opened and started session.
+struct SessionWorker::Parts {
+  explicit Parts(int fd) : link(fd), reader(fd, kMaxRelayLineBytes) {}
+  WorkerLink link;
+  LineReader reader;
+  Opening opening;
+  agent::AgentOptions agent;
+  agent::OpenedSession opened;
+  std::unique_ptr<agent::StartedSession> started;
+};
+
+absl::StatusOr<std::unique_ptr<SessionWorker>> SessionWorker::Open(
+    const WorkerOptions& options) {
   ::signal(SIGPIPE, SIG_IGN);
   // The editor's Ctrl-C reaches the front; a session ends by its socket.
   ::signal(SIGINT, SIG_IGN);
-  const int fd = options.channel_fd;
-  WorkerLink link(fd);
-  LineReader reader(fd, kMaxRelayLineBytes);
+  std::unique_ptr<SessionWorker> worker(new SessionWorker(options));
+  Parts& parts = *worker->parts_;
 
   // 1. The request that opens the session (the front has checked its
   //    method, cwd and id).
-  absl::StatusOr<Opening> opening = ReadOpening(reader);
+  absl::StatusOr<Opening> opening = ReadOpening(parts.reader);
   if (!opening.ok()) {
     Log(opening.status().message());
-    return 1;
+    return opening.status();
   }
-  const Value id = opening->request.id;
-  auto fail = [&](int code, absl::string_view message) {
-    Log(message);
-    link.Send(ErrorLine(id, {code, std::string(message)}));
-    return 1;
+  parts.opening = *std::move(opening);
+  auto fail = [&](int code, const absl::Status& status) {
+    worker->Answer(code, status.message());
+    return status;
   };
 
   // 2. Open the session in the editor's folder, as a terminal session
   //    would; the helpers take relayed answers (nobody at a terminal).
-  agent::AgentOptions agent = options.agent;
-  agent.project = opening->cwd;
-  agent.resume_id = opening->load ? opening->session_id : "";
+  agent::AgentOptions& agent = parts.agent;
+  agent = options.agent;
+  agent.project = parts.opening.cwd;
+  agent.resume_id = parts.opening.load ? parts.opening.session_id : "";
   agent.one_shot = false;
   agent.consent = "relayed";
   agent.in_fd = -1;
   absl::StatusOr<agent::OpenedSession> opened = agent::OpenSession(agent);
   if (!opened.ok()) {
-    return fail(opening->load && absl::IsNotFound(opened.status())
+    return fail(parts.opening.load && absl::IsNotFound(opened.status())
                     ? kResourceNotFound
                     : kInvalidParams,
-                opened.status().message());
+                opened.status());
   }
+  parts.opened = *std::move(opened);
   // 3. Start what a locked-down agent could not (the helpers, the code
-  //    tools, libcurl), then lock down as a terminal session's agent, with
-  //    the step main.cc handed over.
+  //    tools, libcurl); main.cc locks down next.
   absl::StatusOr<std::unique_ptr<agent::StartedSession>> started =
-      agent::StartSession(agent, *opened);
-  if (!started.ok()) return fail(kInternalError, started.status().message());
-  auto stop = [&](int code) {
-    return agent::EndSession(agent, **started, code);
+      agent::StartSession(agent, parts.opened);
+  if (!started.ok()) return fail(kInternalError, started.status());
+  parts.started = *std::move(started);
+  return worker;
+}
+
+SessionWorker::SessionWorker(const WorkerOptions& options)
+    : fd_(options.channel_fd),
+      parts_(std::make_unique<Parts>(options.channel_fd)) {}
+
+SessionWorker::~SessionWorker() = default;
+
+agent::AgentLockdown SessionWorker::Lockdown() const {
+  return agent::SessionLockdown(parts_->agent, parts_->opened);
+}
+
+void SessionWorker::Answer(int code, absl::string_view message) {
+  Log(message);
+  parts_->link.Send(
+      ErrorLine(parts_->opening.request.id, {code, std::string(message)}));
+}
+
+int SessionWorker::Refuse(const absl::Status& why) {
+  Answer(kInternalError,
+         absl::StrCat("the session did not start: ", why.message()));
+  return agent::EndSession(parts_->agent, *parts_->started, 1);
+}
+
+int SessionWorker::Serve(const std::string& lockdown_summary) {
+  Parts& p = *parts_;
+  const int fd = fd_;
+  WorkerLink& link = p.link;
+  LineReader& reader = p.reader;
+  const Opening* opening = &p.opening;
+  agent::OpenedSession* opened = &p.opened;
+  std::unique_ptr<agent::StartedSession>* started = &p.started;
+  const Value id = opening->request.id;
+  auto fail = [&](int code, absl::string_view message) {
+    Answer(code, message);
+    return 1;
   };
-  LockdownReport lockdown;
-  absl::Status locked =
-      options.lock_down
-          ? options.lock_down(agent::SessionLockdown(agent, *opened), &lockdown)
-          : NoLockDownGiven("garuda-agent acp-session");
-  if (!locked.ok()) {
-    fail(kInternalError,
-         absl::StrCat("the session did not start: ", locked.message()));
-    return stop(1);
-  }
+  auto stop = [&](int code) {
+    return agent::EndSession(p.agent, **started, code);
+  };
 
   // 4. Start the session; the strict profile without a sandbox ends here
   //    with its reason and its fix.
@@ -207,7 +248,7 @@ int RunSessionWorker(const WorkerOptions& options) {
   absl::StatusOr<std::unique_ptr<agent::Session>> session =
       agent::Session::Start(
           agent::SessionConfigFor(*opened, (*started)->description,
-                                  lockdown.summary),
+                                  lockdown_summary),
           parts);
   if (!session.ok()) {
     fail(kInternalError, session.status().message());

@@ -21,7 +21,10 @@
 namespace garuda {
 namespace agent {
 
-struct AgentLockdown : RoleLockdown {
+struct AgentLockdown {
+  // --accept-weaker-lockdown WHY; `log` is told the weaker line.
+  std::string accept_weaker_lockdown;
+  std::function<void(const std::string& line)> log;
   // ~/.garuda/sessions/<id> (absolute; created 0700 when missing): the
   // journal.
   std::string session_dir;

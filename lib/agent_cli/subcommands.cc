@@ -4,8 +4,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "lib/acp/front.h"
-#include "lib/acp/session_worker.h"
 #include "lib/agent/agent.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/helpers.h"
@@ -198,50 +196,6 @@ absl::Status ServeCodeTools(OpenedCodeTools& opened,
   server.lsp = *opened.options.lsp;  // set by OpenCodeTools
   server.lockdown = lockdown;
   return knowledge::ServeCodeTools(*opened.channel, server);
-}
-
-namespace {
-
-// The flags an ACP front passes on to each session worker.
-agent::AgentOptions AcpAgent(const CommandLine& line) {
-  agent::AgentOptions agent;
-  agent.overrides = line.session.overrides;
-  agent.helpers_dir = line.session.helpers_dir;
-  agent.accept_weaker_lockdown = line.session.accept_weaker_lockdown;
-  return agent;
-}
-
-}  // namespace
-
-int AcpFront(const CommandLine& line, const std::vector<std::string>&) {
-  agent::AgentOptions agent = AcpAgent(line);
-  absl::StatusOr<std::string> self = agent::OwnProgramFolder();
-  if (!self.ok()) return Fail(self.status());
-  acp::FrontOptions options;
-  options.worker_argv = {*self + "/garuda-agent", "acp-session",
-                         "--channel_fd=3"};
-  for (const auto& [flag, value] :
-       {std::pair{"provider", agent.overrides.provider},
-        {"model", agent.overrides.model},
-        {"base_url", agent.overrides.base_url},
-        {"helpers_dir", agent.helpers_dir},
-        {"accept_weaker_lockdown", agent.accept_weaker_lockdown}}) {
-    if (!value.empty()) {
-      options.worker_argv.push_back(absl::StrCat("--", flag, "=", value));
-    }
-  }
-  // lib/acp still takes its lockdown in the former shape (roles.h).
-  options.accept_weaker_lockdown = agent.accept_weaker_lockdown;
-  options.lock_down = acp::LockDownAcpFront;
-  return acp::RunFront(options);
-}
-
-int AcpSession(const CommandLine& line, const std::vector<std::string>&) {
-  acp::WorkerOptions options;
-  options.agent = AcpAgent(line);
-  options.channel_fd = line.channel_fd;
-  options.lock_down = agent::LockDownAgent;
-  return acp::RunSessionWorker(options);
 }
 
 int RunJob(const CommandLine& line, const std::vector<std::string>& args) {

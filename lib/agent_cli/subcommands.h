@@ -1,11 +1,11 @@
 // garuda-agent's subcommands behind its main.cc: the command line as one
 // struct (main.cc fills it from its flags), the table row of a subcommand
 // (name, usage line, function), the lookup, and the subcommands that hand
-// their whole run to a library (acp, acp-session, run, jobs, sessions).
-// The two that lock down in main.cc (the session and `tool`) open and
-// serve through OpenCodeTools/ServeCodeTools here and lib/agent's phases.
-// Above lib/agent, lib/acp, lib/jobs and lib/knowledge, so that none of
-// them depends on another through it.
+// their whole run to a library (run, jobs, sessions). Those that lock down
+// in cmd/garuda-agent (the session, `tool`; `acp` and `acp-session` in its
+// acp.cc) open and serve through OpenCodeTools/ServeCodeTools here,
+// lib/agent's phases and lib/acp. Above lib/agent, lib/jobs and
+// lib/knowledge, so that none of them depends on another through it.
 #ifndef GARUDA_LIB_AGENT_CLI_SUBCOMMANDS_H_
 #define GARUDA_LIB_AGENT_CLI_SUBCOMMANDS_H_
 
@@ -75,8 +75,6 @@ absl::Status ServeCodeTools(OpenedCodeTools& opened,
                             const std::string& lockdown);
 
 // The subcommands that run as a whole in a library.
-int AcpFront(const CommandLine& line, const std::vector<std::string>& args);
-int AcpSession(const CommandLine& line, const std::vector<std::string>& args);
 int RunJob(const CommandLine& line, const std::vector<std::string>& args);
 int Jobs(const CommandLine& line, const std::vector<std::string>& args);
 int Sessions(const CommandLine& line, const std::vector<std::string>& args);

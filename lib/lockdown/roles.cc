@@ -330,34 +330,4 @@ absl::StatusOr<LockdownReport> LockDownAs(Role role, const RoleNeeds& needs,
                                                 LandlockAbiVersion);
 }
 
-LockDownCall LockDownCallFor(Role role, WeakerLockdown weaker) {
-  return [role, weaker = std::move(weaker)](const RoleNeeds& needs) {
-    return LockDownAs(role, needs, weaker);
-  };
-}
-
-absl::StatusOr<LockdownReport> RequireLockDown(const LockDownCall& call,
-                                               const RoleNeeds& needs,
-                                               const std::string& program) {
-  if (!call) return NoLockDownGiven(program);
-  return call(needs);
-}
-
-absl::Status NoLockDownGiven(const std::string& program) {
-  return absl::InternalError(absl::StrCat(
-      program,
-      ": no lockdown was given by its main.cc: it does not serve without one"));
-}
-
-absl::Status TakeRoleLockdown(
-    const RoleLockdown& what, LockdownOptions options, LockdownReport* report,
-    const lockdown_internal::LandlockAbiProbe& probe) {
-  const std::string name = options.role;
-  ASSIGN_OR_RETURN(LockdownReport done,
-                   TakeLockDown(name, std::move(options),
-                                what.accept_weaker_lockdown, what.log, probe));
-  if (report != nullptr) *report = std::move(done);
-  return absl::OkStatus();
-}
-
 }  // namespace garuda

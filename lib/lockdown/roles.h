@@ -69,20 +69,6 @@ absl::StatusOr<LockdownReport> LockDownAs(Role role, const RoleNeeds& needs,
 // The role's name in messages ("auditor", "staging guard").
 std::string RoleName(Role role);
 
-// A library that opens what a role needs in the middle of its own work
-// (the proxy after its configuration arrives, a staged run's guard after
-// its fork) is given the call by main.cc in this form: LockDownAs with the
-// role and the person's `weaker` fixed, and the library refuses to go on
-// without one (RequireLockDown).
-using LockDownCall =
-    std::function<absl::StatusOr<LockdownReport>(const RoleNeeds& needs)>;
-LockDownCall LockDownCallFor(Role role, WeakerLockdown weaker);
-// The call, or an error naming `program` when none was given: a program
-// never serves unlocked by omission.
-absl::StatusOr<LockdownReport> RequireLockDown(const LockDownCall& call,
-                                               const RoleNeeds& needs,
-                                               const std::string& program);
-
 // "Landlock ABI 6, seccomp" / "no Landlock, no seccomp": the kernel's part
 // of a summary.
 std::string DescribeEnforced(const LockdownReport& report);
@@ -94,19 +80,6 @@ absl::StatusOr<LockdownReport> LockDownAsWithProbe(
     Role role, const RoleNeeds& needs, const WeakerLockdown& weaker,
     const LandlockAbiProbe& probe);
 }  // namespace lockdown_internal
-
-// The former shape, kept only for lib/acp (its front and session worker)
-// until it calls LockDownAs; nothing else may use it.
-struct RoleLockdown {
-  std::string accept_weaker_lockdown;
-  std::function<void(const std::string& line)> log;
-};
-template <typename What>
-using LockDownStep = std::function<absl::Status(const What&, LockdownReport*)>;
-absl::Status NoLockDownGiven(const std::string& program);
-absl::Status TakeRoleLockdown(
-    const RoleLockdown& what, LockdownOptions options, LockdownReport* report,
-    const lockdown_internal::LandlockAbiProbe& probe = nullptr);
 
 }  // namespace garuda
 

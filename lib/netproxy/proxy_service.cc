@@ -70,8 +70,10 @@ int ReceiveOneFd(int socket) {
   return fd;
 }
 
+}  // namespace
+
 // One command's sandbox: its events, and the thread that serves it.
-class Attachment {
+class ProxyProcess::Attachment {
  public:
   Attachment(ProxyOptions options, UniqueFd handoff)
       : handoff_(std::move(handoff)) {
@@ -121,8 +123,6 @@ class Attachment {
       events_;
 };
 
-}  // namespace
-
 std::map<std::string, std::string> ParseNameMap(const std::string& text) {
   std::map<std::string, std::string> map;
   for (absl::string_view entry : absl::StrSplit(text, ',', absl::SkipEmpty())) {
@@ -134,100 +134,129 @@ std::map<std::string, std::string> ParseNameMap(const std::string& text) {
   return map;
 }
 
-absl::Status RunProxyProcess(const ProxyProcessOptions& options) {
-  if (!options.lock_down) return NoLockDownGiven("garuda-stager proxy");
-  // 1. The channel and the test seams (read before the lockdown).
-  ASSIGN_OR_RETURN(ipc::Channel channel,
-                   ipc::ChannelFromFd(options.channel_fd,
-                                      ipc::ChannelOptions{"garuda-stager", 1 << 20, 1}));
-  ProxyOptions base;
+absl::StatusOr<std::unique_ptr<ProxyProcess>> ProxyProcess::Open(
+    int channel_fd) {
+  ASSIGN_OR_RETURN(
+      ipc::Channel channel,
+      ipc::ChannelFromFd(channel_fd,
+                         ipc::ChannelOptions{"garuda-stager", 1 << 20, 1}));
+  std::unique_ptr<ProxyProcess> process(new ProxyProcess(std::move(channel)));
+  RETURN_IF_ERROR(process->ReadConfigure());
+  return process;
+}
+
+ProxyProcess::ProxyProcess(ipc::Channel channel)
+    : channel_(std::move(channel)), dispatcher_(kNew) {
+  // The test seams, read before the lockdown.
   if (const char* map = std::getenv(kTestNameMapVariable)) {
-    base.test_name_map = ParseNameMap(map);
+    base_.test_name_map = ParseNameMap(map);
   }
   if (const char* all = std::getenv(kTestAllowEverythingVariable)) {
-    base.test_allow_everything = std::string(all) == "1";
+    base_.test_allow_everything = std::string(all) == "1";
   }
-
-  using Dispatcher =
-      ipc::Dispatcher<proxy::ProxyServiceRequest, proxy::ProxyServiceReply>;
-  Dispatcher dispatcher(kNew);
-  dispatcher.NameState(kNew, "new").NameState(kServing, "serving");
-  std::map<uint64_t, std::unique_ptr<Attachment>> attached;
-  dispatcher.On(
+  dispatcher_.NameState(kNew, "new").NameState(kServing, "serving");
+  dispatcher_.On(
       proxy::ProxyServiceRequest::kConfigure, {kNew},
-      [&](const proxy::ProxyServiceRequest& request, std::vector<UniqueFd>&,
-          proxy::ProxyServiceReply* reply) -> absl::Status {
-        const proxy::Configure& configure = request.configure();
-        std::vector<std::string> allowed(configure.allowed_domains().begin(),
-                                         configure.allowed_domains().end());
-        std::vector<std::string> denied(configure.denied_domains().begin(),
-                                        configure.denied_domains().end());
-        ASSIGN_OR_RETURN(base.rules, DomainRules::Create(allowed, denied));
-        base.allowed_ports.clear();
-        for (uint32_t port : configure.allowed_ports()) {
-          if (port == 0 || port > 65535) {
-            return absl::InvalidArgumentError(
-                absl::StrCat("Configure: ", port, " is not a port"));
-          }
-          base.allowed_ports.insert(static_cast<uint16_t>(port));
-        }
-        reply->mutable_configured();
-        return absl::OkStatus();
+      [this](const proxy::ProxyServiceRequest& request, std::vector<UniqueFd>&,
+             proxy::ProxyServiceReply* reply) {
+        return OnConfigure(request.configure(), reply);
       },
       kServing);
-  dispatcher.On(
+  dispatcher_.On(
       proxy::ProxyServiceRequest::kAttach, {kServing},
-      [&](const proxy::ProxyServiceRequest& request, std::vector<UniqueFd>& fds,
-          proxy::ProxyServiceReply* reply) -> absl::Status {
-        uint64_t id = request.attach().command();
-        if (fds.size() != 1) {
-          return absl::InvalidArgumentError(
-              "Attach comes with one descriptor: the sandbox's hand-off socket");
-        }
-        if (attached.count(id)) {
-          return absl::AlreadyExistsError(
-              absl::StrCat("Attach: command ", id, " is attached already"));
-        }
-        attached[id] = std::make_unique<Attachment>(base, std::move(fds[0]));
-        reply->mutable_attached();
-        return absl::OkStatus();
+      [this](const proxy::ProxyServiceRequest& request,
+             std::vector<UniqueFd>& fds, proxy::ProxyServiceReply* reply) {
+        return OnAttach(request.attach().command(), fds, reply);
       });
-  dispatcher.On(
+  dispatcher_.On(
       proxy::ProxyServiceRequest::kDetach, {kServing},
-      [&](const proxy::ProxyServiceRequest& request, std::vector<UniqueFd>&,
-          proxy::ProxyServiceReply* reply) -> absl::Status {
-        auto it = attached.find(request.detach().command());
-        if (it == attached.end()) {
-          return absl::NotFoundError(absl::StrCat(
-              "Detach: command ", request.detach().command(), " is not attached"));
-        }
-        *reply->mutable_detached() = it->second->Detach();
-        attached.erase(it);
-        return absl::OkStatus();
+      [this](const proxy::ProxyServiceRequest& request, std::vector<UniqueFd>&,
+             proxy::ProxyServiceReply* reply) {
+        return OnDetach(request.detach().command(), reply);
       });
+}
 
-  // 2. Configure, then the lockdown, before any thread starts and before
-  // the answer: a stager that hears "configured" has a locked proxy.
-  Dispatcher::Answer answer;
-  absl::Status first = dispatcher.Handle(channel, &answer);
-  if (absl::IsOutOfRange(first)) return absl::OkStatus();
+ProxyProcess::~ProxyProcess() {
+  for (auto& [id, attachment] : attached_) attachment->Detach();
+}
+
+absl::Status ProxyProcess::ReadConfigure() {
+  absl::Status first = dispatcher_.Handle(channel_, &configured_);
+  if (absl::IsOutOfRange(first)) {
+    ended_ = true;  // the stager closed the channel before Configure
+    return absl::OkStatus();
+  }
   RETURN_IF_ERROR(first);
-  if (dispatcher.state() != kServing) {
-    RETURN_IF_ERROR(dispatcher.Send(channel, answer));
+  if (dispatcher_.state() != kServing) {
+    RETURN_IF_ERROR(dispatcher_.Send(channel_, configured_));
     return absl::FailedPreconditionError(
         "garuda-stager proxy: the first request must be Configure");
   }
+  return absl::OkStatus();
+}
+
+RoleNeeds ProxyProcess::Needs() const {
   RoleNeeds needs;
-  needs.tcp_connect_ports.assign(base.allowed_ports.begin(),
-                                 base.allowed_ports.end());
-  RETURN_IF_ERROR(
-      RequireLockDown(options.lock_down, needs, "garuda-stager proxy")
-          .status());
-  RETURN_IF_ERROR(dispatcher.Send(channel, answer));
-  // 3. Serve.
-  absl::Status served = dispatcher.Serve(channel);
-  for (auto& [id, attachment] : attached) attachment->Detach();
+  needs.tcp_connect_ports.assign(base_.allowed_ports.begin(),
+                                 base_.allowed_ports.end());
+  return needs;
+}
+
+absl::Status ProxyProcess::Serve() {
+  if (ended_) return absl::OkStatus();
+  // The answer to Configure only now: a stager that hears "configured" has
+  // a locked-down proxy.
+  RETURN_IF_ERROR(dispatcher_.Send(channel_, configured_));
+  absl::Status served = dispatcher_.Serve(channel_);
+  for (auto& [id, attachment] : attached_) attachment->Detach();
+  attached_.clear();
   return served;
+}
+
+absl::Status ProxyProcess::OnConfigure(const proxy::Configure& configure,
+                                       proxy::ProxyServiceReply* reply) {
+  std::vector<std::string> allowed(configure.allowed_domains().begin(),
+                                   configure.allowed_domains().end());
+  std::vector<std::string> denied(configure.denied_domains().begin(),
+                                  configure.denied_domains().end());
+  ASSIGN_OR_RETURN(base_.rules, DomainRules::Create(allowed, denied));
+  base_.allowed_ports.clear();
+  for (uint32_t port : configure.allowed_ports()) {
+    if (port == 0 || port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Configure: ", port, " is not a port"));
+    }
+    base_.allowed_ports.insert(static_cast<uint16_t>(port));
+  }
+  reply->mutable_configured();
+  return absl::OkStatus();
+}
+
+absl::Status ProxyProcess::OnAttach(uint64_t id, std::vector<UniqueFd>& fds,
+                                    proxy::ProxyServiceReply* reply) {
+  if (fds.size() != 1) {
+    return absl::InvalidArgumentError(
+        "Attach comes with one descriptor: the sandbox's hand-off socket");
+  }
+  if (attached_.count(id)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("Attach: command ", id, " is attached already"));
+  }
+  attached_[id] = std::make_unique<Attachment>(base_, std::move(fds[0]));
+  reply->mutable_attached();
+  return absl::OkStatus();
+}
+
+absl::Status ProxyProcess::OnDetach(uint64_t id,
+                                    proxy::ProxyServiceReply* reply) {
+  auto it = attached_.find(id);
+  if (it == attached_.end()) {
+    return absl::NotFoundError(
+        absl::StrCat("Detach: command ", id, " is not attached"));
+  }
+  *reply->mutable_detached() = it->second->Detach();
+  attached_.erase(it);
+  return absl::OkStatus();
 }
 
 }  // namespace netproxy

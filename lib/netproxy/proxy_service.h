@@ -1,11 +1,12 @@
 // `garuda-stager proxy`: the network proxy of one session (issue 21,
 // docs/network.md), started by the stager on a socketpair
-// (proto/netproxy_service.proto). Its steps:
-//   1. read Configure (the merged lists) from the stager;
-//   2. lock down (lib/lockdown/roles.h, Role::kProxy): no writes anywhere, no
-//      exec, no new process, no bind or listen, TCP connects only to the
-//      allowed ports where Landlock can;
-//   3. serve Attach / Detach: for each command's sandbox, the listening
+// (proto/netproxy_service.proto). Its steps, in cmd/garuda-stager's main.cc:
+//   1. ProxyProcess::Open reads Configure (the merged lists, and so the
+//      ports) from the stager;
+//   2. main.cc locks down (LockDownAs(Role::kProxy, Needs())): no writes
+//      anywhere, no exec, no new process, no bind or listen, TCP connects
+//      only to the allowed ports where Landlock can;
+//   3. Serve answers Configure and serves Attach / Detach: for each command's sandbox, the listening
 //      socket its PID 1 made on the sandbox's loopback arrives on the
 //      attached Unix socket, and the proxy answers the command's
 //      connections on it (lib/netproxy/server.h) until Detach, which
@@ -20,8 +21,18 @@
 #include <set>
 #include <string>
 
+#include <cstdint>
+#include <memory>
+#include <vector>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/base/unique_fd.h"
+#include "lib/ipc/channel.h"
+#include "lib/ipc/dispatcher.h"
 #include "lib/lockdown/roles.h"
+#include "lib/netproxy/server.h"
+#include "proto/netproxy_service.pb.h"
 
 namespace garuda {
 namespace netproxy {
@@ -34,16 +45,43 @@ inline constexpr char kTestNameMapVariable[] = "GARUDA_TEST_PROXY_NAME_MAP";
 inline constexpr char kTestAllowEverythingVariable[] =
     "GARUDA_TEST_PROXY_ALLOW_EVERYTHING";
 
-struct ProxyProcessOptions {
-  int channel_fd = -1;
-  // LockDownAs(Role::kProxy) from cmd/garuda-stager/main.cc, taken with the
-  // allowed ports of Configure (known only once it has come); empty: the
-  // process does not serve.
-  LockDownCall lock_down;
-};
+// The proxy process once its first message, Configure, has come (or the
+// stager closed the channel before it: then there is nothing to serve).
+class ProxyProcess {
+ public:
+  // Reads Configure on `channel_fd`; an error for any other first request
+  // (answered, then the channel ends) or a broken channel. Makes no thread:
+  // the lockdown comes next.
+  static absl::StatusOr<std::unique_ptr<ProxyProcess>> Open(int channel_fd);
+  ~ProxyProcess();
 
-// Serves until the stager closes the channel (OK) or breaks the protocol.
-absl::Status RunProxyProcess(const ProxyProcessOptions& options);
+  // What its lockdown leaves it: TCP to Configure's ports (53 is the role's).
+  RoleNeeds Needs() const;
+
+  // Answers Configure (only now, so that a stager that hears "configured"
+  // has a locked-down proxy), then serves Attach and Detach until the
+  // stager closes the channel (OK) or breaks the protocol.
+  absl::Status Serve();
+
+ private:
+  class Attachment;
+  explicit ProxyProcess(ipc::Channel channel);
+  absl::Status ReadConfigure();
+  absl::Status OnConfigure(const proxy::Configure& configure,
+                           proxy::ProxyServiceReply* reply);
+  absl::Status OnAttach(uint64_t id, std::vector<UniqueFd>& fds,
+                        proxy::ProxyServiceReply* reply);
+  absl::Status OnDetach(uint64_t id, proxy::ProxyServiceReply* reply);
+
+  ipc::Channel channel_;
+  ipc::Dispatcher<proxy::ProxyServiceRequest, proxy::ProxyServiceReply>
+      dispatcher_;
+  ipc::Dispatcher<proxy::ProxyServiceRequest,
+                  proxy::ProxyServiceReply>::Answer configured_;
+  bool ended_ = false;
+  ProxyOptions base_;
+  std::map<uint64_t, std::unique_ptr<Attachment>> attached_;
+};
 
 // "a=1.2.3.4,b=::1" as a map; entries without '=' are skipped.
 std::map<std::string, std::string> ParseNameMap(const std::string& text);

@@ -1,4 +1,4 @@
-// The proxy process's channel in one process (RunProxyProcess on a thread,
+// The proxy process's channel in one process (ProxyProcess on a thread,
 // a socketpair to it): Configure first and once, Attach with its hand-off
 // socket, a listener that arrives on it served, anything else on it ignored,
 // Detach returning what was asked for.
@@ -30,14 +30,17 @@ class ProxyServiceTest : public ::testing::Test {
     ASSERT_TRUE(pair.ok());
     int served_fd = pair->second.Release();
     thread_ = std::thread([this, served_fd] {
-      ProxyProcessOptions options;
-      options.channel_fd = served_fd;
-      options.lock_down = [this](const RoleNeeds& needs) {
-        locked_ports_ = std::set<uint16_t>(needs.tcp_connect_ports.begin(),
-                                           needs.tcp_connect_ports.end());
-        return absl::StatusOr<LockdownReport>(LockdownReport{});
-      };
-      served_ = RunProxyProcess(options);
+      // main.cc's steps: open, lock down (here: note the ports), serve.
+      absl::StatusOr<std::unique_ptr<ProxyProcess>> opened =
+          ProxyProcess::Open(served_fd);
+      if (!opened.ok()) {
+        served_ = opened.status();
+        return;
+      }
+      RoleNeeds needs = (*opened)->Needs();
+      locked_ports_ = std::set<uint16_t>(needs.tcp_connect_ports.begin(),
+                                         needs.tcp_connect_ports.end());
+      served_ = (*opened)->Serve();
     });
     channel_ = std::make_unique<ipc::Channel>(std::move(pair->first));
   }

@@ -41,7 +41,7 @@ namespace {
 
 enum State { kServing = 0, kEnded = 1 };
 
-constexpr char kHostMode[] = "host";
+constexpr const char* kHostMode = kHostRunnerMode;
 
 stager::CommandResult::Kind KindOf(RunResult::Kind kind) {
   switch (kind) {
@@ -541,18 +541,30 @@ class StagerService {
 
 }  // namespace
 
-absl::Status RunStagerServe(const StagerServeOptions& options) {
+class StagerServer::Service : public StagerService {
+ public:
+  using StagerService::StagerService;
+};
+
+absl::StatusOr<std::unique_ptr<StagerServer>> StagerServer::Open(
+    const StagerServeOptions& options) {
   ASSIGN_OR_RETURN(
       ipc::Channel channel,
       ipc::ChannelFromFd(options.channel_fd,
                          ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
-  StagerService service(options);
-  RETURN_IF_ERROR(service.Start());
-  if (options.mode != kHostMode) {
-    RETURN_IF_ERROR(
-        RequireLockDown(options.lock_down, {}, "garuda-stager serve").status());
-  }
-  return service.Serve(channel);
+  std::unique_ptr<StagerServer> serve(
+      new StagerServer(std::move(channel), options));
+  RETURN_IF_ERROR(serve->service_->Start());
+  return serve;
 }
+
+StagerServer::StagerServer(ipc::Channel channel,
+                         const StagerServeOptions& options)
+    : channel_(std::move(channel)),
+      service_(std::make_unique<Service>(options)) {}
+
+StagerServer::~StagerServer() = default;
+
+absl::Status StagerServer::Serve() { return service_->Serve(channel_); }
 
 }  // namespace garuda

@@ -28,9 +28,12 @@
 #include <optional>
 #include <string>
 
+#include <memory>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "lib/consent/consent.h"
-#include "lib/lockdown/roles.h"
+#include "lib/ipc/channel.h"
 
 namespace garuda {
 
@@ -38,6 +41,9 @@ namespace garuda {
 // request may ask for (both streams fit in one 1 MiB reply frame).
 inline constexpr uint64_t kDefaultOutputLimit = 100000;
 inline constexpr uint64_t kMaxOutputLimit = 256 * 1024;
+
+// StagerServeOptions::mode of the internal on_host runner.
+inline constexpr char kHostRunnerMode[] = "host";
 
 struct StagerServeOptions {
   int channel_fd = -1;
@@ -58,25 +64,34 @@ struct StagerServeOptions {
   // No "serving" line: the agent's helpers share the person's terminal,
   // and the session's first line says what the stager serves.
   bool quiet = false;
-  // main.cc's LockDownAs(Role::kStager): taken once the start is done
-  // (settings, probe, the on_host launcher, the staging view and its
-  // read-only bind), before the first request is read; empty or failing:
-  // nothing is served. Not by the on_host runner: what it runs is a command
-  // the person agreed to run on the host, as themselves, and a filter or
-  // no_new_privs would bind that command too (sudo, a debugger).
-  LockDownCall lock_down;
-  // main.cc's LockDownAs(Role::kStagingGuard), for the guard of the
-  // session's staging view (cmd/garuda-stager's StagerServe).
-  LockDownCall guard_lock_down;
   // --job FILE: a job's session (lib/staging/job_commands.h): direct mode
   // only, the sandbox required, the job's write scope, nothing on the host.
   std::string job_file;
 };
 
-// Serves until EndSession or until the agent closes the channel (OK), or
-// until the protocol is broken (the error). A bad start (unreadable
-// settings, no such project) is an error before anything is served.
-absl::Status RunStagerServe(const StagerServeOptions& options);
+// The serve in garuda-stager's main.cc's steps: Open (the channel, the
+// settings, the probe, the staging view and its read-only bind, the allow
+// list's proxy), then main.cc's lockdown (Role::kStager; none for the
+// on_host runner: what it runs is a command the person agreed to run on the
+// host, as themselves, and a filter or no_new_privs would bind that command
+// too: sudo, a debugger), then Serve.
+class StagerServer {
+ public:
+  // A bad start (unreadable settings, no such project) is an error before
+  // anything is served. `options` must outlive the result.
+  static absl::StatusOr<std::unique_ptr<StagerServer>> Open(
+      const StagerServeOptions& options);
+  ~StagerServer();
+  // Serves until EndSession or until the agent closes the channel (OK), or
+  // until the protocol is broken (the error).
+  absl::Status Serve();
+
+ private:
+  class Service;
+  StagerServer(ipc::Channel channel, const StagerServeOptions& options);
+  ipc::Channel channel_;
+  std::unique_ptr<Service> service_;
+};
 
 }  // namespace garuda
 

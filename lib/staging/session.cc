@@ -494,40 +494,57 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
   return outcome;
 }
 
-namespace {
+absl::StatusOr<std::unique_ptr<StagedRun>> StagedRun::Open(
+    MergedSettings given, const StagedRunRequest& request) {
+  std::unique_ptr<StagedRun> run(new StagedRun(std::move(given), request));
+  const MergedSettings& settings = run->settings_;
+  StagedViewOptions options;
+  options.project = request.project;
+  options.backend = request.backend;
+  options.session = request.session;
+  options.timings = &run->timings_;
+  absl::StatusOr<std::unique_ptr<StagedView>> view =
+      StagedView::Open(settings, options);
+  if (!view.ok()) return run->Stopped(view.status());
+  run->view_ = *std::move(view);
+  Say(run->view_->Describe());
+  absl::Status entered = run->view_->EnterAndLock();
+  if (!entered.ok()) return run->Stopped(entered);
+  // The allow list's proxy (docs/network.md), before the lockdown.
+  if (!request.network) {
+    std::vector<std::string> notices;
+    absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> started =
+        StartSessionProxy(settings, request.project, "/proc/self/exe",
+                          &notices);
+    if (!started.ok()) return run->Stopped(started.status());
+    run->proxy_ = *std::move(started);
+    for (const std::string& notice : notices) Say(notice);
+  }
+  return run;
+}
 
-// The run itself, in the guard's child process.
-int RunStagedCommandHere(const MergedSettings& settings,
-                         const StagedRunRequest& request) {
-  StagingTimings timings;
+StagedRun::StagedRun(MergedSettings settings, const StagedRunRequest& request)
+    : settings_(std::move(settings)), request_(request) {}
+
+StagedRun::~StagedRun() = default;
+
+absl::Status StagedRun::Stopped(const absl::Status& why) {
+  Stop(std::string(why.message()));
+  return why;
+}
+
+int StagedRun::Refuse(const absl::Status& why) {
+  return Stop(std::string(why.message()));
+}
+
+int StagedRun::Run() {
+  const MergedSettings& settings = settings_;
+  const StagedRunRequest& request = request_;
+  StagingTimings& timings = timings_;
+  std::unique_ptr<StagedView>* view = &view_;
+  std::unique_ptr<netproxy::SessionProxy>& proxy = proxy_;
   int code = kNotRun;
   {
-    StagedViewOptions options;
-    options.project = request.project;
-    options.backend = request.backend;
-    options.session = request.session;
-    options.timings = &timings;
-    absl::StatusOr<std::unique_ptr<StagedView>> view =
-        StagedView::Open(settings, options);
-    if (!view.ok()) return Stop(std::string(view.status().message()));
-    Say((*view)->Describe());
-    absl::Status entered = (*view)->EnterAndLock();
-    if (!entered.ok()) return Stop(std::string(entered.message()));
-    // The allow list's proxy (docs/network.md), before the lockdown.
-    std::unique_ptr<netproxy::SessionProxy> proxy;
-    if (!request.network) {
-      std::vector<std::string> notices;
-      absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> started =
-          StartSessionProxy(settings, request.project, "/proc/self/exe",
-                            &notices);
-      if (!started.ok()) return Stop(std::string(started.status().message()));
-      proxy = *std::move(started);
-      for (const std::string& notice : notices) Say(notice);
-    }
-    absl::StatusOr<LockdownReport> locked =
-        RequireLockDown(request.lock_down, {}, "garuda-stager run");
-    if (!locked.ok()) return Stop(std::string(locked.status().message()));
-
     CommandRequest command;
     command.project = request.project;
     command.working_directory = request.working_directory;
@@ -537,7 +554,7 @@ int RunStagedCommandHere(const MergedSettings& settings,
     RunOptions run;
     run.argv = request.argv;
     // SIGTERM/SIGHUP end the command at once; the one-shot view is removed
-    // before the stager meets the signal (garuda-stager's StagerRun).
+    // before the stager meets the signal (the guard's RaiseDeferredStopSignal).
     run.defer_stop_signal = true;
     // The command's output goes to stderr: stdout carries the list.
     std::vector<proxy::NetworkEvent> asked;
@@ -561,26 +578,12 @@ int RunStagedCommandHere(const MergedSettings& settings,
     if (!shown.ok()) return Stop(std::string(shown.message()));
     code = outcome->result.ShellExitCode();
   }
+  // The view is removed (a one-shot's folder) before the end is timed.
+  proxy.reset();
+  view->reset();
   timings.Mark("end");
   timings.Print();
   return code;
-}
-
-}  // namespace
-
-int RunStagedCommand(const MergedSettings& settings,
-                     const StagedRunRequest& request) {
-  if (request.argv.empty()) {
-    Say("run: no command; usage: garuda-stager run --mode staged "
-        "[--session NAME] [--out FILE] -- CMD [ARGS...]");
-    return kNotRun;
-  }
-  StagedGuardOptions guard;
-  guard.project = request.project;
-  guard.lock_down = request.guard_lock_down;
-  guard.log = Say;
-  return RunStagedGuarded(
-      guard, [&] { return RunStagedCommandHere(settings, request); });
 }
 
 int EndStagedSession(const std::string& project, const std::string& session) {

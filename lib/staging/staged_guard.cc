@@ -78,22 +78,6 @@ void RemoveLeftovers(const StagedGuardOptions& options,
   }
 }
 
-// The guard's own lockdown: it only waits, kills its children and removes
-// staging folders.
-absl::Status LockDownGuard(const StagedGuardOptions& options,
-                           const std::string& root) {
-  if (root.empty()) {
-    return absl::FailedPreconditionError(
-        "no staging root (~/.garuda/staging) to confine the guard to");
-  }
-  // Not the folder of --out: it may hold the project. The run writes its
-  // list there unnamed until it is whole (session.cc's WriteOut).
-  RoleNeeds needs;
-  needs.writable_paths = {root};
-  return RequireLockDown(options.lock_down, needs, "the staged run's guard")
-      .status();
-}
-
 // The run's side of the output permit (OutputPermitted): it writes a byte
 // on `request` and reads the guard's answer on `answer`. -1: no guard.
 int permit_request = -1;
@@ -127,8 +111,10 @@ bool OutputPermitted() {
   return got == 1 && answer == 'y';
 }
 
-int RunStagedGuarded(const StagedGuardOptions& options,
-                     const std::function<int()>& run) {
+absl::StatusOr<StagedGuard> StagedGuard::Fork(
+    const StagedGuardOptions& options) {
+  StagedGuard guard;
+  guard.options_ = options;
   sigset_t caught;
   sigemptyset(&caught);
   for (int sig : kCaught) {
@@ -142,16 +128,16 @@ int RunStagedGuarded(const StagedGuardOptions& options,
   ::signal(SIGCHLD, SIG_DFL);
   sigset_t watched = caught;
   sigaddset(&watched, SIGCHLD);
-  sigset_t previous;
+  sigset_t& previous = guard.previous_mask_;
   ::sigprocmask(SIG_BLOCK, &watched, &previous);
   // Before the run starts: the mask back as it was, and why, for the person.
   auto not_run = [&](const std::string& what, const absl::Status& status) {
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
     Log(options, absl::StrCat(what, status.message(), "; nothing was run"));
-    return kNotRun;
+    return absl::Status(status.code(), absl::StrCat(what, status.message()));
   };
-  UniqueFd signals(::signalfd(-1, &watched, SFD_CLOEXEC));
-  if (!signals) {
+  guard.signals_ = UniqueFd(::signalfd(-1, &watched, SFD_CLOEXEC));
+  if (!guard.signals_) {
     return not_run("cannot guard the staged run: ", LastErrnoStatus("signalfd"));
   }
   // Safe: as a subreaper this process adopts only its own orphaned
@@ -161,7 +147,7 @@ int RunStagedGuarded(const StagedGuardOptions& options,
   // Made now, before the run and the guard's lockdown; when it cannot be
   // made the run says why, and has made no folder.
   absl::StatusOr<std::string> staging_root = StagingRoot();
-  const std::string root = staging_root.ok() ? *staging_root : "";
+  guard.root_ = staging_root.ok() ? *staging_root : "";
   // The output permit: the run asks on one pipe before it writes its list,
   // the guard answers on the other.
   int request_ends[2], answer_ends[2];
@@ -174,38 +160,56 @@ int RunStagedGuarded(const StagedGuardOptions& options,
   }
   UniqueFd answer_read(answer_ends[0]), answer_write(answer_ends[1]);
   std::fflush(nullptr);
-  pid_t guard = ::getpid();
-  pid_t child = ::fork();
-  if (child < 0) {
+  pid_t parent = ::getpid();
+  guard.child_ = ::fork();
+  if (guard.child_ < 0) {
     return not_run("cannot start the staged run: ",
                    LastErrnoStatus("fork the staged run"));
   }
-  if (child == 0) {
+  if (guard.child_ == 0) {
     // The run never outlives its guard: a guard killed by SIGKILL takes the
     // run, its workers and its sandbox with it (their PR_SET_PDEATHSIG).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != guard) ::_exit(kNotRun);
-    signals.Reset();
+    if (::getppid() != parent) ::_exit(kNotRun);
+    guard.signals_.Reset();
     request_read.Reset();
     answer_write.Reset();
-    permit_request = request_write.get();
-    permit_answer = answer_read.get();
+    permit_request = request_write.Release();
+    permit_answer = answer_read.Release();
     ::sigprocmask(SIG_SETMASK, &previous, nullptr);
-    int code = run();
-    std::fflush(nullptr);
-    ::_exit(code);
+    return guard;
   }
   request_write.Reset();
   answer_read.Reset();
+  guard.request_read_ = std::move(request_read);
+  guard.answer_write_ = std::move(answer_write);
   if (options.run_only_fd >= 0) ::close(options.run_only_fd);
-  absl::Status locked = LockDownGuard(options, root);
-  if (!locked.ok()) {
-    Log(options, absl::StrCat("the staged run stops: ", locked.message()));
-    KillAndWaitForAll();
-    RemoveLeftovers(options, root, child);
-    return kNotRun;
-  }
+  return guard;
+}
 
+RoleNeeds StagedGuard::Needs() const {
+  // Not the folder of --out: it may hold the project. The run writes its
+  // list there unnamed until it is whole (session.cc's WriteOut). No root:
+  // no writable path, which the role refuses (nothing to confine it to).
+  RoleNeeds needs;
+  if (!root_.empty()) needs.writable_paths = {root_};
+  return needs;
+}
+
+int StagedGuard::Refuse(const absl::Status& why) {
+  Log(options_, absl::StrCat("the staged run stops: ", why.message()));
+  KillAndWaitForAll();
+  RemoveLeftovers(options_, root_, child_);
+  return kNotRun;
+}
+
+int StagedGuard::Wait() {
+  const StagedGuardOptions& options = options_;
+  const std::string& root = root_;
+  const pid_t child = child_;
+  UniqueFd& signals = signals_;
+  UniqueFd& request_read = request_read_;
+  UniqueFd& answer_write = answer_write_;
   int wait_status = 0;
   bool output_permitted = false;
   for (bool run_ended = false; !run_ended;) {
@@ -278,5 +282,6 @@ int RunStagedGuarded(const StagedGuardOptions& options,
                             "; its staging view was removed"));
   return kNotRun;
 }
+
 
 }  // namespace garuda

@@ -14,20 +14,24 @@
 namespace garuda {
 namespace {
 
-// Runs RunStagedGuarded in a child process of its own (the guard ends by
-// the signal it catches), with `run` as the staged run; returns the
-// guard's wait status.
+// Runs a StagedGuard in a child process of its own (the guard ends by the
+// signal it catches), with `run` as the staged run; returns the guard's
+// wait status.
 int GuardedInAChild(const std::string& project, const std::function<int()>& run) {
   pid_t guard = ::fork();
   if (guard == 0) {
     StagedGuardOptions options;
     options.project = project;
-    // The guard's lockdown is not what these tests are about (the staging
-    // role's own tests are): a call that confines nothing.
-    options.lock_down = [](const RoleNeeds&) -> absl::StatusOr<LockdownReport> {
-      return LockdownReport();
-    };
-    ::_exit(RunStagedGuarded(options, run));
+    absl::StatusOr<StagedGuard> forked = StagedGuard::Fork(options);
+    if (!forked.ok()) ::_exit(125);
+    if (!forked->is_guard()) {
+      int code = run();
+      std::fflush(nullptr);
+      ::_exit(code);
+    }
+    // The guard's lockdown (main.cc's) is not what these tests are about:
+    // the staging role's own tests are.
+    ::_exit(forked->Wait());
   }
   int status = 0;
   ::waitpid(guard, &status, 0);

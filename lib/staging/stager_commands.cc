@@ -63,24 +63,203 @@ int WithoutSandbox(const MergedSettings& settings,
   return result->ShellExitCode();
 }
 
+// A process that has ended already (its messages said): no lockdown.
+class Ended : public OpenedStager {
+ public:
+  explicit Ended(int code) : code_(code) {}
+  std::optional<Role> role() const override { return std::nullopt; }
+  int Serve() override { return code_; }
+  int Refuse(const absl::Status&) override { return code_; }
+
+ private:
+  int code_;
+};
+
+// The guard of a staged run or serve (lib/staging/staged_guard.h).
+class Guard : public OpenedStager {
+ public:
+  Guard(StagedGuard guard, bool raise_deferred)
+      : guard_(std::move(guard)), raise_deferred_(raise_deferred) {}
+  std::optional<Role> role() const override { return Role::kStagingGuard; }
+  RoleNeeds needs() const override { return guard_.Needs(); }
+  int Serve() override {
+    int code = guard_.Wait();
+    if (raise_deferred_) RaiseDeferredStopSignal();  // the view is cleaned up
+    return code;
+  }
+  int Refuse(const absl::Status& why) override { return guard_.Refuse(why); }
+
+ private:
+  StagedGuard guard_;
+  bool raise_deferred_;
+};
+
+// `run --mode staged` in the guard's child.
+class StagedRunStep : public OpenedStager {
+ public:
+  explicit StagedRunStep(std::unique_ptr<StagedRun> run)
+      : run_(std::move(run)) {}
+  std::optional<Role> role() const override { return Role::kStager; }
+  int Serve() override { return run_->Run(); }
+  int Refuse(const absl::Status& why) override { return run_->Refuse(why); }
+
+ private:
+  std::unique_ptr<StagedRun> run_;
+};
+
+// `run --mode direct`, once its policy and its proxy are made.
+class DirectRun : public OpenedStager {
+ public:
+  DirectRun(const StagerRunOptions& options, MergedSettings settings,
+            std::string project)
+      : options_(options),
+        settings_(std::move(settings)),
+        project_(std::move(project)) {}
+
+  // The policy and the allow list's proxy; 0, or the exit code.
+  int Open(const std::string& cwd, const std::optional<jobs::JobGuard>& job) {
+    CommandRequest request;
+    request.project = project_;
+    request.working_directory = cwd;
+    request.network = options_.network;
+    request.write_paths = options_.write_paths;
+    request.environment = CurrentEnvironment();
+    auto policy = DirectCommandPolicy(settings_, request);
+    if (!policy.ok()) {
+      Say(std::string(policy.status().message()));
+      return kStagerRefused;
+    }
+    policy_ = *std::move(policy);
+    if (job) ScopeJobCommand(*job, &policy_);
+    policy_.set_keep_processes(options_.keep_processes);
+    // The allow list's proxy, started before the lockdown (its own is
+    // stricter); --network gives the command all of it instead.
+    if (policy_.has_network_proxy()) {
+      std::vector<std::string> notices;
+      absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> started =
+          StartSessionProxy(settings_, project_, "/proc/self/exe", &notices);
+      if (!started.ok()) {
+        Say(absl::StrCat(started.status().message(), "; nothing was run"));
+        return kStagerRefused;
+      }
+      proxy_ = *std::move(started);
+      for (const std::string& notice : notices) Say(notice);
+    }
+    return 0;
+  }
+
+  // With --allow-host the person lets the command run on the host as
+  // themselves should the sandbox fail to set up (known only once it is
+  // tried, after a lockdown would already bind this process): no lockdown
+  // then, as for every host command.
+  std::optional<Role> role() const override {
+    if (options_.allow_host) return std::nullopt;
+    return Role::kStager;
+  }
+
+  int Refuse(const absl::Status& why) override {
+    Say(absl::StrCat(why.message(), "; nothing was run"));
+    return kStagerRefused;
+  }
+
+  int Serve() override {
+    RunOptions run;
+    run.argv = options_.argv;
+    // The program ends right after the run (main's Exit).
+    run.return_before_teardown = true;
+    std::vector<proxy::NetworkEvent> asked;
+    auto result =
+        netproxy::RunAttached(proxy_.get(), &run.proxy_handoff_fd, &asked,
+                              [&] { return RunInSandbox(policy_, run); });
+    // After the command's output: what the proxy refused.
+    google::protobuf::RepeatedPtrField<proxy::NetworkEvent> events(
+        asked.begin(), asked.end());
+    for (const std::string& line : netproxy::RefusalLines(events)) Say(line);
+    if (!result.ok()) {
+      Say(std::string(result.status().message()));
+      return kStagerRefused;
+    }
+    if (result->kind == RunResult::Kind::kFailedToStart &&
+        result->sandbox_failed) {
+      std::string reason =
+          absl::StrCat("the sandbox could not be set up: ", result->reason);
+      std::string fix =
+          "run `garuda-stager probe` for what this machine allows";
+      ProbeOptions quick;
+      quick.full = false;
+      if (std::optional<SandboxProblem> problem =
+              FirstSandboxProblem(ProbeSandbox(quick))) {
+        absl::StrAppend(&reason, " (", problem->reason, ")");
+        fix = problem->fix;
+      }
+      return WithoutSandbox(settings_, options_, project_, reason, fix);
+    }
+    if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
+    return result->ShellExitCode();
+  }
+
+ private:
+  const StagerRunOptions& options_;
+  MergedSettings settings_;
+  std::string project_;
+  SandboxPolicy policy_;
+  std::unique_ptr<netproxy::SessionProxy> proxy_;
+};
+
+// `run --mode staged`: the guard forks; this process is then the guard or
+// the run.
+std::unique_ptr<OpenedStager> OpenStagedRun(const StagerRunOptions& options,
+                                            MergedSettings settings,
+                                            const std::string& project,
+                                            const std::string& cwd) {
+  if (options.keep_processes || options.allow_host) {
+    Say("--keep-processes and --allow-host do not apply to --mode staged: "
+        "a staged command always runs in the sandbox and ends with "
+        "everything it started; nothing was run");
+    return std::make_unique<Ended>(kStagerRefused);
+  }
+  StagedRunRequest staged;
+  staged.project = project;
+  staged.working_directory = cwd;
+  staged.backend = options.backend;
+  staged.session = options.session;
+  staged.out = options.out;
+  staged.network = options.network;
+  staged.write_paths = options.write_paths;
+  staged.argv = options.argv;
+  StagedGuardOptions guard;
+  guard.project = project;
+  guard.log = Say;
+  absl::StatusOr<StagedGuard> forked = StagedGuard::Fork(guard);
+  if (!forked.ok()) return std::make_unique<Ended>(kStagerRefused);
+  if (forked->is_guard()) {
+    return std::make_unique<Guard>(*std::move(forked), true);
+  }
+  absl::StatusOr<std::unique_ptr<StagedRun>> run =
+      StagedRun::Open(std::move(settings), staged);
+  if (!run.ok()) return std::make_unique<Ended>(kStagerRefused);
+  return std::make_unique<StagedRunStep>(*std::move(run));
+}
+
 }  // namespace
 
-int StagerRun(const StagerRunOptions& options) {
+std::unique_ptr<OpenedStager> OpenStagerRun(const StagerRunOptions& options) {
+  auto refused = [] { return std::make_unique<Ended>(kStagerRefused); };
   if (options.argv.empty()) {
     Say("run: no command; usage: garuda-stager run [--project DIR] --mode "
         "direct [--network] [--write PATH]... [--allow-host] -- CMD [ARGS...]");
-    return kStagerRefused;
+    return refused();
   }
   std::string cwd = CurrentDirectory();
   absl::StatusOr<std::string> project = RealProjectRoot(options.project);
   if (!project.ok()) {
     Say(std::string(project.status().message()));
-    return kStagerRefused;
+    return refused();
   }
   absl::StatusOr<MergedSettings> settings = LoadProjectSettings(*project);
   if (!settings.ok()) {
     Say(std::string(settings.status().message()));
-    return kStagerRefused;
+    return refused();
   }
   // The project settings left out because they would widen what the
   // command may do, said before anything runs (issue 13).
@@ -90,13 +269,13 @@ int StagerRun(const StagerRunOptions& options) {
                      settings->allow_list_policy_source,
                      " allows commands only the hosts of its "
                      "sandbox.allowedDomains; nothing was run"));
-    return kStagerRefused;
+    return refused();
   }
   if (options.network && !settings->network_off_policy_source.empty()) {
     Say(absl::StrCat(
         "--network is refused: ", settings->network_off_policy_source,
         " turns the network off for commands; nothing was run"));
-    return kStagerRefused;
+    return refused();
   }
   std::string mode = options.mode.empty() ? settings->settings.commands().mode()
                                           : options.mode;
@@ -108,153 +287,101 @@ int StagerRun(const StagerRunOptions& options) {
     if (options.allow_host) {
       Say(absl::StrCat("--allow-host is refused with --job: ",
                        jobs::kJobHostRefusal, "; nothing was run"));
-      return kStagerRefused;
+      return refused();
     }
     absl::StatusOr<jobs::JobGuard> opened = OpenStagerJob(
         options.job_file, *project, mode.empty() ? "direct" : mode,
         std::nullopt);
     if (!opened.ok()) {
       Say(absl::StrCat(opened.status().message(), "; nothing was run"));
-      return kStagerRefused;
+      return refused();
     }
     job = *std::move(opened);
     mode = "direct";
   }
   if (mode == "staged") {
-    if (options.keep_processes || options.allow_host) {
-      Say("--keep-processes and --allow-host do not apply to --mode staged: "
-          "a staged command always runs in the sandbox and ends with "
-          "everything it started; nothing was run");
-      return kStagerRefused;
-    }
-    StagedRunRequest staged;
-    staged.project = *project;
-    staged.working_directory = cwd;
-    staged.backend = options.backend;
-    staged.session = options.session;
-    staged.out = options.out;
-    staged.network = options.network;
-    staged.write_paths = options.write_paths;
-    staged.argv = options.argv;
-    staged.lock_down = options.lock_down;
-    staged.guard_lock_down = options.guard_lock_down;
-    int code = RunStagedCommand(*settings, staged);
-    RaiseDeferredStopSignal();  // after the staging view is cleaned up
-    return code;
+    return OpenStagedRun(options, *std::move(settings), *project, cwd);
   }
   if (mode != "direct") {
     Say(absl::StrCat("--mode: \"", mode, "\" is not \"direct\" or \"staged\""));
-    return kStagerRefused;
+    return refused();
   }
-
   // The test seam first (it only ever makes things stricter); then the run
   // itself is the check: a sandbox that cannot be set up fails before the
-  // command starts, and only then does the probe look for the reason.
+  // command starts, and only then does the probe look for the reason. The
+  // seam's answer is said here, before a lockdown (nothing runs in the
+  // sandbox; a host run is --allow-host's, which takes none).
   if (PretendingNoSandbox()) {
     ProbeOptions quick;
     quick.full = false;
     std::optional<SandboxProblem> problem =
         FirstSandboxProblem(ProbeSandbox(quick));
-    return WithoutSandbox(*settings, options, *project, problem->reason,
-                          problem->fix);
+    return std::make_unique<Ended>(WithoutSandbox(
+        *settings, options, *project, problem->reason, problem->fix));
   }
-
-  CommandRequest request;
-  request.project = *project;
-  request.working_directory = cwd;
-  request.network = options.network;
-  request.write_paths = options.write_paths;
-  request.environment = CurrentEnvironment();
-  auto policy = DirectCommandPolicy(*settings, request);
-  if (!policy.ok()) {
-    Say(std::string(policy.status().message()));
-    return kStagerRefused;
-  }
-  if (job) ScopeJobCommand(*job, &*policy);
-  policy->set_keep_processes(options.keep_processes);
-  // The allow list's proxy, started before the lockdown (its own is
-  // stricter); --network gives the command all of it instead.
-  std::unique_ptr<netproxy::SessionProxy> proxy;
-  if (policy->has_network_proxy()) {
-    std::vector<std::string> notices;
-    absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> started =
-        StartSessionProxy(*settings, *project, "/proc/self/exe", &notices);
-    if (!started.ok()) {
-      Say(absl::StrCat(started.status().message(), "; nothing was run"));
-      return kStagerRefused;
-    }
-    proxy = *std::move(started);
-    for (const std::string& notice : notices) Say(notice);
-  }
-  // With --allow-host the person lets the command run on the host as
-  // themselves should the sandbox fail to set up (known only once it is
-  // tried, after a lockdown would already bind this process): no lockdown
-  // then, as for every host command.
-  absl::Status locked =
-      options.allow_host
-          ? absl::OkStatus()
-          : RequireLockDown(options.lock_down, {}, "garuda-stager run")
-                .status();
-  if (!locked.ok()) {
-    Say(absl::StrCat(locked.message(), "; nothing was run"));
-    return kStagerRefused;
-  }
-  RunOptions run;
-  run.argv = options.argv;
-  // The program ends right after the run (main's Exit).
-  run.return_before_teardown = true;
-  std::vector<proxy::NetworkEvent> asked;
-  auto result =
-      netproxy::RunAttached(proxy.get(), &run.proxy_handoff_fd, &asked,
-                            [&] { return RunInSandbox(*policy, run); });
-  // After the command's output: what the proxy refused.
-  google::protobuf::RepeatedPtrField<proxy::NetworkEvent> events(asked.begin(),
-                                                                 asked.end());
-  for (const std::string& line : netproxy::RefusalLines(events)) Say(line);
-  if (!result.ok()) {
-    Say(std::string(result.status().message()));
-    return kStagerRefused;
-  }
-  if (result->kind == RunResult::Kind::kFailedToStart &&
-      result->sandbox_failed) {
-    std::string reason =
-        absl::StrCat("the sandbox could not be set up: ", result->reason);
-    std::string fix = "run `garuda-stager probe` for what this machine allows";
-    ProbeOptions quick;
-    quick.full = false;
-    if (std::optional<SandboxProblem> problem =
-            FirstSandboxProblem(ProbeSandbox(quick))) {
-      absl::StrAppend(&reason, " (", problem->reason, ")");
-      fix = problem->fix;
-    }
-    return WithoutSandbox(*settings, options, *project, reason, fix);
-  }
-  if (result->kind != RunResult::Kind::kExited) Say(result->Describe());
-  return result->ShellExitCode();
+  auto direct = std::make_unique<DirectRun>(options, *std::move(settings),
+                                            *std::move(project));
+  int code = direct->Open(cwd, job);
+  if (code != 0) return std::make_unique<Ended>(code);
+  return direct;
 }
 
-int StagerServe(StagerServeOptions options) {
-  options.log = Say;
-  auto serve = [&options] {
-    absl::Status served = RunStagerServe(options);
-    if (!served.ok()) {
-      Say(absl::StrCat("serve: ", served.message()));
-      return 1;
-    }
-    return 0;
-  };
+namespace {
+
+// `serve` in the guard's child, or the on_host runner.
+class Served : public OpenedStager {
+ public:
+  Served(std::unique_ptr<StagerServeOptions> options,
+         std::unique_ptr<StagerServer> server)
+      : options_(std::move(options)), server_(std::move(server)) {}
+  // The on_host runner is not locked down: docs/lockdown.md, "The host
+  // runner".
+  std::optional<Role> role() const override {
+    if (options_->mode == kHostRunnerMode) return std::nullopt;
+    return Role::kStager;
+  }
+  int Serve() override { return Done(server_->Serve()); }
+  int Refuse(const absl::Status& why) override { return Done(why); }
+
+  static int Done(const absl::Status& served) {
+    if (served.ok()) return 0;
+    Say(absl::StrCat("serve: ", served.message()));
+    return 1;
+  }
+
+ private:
+  std::unique_ptr<StagerServeOptions> options_;  // the server's
+  std::unique_ptr<StagerServer> server_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpenedStager> OpenStagerServe(
+    const StagerServeOptions& given) {
+  auto options = std::make_unique<StagerServeOptions>(given);
+  options->log = Say;
   // The on_host runner has no staging view; a project that cannot be
   // found is said by the serve itself, before anything is made.
-  absl::StatusOr<std::string> project = RealProjectRoot(options.project);
-  if (options.mode == "host" || !project.ok()) return serve();
-  // The session's staging view lives in the guard's child, as for `run
-  // --mode staged`: a caught signal removes it.
-  StagedGuardOptions guard;
-  guard.project = *project;
-  guard.run_only_fd = options.channel_fd;
-  guard.lock_down = options.guard_lock_down;
-  guard.log = Say;
-  return RunStagedGuarded(guard, serve);
+  absl::StatusOr<std::string> project = RealProjectRoot(options->project);
+  if (options->mode != kHostRunnerMode && project.ok()) {
+    // The session's staging view lives in the guard's child, as for `run
+    // --mode staged`: a caught signal removes it.
+    StagedGuardOptions guard;
+    guard.project = *project;
+    guard.run_only_fd = options->channel_fd;
+    guard.log = Say;
+    absl::StatusOr<StagedGuard> forked = StagedGuard::Fork(guard);
+    if (!forked.ok()) return std::make_unique<Ended>(kStagerRefused);
+    if (forked->is_guard()) {
+      return std::make_unique<Guard>(*std::move(forked), false);
+    }
+  }
+  absl::StatusOr<std::unique_ptr<StagerServer>> server =
+      StagerServer::Open(*options);
+  if (!server.ok()) {
+    return std::make_unique<Ended>(Served::Done(server.status()));
+  }
+  return std::make_unique<Served>(std::move(options), *std::move(server));
 }
 
 int StagerEndSession(const std::string& project, const std::string& session) {

@@ -349,5 +349,93 @@ TEST(FailClosedTest, NegativeControlAgentSessionStartsWeakerWithTheFlag) {
       << ran.err;
 }
 
+
+// The ACP front (`garuda-agent acp`) locks down once its launcher is
+// forked, before it reads the editor's first line.
+constexpr char kInitialize[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+    "\"params\":{\"protocolVersion\":1}}\n";
+
+TEST(FailClosedTest, AcpFrontRefuses) {
+  ExpectRefused(
+      RunWithoutLockdownKernel({Program("garuda-agent"), "acp"}, kInitialize),
+      "acp front");
+}
+
+TEST(FailClosedTest, NegativeControlAcpFrontServesWeakerWithTheFlag) {
+  ExpectServedWeaker(RunWithoutLockdownKernel(
+      {Program("garuda-agent"), "acp", kWeaker}, kInitialize));
+}
+
+// The ACP session worker (`garuda-agent acp-session`) locks down as the
+// agent once its helpers run. Its helpers here are wrappers that accept a
+// weaker lockdown themselves, so that the worker's own lockdown is the one
+// that decides.
+std::string WeakerHelpers() {
+  const std::string helpers =
+      JoinPath(std::getenv("TEST_TMPDIR"), "weaker-helpers");
+  EXPECT_TRUE(MakeDirectories(helpers, 0700).ok());
+  for (const char* helper : {"garuda-auditor", "garuda-budgeter",
+                             "garuda-stager", "garuda-applier"}) {
+    EXPECT_TRUE(WriteFileAtomically(
+                    JoinPath(helpers, helper),
+                    absl::StrCat("#!/bin/sh\nexec '", Program(helper),
+                                 "' '--accept-weaker-lockdown=a helper in a "
+                                 "test' \"$@\"\n"),
+                    0755)
+                    .ok());
+  }
+  return helpers;
+}
+
+// The front's side: session/new in `project`, its answer read, then the
+// end of the socket (the session ends).
+std::function<void(ipc::Channel&)> OpenAcpSession(const std::string& project,
+                                                  std::string* answer) {
+  return [project, answer](ipc::Channel& channel) {
+    std::string line = absl::StrCat(
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\","
+        "\"params\":{\"cwd\":\"",
+        project, "\",\"mcpServers\":[]}}\n");
+    EXPECT_EQ(::write(channel.fd(), line.data(), line.size()),
+              static_cast<ssize_t>(line.size()));
+    // Up to the answer's end of line; session/update notifications may come
+    // first.
+    char byte;
+    while (::read(channel.fd(), &byte, 1) == 1) {
+      answer->push_back(byte);
+      if (byte == '\n' && absl::StrContains(*answer, "\"id\":1")) break;
+      if (byte == '\n') answer->clear();
+    }
+    ::shutdown(channel.fd(), SHUT_WR);
+  };
+}
+
+std::vector<std::string> AcpWorker() {
+  return {Program("garuda-agent"), "acp-session", "--channel_fd=3",
+          absl::StrCat("--helpers_dir=", WeakerHelpers())};
+}
+
+TEST(FailClosedTest, AcpSessionWorkerRefuses) {
+  std::string answer;
+  Ran ran = RunWithoutLockdownKernel(
+      AcpWorker(), "", true, OpenAcpSession(NewProject("acp-worker"), &answer));
+  ExpectRefused(ran, "agent");
+  // The front is told, as a JSON-RPC error of session/new.
+  EXPECT_TRUE(absl::StrContains(answer, "\"error\"")) << answer;
+  EXPECT_TRUE(absl::StrContains(answer, "cannot lock down the agent"))
+      << answer;
+}
+
+TEST(FailClosedTest, NegativeControlAcpSessionWorkerServesWeakerWithTheFlag) {
+  std::vector<std::string> argv = AcpWorker();
+  argv.push_back(kWeaker);
+  std::string answer;
+  Ran ran = RunWithoutLockdownKernel(
+      argv, "", true, OpenAcpSession(NewProject("acp-worker-weaker"), &answer));
+  ExpectServedWeaker(ran);
+  EXPECT_TRUE(absl::StrContains(answer, "\"sessionId\"")) << answer;
+}
+
 }  // namespace
 }  // namespace garuda
