@@ -1,21 +1,17 @@
 // garuda-audit: reads the audit logs and their Merkle tree (verify,
 // checkpoint, leaves, prove), makes signing keys, and runs or calls a C2SP
-// witness. One row per subcommand; each reads its flags, opens what it
-// needs, locks down, and hands over to lib/audit (docs/audit.md).
-#include <cstdio>
+// witness. The flags go into AuditFlags; the subcommand's row in
+// lib/audit/audit_commands.cc opens what it needs, locks down and runs
+// (docs/audit.md).
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "lib/audit/signing_key.h"
+#include "lib/audit/audit_commands.h"
 #include "lib/audit/tree_cli.h"
-#include "lib/audit/verify_cli.h"
-#include "lib/audit/witness_server.h"
-#include "lib/audit/witness_submit.h"
 #include "lib/base/flags.h"
-#include "lib/lockdown/roles.h"
 
 ABSL_FLAG(std::string, project, "",
           "The project whose logs and tree to read (default: the current "
@@ -55,283 +51,46 @@ ABSL_FLAG(std::string, accept_weaker_lockdown, "",
 
 namespace {
 
-constexpr char kProgram[] = "garuda-audit";
-
-struct Invocation {
-  int argc;
-  char** argv;
-  std::string command;  // "prove inclusion"
-};
-
-// Tests only: GARUDA_TEST_ONLY_VERIFY_PAUSE_FD=N (see VerifyCliOptions).
-int TestPauseFd() {
-  const char* value = std::getenv("GARUDA_TEST_ONLY_VERIFY_PAUSE_FD");
-  return value == nullptr ? -1 : std::atoi(value);
-}
-
-int Fail(const Invocation& call, const absl::Status& status, int code = 2) {
-  std::fprintf(stderr, "%s %s: %s\n", kProgram, call.command.c_str(),
-               std::string(status.message()).c_str());
-  return code;
-}
-
-garuda::WeakerLockdown Weaker(const Invocation& call) {
-  std::string command = call.command;
-  return garuda::WeakerLockdown{
-      absl::GetFlag(FLAGS_accept_weaker_lockdown),
-      [command](const std::string& line) {
-        std::fprintf(stderr, "%s %s: %s\n", kProgram, command.c_str(),
-                     line.c_str());
-      }};
-}
-
-// The read-only subcommands: from here on no file can be written (what
-// they write is open already), no network, no program.
-absl::Status LockDownReadOnly(const Invocation& call) {
-  return garuda::LockDownAs(garuda::Role::kAudit, {}, Weaker(call)).status();
-}
-
-std::optional<uint64_t> SizeFlag(absl::Flag<int64_t>& flag) {
+std::optional<uint64_t> SizeFlag(const absl::Flag<int64_t>& flag) {
   int64_t value = absl::GetFlag(flag);
   if (value < 0) return std::nullopt;
   return static_cast<uint64_t>(value);
 }
 
-int Verify(const Invocation& call) {
-  garuda::VerifyCliOptions options;
-  options.project = absl::GetFlag(FLAGS_project);
-  options.all = absl::GetFlag(FLAGS_all);
-  options.json = absl::GetFlag(FLAGS_json);
-  options.witness_file = absl::GetFlag(FLAGS_witness);
-  options.log_key = absl::GetFlag(FLAGS_log_key);
-  options.witness_keys =
-      garuda::RepeatedFlagValues(call.argc, call.argv, "witness-key");
-  options.pause_fd = TestPauseFd();
-  if (options.all && !options.project.empty()) {
-    return Fail(call, absl::InvalidArgumentError(
-                          "--project and --all exclude each other"));
-  }
-  // Nothing to open first: verify opens each file read-only as it goes.
-  if (absl::Status locked =
-          LockDownReadOnly(call);
-      !locked.ok()) {
-    return Fail(call, locked);
-  }
-  return garuda::RunVerify(options, stdout, stderr);
-}
-
-// checkpoint, leaves, prove: read-only, on the project's tree.
-template <typename Run>
-int OnTree(const Invocation& call, Run run) {
-  std::string project = absl::GetFlag(FLAGS_project);
-  absl::StatusOr<std::string> tree =
-      garuda::ProjectTreeFolder(project.empty() ? "." : project);
-  if (!tree.ok()) return Fail(call, tree.status());
-  if (absl::Status locked =
-          LockDownReadOnly(call);
-      !locked.ok()) {
-    return Fail(call, locked);
-  }
-  return run(*tree);
-}
-
-int Checkpoint(const Invocation& call) {
-  return OnTree(call, [](const std::string& tree) {
-    return garuda::RunCheckpoint(tree, stdout, stderr);
-  });
-}
-
-int Leaves(const Invocation& call) {
-  return OnTree(call, [](const std::string& tree) {
-    return garuda::RunLeaves(tree, SizeFlag(FLAGS_size), stdout, stderr);
-  });
-}
-
-int ProveInclusion(const Invocation& call) {
-  std::optional<uint64_t> index = SizeFlag(FLAGS_index),
-                          size = SizeFlag(FLAGS_size);
-  if (!index || !size) {
-    return Fail(call, absl::InvalidArgumentError(
-                          "--index I and --size N are required"));
-  }
-  return OnTree(call, [&](const std::string& tree) {
-    return garuda::RunProveInclusion(tree, *index, *size, stdout, stderr);
-  });
-}
-
-int ProveConsistency(const Invocation& call) {
-  std::optional<uint64_t> old = SizeFlag(FLAGS_old),
-                          size = SizeFlag(FLAGS_size);
-  if (!old || !size) {
-    return Fail(
-        call, absl::InvalidArgumentError("--old M and --size N are required"));
-  }
-  return OnTree(call, [&](const std::string& tree) {
-    return garuda::RunProveConsistency(tree, *old, *size, stdout, stderr);
-  });
-}
-
-int KeyGenerate(const Invocation& call) {
-  std::string name = absl::GetFlag(FLAGS_name), out = absl::GetFlag(FLAGS_out);
-  if (name.empty() || out.empty()) {
-    return Fail(call, absl::InvalidArgumentError(
-                          "--name NAME and --out FILE are required"));
-  }
-  absl::StatusOr<garuda::UniqueFd> file = garuda::CreateSigningKeyFile(out);
-  if (!file.ok()) return Fail(call, file.status());
-  // The key file is open: from here on no file can be written.
-  if (absl::Status locked =
-          LockDownReadOnly(call);
-      !locked.ok()) {
-    return Fail(call, locked);
-  }
-  return garuda::RunKeyGenerate(file->get(), name, out, stdout, stderr);
-}
-
-int LegacyWitness(const Invocation& call) {
-  std::optional<garuda::WitnessStore> store =
-      garuda::OpenWitnessStoreOrSay(absl::GetFlag(FLAGS_store), stderr);
-  if (!store) return 2;
-  // The store is open: from here on no file can be written.
-  if (absl::Status locked =
-          LockDownReadOnly(call);
-      !locked.ok()) {
-    return Fail(call, locked);
-  }
-  return garuda::RunWitness(*store, stderr);
-}
-
-int WitnessServe(const Invocation& call) {
-  garuda::WitnessServeOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.port_file = absl::GetFlag(FLAGS_port_file);
-  options.key_file = absl::GetFlag(FLAGS_key);
-  options.state_folder = absl::GetFlag(FLAGS_state);
-  options.log_keys = garuda::RepeatedFlagValues(call.argc, call.argv, "log");
-  absl::StatusOr<garuda::OpenedWitness> opened = garuda::OpenWitness(options);
-  if (!opened.ok()) return Fail(call, opened.status());
-  // Bound and keyed: from here on it writes only its state folder, connects
-  // nowhere, binds nothing more, starts nothing.
-  garuda::RoleNeeds needs;
-  needs.writable_paths = {options.state_folder};
-  if (auto locked = garuda::LockDownAs(garuda::Role::kWitness, needs, Weaker(call));
-      !locked.ok()) {
-    return Fail(call, locked.status());
-  }
-  std::fprintf(stderr,
-               "%s witness serve: listening on port %d; cosigner key %s\n",
-               kProgram, opened->port, opened->witness->CosignerKey().c_str());
-  garuda::ServeWitnessHttp(opened->listener.get(), *opened->witness,
-                           garuda::HttpLimits(), /*max_connections=*/64);
-  return 0;
-}
-
-int WitnessSubmit(const Invocation& call) {
-  std::string url = absl::GetFlag(FLAGS_url),
-              project = absl::GetFlag(FLAGS_project);
-  if (url.empty())
-    return Fail(call, absl::InvalidArgumentError("--url URL is required"));
-  absl::StatusOr<std::string> tree =
-      garuda::ProjectTreeFolder(project.empty() ? "." : project);
-  if (!tree.ok()) return Fail(call, tree.status());
-  absl::StatusOr<std::unique_ptr<garuda::WitnessSubmit>> submit =
-      garuda::WitnessSubmit::Prepare(url, *tree);
-  if (!submit.ok()) return Fail(call, submit.status());
-  // From here on: TCP to the witness's port only, writes only beneath
-  // tree/witness, no program started.
-  garuda::RoleNeeds needs;
-  needs.writable_paths = {(*submit)->witness_folder()};
-  needs.tcp_connect_ports = {(*submit)->port()};
-  if (auto locked = garuda::LockDownAs(garuda::Role::kWitness, needs, Weaker(call));
-      !locked.ok()) {
-    return Fail(call, locked.status());
-  }
-  return (*submit)->Run(stdout, stderr);
-}
-
-struct Subcommand {
-  std::vector<std::string> words;
-  const char* usage;
-  int (*run)(const Invocation&);
-};
-
-const Subcommand kSubcommands[] = {
-    {{"verify"},
-     "verify [--project DIR | --all] [--json] [--witness FILE] [--log-key "
-     "VKEY] "
-     "[--witness-key VKEY ...]\n"
-     "      the logs, the tree and its signed checkpoints; exit 0 all ok, 1 a "
-     "failure found, 2 a usage error or unreadable input",
-     Verify},
-    {{"key", "generate"},
-     "key generate --name NAME --out FILE\n"
-     "      a new Ed25519 note signing key; the verifier key is the last line",
-     KeyGenerate},
-    {{"checkpoint"},
-     "checkpoint [--project DIR]\n      the latest signed checkpoint",
-     Checkpoint},
-    {{"leaves"},
-     "leaves [--project DIR] [--size N]\n"
-     "      the tree's leaves in order, one log line per line",
-     Leaves},
-    {{"prove", "inclusion"},
-     "prove inclusion [--project DIR] --index I --size N\n"
-     "      the inclusion proof, one base64 hash per line",
-     ProveInclusion},
-    {{"prove", "consistency"},
-     "prove consistency [--project DIR] --old M --size N\n"
-     "      the consistency proof, one base64 hash per line",
-     ProveConsistency},
-    {{"witness", "serve"},
-     "witness serve --listen HOST:PORT [--port-file FILE] --key FILE --state "
-     "DIR "
-     "--log VKEY [--log VKEY ...]\n"
-     "      a C2SP tlog-witness: POST /add-checkpoint",
-     WitnessServe},
-    {{"witness", "submit"},
-     "witness submit --url URL [--project DIR]\n"
-     "      the latest checkpoint to a witness; its cosignature kept in "
-     "tree/witness",
-     WitnessSubmit},
-    {{"witness"},
-     "witness --store FILE\n"
-     "      the head witness of checkpointCommand: heads (JSON lines) on "
-     "standard input, one answer each",
-     LegacyWitness},
-};
-
-std::string Usage() {
-  std::string usage =
-      "reads the audit logs under ~/.garuda/audit and their Merkle tree, "
-      "makes signing keys, runs or calls a witness (docs/audit.md).\n";
-  for (const Subcommand& subcommand : kSubcommands) {
-    usage += "\n  garuda-audit ";
-    usage += subcommand.usage;
-  }
-  return usage;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> positional =
-      garuda::ParseProgramFlags(argc, argv, Usage());
-  garuda::RequireFolderFlag(kProgram, "project", absl::GetFlag(FLAGS_project));
-  std::vector<std::string> words(positional.begin() + 1, positional.end());
-  // The longest row whose words are exactly the positional arguments.
-  for (const Subcommand& subcommand : kSubcommands) {
-    if (subcommand.words == words) {
-      std::string command;
-      for (const std::string& word : words) {
-        command += command.empty() ? word : " " + word;
-      }
-      return subcommand.run(Invocation{argc, argv, command});
-    }
+  std::vector<std::string> positional = garuda::ParseProgramFlags(
+      argc, argv,
+      "reads the audit logs under ~/.garuda/audit and their Merkle tree, "
+      "makes signing keys, runs or calls a witness (docs/audit.md).\n" +
+          garuda::AuditCommandsUsage());
+  garuda::AuditFlags flags;
+  flags.project = absl::GetFlag(FLAGS_project);
+  garuda::RequireFolderFlag("garuda-audit", "project", flags.project);
+  flags.all = absl::GetFlag(FLAGS_all);
+  flags.json = absl::GetFlag(FLAGS_json);
+  flags.witness = absl::GetFlag(FLAGS_witness);
+  flags.log_key = absl::GetFlag(FLAGS_log_key);
+  flags.witness_keys = garuda::RepeatedFlagValues(argc, argv, "witness-key");
+  flags.store = absl::GetFlag(FLAGS_store);
+  flags.name = absl::GetFlag(FLAGS_name);
+  flags.out = absl::GetFlag(FLAGS_out);
+  flags.size = SizeFlag(FLAGS_size);
+  flags.index = SizeFlag(FLAGS_index);
+  flags.old = SizeFlag(FLAGS_old);
+  flags.listen = absl::GetFlag(FLAGS_listen);
+  flags.port_file = absl::GetFlag(FLAGS_port_file);
+  flags.key = absl::GetFlag(FLAGS_key);
+  flags.state = absl::GetFlag(FLAGS_state);
+  flags.log_keys = garuda::RepeatedFlagValues(argc, argv, "log");
+  flags.url = absl::GetFlag(FLAGS_url);
+  flags.accept_weaker_lockdown = absl::GetFlag(FLAGS_accept_weaker_lockdown);
+  // Tests only: GARUDA_TEST_ONLY_VERIFY_PAUSE_FD=N (see VerifyCliOptions).
+  if (const char* pause = std::getenv("GARUDA_TEST_ONLY_VERIFY_PAUSE_FD")) {
+    flags.verify_pause_fd = std::atoi(pause);
   }
-  std::fprintf(stderr,
-               "%s: give a subcommand: verify, key generate, checkpoint, "
-               "leaves, prove inclusion, prove consistency, witness serve, "
-               "witness submit (see --help)\n",
-               kProgram);
-  return 2;
+  return garuda::RunAuditCommand(
+      std::vector<std::string>(positional.begin() + 1, positional.end()),
+      flags);
 }

@@ -11,7 +11,9 @@
 #include <cstring>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "lib/audit/line_format.h"
 #include "lib/audit/paths.h"
@@ -27,6 +29,9 @@ constexpr absl::string_view kLockFile = "lock";
 constexpr absl::string_view kLogsFile = "logs";
 constexpr absl::string_view kEntriesFile = "entries";
 constexpr absl::string_view kCheckpointFile = "checkpoint";
+constexpr absl::string_view kDurableFile = "durable";
+// "<20 digits> <44 base64 characters>\n"
+constexpr size_t kDurableMarkBytes = 20 + 1 + 44 + 1;
 // tree/logs holds one short name per session; far below this.
 constexpr size_t kMaxLogsFileBytes = 64 << 20;
 // A line the auditor wrote is at most kMaxAuditLineBytes; a window of twice
@@ -239,7 +244,12 @@ absl::StatusOr<std::unique_ptr<TreeAppender>> TreeAppender::Open(
   ASSIGN_OR_RETURN(tree->entries_,
                    OpenFile(FolderPath(tree->folder_, kEntriesFile),
                             flags | O_APPEND, 0600));
+  ASSIGN_OR_RETURN(
+      tree->durable_,
+      OpenFile(FolderPath(tree->folder_, kDurableFile), flags, 0600));
   ASSIGN_OR_RETURN(Lock lock, tree->LockAndCatchUp());
+  RETURN_IF_ERROR(tree->CatchUpLogsLocked());
+  RETURN_IF_ERROR(tree->RepairTailLocked(project_audit_folder));
   RETURN_IF_ERROR(tree->RecoverLocked(project_audit_folder));
   ASSIGN_OR_RETURN(tree->own_log_, tree->RegisterLogLocked(log_name));
   RETURN_IF_ERROR(tree->Sync());
@@ -374,6 +384,7 @@ absl::Status TreeAppender::RecoverLocked(
     if (file_size <= from) continue;
     std::string window;
     uint64_t at = from;
+    const uint64_t tree_size_before = edge_.size();
     std::optional<uint32_t> number;
     if (found != log_numbers_.end()) number = found->second;
     while (at < file_size) {
@@ -410,8 +421,114 @@ absl::Status TreeAppender::RecoverLocked(
       at += pos;
       RETURN_IF_ERROR(FlushLocked());
     }
+    // Its auditor may have died before its fsync: the lines taken up are
+    // made durable before any checkpoint signs them.
+    if (edge_.size() != tree_size_before && ::fdatasync(fd->get()) != 0) {
+      return LastErrnoStatus(absl::StrCat("fdatasync(", path, ")"));
+    }
   }
   return FlushLocked();
+}
+
+uint64_t TreeAppender::DurableSizeLocked() {
+  char mark[kDurableMarkBytes + 1];
+  ssize_t got = ::pread(durable_.get(), mark, sizeof(mark), 0);
+  if (got != static_cast<ssize_t>(kDurableMarkBytes) || mark[20] != ' ' ||
+      mark[kDurableMarkBytes - 1] != '\n') {
+    return 0;
+  }
+  uint64_t size = 0;
+  absl::StatusOr<std::string> root =
+      Base64Decode(absl::string_view(mark + 21, 44));
+  if (!absl::SimpleAtoi(absl::string_view(mark, 20), &size) || !root.ok() ||
+      root->size() != 32 || size > edge_.size()) {
+    return 0;
+  }
+  absl::StatusOr<MerkleHash> tree_root = TreeRoot(
+      size, HashReaderOf(entries_.get(), FolderPath(folder_, kEntriesFile),
+                         edge_.size()));
+  if (!tree_root.ok() || HashBytes(*tree_root) != *root) return 0;
+  return size;
+}
+
+absl::Status TreeAppender::RepairTailLocked(
+    const std::string& project_audit_folder) {
+  const std::string entries = FolderPath(folder_, kEntriesFile);
+  const uint64_t size = edge_.size();
+  const uint64_t from = DurableSizeLocked();
+  durable_size_ = from;
+  if (from == size) return absl::OkStatus();
+  ASSIGN_OR_RETURN(
+      MerkleEdge edge,
+      MerkleEdge::Load(from, HashReaderOf(entries_.get(), entries, size)));
+  // The logs the tail names, opened as they come (a power failure leaves a
+  // tail of one group per session at most, so few).
+  std::map<uint32_t, std::optional<LogLineReader>> readers;
+  std::vector<std::string> names(log_numbers_.size());
+  for (const auto& [name, number] : log_numbers_) names[number] = name;
+  // The entry holds the leaf hash of the line it names, and the hashes the
+  // edge gains with it.
+  auto entry_matches_line = [&](const char* entry) {
+    const uint64_t log = GetBigEndian(entry, 4);
+    const uint32_t length = static_cast<uint32_t>(GetBigEndian(entry + 4, 4));
+    const uint64_t offset = GetBigEndian(entry + 8, 8);
+    if (log >= names.size()) return false;
+    auto reader = readers.find(static_cast<uint32_t>(log));
+    if (reader == readers.end()) {
+      absl::StatusOr<LogLineReader> opened = LogLineReader::Open(
+          JoinPath(project_audit_folder, absl::StrCat(names[log], kLogSuffix)));
+      std::optional<LogLineReader> kept;
+      if (opened.ok()) kept = std::move(opened).value();
+      reader =
+          readers.emplace(static_cast<uint32_t>(log), std::move(kept)).first;
+    }
+    if (!reader->second) return false;
+    absl::StatusOr<absl::string_view> line =
+        reader->second->LineAt(offset, length);
+    if (!line.ok()) return false;
+    stored_.clear();
+    edge.Append(MerkleLeafHash(*line), &stored_);
+    const char* hashes = entry + kTreeLeafRecordBytes;
+    for (size_t i = 0; i < stored_.size(); ++i) {
+      if (std::memcmp(hashes + 32 * i, stored_[i].data(), 32) != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  std::string chunk;
+  uint64_t good = from;
+  bool matches = true;
+  while (matches && good < size) {
+    // Whole entries, about 1 MiB at a time.
+    uint64_t last = good + 1;
+    while (last < size &&
+           TreeEntryOffset(last + 1) - TreeEntryOffset(good) < (1 << 20)) {
+      ++last;
+    }
+    const uint64_t start = TreeEntryOffset(good);
+    chunk.resize(static_cast<size_t>(TreeEntryOffset(last) - start));
+    RETURN_IF_ERROR(
+        PreadExact(entries_.get(), chunk.data(), chunk.size(), start, entries));
+    for (; good < last; ++good) {
+      const char* entry = chunk.data() + (TreeEntryOffset(good) - start);
+      if (!entry_matches_line(entry)) {
+        matches = false;
+        break;
+      }
+    }
+  }
+  if (good == size) return absl::OkStatus();
+  // Not the lines of the logs from here on: what a power failure left of
+  // entries written after the last sync (or a tree ahead of a log that lost
+  // its tail). The lines that are in the logs are added again by
+  // RecoverLocked.
+  if (::ftruncate(entries_.get(), TreeEntryOffset(good)) != 0) {
+    return LastErrnoStatus(absl::StrCat("ftruncate(", entries, ")"));
+  }
+  ASSIGN_OR_RETURN(edge_, MerkleEdge::Load(good, HashReaderOf(entries_.get(),
+                                                              entries, good)));
+  return absl::OkStatus();
 }
 
 void TreeAppender::AppendLeafLocked(uint32_t log, uint32_t length,
@@ -474,12 +591,37 @@ absl::Status TreeAppender::Sync() {
   if (::fdatasync(entries_.get()) != 0) {
     return LastErrnoStatus(absl::StrCat("fdatasync(", folder_, "/entries)"));
   }
+  // Written after the sync it vouches for and without one of its own: lost,
+  // it only makes the next open check more of the tail; torn, its root no
+  // longer matches and the next open checks the whole tree.
+  const std::string mark = absl::StrFormat(
+      "%020u %s\n", edge_.size(), Base64Encode(HashBytes(edge_.Root())));
+  const std::string path = FolderPath(folder_, kDurableFile);
+  if (::pwrite(durable_.get(), mark.data(), mark.size(), 0) !=
+          static_cast<ssize_t>(mark.size()) ||
+      ::ftruncate(durable_.get(), static_cast<off_t>(mark.size())) != 0) {
+    return LastErrnoStatus(absl::StrCat("write(", path, ")"));
+  }
+  durable_size_ = edge_.size();
   return absl::OkStatus();
+}
+
+absl::Status TreeAppender::SyncWhenDue() {
+  if (edge_.size() - durable_size_ < kTreeSyncLeaves) return absl::OkStatus();
+  return Sync();
 }
 
 absl::Status TreeAppender::WriteSignedCheckpoint(const NoteSigner& signer,
                                                  const std::string& origin) {
   ASSIGN_OR_RETURN(Lock lock, LockAndCatchUp());
+  DurableFiles files;
+  RETURN_IF_ERROR(AddSignedCheckpoint(signer, origin, &files));
+  return files.Commit();
+}
+
+absl::Status TreeAppender::AddSignedCheckpoint(const NoteSigner& signer,
+                                               const std::string& origin,
+                                               DurableFiles* files) {
   const std::string path = FolderPath(folder_, kCheckpointFile);
   absl::StatusOr<std::string> existing = ReadRegularFile(path, [] {
     RegularFileOptions options;
@@ -513,29 +655,15 @@ absl::Status TreeAppender::WriteSignedCheckpoint(const NoteSigner& signer,
       }
     }
   }
-  RETURN_IF_ERROR(Sync());
   Checkpoint checkpoint;
   checkpoint.origin = origin;
   checkpoint.size = edge_.size();
   checkpoint.root = edge_.Root();
   ASSIGN_OR_RETURN(std::string note,
                    SignNote(FormatCheckpoint(checkpoint), signer));
-  // Renamed into place without an fsync of its own (two fewer journal
-  // commits per group): the tree it covers is synced above, so a power
-  // failure can only bring back an older checkpoint, which is still true;
-  // the next group signs a new one.
-  const std::string temporary = absl::StrCat(path, ".tmp");
-  {
-    ASSIGN_OR_RETURN(
-        UniqueFd fd,
-        OpenFile(temporary,
-                 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
-    RETURN_IF_ERROR(WriteAll(fd.get(), note));
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    return LastErrnoStatus(absl::StrCat("rename(", temporary, ", ", path, ")"));
-  }
-  return absl::OkStatus();
+  // The tree's entries need no sync first: what the checkpoint signs is the
+  // lines, durable in their logs, and the entries are rebuilt from them.
+  return files->Add(path, note, 0600);
 }
 
 }  // namespace garuda

@@ -9,10 +9,15 @@
 //                    and the line's length, u32 each, its offset in the
 //                    log, u64, all big-endian), then the hashes the leaf
 //                    stores (lib/crypto/merkle.h: its own, then those of
-//                    the subtrees it completes, 32 bytes each). One file,
-//                    so one fdatasync per group; leaf n's entry starts at
-//                    TreeEntryOffset(n), and any hash, hence any proof, is
-//                    O(log n) reads away
+//                    the subtrees it completes, 32 bytes each). Leaf n's
+//                    entry starts at TreeEntryOffset(n), and any hash,
+//                    hence any proof, is O(log n) reads away
+//   tree/durable     "<size, 20 digits> <base64 root>\n": the entries up
+//                    to that size were fdatasynced. The entries past it
+//                    are written without a sync of their own (the tree is
+//                    derived from the logs, which are synced first); the
+//                    next auditor that opens the tree checks them against
+//                    the logs and cuts the tree back where they disagree
 //   tree/checkpoint  the latest signed checkpoint (a C2SP signed note)
 //   tree/key         the verifier key of the signing key (what the auditor
 //                    signs with; a reader may trust another copy more)
@@ -32,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "lib/audit/durable_files.h"
 #include "lib/base/unique_fd.h"
 #include "lib/crypto/merkle.h"
 #include "lib/crypto/note.h"
@@ -40,6 +46,10 @@ namespace garuda {
 
 inline constexpr absl::string_view kTreeFolder = "tree";
 inline constexpr size_t kTreeLeafRecordBytes = 16;
+// Leaves past tree/durable after which an appender syncs the entries: what
+// the next open checks against the logs is bounded by this (about 16 MB of
+// lines), and the sync costs one fdatasync per this many leaves.
+inline constexpr uint64_t kTreeSyncLeaves = 1 << 16;
 
 // Where leaf n's entry starts in tree/entries: the bytes of n leaves.
 inline uint64_t TreeEntryOffset(uint64_t n) {
@@ -108,7 +118,11 @@ class LogLineReader {
 class TreeAppender {
  public:
   // Creates tree/ (0700) and its files (0600) when missing, and under the
-  // lock brings the tree up to the logs: complete lines of any log that the
+  // lock brings the tree up to the logs. First the entries past
+  // tree/durable (what a power failure can have torn, zeroed or lost) are
+  // checked against the lines they name, and the tree is cut back before
+  // the first that does not match (a torn entry, a line the log no longer
+  // holds: a tree ahead of its log). Then complete lines of any log that the
   // tree does not hold yet (an auditor that died between its log and the
   // tree, logs written before the tree was turned on) are added, in the
   // order of the logs' names. A log that an auditor holds an flock(2) on is
@@ -148,11 +162,18 @@ class TreeAppender {
   absl::Status AppendLeaves(const std::vector<PendingLeaf>& pending);
   // LeavesOf and AppendLeaves at once (tools, benchmarks).
   absl::Status AppendLines(absl::string_view lines, uint64_t offset);
-  // fdatasync of the tree's files.
+  // Under the lock: fdatasync of the tree's files, then tree/durable.
   absl::Status Sync();
-  // Under the lock: signs a checkpoint of the tree at its current size and
-  // writes tree/checkpoint atomically, unless one at that size or larger
-  // is there already.
+  // Sync when kTreeSyncLeaves leaves were added since the last one.
+  absl::Status SyncWhenDue();
+  // Under the lock: signs a checkpoint of the tree at its current size into
+  // `files` (committed by the caller, still under the lock), unless one at
+  // that size or larger is there already. Call it only when every leaf's
+  // line is durable in its log: a signature cannot be taken back.
+  absl::Status AddSignedCheckpoint(const NoteSigner& signer,
+                                   const std::string& origin,
+                                   DurableFiles* files);
+  // Takes the lock, AddSignedCheckpoint, and commits.
   absl::Status WriteSignedCheckpoint(const NoteSigner& signer,
                                      const std::string& origin);
 
@@ -170,11 +191,16 @@ class TreeAppender {
   absl::Status CatchUpLogsLocked();
   absl::StatusOr<uint32_t> RegisterLogLocked(const std::string& name);
   absl::Status RecoverLocked(const std::string& project_audit_folder);
+  // The size tree/durable vouches for: 0 when it is missing, malformed,
+  // larger than the tree, or its root is not the tree's at that size.
+  uint64_t DurableSizeLocked();
+  absl::Status RepairTailLocked(const std::string& project_audit_folder);
 
   std::string folder_;
-  UniqueFd lock_, logs_fd_, entries_;
-  uint64_t logs_bytes_ = 0;  // of tree/logs, as last read
-  bool logs_dirty_ = false;  // written since the last Sync
+  UniqueFd lock_, logs_fd_, entries_, durable_;
+  uint64_t durable_size_ = 0;  // as this appender last wrote tree/durable
+  uint64_t logs_bytes_ = 0;    // of tree/logs, as last read
+  bool logs_dirty_ = false;    // written since the last Sync
   std::map<std::string, uint32_t> log_numbers_;
   uint32_t own_log_ = 0;
   MerkleEdge edge_;

@@ -193,45 +193,53 @@ absl::Status AuditWriter::SyncLocked() {
     return broken_;
   }
   synced_seq_ = seq_;
-  if (tree_ != nullptr) {
-    // After the log's fsync, so the tree and a signed checkpoint never
-    // cover a line that a power failure could take back. Under the lock of
-    // every auditor of the project: the tree's order is the order in which
-    // their groups reach it.
-    absl::Status added = [&]() -> absl::Status {
-      ASSIGN_OR_RETURN(TreeAppender::Lock lock, tree_->LockAndCatchUp());
-      RETURN_IF_ERROR(tree_->AppendLeaves(tree_pending_));
-      tree_pending_.clear();
-      RETURN_IF_ERROR(tree_->Sync());
-      return absl::OkStatus();
-    }();
-    if (added.ok()) {
-      added = tree_->WriteSignedCheckpoint(*options_.signer, origin_);
-    }
-    if (!added.ok()) {
-      broken_ = absl::Status(
-          added.code(), absl::StrCat(tree_->folder(), ": ", added.message()));
-      return broken_;
-    }
-  }
+  absl::Status published = PublishGroupLocked();
+  if (!published.ok()) broken_ = published;
+  return published;
+}
+
+absl::Status AuditWriter::PublishGroupLocked() {
+  // Both checkpoints are put in place together: the fsyncs of the second
+  // file and of the second folder find their changes already committed.
+  DurableFiles files;
   if (options_.config.checkpoint) {
-    absl::Status checkpoint = WriteCheckpointLocked();
-    if (!checkpoint.ok()) {
-      broken_ = checkpoint;
-      return broken_;
-    }
+    RETURN_IF_ERROR(files.Add(checkpoint_path_, CheckpointTextLocked(), 0600));
+  }
+  if (tree_ == nullptr) return files.Commit();
+  // After the log's fdatasync (SyncLocked), so a signed checkpoint never
+  // covers a line that a power failure could take back. The tree's own
+  // entries are not synced here: they are derived from the lines, and the
+  // next open cuts back what a power failure tore (TreeAppender::Open).
+  // Under the lock of every auditor of the project: the tree's order is the
+  // order in which their groups reach it, and a checkpoint is never renamed
+  // over a larger one.
+  absl::Status added = [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(TreeAppender::Lock lock, tree_->LockAndCatchUp());
+    RETURN_IF_ERROR(tree_->AppendLeaves(tree_pending_));
+    tree_pending_.clear();
+    RETURN_IF_ERROR(tree_->SyncWhenDue());
+    RETURN_IF_ERROR(
+        tree_->AddSignedCheckpoint(*options_.signer, origin_, &files));
+    return files.Commit();
+  }();
+  if (!added.ok()) {
+    return absl::Status(added.code(),
+                        absl::StrCat(tree_->folder(), ": ", added.message()));
   }
   return absl::OkStatus();
 }
 
-absl::Status AuditWriter::WriteCheckpointLocked() {
+std::string AuditWriter::CheckpointTextLocked() {
   audit::AuditCheckpoint checkpoint;
   checkpoint.set_log(log_name_);
   checkpoint.set_seq(synced_seq_);
   checkpoint.set_hash(head_);
   // Only the head: no target or reason text leaves the log.
-  return WriteFileAtomically(checkpoint_path_,
-                             CheckpointJson(checkpoint) + "\n", 0600);
+  return CheckpointJson(checkpoint) + "\n";
+}
+
+absl::Status AuditWriter::WriteCheckpointLocked() {
+  return WriteFileAtomically(checkpoint_path_, CheckpointTextLocked(), 0600);
 }
 
 absl::Status AuditWriter::MaybeSendHeadLocked(
@@ -336,6 +344,18 @@ absl::StatusOr<AppendResult> AuditWriter::Close() {
     end.set_target(log_name_);
     RETURN_IF_ERROR(WriteEventsLocked({end}));
     RETURN_IF_ERROR(SyncLocked());
+    if (tree_ != nullptr) {
+      // The tree's entries synced too, so the next open has nothing of
+      // this session's to check.
+      absl::Status synced = [&]() -> absl::Status {
+        ASSIGN_OR_RETURN(TreeAppender::Lock tree_lock, tree_->LockAndCatchUp());
+        return tree_->Sync();
+      }();
+      if (!synced.ok()) {
+        broken_ = synced;
+        return broken_;
+      }
+    }
     RETURN_IF_ERROR(MaybeSendHeadLocked(/*force=*/true, &warnings));
     if (witness_ != nullptr) {
       absl::Status finished = witness_->Finish();

@@ -95,6 +95,10 @@ class AuditWriter {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After the log's fdatasync: the group's leaves into the tree, and the
+  // log's checkpoint and the tree's signed one put in place durably.
+  absl::Status PublishGroupLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string CheckpointTextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status OpenTreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends the head to the witness when one is due (or `force`); a failure
   // is appended to the log as a "witness_failed" event and to `warnings`.

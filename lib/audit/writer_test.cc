@@ -10,6 +10,7 @@
 #include "lib/audit/verify.h"
 #include "lib/base/files.h"
 #include "lib/base/json_message.h"
+#include "lib/crypto/note.h"
 
 namespace garuda {
 namespace {
@@ -258,6 +259,49 @@ TEST(WitnessStoreTest, RefusesBackwardsAndDifferentHeads) {
   auto held = heads->find({"p-1", "log1"});
   ASSERT_NE(held, heads->end());
   EXPECT_EQ(held->second.size(), 3u);
+}
+
+}  // namespace
+}  // namespace garuda
+
+namespace garuda {
+namespace {
+
+// A group signs the tree after the log's fsync and puts both checkpoints
+// in place (no temporary file left); the tree's entries wait for the
+// close to be synced (tree/durable), which a group does not do.
+TEST_F(WriterTest, EachGroupSignsTheTreeAndOnlyTheCloseSyncsIt) {
+  options_.config.checkpoint = true;
+  options_.signer = std::make_shared<const NoteSigner>(
+      GenerateNoteSigner("test.example/writer").value());
+  std::unique_ptr<AuditWriter> writer = Open();
+  ASSERT_NE(writer, nullptr);
+  const std::string tree = TreeFolderOf(writer->folder());
+  auto signed_size = [&] {
+    std::string text =
+        ReadFileToString(JoinPath(tree, "checkpoint")).value_or("");
+    absl::StatusOr<Note> note = ParseNote(text);
+    if (!note.ok()) return uint64_t{999};
+    return ParseCheckpoint(note->text).value().size;
+  };
+  auto durable_size = [&] {
+    return ReadFileToString(JoinPath(tree, "durable"))
+        .value_or("")
+        .substr(0, 20);
+  };
+  EXPECT_EQ(signed_size(), 0u);
+  EXPECT_EQ(durable_size(), "00000000000000000000");
+  ASSERT_TRUE(writer->Append({TestEvent(1), TestEvent(2)}, true).ok());
+  EXPECT_EQ(signed_size(), 2u);
+  EXPECT_EQ(ReadCheckpoint(*writer).seq(), 2u);
+  EXPECT_EQ(Mode(JoinPath(tree, "checkpoint")), 0600u);
+  EXPECT_FALSE(ReadFileToString(JoinPath(tree, "checkpoint.tmp")).ok());
+  EXPECT_FALSE(
+      ReadFileToString(absl::StrCat(writer->checkpoint_path(), ".tmp")).ok());
+  EXPECT_EQ(durable_size(), "00000000000000000000");
+  ASSERT_TRUE(writer->Close().ok());
+  EXPECT_EQ(signed_size(), 3u);
+  EXPECT_EQ(durable_size(), "00000000000000000003");
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// Files put in place together and durably (docs/audit.md, "Durability"):
+// each is written beside its final name, then all are fsynced, renamed
+// and their folders fsynced, each folder once. Batching matters: a group
+// of appends replaces the log's checkpoint and the tree's signed
+// checkpoint, and on a journaling file system the second fsync of each
+// kind finds its change already committed by the first.
+#ifndef GARUDA_LIB_AUDIT_DURABLE_FILES_H_
+#define GARUDA_LIB_AUDIT_DURABLE_FILES_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "lib/base/unique_fd.h"
+
+namespace garuda {
+
+class DurableFiles {
+ public:
+  DurableFiles() = default;
+  DurableFiles(const DurableFiles&) = delete;
+  DurableFiles& operator=(const DurableFiles&) = delete;
+  // Removes the temporary files of a batch that was not committed.
+  ~DurableFiles();
+
+  // Writes `content` to "<path>.tmp" (mode `mode`, created or truncated,
+  // never through a link). The caller serializes writers of one path (the
+  // log's own writer, the tree's lock).
+  absl::Status Add(const std::string& path, absl::string_view content,
+                   mode_t mode);
+  // fsync of every file, then the renames, then an fsync of every folder:
+  // after a power failure each path holds either its old content or the
+  // new, whole, and once this returns the new one stays.
+  absl::Status Commit();
+
+ private:
+  struct File {
+    std::string temporary, path;
+    UniqueFd fd;
+  };
+  std::vector<File> files_;
+};
+
+}  // namespace garuda
+
+#endif  // GARUDA_LIB_AUDIT_DURABLE_FILES_H_
