@@ -95,6 +95,10 @@ struct ConnectOptions {
   // initialize and its answer (the first listing is given its own deadline
   // by the caller, by default the same).
   absl::Duration start_timeout = absl::Seconds(30);
+  // The first message is server/discover (the 2026-07-28 revision's probe);
+  // a server that does not answer it this soon is taken for one of the
+  // earlier revisions and sent initialize (within start_timeout).
+  absl::Duration discover_timeout = absl::Seconds(5);
   std::string client_name = "garuda";
   std::string client_version;
   // At most this many tools are kept; the rest are dropped with a message.
