@@ -82,3 +82,11 @@ if [ ! -f "$oracles/node_modules/pyright/langserver.index.js" ]; then
   echo "setup: installing pyright in $oracles/node_modules" >&2
   (cd "$oracles" && npm ci --ignore-scripts --no-audit --no-fund)
 fi
+
+# The pinned MCP servers and conformance suite that tests/mcp, tests/agent_mcp
+# and bench/mcp start (server-everything, server-filesystem, conformance).
+mcp_pins="$(cd "$(dirname "$0")/.." && pwd)/tests/mcp"
+if [ ! -f "$mcp_pins/node_modules/@modelcontextprotocol/conformance/package.json" ]; then
+  echo "setup: installing the MCP test servers in $mcp_pins/node_modules" >&2
+  (cd "$mcp_pins" && npm ci --ignore-scripts --no-audit --no-fund)
+fi
