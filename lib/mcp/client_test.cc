@@ -414,6 +414,36 @@ TEST(ClientTest, InvalidSchemasDroppedPerTool) {
   EXPECT_THAT(tools->problems[7], HasSubstr("listed twice"));
 }
 
+TEST(ClientTest, MisplacedHeaderAnnotationsDropTheTool) {
+  FakeServer server(Legacy([](FakeServer& server, const Value& message) {
+    if (Method(message) != "tools/list") return;
+    server.Reply(message, Parse(R"({"tools":[
+        {"name":"ok","inputSchema":{"type":"object","properties":{
+            "region":{"type":"string","x-mcp-header":"Region"}}}},
+        {"name":"in_items","inputSchema":{"type":"object","properties":{
+            "list":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}},
+        {"name":"on_number","inputSchema":{"type":"object","properties":{
+            "n":{"type":"number","x-mcp-header":"N"}}}},
+        {"name":"twice","inputSchema":{"type":"object","properties":{
+            "a":{"type":"string","x-mcp-header":"X"},
+            "b":{"type":"string","x-mcp-header":"x"}}}},
+        {"name":"colon","inputSchema":{"type":"object","properties":{
+            "a":{"type":"string","x-mcp-header":"A:B"}}}}]})"));
+  }));
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectTo(server);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<ToolList> tools = (*client)->ListTools();
+  ASSERT_TRUE(tools.ok()) << tools.status();
+  ASSERT_EQ(tools->tools.size(), 1u);
+  EXPECT_EQ(tools->tools[0].name, "ok");
+  ASSERT_EQ(tools->problems.size(), 4u);
+  EXPECT_THAT(tools->problems[0], HasSubstr("in_items"));
+  EXPECT_THAT(tools->problems[1],
+              HasSubstr("not a string, integer or boolean"));
+  EXPECT_THAT(tools->problems[2], HasSubstr("used twice"));
+  EXPECT_THAT(tools->problems[3], HasSubstr("not an HTTP header name"));
+}
+
 TEST(ClientTest, CallWithStructuredContentAndError) {
   FakeServer server(Legacy([](FakeServer& server, const Value& message) {
     if (Method(message) != "tools/call") return;

@@ -1,12 +1,15 @@
 #include "lib/mcp/wire.h"
 
+#include <set>
 #include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/base/json_message.h"
 #include "lib/base/json_syntax.h"
+#include "lib/base/status_macros.h"
 #include "lib/base/visible.h"
 #include "lib/provider/json.h"
 
@@ -88,7 +91,79 @@ absl::Status CheckObjectSchema(const Value& schema, absl::string_view which) {
   return absl::OkStatus();
 }
 
+// RFC 9110's tchar.
+bool TokenCharacter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') ||
+         absl::string_view("!#$%&'*+-.^_`|~").find(c) !=
+             absl::string_view::npos;
+}
+
+absl::Status WalkHeaderParams(const Value& schema,
+                              std::vector<std::string>& path, bool reachable,
+                              std::set<std::string>& seen,
+                              std::vector<HeaderParam>& found) {
+  if (schema.kind_case() == Value::kListValue) {
+    for (const Value& item : schema.list_value().values()) {
+      RETURN_IF_ERROR(WalkHeaderParams(item, path, false, seen, found));
+    }
+    return absl::OkStatus();
+  }
+  if (schema.kind_case() != Value::kStructValue) return absl::OkStatus();
+  for (const auto& [key, value] : schema.struct_value().fields()) {
+    if (key == "x-mcp-header") {
+      if (!reachable || path.empty()) {
+        return absl::InvalidArgumentError(
+            "an x-mcp-header not reached through \"properties\" alone");
+      }
+      if (value.kind_case() != Value::kStringValue ||
+          value.string_value().empty()) {
+        return absl::InvalidArgumentError("an empty x-mcp-header");
+      }
+      for (char c : value.string_value()) {
+        if (!TokenCharacter(c)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("x-mcp-header \"", MakeVisible(value.string_value()),
+                           "\" is not an HTTP header name"));
+        }
+      }
+      const std::string type = provider::StringMember(schema, "type");
+      if (type != "string" && type != "integer" && type != "boolean") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "x-mcp-header \"", value.string_value(),
+            "\" is on a parameter that is not a string, integer or boolean"));
+      }
+      if (!seen.insert(absl::AsciiStrToLower(value.string_value())).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "x-mcp-header \"", value.string_value(), "\" is used twice"));
+      }
+      found.push_back(HeaderParam{path, value.string_value()});
+    } else if (key == "properties" && reachable &&
+               value.kind_case() == Value::kStructValue) {
+      for (const auto& [name, property] : value.struct_value().fields()) {
+        path.push_back(name);
+        RETURN_IF_ERROR(WalkHeaderParams(property, path, true, seen, found));
+        path.pop_back();
+      }
+    } else {
+      // Anywhere else (items, oneOf, $defs, ...): an annotation there is
+      // invalid, so the walk goes on to find it.
+      RETURN_IF_ERROR(WalkHeaderParams(value, path, false, seen, found));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<HeaderParam>> ReadHeaderParams(
+    const Value& input_schema) {
+  std::vector<std::string> path;
+  std::set<std::string> seen;
+  std::vector<HeaderParam> found;
+  RETURN_IF_ERROR(WalkHeaderParams(input_schema, path, true, seen, found));
+  return found;
+}
 
 std::string ServerMessage(absl::string_view server, absl::string_view what) {
   return MakeMessageVisible(absl::StrCat("mcp server '", server, "': ", what));
@@ -119,6 +194,15 @@ absl::StatusOr<RpcMessage> ReadRpcMessage(const Value& value) {
   }
   RpcMessage message;
   const Value* id = provider::Member(value, "id");
+  // JSON-RPC answers a request whose id it could not read with an error of
+  // id null: kept as a response that matches no request.
+  if (id != nullptr && id->kind_case() == Value::kNullValue &&
+      provider::Member(value, "error") != nullptr &&
+      provider::Member(value, "method") == nullptr) {
+    id = nullptr;
+    message.id = acp::Null();
+    message.kind = RpcMessage::Kind::kResponse;
+  }
   if (id != nullptr && !IsId(*id)) {
     return absl::InvalidArgumentError(
         "a message whose \"id\" is neither a string nor a number");
@@ -145,7 +229,9 @@ absl::StatusOr<RpcMessage> ReadRpcMessage(const Value& value) {
   }
   const Value* result = provider::Member(value, "result");
   const Value* error = provider::Member(value, "error");
-  if (id == nullptr || (result == nullptr) == (error == nullptr)) {
+  const bool null_id = message.id.kind_case() == Value::kNullValue;
+  if ((id == nullptr && !null_id) ||
+      (result == nullptr) == (error == nullptr)) {
     return absl::InvalidArgumentError(
         "a message that is neither a request, a notification nor a response");
   }
@@ -214,6 +300,12 @@ absl::StatusOr<Tool> ReadTool(const Value& value) {
       !checked.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("tool \"", tool.name, "\": ", checked.message()));
+  }
+  if (absl::StatusOr<std::vector<HeaderParam>> headers =
+          ReadHeaderParams(*input);
+      !headers.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tool \"", tool.name, "\": ", headers.status().message()));
   }
   tool.input_schema = *input;
   if (const Value* output = provider::Member(value, "outputSchema")) {

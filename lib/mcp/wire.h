@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -52,6 +53,19 @@ std::string VisibleText(absl::string_view text, size_t max_bytes = 0,
 // [A-Za-z0-9_./-], an input schema that is an object schema, an output
 // schema (if any) that is an object. INVALID_ARGUMENT says what is wrong.
 absl::StatusOr<Tool> ReadTool(const Value& tool);
+
+// A tool argument that the 2026-07-28 Streamable HTTP transport mirrors into
+// a header, "Mcp-Param-<name>" (its inputSchema's "x-mcp-header").
+struct HeaderParam {
+  std::vector<std::string> path;  // the chain of "properties" keys
+  std::string name;
+};
+// The annotations of `input_schema`; INVALID_ARGUMENT when one breaks the
+// rules (empty, not a token, twice in any case, on a type other than
+// string, integer or boolean, or reached other than through "properties"):
+// such a tool is not offered.
+absl::StatusOr<std::vector<HeaderParam>> ReadHeaderParams(
+    const Value& input_schema);
 
 // Content blocks (tools/call, prompts/get) rendered as text.
 std::string RenderContent(const Value& block);

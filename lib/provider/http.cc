@@ -44,6 +44,7 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     // A new status line (after a 100 Continue): forget the previous headers.
     transfer->outcome->retry_after.clear();
     transfer->outcome->retry_after_ms.clear();
+    transfer->outcome->headers.clear();
     return bytes;
   }
   const size_t colon = line.find(':');
@@ -55,6 +56,9 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     transfer->outcome->retry_after = std::string(value);
   } else if (name == "retry-after-ms") {
     transfer->outcome->retry_after_ms = std::string(value);
+  }
+  for (const std::string& kept : transfer->options->keep_headers) {
+    if (name == kept) transfer->outcome->headers[name] = std::string(value);
   }
   return bytes;
 }
@@ -176,6 +180,13 @@ HttpOutcome PostStreaming(
                    static_cast<long>(std::max<int64_t>(
                        1, absl::ToInt64Seconds(options.idle_timeout))));
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+  if (!options.proxy.empty()) {
+    // This proxy for every host (no_proxy from the environment ignored),
+    // tunnelled with CONNECT also for http://.
+    curl_easy_setopt(e, CURLOPT_PROXY, options.proxy.c_str());
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+    curl_easy_setopt(e, CURLOPT_HTTPPROXYTUNNEL, 1L);
+  }
 
   const CURLcode code = curl_easy_perform(e);
   if (!transfer.decided) {

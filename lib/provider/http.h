@@ -5,6 +5,7 @@
 #define GARUDA_LIB_PROVIDER_HTTP_H_
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct HttpOptions {
   absl::Duration idle_timeout = absl::Minutes(5);
   // Of an error answer's body, this much is kept.
   size_t max_error_body = 64 << 10;
+  // "host:port" of an HTTP proxy, reached with CONNECT for http:// and
+  // https:// alike, whatever no_proxy says (lib/mcp: the session's proxy).
+  // Empty: libcurl's default (the environment's proxy variables).
+  std::string proxy;
+  // Answer headers to keep in HttpOutcome::headers (lower-case names).
+  std::vector<std::string> keep_headers;
 };
 
 struct HttpOutcome {
@@ -44,6 +51,8 @@ struct HttpOutcome {
   std::string content_type;
   std::string retry_after;     // the Retry-After header, as sent
   std::string retry_after_ms;  // retry-after-ms (OpenAI), as sent
+  // HttpOptions::keep_headers that came, by lower-case name.
+  std::map<std::string, std::string> headers;
   // Bytes of a non-streamed answer (any status but a 200 event stream),
   // up to HttpOptions::max_error_body.
   std::string error_body;
