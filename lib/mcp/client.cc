@@ -72,6 +72,19 @@ std::string Field(const Value& object, absl::string_view key) {
   return VisibleText(provider::StringMember(object, key), kFieldBytes);
 }
 
+// A JSON-RPC 2.0 request (with an id) or notification (without).
+Value RpcRequest(std::optional<int64_t> id, absl::string_view method,
+                 Value params) {
+  Value message = Object();
+  Set(message, "jsonrpc", Str("2.0"));
+  if (id.has_value()) Set(message, "id", acp::Num(static_cast<double>(*id)));
+  Set(message, "method", Str(method));
+  if (params.kind_case() == Value::kStructValue) {
+    Set(message, "params", std::move(params));
+  }
+  return message;
+}
+
 absl::StatusCode CodeOfRpcError(int code) {
   switch (code) {
     case kMethodNotFound:
@@ -192,12 +205,9 @@ void Client::Impl::SendCancelled(int64_t id, absl::string_view reason) {
   Value params = Object();
   Set(params, "requestId", acp::Num(static_cast<double>(id)));
   Set(params, "reason", Str(reason));
-  Value message = Object();
-  Set(message, "jsonrpc", Str("2.0"));
-  Set(message, "method", Str("notifications/cancelled"));
-  Set(message, "params", std::move(params));
   // Best effort: a server that is gone needs no notice.
-  (void)transport_->Send(message);
+  (void)transport_->Send(
+      RpcRequest(std::nullopt, "notifications/cancelled", std::move(params)));
 }
 
 Value Client::Impl::Roots() const {
@@ -343,12 +353,7 @@ absl::StatusOr<Value> Client::Impl::Call(absl::string_view method, Value params,
     AddMeta(sent_params, call != nullptr && call->on_progress
                              ? std::optional<int64_t>(id)
                              : std::nullopt);
-    Value request = Object();
-    Set(request, "jsonrpc", Str("2.0"));
-    Set(request, "id", acp::Num(static_cast<double>(id)));
-    Set(request, "method", Str(method));
-    Set(request, "params", std::move(sent_params));
-    RETURN_IF_ERROR(Send(request));
+    RETURN_IF_ERROR(Send(RpcRequest(id, method, std::move(sent_params))));
     ASSIGN_OR_RETURN(RpcMessage answer,
                      Await(method, id, deadline, timeout, call));
     if (answer.has_error) {
@@ -420,13 +425,8 @@ absl::Status Client::Impl::Start() {
     const int64_t id = next_id_++;
     Value params = Object();
     AddMeta(params, std::nullopt);
-    Value request = Object();
-    Set(request, "jsonrpc", Str("2.0"));
-    Set(request, "id", acp::Num(static_cast<double>(id)));
-    Set(request, "method", Str("server/discover"));
-    Set(request, "params", std::move(params));
     modern_ = false;
-    RETURN_IF_ERROR(Send(request));
+    RETURN_IF_ERROR(Send(RpcRequest(id, "server/discover", std::move(params))));
     const absl::Duration probe =
         std::min(options_.discover_timeout, options_.start_timeout);
     absl::StatusOr<RpcMessage> answer =
@@ -509,21 +509,15 @@ absl::Status Client::Impl::Start() {
       // list_changed comes on a subscription in this revision.
       const Value* tools = provider::ObjectMember(info_.capabilities, "tools");
       if (tools != nullptr) {
-        const Value* changed = provider::Member(*tools, "listChanged");
-        if (changed != nullptr && changed->kind_case() == Value::kBoolValue &&
-            changed->bool_value()) {
+        if (BoolMember(*tools, "listChanged", false)) {
           const int64_t listen = next_id_++;
           Value params = Object();
           Value filter = Object();
           Set(filter, "toolsListChanged", acp::Bool(true));
           Set(params, "notifications", std::move(filter));
           AddMeta(params, std::nullopt);
-          Value request = Object();
-          Set(request, "jsonrpc", Str("2.0"));
-          Set(request, "id", acp::Num(static_cast<double>(listen)));
-          Set(request, "method", Str("subscriptions/listen"));
-          Set(request, "params", std::move(params));
-          RETURN_IF_ERROR(Send(request));
+          RETURN_IF_ERROR(Send(
+              RpcRequest(listen, "subscriptions/listen", std::move(params))));
           listen_id_ = listen;
         }
       }
@@ -564,10 +558,7 @@ absl::Status Client::Impl::Start() {
   info_.instructions =
       VisibleText(provider::StringMember(result, "instructions"), 16 << 10);
   transport_->SetProtocolVersion(version);
-  Value initialized = Object();
-  Set(initialized, "jsonrpc", Str("2.0"));
-  Set(initialized, "method", Str("notifications/initialized"));
-  return Send(initialized);
+  return Send(RpcRequest(std::nullopt, "notifications/initialized", Value()));
 }
 
 absl::Status Client::Impl::Pages(
@@ -647,10 +638,7 @@ absl::StatusOr<CallResult> Client::Impl::CallTool(absl::string_view name,
   ASSIGN_OR_RETURN(Value result, Call("tools/call", std::move(params),
                                       options.timeout, &options));
   CallResult call;
-  const Value* is_error = provider::Member(result, "isError");
-  call.is_error = is_error != nullptr &&
-                  is_error->kind_case() == Value::kBoolValue &&
-                  is_error->bool_value();
+  call.is_error = BoolMember(result, "isError", false);
   std::vector<std::string> parts;
   if (const Value* content = provider::Member(result, "content")) {
     if (content->kind_case() != Value::kListValue) {
@@ -756,10 +744,7 @@ absl::StatusOr<std::vector<Prompt>> Client::Impl::ListPrompts(
             PromptArgument argument;
             argument.name = Field(arg, "name");
             argument.description = Field(arg, "description");
-            const Value* required = provider::Member(arg, "required");
-            argument.required = required != nullptr &&
-                                required->kind_case() == Value::kBoolValue &&
-                                required->bool_value();
+            argument.required = BoolMember(arg, "required", false);
             prompt.arguments.push_back(std::move(argument));
           }
         }

@@ -39,14 +39,6 @@ std::string StringOr(const Value& object, absl::string_view key) {
   return provider::StringMember(object, key);
 }
 
-bool BoolOr(const Value& object, absl::string_view key, bool otherwise) {
-  const Value* field = provider::Member(object, key);
-  if (field == nullptr || field->kind_case() != Value::kBoolValue) {
-    return otherwise;
-  }
-  return field->bool_value();
-}
-
 // Base64 text's decoded size.
 size_t DecodedSize(absl::string_view base64) {
   while (!base64.empty() && base64.back() == '=') base64.remove_suffix(1);
@@ -163,6 +155,14 @@ absl::StatusOr<std::vector<HeaderParam>> ReadHeaderParams(
   std::vector<HeaderParam> found;
   RETURN_IF_ERROR(WalkHeaderParams(input_schema, path, true, seen, found));
   return found;
+}
+
+bool BoolMember(const Value& object, absl::string_view key, bool otherwise) {
+  const Value* field = provider::Member(object, key);
+  if (field == nullptr || field->kind_case() != Value::kBoolValue) {
+    return otherwise;
+  }
+  return field->bool_value();
 }
 
 std::string ServerMessage(absl::string_view server, absl::string_view what) {
@@ -320,10 +320,10 @@ absl::StatusOr<Tool> ReadTool(const Value& value) {
   tool.description =
       VisibleText(StringOr(value, "description"), kDescriptionBytes);
   if (const Value* hints = provider::ObjectMember(value, "annotations")) {
-    tool.read_only_hint = BoolOr(*hints, "readOnlyHint", false);
-    tool.destructive_hint = BoolOr(*hints, "destructiveHint", true);
-    tool.idempotent_hint = BoolOr(*hints, "idempotentHint", false);
-    tool.open_world_hint = BoolOr(*hints, "openWorldHint", true);
+    tool.read_only_hint = BoolMember(*hints, "readOnlyHint", false);
+    tool.destructive_hint = BoolMember(*hints, "destructiveHint", true);
+    tool.idempotent_hint = BoolMember(*hints, "idempotentHint", false);
+    tool.open_world_hint = BoolMember(*hints, "openWorldHint", true);
     if (tool.title.empty())
       tool.title = VisibleText(StringOr(*hints, "title"), 200);
   }

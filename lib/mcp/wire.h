@@ -70,6 +70,9 @@ absl::StatusOr<std::vector<HeaderParam>> ReadHeaderParams(
 // Content blocks (tools/call, prompts/get) rendered as text.
 std::string RenderContent(const Value& block);
 
+// object[key] when it is true or false, else `otherwise`.
+bool BoolMember(const Value& object, absl::string_view key, bool otherwise);
+
 // Compact JSON size of a value (for caps).
 size_t JsonSize(const Value& value);
 
