@@ -195,7 +195,9 @@ void Client::Impl::AddMeta(Value& params,
 
 absl::Status Client::Impl::Send(const Value& message) {
   absl::Status sent = transport_->Send(message);
-  if (!sent.ok() && sent.code() == absl::StatusCode::kUnavailable) {
+  // Gone, or stuck with part of a line written: the framing is lost.
+  if (!sent.ok() && (sent.code() == absl::StatusCode::kUnavailable ||
+                     sent.code() == absl::StatusCode::kDeadlineExceeded)) {
     return Broken(sent);
   }
   return sent;

@@ -68,9 +68,12 @@ class Transport {
 
 // Newline-delimited JSON over the server's stdin and stdout (the stager hands
 // both over as descriptors). A line is one message without embedded newline.
-std::unique_ptr<Transport> StdioTransport(UniqueFd to_server,
-                                          UniqueFd from_server,
-                                          std::string server_name);
+// A message that cannot be written within `send_timeout` (a server that
+// stops reading its stdin) fails, and the channel with it (half a line was
+// sent).
+std::unique_ptr<Transport> StdioTransport(
+    UniqueFd to_server, UniqueFd from_server, std::string server_name,
+    absl::Duration send_timeout = absl::Seconds(30));
 
 struct HttpOptions {
   std::string url;  // https:// (or http:// for a test server)

@@ -59,9 +59,11 @@ class FakeServer {
   }
 
   // The client's end, as its stdin and stdout.
-  std::unique_ptr<mcp::Transport> ClientEnd() {
+  std::unique_ptr<mcp::Transport> ClientEnd(
+      absl::Duration send_timeout = absl::Seconds(30)) {
     UniqueFd to(::dup(client_end_.get()));
-    return StdioTransport(std::move(to), std::move(client_end_), "fake");
+    return StdioTransport(std::move(to), std::move(client_end_), "fake",
+                          send_timeout);
   }
 
   void Write(absl::string_view raw) {
@@ -119,7 +121,12 @@ class FakeServer {
       absl::StatusOr<std::optional<acp::LineReader::Line>> line =
           reader.ReadLine();
       if (!line.ok() || !line->has_value()) return;
-      Value message = Parse((*line)->text);
+      // A line the client left half written (a send that timed out) is
+      // not a message.
+      absl::StatusOr<Value> parsed =
+          provider::ParseJson((*line)->text, "a client message");
+      if (!parsed.ok()) continue;
+      Value message = *std::move(parsed);
       {
         std::lock_guard<std::mutex> lock(mu_);
         received_.push_back(message);
@@ -766,6 +773,33 @@ TEST(ClientTest, GarbageOnStdoutNamedAndVisible) {
                         "message to its stdout"));
   EXPECT_THAT(tools.status().message(), HasSubstr("Server started"));
   EXPECT_THAT(tools.status().message(), Not(HasSubstr("\x1b")));
+  EXPECT_FALSE((*client)->broken().ok());
+}
+
+TEST(ClientTest, ServerThatStopsReadingItsStdin) {
+  std::atomic<bool> done{false};
+  FakeServer server(Legacy([&](FakeServer&, const Value& message) {
+    // From its first tools/list on, the server reads nothing more.
+    if (Method(message) == "tools/list") {
+      while (!done) absl::SleepFor(absl::Milliseconds(10));
+    }
+  }));
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(
+      "fake", server.ClientEnd(absl::Milliseconds(300)), Quick());
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ((*client)->ListTools(absl::Milliseconds(100)).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  // Arguments larger than the socket's buffer: the write cannot finish.
+  Value arguments = Object();
+  Set(arguments, "data", Str(std::string(8 << 20, 'd')));
+  absl::StatusOr<CallResult> result =
+      (*client)->CallTool("x", arguments, CallOptions());
+  done = true;
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(result.status().message(),
+              HasSubstr("mcp server 'fake': did not read its stdin"));
+  // Part of a line went out: nothing more can be sent on this channel.
   EXPECT_FALSE((*client)->broken().ok());
 }
 

@@ -20,9 +20,6 @@ namespace garuda {
 namespace mcp {
 namespace {
 
-// How long one message may take to go into a server's stdin: a server that
-// stops reading fills the pipe, and the write must not wait for ever.
-constexpr absl::Duration kSendTimeout = absl::Seconds(30);
 // The cancel flag is looked at this often while waiting for the server.
 constexpr absl::Duration kCancelPoll = absl::Milliseconds(50);
 
@@ -34,8 +31,10 @@ int PollMillis(absl::Duration left) {
 
 class Stdio : public Transport {
  public:
-  Stdio(UniqueFd to_server, UniqueFd from_server, std::string server_name)
-      : to_server_(std::move(to_server)),
+  Stdio(UniqueFd to_server, UniqueFd from_server, std::string server_name,
+        absl::Duration send_timeout)
+      : send_timeout_(send_timeout),
+        to_server_(std::move(to_server)),
         from_server_(std::move(from_server)),
         name_(std::move(server_name)),
         reader_(from_server_.get(), kMaxMessageBytes) {
@@ -52,7 +51,7 @@ class Stdio : public Transport {
     std::string line = acp::JsonLine(message);
     line.push_back('\n');
     absl::string_view rest = line;
-    const absl::Time deadline = absl::Now() + kSendTimeout;
+    const absl::Time deadline = absl::Now() + send_timeout_;
     while (!rest.empty()) {
       // send(MSG_NOSIGNAL) on a socket; on a pipe, write(): a server that
       // exited gives EPIPE (the agent ignores SIGPIPE: lib/agent/agent.cc).
@@ -71,7 +70,7 @@ class Stdio : public Transport {
         if (left <= absl::ZeroDuration()) {
           return absl::DeadlineExceededError(ServerMessage(
               name_, absl::StrCat("did not read its stdin for ",
-                                  absl::FormatDuration(kSendTimeout),
+                                  absl::FormatDuration(send_timeout_),
                                   " (a message to it could not be sent)")));
         }
         pollfd out{to_server_.get(), POLLOUT, 0};
@@ -130,6 +129,9 @@ class Stdio : public Transport {
   void Close() override { to_server_.Reset(); }
 
  private:
+  // A server that stops reading fills the pipe: the write must not wait
+  // for ever.
+  const absl::Duration send_timeout_;
   UniqueFd to_server_;
   UniqueFd from_server_;
   std::string name_;
@@ -140,9 +142,10 @@ class Stdio : public Transport {
 
 std::unique_ptr<Transport> StdioTransport(UniqueFd to_server,
                                           UniqueFd from_server,
-                                          std::string server_name) {
+                                          std::string server_name,
+                                          absl::Duration send_timeout) {
   return std::make_unique<Stdio>(std::move(to_server), std::move(from_server),
-                                 std::move(server_name));
+                                 std::move(server_name), send_timeout);
 }
 
 }  // namespace mcp
