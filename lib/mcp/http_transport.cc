@@ -169,14 +169,34 @@ class Http : public Transport {
   }
 
   void Close() override {
-    closing_ = true;
+    if (closing_.exchange(true)) return;
     std::list<Post> posts;
+    std::string session;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto& [key, cancel] : aborts_) cancel->Cancel();
       posts.swap(posts_);
+      session = session_id_;
     }
     for (Post& post : posts) post.thread.join();
+    if (!session.empty()) {
+      // A server of the earlier revisions keeps a session until told: DELETE
+      // ends it (best effort, briefly; the server may refuse with 405).
+      provider::HttpRequest end;
+      end.method = "DELETE";
+      end.url = options_.url;
+      end.headers = {absl::StrCat("Mcp-Session-Id: ", session)};
+      for (const auto& [header, value] : options_.headers) {
+        end.headers.push_back(absl::StrCat(header, ": ", value));
+      }
+      provider::HttpOptions http;
+      http.proxy = options_.proxy_host_port;
+      http.connect_timeout = absl::Seconds(5);
+      http.idle_timeout = absl::Seconds(5);
+      (void)provider::PostStreaming(end, http, nullptr, [](absl::string_view) {
+        return absl::OkStatus();
+      });
+    }
   }
 
  private:

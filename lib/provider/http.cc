@@ -159,6 +159,9 @@ HttpOutcome PostStreaming(
   // this on any thread.
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_POST, 1L);
+  if (!request.method.empty()) {
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
   curl_easy_setopt(e, CURLOPT_POSTFIELDS, request.body.data());
   curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
                    static_cast<curl_off_t>(request.body.size()));

@@ -22,6 +22,9 @@ struct HttpRequest {
   // "Name: value" lines.
   std::vector<std::string> headers;
   std::string body;
+  // Another method than POST ("DELETE": lib/mcp ends a session), with the
+  // same body handling.
+  std::string method;
 };
 
 struct HttpOptions {
