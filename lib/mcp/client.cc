@@ -96,6 +96,40 @@ absl::StatusCode CodeOfRpcError(int code) {
   }
 }
 
+// What a server said to server/discover: the versions it lists (in a
+// DiscoverResult or an UnsupportedProtocolVersionError), and whether it was
+// a DiscoverResult. Anything else lists nothing: a server of an earlier
+// revision.
+struct ProbeAnswer {
+  bool listed = false;
+  bool discovered = false;
+  std::vector<std::string> supported;
+};
+
+ProbeAnswer ReadProbeAnswer(const RpcMessage& answer) {
+  ProbeAnswer read;
+  const google::protobuf::ListValue* list = nullptr;
+  if (answer.has_error && answer.error_code == kUnsupportedProtocolVersion) {
+    list = provider::ListMember(answer.error_data, "supported");
+  } else if (!answer.has_error) {
+    list = provider::ListMember(answer.result, "supportedVersions");
+    read.discovered = list != nullptr;
+  }
+  if (list == nullptr) return read;
+  read.listed = true;
+  for (const Value& v : list->values()) {
+    if (v.kind_case() == Value::kStringValue) {
+      read.supported.push_back(v.string_value());
+    }
+  }
+  return read;
+}
+
+bool Lists(const ProbeAnswer& answer, absl::string_view version) {
+  return std::find(answer.supported.begin(), answer.supported.end(), version) !=
+         answer.supported.end();
+}
+
 }  // namespace
 
 class Client::Impl {
@@ -133,6 +167,10 @@ class Client::Impl {
   absl::Status broken_;
   std::optional<int64_t> listen_id_;
   bool closed_ = false;
+  // The server/discover probe that timed out, and its answer if it comes
+  // (a DiscoverResult) while initialize waits.
+  std::optional<int64_t> probe_id_;
+  std::optional<Value> late_discover_;
 
  private:
   // One request and its answer (with the rounds of input_required a
@@ -163,6 +201,10 @@ class Client::Impl {
     broken_ = status;
     return status;
   }
+  // The two ways a session starts: 2026-07-28 with the probe's
+  // DiscoverResult (null: ask for it), or initialize with `version`.
+  absl::Status StartModern(const Value* discovered, absl::Time deadline);
+  absl::Status StartLegacy(absl::string_view version, absl::Time deadline);
   void ReadServerInfo(const Value& info);
   void ReadCapabilities(const Value& capabilities);
 };
@@ -312,6 +354,17 @@ absl::StatusOr<RpcMessage> Client::Impl::Await(absl::string_view method,
     }
     if (message->kind == RpcMessage::Kind::kResponse) {
       if (acp::IdKey(message->id) == acp::IdKey(want)) return *message;
+      if (probe_id_.has_value() &&
+          acp::IdKey(message->id) ==
+              acp::IdKey(acp::Num(static_cast<double>(*probe_id_)))) {
+        probe_id_.reset();
+        const ProbeAnswer read = ReadProbeAnswer(*message);
+        if (read.discovered && Lists(read, kModernVersion)) {
+          late_discover_ = message->result;
+          return absl::AbortedError(ServerMessage(
+              name_, "answered server/discover late, after initialize"));
+        }
+      }
       continue;  // a late answer to a request given up (timed out)
     }
     Handle(*message, id, call);
@@ -415,118 +468,47 @@ void Client::Impl::ReadCapabilities(const Value& capabilities) {
       provider::ObjectMember(capabilities, "prompts") != nullptr;
 }
 
-absl::Status Client::Impl::Start() {
-  const absl::Time deadline = absl::Now() + options_.start_timeout;
-  // 1. The 2026-07-28 probe, server/discover, with its _meta. A server of
-  // that revision answers with its versions; one of the earlier revisions
-  // answers with an error or not at all, and gets initialize.
-  std::string legacy_version = kProtocolVersions[1];
-  bool discovered = false;
-  {
-    modern_ = true;
-    const int64_t id = next_id_++;
-    Value params = Object();
-    AddMeta(params, std::nullopt);
-    modern_ = false;
-    RETURN_IF_ERROR(Send(RpcRequest(id, "server/discover", std::move(params))));
-    const absl::Duration probe =
-        std::min(options_.discover_timeout, options_.start_timeout);
-    absl::StatusOr<RpcMessage> answer =
-        Await("server/discover", id, std::min(deadline, absl::Now() + probe),
-              probe, nullptr, /*cancel_on_timeout=*/false);
-    if (!answer.ok() &&
-        answer.status().code() != absl::StatusCode::kDeadlineExceeded) {
-      return answer.status();
-    }
-    std::vector<std::string> supported;
-    bool listed = false;
-    if (answer.ok() && answer->has_error &&
-        answer->error_code == kUnsupportedProtocolVersion) {
-      if (const google::protobuf::ListValue* list =
-              provider::ListMember(answer->error_data, "supported")) {
-        listed = true;
-        for (const Value& v : list->values()) {
-          if (v.kind_case() == Value::kStringValue) {
-            supported.push_back(v.string_value());
-          }
-        }
-      }
-    } else if (answer.ok() && !answer->has_error &&
-               provider::ListMember(answer->result, "supportedVersions") !=
-                   nullptr) {
-      listed = true;
-      discovered = true;
-      for (const Value& v :
-           provider::ListMember(answer->result, "supportedVersions")
-               ->values()) {
-        if (v.kind_case() == Value::kStringValue) {
-          supported.push_back(v.string_value());
-        }
-      }
-    }
-    if (listed) {
-      if (std::find(supported.begin(), supported.end(), kModernVersion) !=
-          supported.end()) {
-        modern_ = true;
-      } else {
-        auto legacy =
-            std::find_if(supported.begin(), supported.end(), IsLegacyVersion);
-        if (legacy == supported.end()) {
-          return absl::FailedPreconditionError(ServerMessage(
-              name_,
-              absl::StrCat("speaks protocol versions ",
-                           VisibleText(absl::StrJoin(supported, ", "), 300),
-                           " and none of garuda's (", OurVersions(), ")")));
-        }
-        legacy_version = *legacy;
-      }
-    }
-    if (modern_) {
-      if (discovered) {
-        const Value& result = answer->result;
-        ReadCapabilities(provider::ObjectMember(result, "capabilities") !=
-                                 nullptr
-                             ? *provider::ObjectMember(result, "capabilities")
-                             : Object());
-        info_.instructions = VisibleText(
-            provider::StringMember(result, "instructions"), 16 << 10);
-        if (const Value* meta = provider::ObjectMember(result, "_meta")) {
-          if (const Value* server =
-                  provider::ObjectMember(*meta, kMetaServerInfo)) {
-            ReadServerInfo(*server);
-          }
-        }
-      } else {
-        // Told the version by an error: ask again for the rest.
-        ASSIGN_OR_RETURN(Value result, Call("server/discover", Object(),
-                                            std::max(deadline - absl::Now(),
-                                                     absl::ZeroDuration())));
-        if (const Value* capabilities =
-                provider::ObjectMember(result, "capabilities")) {
-          ReadCapabilities(*capabilities);
-        }
-      }
-      info_.protocol_version = kModernVersion;
-      transport_->SetProtocolVersion(kModernVersion);
-      // list_changed comes on a subscription in this revision.
-      const Value* tools = provider::ObjectMember(info_.capabilities, "tools");
-      if (tools != nullptr) {
-        if (BoolMember(*tools, "listChanged", false)) {
-          const int64_t listen = next_id_++;
-          Value params = Object();
-          Value filter = Object();
-          Set(filter, "toolsListChanged", acp::Bool(true));
-          Set(params, "notifications", std::move(filter));
-          AddMeta(params, std::nullopt);
-          RETURN_IF_ERROR(Send(
-              RpcRequest(listen, "subscriptions/listen", std::move(params))));
-          listen_id_ = listen;
-        }
-      }
-      return absl::OkStatus();
+absl::Status Client::Impl::StartModern(const Value* discovered,
+                                       absl::Time deadline) {
+  modern_ = true;
+  Value result;
+  if (discovered != nullptr) {
+    result = *discovered;
+  } else {
+    // Told the version by an error: ask again for the rest.
+    ASSIGN_OR_RETURN(
+        result, Call("server/discover", Object(),
+                     std::max(deadline - absl::Now(), absl::ZeroDuration())));
+  }
+  const Value* capabilities = provider::ObjectMember(result, "capabilities");
+  ReadCapabilities(capabilities != nullptr ? *capabilities : Object());
+  info_.instructions =
+      VisibleText(provider::StringMember(result, "instructions"), 16 << 10);
+  if (const Value* meta = provider::ObjectMember(result, "_meta")) {
+    if (const Value* server = provider::ObjectMember(*meta, kMetaServerInfo)) {
+      ReadServerInfo(*server);
     }
   }
-  // 2. The handshake of the earlier revisions.
+  info_.protocol_version = kModernVersion;
+  transport_->SetProtocolVersion(kModernVersion);
+  // list_changed comes on a subscription in this revision.
+  const Value* tools = provider::ObjectMember(info_.capabilities, "tools");
+  if (tools != nullptr && BoolMember(*tools, "listChanged", false)) {
+    const int64_t listen = next_id_++;
+    Value params = Object();
+    Value filter = Object();
+    Set(filter, "toolsListChanged", acp::Bool(true));
+    Set(params, "notifications", std::move(filter));
+    AddMeta(params, std::nullopt);
+    RETURN_IF_ERROR(
+        Send(RpcRequest(listen, "subscriptions/listen", std::move(params))));
+    listen_id_ = listen;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Client::Impl::StartLegacy(absl::string_view version,
+                                       absl::Time deadline) {
   Value capabilities = Object();
   Value roots = Object();
   Set(roots, "listChanged", acp::Bool(false));
@@ -536,31 +518,84 @@ absl::Status Client::Impl::Start() {
   Set(client, "version",
       Str(options_.client_version.empty() ? "0" : options_.client_version));
   Value params = Object();
-  Set(params, "protocolVersion", Str(legacy_version));
+  Set(params, "protocolVersion", Str(version));
   Set(params, "capabilities", std::move(capabilities));
   Set(params, "clientInfo", std::move(client));
-  ASSIGN_OR_RETURN(Value result, Call("initialize", std::move(params),
-                                      std::max(deadline - absl::Now(),
-                                               absl::ZeroDuration())));
-  const std::string version = provider::StringMember(result, "protocolVersion");
-  if (!IsLegacyVersion(version)) {
+  absl::StatusOr<Value> result =
+      Call("initialize", std::move(params),
+           std::max(deadline - absl::Now(), absl::ZeroDuration()));
+  if (!result.ok() && late_discover_.has_value()) {
+    // A slow server of 2026-07-28 answered the probe after all, while
+    // initialize waited: it is that revision (initialize, unknown to it,
+    // is answered with an error that nobody waits for).
+    const Value discovered = *std::move(late_discover_);
+    late_discover_.reset();
+    return StartModern(&discovered, deadline);
+  }
+  RETURN_IF_ERROR(result.status());
+  const std::string chosen = provider::StringMember(*result, "protocolVersion");
+  if (!IsLegacyVersion(chosen)) {
     return absl::FailedPreconditionError(ServerMessage(
         name_,
         absl::StrCat("answered initialize with protocol version \"",
-                     VisibleText(version, 100),
+                     VisibleText(chosen, 100),
                      "\", which garuda does not speak (", OurVersions(), ")")));
   }
-  info_.protocol_version = version;
-  if (const Value* server = provider::ObjectMember(result, "serverInfo")) {
+  info_.protocol_version = chosen;
+  if (const Value* server = provider::ObjectMember(*result, "serverInfo")) {
     ReadServerInfo(*server);
   }
-  ReadCapabilities(provider::ObjectMember(result, "capabilities") != nullptr
-                       ? *provider::ObjectMember(result, "capabilities")
-                       : Object());
+  const Value* server_capabilities =
+      provider::ObjectMember(*result, "capabilities");
+  ReadCapabilities(server_capabilities != nullptr ? *server_capabilities
+                                                  : Object());
   info_.instructions =
-      VisibleText(provider::StringMember(result, "instructions"), 16 << 10);
-  transport_->SetProtocolVersion(version);
+      VisibleText(provider::StringMember(*result, "instructions"), 16 << 10);
+  transport_->SetProtocolVersion(chosen);
   return Send(RpcRequest(std::nullopt, "notifications/initialized", Value()));
+}
+
+absl::Status Client::Impl::Start() {
+  const absl::Time deadline = absl::Now() + options_.start_timeout;
+  // 1. The 2026-07-28 probe, server/discover, with its _meta. A server of
+  // that revision answers with its versions; one of the earlier revisions
+  // answers with an error or not at all, and gets initialize.
+  modern_ = true;
+  const int64_t id = next_id_++;
+  Value params = Object();
+  AddMeta(params, std::nullopt);
+  modern_ = false;
+  RETURN_IF_ERROR(Send(RpcRequest(id, "server/discover", std::move(params))));
+  const absl::Duration probe =
+      std::min(options_.discover_timeout, options_.start_timeout);
+  absl::StatusOr<RpcMessage> answer =
+      Await("server/discover", id, std::min(deadline, absl::Now() + probe),
+            probe, nullptr, /*cancel_on_timeout=*/false);
+  if (!answer.ok()) {
+    if (answer.status().code() != absl::StatusCode::kDeadlineExceeded) {
+      return answer.status();
+    }
+    // 2a. No answer yet: taken for an earlier revision, but a late answer
+    // to the probe is still looked for while initialize waits.
+    probe_id_ = id;
+    return StartLegacy(kProtocolVersions[1], deadline);
+  }
+  const ProbeAnswer read = ReadProbeAnswer(*answer);
+  if (!read.listed) return StartLegacy(kProtocolVersions[1], deadline);
+  if (Lists(read, kModernVersion)) {
+    return StartModern(read.discovered ? &answer->result : nullptr, deadline);
+  }
+  // 2b. A server that lists only earlier revisions (a dual-era one that
+  // prefers them): the best of those we speak.
+  for (const char* version : kProtocolVersions) {
+    if (IsLegacyVersion(version) && Lists(read, version)) {
+      return StartLegacy(version, deadline);
+    }
+  }
+  return absl::FailedPreconditionError(ServerMessage(
+      name_, absl::StrCat("speaks protocol versions ",
+                          VisibleText(absl::StrJoin(read.supported, ", "), 300),
+                          " and none of garuda's (", OurVersions(), ")")));
 }
 
 absl::Status Client::Impl::Pages(

@@ -287,6 +287,38 @@ TEST(ClientTest, ModernServerGetsMetaOnEveryRequest) {
   EXPECT_TRUE((*client)->ToolsChanged());
 }
 
+TEST(ClientTest, SlowModernServerAnsweringTheProbeLate) {
+  // The probe's answer comes only after initialize went out (a server still
+  // loading when the probe's time ran out): the late DiscoverResult still
+  // makes it a 2026-07-28 session, and initialize's error is not waited for.
+  FakeServer::Script modern =
+      Modern([](FakeServer& server, const Value& message) {
+        if (Method(message) == "tools/list") {
+          server.Reply(message, Parse(R"({"tools":[]})"));
+        }
+      });
+  std::optional<Value> held;
+  FakeServer server([&](FakeServer& server, const Value& message) {
+    if (Method(message) == "server/discover" && !held.has_value()) {
+      held = message;
+    } else if (Method(message) == "initialize") {
+      modern(server, *held);    // the DiscoverResult, late
+      modern(server, message);  // an error: no _meta
+    } else {
+      modern(server, message);
+    }
+  });
+  ConnectOptions options = Quick();
+  options.discover_timeout = absl::Milliseconds(50);
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectTo(server, options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ((*client)->server_info().protocol_version, "2026-07-28");
+  EXPECT_EQ((*client)->server_info().name, "modern");
+  EXPECT_TRUE((*client)->ListTools().ok());
+  EXPECT_EQ(server.ReceivedMethod("initialize").size(), 1u);
+  EXPECT_TRUE(server.ReceivedMethod("notifications/initialized").empty());
+}
+
 TEST(ClientTest, UnsupportedVersionErrorChoosesAnOlderOne) {
   // A dual-era server that prefers the older revision.
   FakeServer server([](FakeServer& server, const Value& message) {
