@@ -40,6 +40,8 @@ constexpr int kUnsupportedProtocolVersion = -32022;
 constexpr int kMaxPages = 100;
 // A request answered with input_required this many times in a row ends.
 constexpr int kMaxInputRounds = 8;
+// What one Poll() reads at most.
+constexpr int kMaxPolledMessages = 1000;
 // Names, titles and URIs in lists.
 constexpr size_t kFieldBytes = 1000;
 
@@ -187,6 +189,8 @@ class Client::Impl {
                                    bool cancel_on_timeout = true);
   void Handle(const RpcMessage& message, int64_t current_id,
               const CallOptions* call);
+  // A received value as JSON-RPC; what is not breaks the channel.
+  absl::StatusOr<RpcMessage> Checked(const Value& value);
   Value Roots() const;
   absl::StatusOr<Value> InputResponses(absl::string_view method,
                                        const Value& requests) const;
@@ -318,6 +322,16 @@ void Client::Impl::Handle(const RpcMessage& message, int64_t current_id,
   // we act on; they are read and dropped, never printed.
 }
 
+absl::StatusOr<RpcMessage> Client::Impl::Checked(const Value& value) {
+  absl::StatusOr<RpcMessage> message = ReadRpcMessage(value);
+  if (!message.ok()) {
+    return Broken(absl::DataLossError(
+        ServerMessage(name_, absl::StrCat("sent ", message.status().message(),
+                                          ", which is not JSON-RPC 2.0"))));
+  }
+  return message;
+}
+
 absl::StatusOr<RpcMessage> Client::Impl::Await(absl::string_view method,
                                                int64_t id, absl::Time deadline,
                                                absl::Duration timeout,
@@ -346,28 +360,23 @@ absl::StatusOr<RpcMessage> Client::Impl::Await(absl::string_view method,
           return Broken(got.status());
       }
     }
-    absl::StatusOr<RpcMessage> message = ReadRpcMessage(*got);
-    if (!message.ok()) {
-      return Broken(absl::DataLossError(
-          ServerMessage(name_, absl::StrCat("sent ", message.status().message(),
-                                            ", which is not JSON-RPC 2.0"))));
-    }
-    if (message->kind == RpcMessage::Kind::kResponse) {
-      if (acp::IdKey(message->id) == acp::IdKey(want)) return *message;
+    ASSIGN_OR_RETURN(RpcMessage message, Checked(*got));
+    if (message.kind == RpcMessage::Kind::kResponse) {
+      if (acp::IdKey(message.id) == acp::IdKey(want)) return message;
       if (probe_id_.has_value() &&
-          acp::IdKey(message->id) ==
+          acp::IdKey(message.id) ==
               acp::IdKey(acp::Num(static_cast<double>(*probe_id_)))) {
         probe_id_.reset();
-        const ProbeAnswer read = ReadProbeAnswer(*message);
+        const ProbeAnswer read = ReadProbeAnswer(message);
         if (read.discovered && Lists(read, kModernVersion)) {
-          late_discover_ = message->result;
+          late_discover_ = message.result;
           return absl::AbortedError(ServerMessage(
               name_, "answered server/discover late, after initialize"));
         }
       }
       continue;  // a late answer to a request given up (timed out)
     }
-    Handle(*message, id, call);
+    Handle(message, id, call);
   }
 }
 
@@ -831,7 +840,9 @@ absl::StatusOr<PromptResult> Client::Impl::GetPrompt(
 
 absl::Status Client::Impl::Poll() {
   RETURN_IF_ERROR(broken_);
-  while (true) {
+  // A server that never stops sending must not keep Poll from returning:
+  // the rest waits for the next request or Poll.
+  for (int read = 0; read < kMaxPolledMessages; ++read) {
     absl::StatusOr<Value> got = transport_->Receive(absl::Now(), nullptr);
     if (!got.ok()) {
       if (got.status().code() == absl::StatusCode::kDeadlineExceeded) {
@@ -842,16 +853,12 @@ absl::Status Client::Impl::Poll() {
       }
       return Broken(got.status());
     }
-    absl::StatusOr<RpcMessage> message = ReadRpcMessage(*got);
-    if (!message.ok()) {
-      return Broken(absl::DataLossError(
-          ServerMessage(name_, absl::StrCat("sent ", message.status().message(),
-                                            ", which is not JSON-RPC 2.0"))));
-    }
-    if (message->kind != RpcMessage::Kind::kResponse) {
-      Handle(*message, 0, nullptr);
+    ASSIGN_OR_RETURN(RpcMessage message, Checked(*got));
+    if (message.kind != RpcMessage::Kind::kResponse) {
+      Handle(message, 0, nullptr);
     }
   }
+  return absl::OkStatus();
 }
 
 void Client::Impl::Close() {

@@ -30,6 +30,8 @@ namespace mcp {
 namespace {
 
 constexpr absl::Duration kCancelPoll = absl::Milliseconds(50);
+// Messages received and not yet read, before notifications are dropped.
+constexpr size_t kMaxInbox = 4096;
 // Of an HTTP error's body, this much goes into the message.
 constexpr size_t kErrorQuote = 200;
 
@@ -208,6 +210,12 @@ class Http : public Transport {
   void Push(absl::StatusOr<Value> message) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      // A server streaming notifications faster than they are read: past
+      // the cap they are dropped (answers and errors never are).
+      if (inbox_.size() >= kMaxInbox && message.ok() &&
+          provider::Member(*message, "id") == nullptr) {
+        return;
+      }
       inbox_.push_back(std::move(message));
     }
     arrived_.notify_all();
