@@ -299,6 +299,13 @@ class Http : public Transport {
     http.connect_timeout = options_.connect_timeout;
     http.proxy = options_.proxy_host_port;
     http.keep_headers = {"mcp-session-id"};
+    // Kept as soon as it arrives: the answer to initialize may stream, and
+    // the next request must already carry it.
+    http.on_header = [this](const std::string&, const std::string& value) {
+      if (!SafeHeaderText(value)) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      session_id_ = value;
+    };
     http.max_error_body = kMaxMessageBytes + 1;
     // Whether the answer to `id` came: a stream that ends without it lost
     // the request (the 2026-07-28 transport does not resume streams).
@@ -336,11 +343,6 @@ class Http : public Transport {
     provider::HttpOutcome outcome = provider::PostStreaming(
         request, http, cancel,
         [&events](absl::string_view bytes) { return events.Feed(bytes); });
-    if (auto session = outcome.headers.find("mcp-session-id");
-        session != outcome.headers.end() && SafeHeaderText(session->second)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      session_id_ = session->second;
-    }
     switch (outcome.kind) {
       case provider::HttpOutcome::Kind::kCancelled:
         return;  // the client gave up on this request already

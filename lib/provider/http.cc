@@ -58,7 +58,11 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     transfer->outcome->retry_after_ms = std::string(value);
   }
   for (const std::string& kept : transfer->options->keep_headers) {
-    if (name == kept) transfer->outcome->headers[name] = std::string(value);
+    if (name != kept) continue;
+    transfer->outcome->headers[name] = std::string(value);
+    if (transfer->options->on_header) {
+      transfer->options->on_header(name, std::string(value));
+    }
   }
   return bytes;
 }

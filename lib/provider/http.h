@@ -38,8 +38,11 @@ struct HttpOptions {
   // https:// alike, whatever no_proxy says (lib/mcp: the session's proxy).
   // Empty: libcurl's default (the environment's proxy variables).
   std::string proxy;
-  // Answer headers to keep in HttpOutcome::headers (lower-case names).
+  // Answer headers to keep in HttpOutcome::headers (lower-case names), and
+  // to hand, as each arrives (before any of the body), to `on_header`.
   std::vector<std::string> keep_headers;
+  std::function<void(const std::string& name, const std::string& value)>
+      on_header;
 };
 
 struct HttpOutcome {

@@ -44,7 +44,8 @@ void PlainServer::Stop() {
 }
 
 absl::StatusOr<PlainServer> PlainServer::Start(
-    const std::vector<std::string>& argv, const std::string& stderr_path) {
+    const std::vector<std::string>& argv, const std::string& stderr_path,
+    const std::vector<std::string>& env) {
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0) return LastErrnoStatus("pipe2");
   if (::pipe2(out, O_CLOEXEC) != 0) return LastErrnoStatus("pipe2");
@@ -55,13 +56,21 @@ absl::StatusOr<PlainServer> PlainServer::Start(
   for (const std::string& arg : argv)
     args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> environment;
+  for (char** name = environ; *name != nullptr; ++name) {
+    environment.push_back(*name);
+  }
+  for (const std::string& entry : env) {
+    environment.push_back(const_cast<char*>(entry.c_str()));
+  }
+  environment.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) return LastErrnoStatus("fork");
   if (pid == 0) {
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::dup2(err, 2);
-    ::execvp(args[0], args.data());
+    ::execvpe(args[0], args.data(), environment.data());
     _exit(127);
   }
   ::close(in[0]);

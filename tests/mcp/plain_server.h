@@ -23,9 +23,11 @@ class PlainServer {
   PlainServer& operator=(PlainServer&& other) noexcept;
   ~PlainServer();
 
-  // argv[0] is looked up on PATH; stderr goes to `stderr_path`.
-  static absl::StatusOr<PlainServer> Start(const std::vector<std::string>& argv,
-                                           const std::string& stderr_path);
+  // argv[0] is looked up on PATH; stderr goes to `stderr_path`; `env`
+  // ("NAME=value") is added to this process's environment.
+  static absl::StatusOr<PlainServer> Start(
+      const std::vector<std::string>& argv, const std::string& stderr_path,
+      const std::vector<std::string>& env = {});
 
   // Kills and waits for the server (if started).
   void Stop();

@@ -1,19 +1,26 @@
 // lib/mcp against the published servers (pinned in package-lock.json),
 // started plainly: @modelcontextprotocol/server-everything (every protocol
 // feature it has) and @modelcontextprotocol/server-filesystem.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/base/files.h"
+#include "lib/base/unique_fd.h"
 #include "lib/mcp/client.h"
+#include "lib/netproxy/server.h"
 #include "lib/provider/json.h"
+#include "lib/rules/domain_rules.h"
 #include "tests/mcp/plain_server.h"
 
 namespace garuda {
@@ -257,6 +264,127 @@ TEST(ServerFilesystemTest, ReadsAndWritesInsideItsRootOnly) {
       client.CallTool("read_text_file", outside, {});
   ASSERT_TRUE(refused.ok()) << refused.status();
   EXPECT_TRUE(refused->is_error);
+}
+
+// A free loopback port (bound, read, closed: the server binds it next).
+uint16_t FreePort() {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  EXPECT_EQ(
+      ::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof(address)),
+      0);
+  EXPECT_EQ(
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &length),
+      0);
+  return ntohs(address.sin_port);
+}
+
+// Waits (bounded) until something accepts on 127.0.0.1:port.
+bool Accepting(uint16_t port, absl::Duration within) {
+  const absl::Time deadline = absl::Now() + within;
+  while (absl::Now() < deadline) {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address = {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port);
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&address),
+                  sizeof(address)) == 0) {
+      return true;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return false;
+}
+
+TEST(ServerEverythingTest, StreamableHttpThroughTheProxy) {
+  const uint16_t port = FreePort();
+  absl::StatusOr<PlainServer> process = PlainServer::Start(
+      NodeArgv(PinnedServerScript("server-everything"), {"streamableHttp"}),
+      absl::StrCat(TempDir(), "/everything-http.stderr"),
+      {absl::StrCat("PORT=", port)});
+  ASSERT_TRUE(process.ok()) << process.status();
+  ASSERT_TRUE(Accepting(port, absl::Seconds(30)));
+
+  // lib/netproxy's proxy, letting through this one host and port.
+  uint16_t proxy_port = 0;
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  {
+    sockaddr_in address = {};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address),
+                     sizeof(address)),
+              0);
+    ASSERT_EQ(::listen(listener.get(), 16), 0);
+    ASSERT_EQ(::getsockname(listener.get(),
+                            reinterpret_cast<sockaddr*>(&address), &length),
+              0);
+    proxy_port = ntohs(address.sin_port);
+  }
+  netproxy::ProxyOptions proxy_options;
+  proxy_options.rules = *netproxy::DomainRules::Create({"everything.test"}, {});
+  proxy_options.allowed_ports = {port};
+  proxy_options.test_name_map = {{"everything.test", "127.0.0.1"}};
+  netproxy::ProxyServer proxy(std::move(proxy_options));
+  std::thread serving([&] { (void)proxy.Serve(listener.get()); });
+  // Stopped and joined however the test ends.
+  struct Stopper {
+    netproxy::ProxyServer* proxy;
+    std::thread* thread;
+    ~Stopper() {
+      proxy->Stop();
+      thread->join();
+    }
+  } stopper{&proxy, &serving};
+
+  {
+    HttpOptions http;
+    http.url = absl::StrCat("http://everything.test:", port, "/mcp");
+    http.proxy_host_port = absl::StrCat("127.0.0.1:", proxy_port);
+    absl::StatusOr<std::unique_ptr<Transport>> transport =
+        HttpTransport(http, "everything-http");
+    ASSERT_TRUE(transport.ok()) << transport.status();
+    ConnectOptions options;
+    options.root_dir = "/work/project";
+    absl::StatusOr<std::unique_ptr<Client>> client =
+        Client::Connect("everything-http", *std::move(transport), options);
+    ASSERT_TRUE(client.ok()) << client.status();
+    EXPECT_THAT((*client)->server_info().protocol_version,
+                testing::AnyOf("2025-11-25", "2025-06-18"));
+    absl::StatusOr<ToolList> tools = (*client)->ListTools();
+    ASSERT_TRUE(tools.ok()) << tools.status();
+    ASSERT_NE(Find(*tools, "echo"), nullptr);
+    absl::StatusOr<CallResult> echo =
+        (*client)->CallTool("echo", Parse(R"({"message":"over http"})"), {});
+    ASSERT_TRUE(echo.ok()) << echo.status();
+    EXPECT_THAT(echo->text, HasSubstr("over http"));
+    // Progress arrives on the call's event stream.
+    CallOptions progress_options;
+    int steps = 0;
+    progress_options.on_progress = [&](const Progress&) { ++steps; };
+    absl::StatusOr<CallResult> long_run = (*client)->CallTool(
+        "trigger-long-running-operation",
+        Parse(R"({"duration":0.3,"steps":3})"), progress_options);
+    ASSERT_TRUE(long_run.ok()) << long_run.status();
+    EXPECT_EQ(steps, 3);
+    // Cancelled while it streams: the stream is closed, the session goes on.
+    CancelFlag cancel;
+    CallOptions cancel_options;
+    cancel_options.cancel = &cancel;
+    cancel_options.on_progress = [&](const Progress&) { cancel.Cancel(); };
+    absl::StatusOr<CallResult> cancelled = (*client)->CallTool(
+        "trigger-long-running-operation",
+        Parse(R"({"duration":20,"steps":40})"), cancel_options);
+    ASSERT_FALSE(cancelled.ok());
+    EXPECT_EQ(cancelled.status().code(), absl::StatusCode::kCancelled);
+    EXPECT_TRUE((*client)->Ping().ok());
+    (*client)->Close();
+  }
 }
 
 TEST(PlainServerTest, ACrashedServerIsNamed) {
