@@ -95,8 +95,8 @@ absl::StatusOr<std::unique_ptr<Transport>> HttpTransport(
 struct ConnectOptions {
   // The project root, offered as the only root (file:// URI).
   std::string root_dir;
-  // initialize and its answer (the first listing is given its own deadline
-  // by the caller, by default the same).
+  // The whole start: the probe below, then initialize and its answer (a
+  // listing has its own limit, ListTools' argument).
   absl::Duration start_timeout = absl::Seconds(30);
   // The first message is server/discover (the 2026-07-28 revision's probe);
   // a server that does not answer it this soon is taken for one of the
@@ -117,7 +117,7 @@ struct ServerInfo {
   std::string title;
   std::string instructions;
   std::string protocol_version;  // the negotiated one
-  Value capabilities;            // the server's, as sent
+  Value capabilities;  // the server's, as sent (JSON: not for a terminal)
   bool has_tools = false;
   bool has_resources = false;
   bool has_prompts = false;
@@ -239,6 +239,7 @@ class Client {
                                       const Value& arguments,
                                       const CallOptions& options);
 
+  // ping (2025 revisions) or, since 2026-07-28 has no ping, server/discover.
   absl::Status Ping(absl::Duration timeout = absl::Seconds(10));
 
   // True when notifications/tools/list_changed arrived since the last
