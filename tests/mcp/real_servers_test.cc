@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -48,6 +49,11 @@ struct Started {
 Started Start(const std::string& package, const std::vector<std::string>& args,
               const std::string& root) {
   Started started;
+  if (::access(PinnedServerScript(package).c_str(), R_OK) != 0) {
+    ADD_FAILURE() << PinnedServerScript(package)
+                  << " is missing; run: bash tools/setup.sh";
+    return started;
+  }
   absl::StatusOr<PlainServer> process =
       PlainServer::Start(NodeArgv(PinnedServerScript(package), args),
                          absl::StrCat(TempDir(), "/", package, ".stderr"));
