@@ -85,7 +85,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
   }
   std::unique_ptr<Session> session(
       new Session(std::move(config), std::move(parts)));
-  Interaction& out = *session->parts_.interaction;
+  PersonDisplay& out = *session->parts_.interaction;
   out.ShowNotice(session->FirstLine());
   for (const std::string& notice : session->config_.notices) {
     out.ShowNotice(notice);
@@ -190,7 +190,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
                     });
   TurnPieces pieces;
   pieces.model = parts_.model;
-  pieces.interaction = parts_.interaction;
+  pieces.display = parts_.interaction;
   pieces.events = parts_.events;
   pieces.conversation = &conversation_;
   pieces.requests = &requests_;
