@@ -74,6 +74,20 @@ bool Staged(const SessionConfig& config) {
   return config.description.mode() == "staged";
 }
 
+std::string FirstLine(const SessionConfig& config, const SessionParts& parts) {
+  const stager::SessionDescription& d = config.description;
+  std::string model =
+      parts.model != nullptr ? parts.model->Describe() : "none configured";
+  std::string commands = d.mode().empty() ? "direct" : d.mode();
+  if (!d.backend().empty()) absl::StrAppend(&commands, " (", d.backend(), ")");
+  return absl::StrCat(
+      "garuda-agent: model ", model, " | project ", parts.project->root(),
+      " | commands ", commands, " | profile ",
+      config.strict ? "strict" : "default", " | sandbox ",
+      d.sandboxed() ? "on" : "NONE (commands run on the host and ask)",
+      " | session ", config.session_id);
+}
+
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
                                                         SessionParts parts) {
   if (absl::Status profile = CheckProfile(config); !profile.ok()) {
@@ -86,7 +100,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
   std::unique_ptr<Session> session(
       new Session(std::move(config), std::move(parts)));
   PersonDisplay& out = *session->parts_.interaction;
-  out.ShowNotice(session->FirstLine());
+  out.ShowNotice(FirstLine(session->config_, session->parts_));
   for (const std::string& notice : session->config_.notices) {
     out.ShowNotice(notice);
   }
@@ -109,27 +123,13 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
   }
   RETURN_IF_ERROR(session->parts_.audit->Record(
       MakeEvent("session_start", "", session->parts_.project->root(), "start",
-                session->FirstLine())));
+                FirstLine(session->config_, session->parts_))));
   if (!session->config_.description.sandboxed()) {
     RETURN_IF_ERROR(session->parts_.audit->Record(MakeEvent(
         "host_fallback", CommandToolName(), session->parts_.project->root(),
         "ask", "no OS sandbox: commands run on the host and ask")));
   }
   return session;
-}
-
-std::string Session::FirstLine() const {
-  const stager::SessionDescription& d = config_.description;
-  std::string model =
-      parts_.model != nullptr ? parts_.model->Describe() : "none configured";
-  std::string commands = d.mode().empty() ? "direct" : d.mode();
-  if (!d.backend().empty()) absl::StrAppend(&commands, " (", d.backend(), ")");
-  return absl::StrCat(
-      "garuda-agent: model ", model, " | project ", parts_.project->root(),
-      " | commands ", commands, " | profile ",
-      config_.strict ? "strict" : "default", " | sandbox ",
-      d.sandboxed() ? "on" : "NONE (commands run on the host and ask)",
-      " | session ", config_.session_id);
 }
 
 void Session::Restore(std::vector<provider::ChatMessage> messages) {

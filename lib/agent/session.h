@@ -75,16 +75,16 @@ absl::Status CheckProfile(const SessionConfig& config);
 // reach the project).
 bool Staged(const SessionConfig& config);
 
+// The session's first line: "garuda-agent: model ... | project ... |
+// commands ... | profile ... | sandbox ... | session ...".
+std::string FirstLine(const SessionConfig& config, const SessionParts& parts);
+
 class Session {
  public:
   // CheckProfile first; then shows the first line and the notices, and
   // records the start in the audit log.
   static absl::StatusOr<std::unique_ptr<Session>> Start(SessionConfig config,
                                                         SessionParts parts);
-
-  // "garuda-agent: model ... | project ... | commands ... | profile ... |
-  // sandbox ..."
-  std::string FirstLine() const;
 
   // Continues a resumed conversation (ReadConversation): calls left without
   // a result by an ended session get one saying they did not run.
