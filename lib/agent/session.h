@@ -71,13 +71,13 @@ struct SessionConfig {
 // the reason and the fix; the session must not start.
 absl::Status CheckProfile(const SessionConfig& config);
 
-// The stager runs commands staged (their changes asked about before they
-// reach the project).
-bool Staged(const SessionConfig& config);
-
 // The session's first line: "garuda-agent: model ... | project ... |
 // commands ... | profile ... | sandbox ... | session ...".
 std::string FirstLine(const SessionConfig& config, const SessionParts& parts);
+
+// The stager runs commands staged (their changes asked about before they
+// reach the project).
+bool Staged(const SessionConfig& config);
 
 class Session {
  public:
