@@ -1,15 +1,9 @@
 #include "lib/agent/session.h"
 
-#include <algorithm>
-#include <cstdint>
-#include <limits>
-#include <optional>
 #include <utility>
+#include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "lib/agent/answer_calls.h"
 #include "lib/agent/builtin_rows.h"
@@ -25,6 +19,7 @@
 
 namespace garuda {
 namespace agent {
+
 absl::Status CheckProfile(const SessionConfig& config) {
   if (!config.strict || config.description.sandboxed()) {
     return absl::OkStatus();
