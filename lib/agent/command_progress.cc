@@ -57,7 +57,7 @@ void CommandProgressView::Show(absl::Time now) {
   CommandProgress progress;
   progress.elapsed = now - start_;
   progress.last_line = last_line_;
-  interaction_->ShowCommandProgress(progress);
+  display_->ShowCommandProgress(progress);
 }
 
 }  // namespace agent

@@ -1,5 +1,5 @@
 // A running command as the person follows it: the stager's watch
-// (lib/staging/command_watch.h) turned into Interaction::ShowCommandProgress
+// (lib/staging/command_watch.h) turned into PersonDisplay::ShowCommandProgress
 // calls, at most ten a second as output comes and once a second when it
 // does not, with the elapsed time and the last line printed so far.
 #ifndef GARUDA_LIB_AGENT_COMMAND_PROGRESS_H_
@@ -19,9 +19,8 @@ namespace agent {
 
 class CommandProgressView {
  public:
-  // `interaction` is not owned and outlives the view.
-  explicit CommandProgressView(Interaction* interaction)
-      : interaction_(interaction) {}
+  // `display` is not owned and outlives the view.
+  explicit CommandProgressView(PersonDisplay* display) : display_(display) {}
 
   // The watch of one run; `cancel` (may be null) stops it. The view must
   // outlive the run.
@@ -36,7 +35,7 @@ class CommandProgressView {
   void Tick(absl::Duration elapsed);
   void Show(absl::Time now);
 
-  Interaction* interaction_;
+  PersonDisplay* display_;
   std::mutex mu_;
   absl::Time start_;
   absl::Time last_shown_ = absl::InfinitePast();

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/agent/apply_call.h"
+#include "lib/agent/call_decision.h"
 #include "lib/agent/command_progress.h"
 #include "lib/agent/kept_changes.h"
 #include "lib/agent/tool_display.h"
@@ -48,13 +49,6 @@ absl::Status AuditNetwork(ToolRun& run, const stager::CommandResult& result) {
                      " (", event.count(), "x)")));
   }
   return absl::OkStatus();
-}
-
-RelayedAnswer RelayedYes(bool yes, const std::string& from) {
-  RelayedAnswer answer;
-  answer.set_from(from);
-  answer.set_yes(yes);
-  return answer;
 }
 
 // No person could answer (one-shot, no allow rule, no --apply-staged):

@@ -1,7 +1,8 @@
-// What a session needs from the person at the other end: the session loop
-// (lib/agent/session.h) calls it; the terminal (lib/terminal/terminal.h) and
-// the one-shot mode (no terminal: every question is answered "no")
-// implement it.
+// What a session needs from the person at the other end, as two narrow
+// interfaces (what the person sees, what the person is asked) and their
+// sum, Interaction: the session (lib/agent/session.h) is given one; the
+// terminal (lib/terminal/terminal.h), the one-shot mode (no terminal: every
+// question is answered "no") and an editor (lib/acp) implement it.
 #ifndef GARUDA_LIB_AGENT_INTERACTION_H_
 #define GARUDA_LIB_AGENT_INTERACTION_H_
 
@@ -49,12 +50,12 @@ struct CommandProgress {
   std::string last_line;  // the last line of output so far, may be ""
 };
 
-class Interaction {
+// What the person sees: the model's text, the tool calls as they start and
+// end, notices, a running command's progress and the status line. The turn
+// loop, compaction and the ends of a turn need only this.
+class PersonDisplay {
  public:
-  virtual ~Interaction() = default;
-
-  // True when a person can answer questions now.
-  virtual bool CanAsk() const = 0;
+  virtual ~PersonDisplay() = default;
 
   // Model text as it streams.
   virtual void ShowText(absl::string_view text) = 0;
@@ -73,6 +74,17 @@ class Interaction {
   virtual bool ShowLastOutput() { return false; }
   // After a turn of a line session: one short line (tokens, budget, mode).
   virtual void ShowStatusLine(absl::string_view line) {}
+};
+
+// What the person is asked, and the terminal handed to a helper that asks
+// on its own. A tool call's decision (call_decision.h) and the helpers'
+// calls need this.
+class PersonQuestions {
+ public:
+  virtual ~PersonQuestions() = default;
+
+  // True when a person can answer questions now.
+  virtual bool CanAsk() const = 0;
 
   // A helper (garuda-applier, garuda-stager) is about to ask the person on
   // the terminal itself: what the session printed is ended (no half line,
@@ -105,6 +117,10 @@ class Interaction {
     return AskPermission(question);
   }
 };
+
+// The person at the other end, both sides: what a session is given and
+// what the terminal, the one-shot mode and an editor implement.
+class Interaction : public PersonDisplay, public PersonQuestions {};
 
 // Reads the person's next line (a prompt, a slash command, "!command").
 class LineSource {

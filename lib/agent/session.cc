@@ -1,15 +1,9 @@
 #include "lib/agent/session.h"
 
-#include <algorithm>
-#include <cstdint>
-#include <limits>
-#include <optional>
 #include <utility>
+#include <vector>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "lib/agent/answer_calls.h"
 #include "lib/agent/builtin_rows.h"
@@ -25,6 +19,7 @@
 
 namespace garuda {
 namespace agent {
+
 absl::Status CheckProfile(const SessionConfig& config) {
   if (!config.strict || config.description.sandboxed()) {
     return absl::OkStatus();
@@ -74,6 +69,20 @@ bool Staged(const SessionConfig& config) {
   return config.description.mode() == "staged";
 }
 
+std::string FirstLine(const SessionConfig& config, const SessionParts& parts) {
+  const stager::SessionDescription& d = config.description;
+  std::string model =
+      parts.model != nullptr ? parts.model->Describe() : "none configured";
+  std::string commands = d.mode().empty() ? "direct" : d.mode();
+  if (!d.backend().empty()) absl::StrAppend(&commands, " (", d.backend(), ")");
+  return absl::StrCat(
+      "garuda-agent: model ", model, " | project ", parts.project->root(),
+      " | commands ", commands, " | profile ",
+      config.strict ? "strict" : "default", " | sandbox ",
+      d.sandboxed() ? "on" : "NONE (commands run on the host and ask)",
+      " | session ", config.session_id);
+}
+
 absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
                                                         SessionParts parts) {
   if (absl::Status profile = CheckProfile(config); !profile.ok()) {
@@ -85,8 +94,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
   }
   std::unique_ptr<Session> session(
       new Session(std::move(config), std::move(parts)));
-  Interaction& out = *session->parts_.interaction;
-  out.ShowNotice(session->FirstLine());
+  PersonDisplay& out = *session->parts_.interaction;
+  out.ShowNotice(FirstLine(session->config_, session->parts_));
   for (const std::string& notice : session->config_.notices) {
     out.ShowNotice(notice);
   }
@@ -109,27 +118,13 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Start(SessionConfig config,
   }
   RETURN_IF_ERROR(session->parts_.audit->Record(
       MakeEvent("session_start", "", session->parts_.project->root(), "start",
-                session->FirstLine())));
+                FirstLine(session->config_, session->parts_))));
   if (!session->config_.description.sandboxed()) {
     RETURN_IF_ERROR(session->parts_.audit->Record(MakeEvent(
         "host_fallback", CommandToolName(), session->parts_.project->root(),
         "ask", "no OS sandbox: commands run on the host and ask")));
   }
   return session;
-}
-
-std::string Session::FirstLine() const {
-  const stager::SessionDescription& d = config_.description;
-  std::string model =
-      parts_.model != nullptr ? parts_.model->Describe() : "none configured";
-  std::string commands = d.mode().empty() ? "direct" : d.mode();
-  if (!d.backend().empty()) absl::StrAppend(&commands, " (", d.backend(), ")");
-  return absl::StrCat(
-      "garuda-agent: model ", model, " | project ", parts_.project->root(),
-      " | commands ", commands, " | profile ",
-      config_.strict ? "strict" : "default", " | sandbox ",
-      d.sandboxed() ? "on" : "NONE (commands run on the host and ask)",
-      " | session ", config_.session_id);
 }
 
 void Session::Restore(std::vector<provider::ChatMessage> messages) {
@@ -190,7 +185,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
                     });
   TurnPieces pieces;
   pieces.model = parts_.model;
-  pieces.interaction = parts_.interaction;
+  pieces.display = parts_.interaction;
   pieces.events = parts_.events;
   pieces.conversation = &conversation_;
   pieces.requests = &requests_;

@@ -71,6 +71,10 @@ struct SessionConfig {
 // the reason and the fix; the session must not start.
 absl::Status CheckProfile(const SessionConfig& config);
 
+// The session's first line: "garuda-agent: model ... | project ... |
+// commands ... | profile ... | sandbox ... | session ...".
+std::string FirstLine(const SessionConfig& config, const SessionParts& parts);
+
 // The stager runs commands staged (their changes asked about before they
 // reach the project).
 bool Staged(const SessionConfig& config);
@@ -81,10 +85,6 @@ class Session {
   // records the start in the audit log.
   static absl::StatusOr<std::unique_ptr<Session>> Start(SessionConfig config,
                                                         SessionParts parts);
-
-  // "garuda-agent: model ... | project ... | commands ... | profile ... |
-  // sandbox ..."
-  std::string FirstLine() const;
 
   // Continues a resumed conversation (ReadConversation): calls left without
   // a result by an ended session get one saying they did not run.

@@ -51,7 +51,7 @@ class SlashCommands {
   absl::StatusOr<Session::LineOutcome> Run(const std::string& line);
 
  private:
-  Interaction& out() { return *c_.parts->interaction; }
+  PersonDisplay& out() { return *c_.parts->interaction; }
 
   absl::Status Help(const std::string&);
   absl::Status Undo(const std::string&);

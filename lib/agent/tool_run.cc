@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/agent/call_decision.h"
 #include "lib/base/status_macros.h"
 #include "lib/provider/json.h"
 #include "lib/tools/result.h"
@@ -14,27 +15,6 @@ namespace agent {
 namespace {
 
 constexpr size_t kAuditTargetChars = 4096;
-
-constexpr char kNoPersonText[] =
-    "Not run: no person can answer questions in this session, so the "
-    "answer is no. An allow rule in the settings (permissions.allow) can "
-    "permit such calls.";
-constexpr char kDeniedByPersonText[] = "The user said no to this call.";
-
-RelayedAnswer RelayedYes(bool yes, const std::string& from) {
-  RelayedAnswer answer;
-  answer.set_from(from);
-  answer.set_yes(yes);
-  return answer;
-}
-
-// Allowed only thanks to a session answer ("... from this session").
-bool AllowedForSession(const Decision& decision) {
-  for (const std::string& rule : decision.allowed_by) {
-    if (absl::StrContains(rule, "this session")) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -123,78 +103,16 @@ absl::StatusOr<ToolCallDone> ToolRun::Refused(const std::string& decision,
 absl::StatusOr<std::optional<std::string>> ToolRun::Decide(
     bool ask_by_default, const std::string& question, const std::string& detail,
     const char* helper, const ChangeSet* edit) {
-  // A refusal of the agent's own: audited, and the model's result made
-  // (TakeDone).
-  auto deny = [this](const std::string& text,
-                     const std::string& for_model) -> absl::Status {
-    RETURN_IF_ERROR(Audit("tool_call", "deny", text));
-    ASSIGN_OR_RETURN(done_, Refused(text, for_model));
-    return absl::OkStatus();
-  };
-  Decision decision = c_.permissions->Decide(request_);
-  if (decision.verdict == Verdict::kDeny) {
-    std::string text = absl::StrCat("denied by ", decision.reason);
-    RETURN_IF_ERROR(deny(text, absl::StrCat("Denied: ", text)));
+  Decided decided =
+      CallDecision(c_, call_.name(), request_)
+          .Decide({ask_by_default, question, detail, helper, edit});
+  relayed_ = std::move(decided.relayed);
+  RETURN_IF_ERROR(Audit("tool_call", decided.verdict, decided.text));
+  if (!decided.allowed()) {
+    ASSIGN_OR_RETURN(done_, Refused(decided.text, decided.for_model));
     return std::optional<std::string>();
   }
-  bool ask = decision.verdict == Verdict::kAsk ||
-             (ask_by_default && decision.verdict != Verdict::kAllow);
-  if (!ask) {
-    std::string text =
-        decision.verdict == Verdict::kAllow
-            ? absl::StrCat("allowed by ",
-                           decision.allowed_by.empty()
-                               ? decision.reason
-                               : absl::StrJoin(decision.allowed_by, ", "))
-            : "allowed: no rule asks";
-    // An editor's "allow always" is remembered here, so the helper, which
-    // cannot ask, gets it relayed each time (marked as a session answer).
-    if (helper != nullptr && c_.interaction->RelaysAnswers() &&
-        AllowedForSession(decision)) {
-      relayed_ = RelayedYes(true, "acp (allowed for this session)");
-    }
-    RETURN_IF_ERROR(Audit("tool_call", "allow", text));
-    return std::optional<std::string>(text);
-  }
-  std::string why =
-      decision.verdict == Verdict::kAsk && !decision.reason.empty()
-          ? decision.reason
-          : detail;
-  if (!c_.interaction->CanAsk()) {
-    RETURN_IF_ERROR(deny("no person to ask: no", kNoPersonText));
-    return std::optional<std::string>();
-  }
-  const bool relay = helper != nullptr && c_.interaction->RelaysAnswers();
-  if (helper != nullptr && !relay) {
-    std::string text = absl::StrCat("proposed: ", helper, " asks the person");
-    RETURN_IF_ERROR(Audit("tool_call", "propose", text));
-    return std::optional<std::string>(text);
-  }
-  PermissionQuestion q;
-  q.tool = call_.name();
-  q.summary = question;
-  q.detail = why;
-  q.session_rule = Permissions::SessionRuleFor(request_);
-  PermissionAnswer answer = relay && edit != nullptr && !edit->changes.empty()
-                                ? c_.interaction->AskEdit(q, *edit)
-                                : c_.interaction->AskPermission(q);
-  if (relay) relayed_ = RelayedYes(answer != PermissionAnswer::kNo, "acp");
-  if (answer == PermissionAnswer::kNo) {
-    RETURN_IF_ERROR(Audit("tool_call", "deny", "asked: no"));
-    ASSIGN_OR_RETURN(done_, Refused("asked: no", kDeniedByPersonText));
-    return std::optional<std::string>();
-  }
-  std::string text = "asked: yes";
-  if (answer == PermissionAnswer::kYesForSession && q.session_rule) {
-    absl::Status remembered =
-        c_.permissions->RememberForSession(*q.session_rule);
-    if (remembered.ok()) {
-      text =
-          absl::StrCat("asked: yes, and for this session: ", *q.session_rule);
-    }
-  }
-  RETURN_IF_ERROR(Audit("tool_call", "allow", text));
-  return std::optional<std::string>(text);
+  return std::optional<std::string>(decided.text);
 }
 
 audit::AuditEvent MakeEvent(absl::string_view kind, absl::string_view tool,

@@ -49,13 +49,11 @@ class ToolRun {
   const std::string& summary() const { return summary_; }
   ToolCallReport& report() { return done_.report; }
 
-  // Decides; asks when needed. Returns the decision text when the call may
-  // run, or nullopt with the model's result already made (TakeDone). With a
-  // `helper` (the program that will act), a call that would ask is only
-  // proposed: that helper asks the person itself, and its answer is the
-  // one that counts. The agent's own refusals (a deny rule, nobody to ask)
-  // still stop the call here: refusing needs no one's trust. `edit`, when
-  // it has a change, is what an editor's diff view shows with the question.
+  // Decides; asks when needed (call_decision.h), and audits the decision.
+  // Returns the decision text when the call may run, or nullopt with the
+  // model's result already made (TakeDone). With a `helper` (the program
+  // that will act), a call that would ask is only proposed. `edit`, when it
+  // has a change, is what an editor's diff view shows with the question.
   absl::StatusOr<std::optional<std::string>> Decide(
       bool ask_by_default, const std::string& question,
       const std::string& detail, const char* helper = nullptr,

@@ -30,12 +30,12 @@ absl::StatusOr<provider::ModelResponse> TurnLoop::Send(
   provider::StreamCallbacks callbacks;
   callbacks.on_text = [this, streamed](absl::string_view delta) {
     streamed->append(delta.data(), delta.size());
-    p_.interaction->ShowText(delta);
+    p_.display->ShowText(delta);
     if (p_.events != nullptr) p_.events->Text(delta);
   };
   callbacks.on_retry = [this, streamed](const provider::RetryNotice& notice) {
     streamed->clear();
-    p_.interaction->ShowRetry(notice.reason);
+    p_.display->ShowRetry(notice.reason);
   };
   return p_.model->Send(request, meter_, callbacks, cancel_);
 }
@@ -53,7 +53,7 @@ absl::Status TurnLoop::Failed(const absl::Status& error,
 }
 
 absl::Status TurnLoop::Answered(const provider::ModelResponse& response) {
-  if (!response.text().empty()) p_.interaction->ShowText("\n");
+  if (!response.text().empty()) p_.display->ShowText("\n");
   p_.requests->Count(response, &outcome_->usage);
   outcome_->model_stop_reason = response.stop_reason();
   if (p_.events != nullptr) {

@@ -29,7 +29,7 @@ namespace agent {
 // What one turn uses of its agent; nothing is owned.
 struct TurnPieces {
   provider::ModelClient* model = nullptr;  // not null
-  Interaction* interaction = nullptr;
+  PersonDisplay* display = nullptr;
   TurnEvents* events = nullptr;  // may be null
   Conversation* conversation = nullptr;
   AgentRequests* requests = nullptr;
