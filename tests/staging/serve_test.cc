@@ -502,6 +502,67 @@ TEST_F(ServeTest, TheHostRunnerStartsOnlyAtTheFirstAgreedHostCommand) {
   }
 }
 
+// Processes of this project's stager (the stager, its staging guard, a
+// waiting or running on_host runner: their command line has `--project
+// PROJECT`) that are not locked down: no_new_privs unset, no seccomp filter.
+int UnconfinedStagerProcesses(const std::string& project) {
+  int count = 0;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return -1;
+  while (struct dirent* entry = ::readdir(proc)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    const std::string dir = absl::StrCat("/proc/", entry->d_name);
+    absl::StatusOr<std::string> cmdline =
+        ReadFileToString(JoinPath(dir, "cmdline"));
+    absl::StatusOr<std::string> status =
+        ReadFileToString(JoinPath(dir, "status"));
+    if (!cmdline.ok() || !status.ok()) continue;  // ended meanwhile
+    std::vector<std::string> argv = absl::StrSplit(*cmdline, '\0');
+    bool ours = false;
+    for (size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "--project" && argv[i + 1] == project) ours = true;
+    }
+    if (ours && absl::StrContains(*status, "NoNewPrivs:\t0") &&
+        absl::StrContains(*status, "Seccomp:\t0")) {
+      ++count;
+    }
+  }
+  ::closedir(proc);
+  return count;
+}
+
+// Where no host command can be agreed to (here: no person to ask, and no
+// allow rule for bash), the stager keeps no on_host runner, not even one
+// waiting before its exec: the session has no unconfined process. The
+// control: with an allow rule for bash (SetUp's), the waiting runner is
+// there, unconfined, from the start, and gone with the session.
+TEST_F(ServeTest, NoUnconfinedProcessWhereNoHostCommandCanBeAgreedTo) {
+  for (const char* mode : {"direct", "staged"}) {
+    SCOPED_TRACE(mode);
+    Write(JoinPath(home_, ".garuda/settings.json"),
+          R"({"permissions": {"allow": ["write_file"]}})");
+    std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
+    EXPECT_EQ(Run(*stager, "true").result().exit_code(), 0);
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 0);
+    stager::StagerReply host = Run(*stager, "true", nullptr, /*on_host=*/true);
+    EXPECT_TRUE(host.has_error()) << host.DebugString();
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 0);
+    End(*stager);
+  }
+}
+
+TEST_F(ServeTest, NegativeControlAnAllowRuleForBashKeepsTheRunnerWaiting) {
+  for (const char* mode : {"direct", "staged"}) {
+    SCOPED_TRACE(mode);
+    std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
+    EXPECT_EQ(Run(*stager, "true").result().exit_code(), 0);
+    EXPECT_EQ(HostRunners(project_), 0);  // not exec'd
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 1);
+    End(*stager);
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 0);
+  }
+}
+
 TEST_F(ServeTest, WithoutASandboxOnlyAnAgreedOnHostCommandRuns) {
   // The fake probe (DirectRunCapturesOutputAndExitCode is the control: there
   // the sandbox works and the command runs in it).
