@@ -189,7 +189,7 @@ absl::StatusOr<StagedGuard> StagedGuard::Fork(
 
 RoleNeeds StagedGuard::Needs() const {
   // Not the folder of --out: it may hold the project. The run writes its
-  // list there unnamed until it is whole (session.cc's WriteOut). No root:
+  // list there unnamed until it is whole (staged_run.cc's WriteOut). No root:
   // no writable path, which the role refuses (nothing to confine it to).
   RoleNeeds needs;
   if (!root_.empty()) needs.writable_paths = {root_};

@@ -15,6 +15,7 @@
 #include "lib/staging/network_start.h"
 #include "lib/staging/session.h"
 #include "lib/staging/staged_guard.h"
+#include "lib/staging/staged_run.h"
 #include "lib/staging/stager_settings.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/probe.h"
