@@ -563,7 +563,7 @@ absl::StatusOr<std::unique_ptr<StagerServer>> StagerServer::Open(
 }
 
 StagerServer::StagerServer(ipc::Channel channel,
-                         const StagerServeOptions& options)
+                           const StagerServeOptions& options)
     : channel_(std::move(channel)),
       service_(std::make_unique<Service>(options)) {}
 

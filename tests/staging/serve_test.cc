@@ -483,13 +483,13 @@ int StagerProcesses(
 // How many on_host runners of this project run: processes whose command
 // line is `garuda-stager serve ... --project PROJECT --mode host`.
 int HostRunners(const std::string& project) {
-  return StagerProcesses(project, [](const std::vector<std::string>& argv,
-                                     const std::string&) {
-    for (size_t i = 0; i + 1 < argv.size(); ++i) {
-      if (argv[i] == "--mode" && argv[i + 1] == "host") return true;
-    }
-    return false;
-  });
+  return StagerProcesses(
+      project, [](const std::vector<std::string>& argv, const std::string&) {
+        for (size_t i = 0; i + 1 < argv.size(); ++i) {
+          if (argv[i] == "--mode" && argv[i + 1] == "host") return true;
+        }
+        return false;
+      });
 }
 
 // The runner of on_host commands cannot be confined, so it execs only at
