@@ -1,9 +1,7 @@
 // garuda-stager: runs commands for Garuda in an OS sandbox, and says what
 // this machine's sandbox can do.
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,9 +44,10 @@ ABSL_FLAG(std::string, job, "",
 ABSL_FLAG(bool, json, false, "probe: print one JSON object");
 ABSL_FLAG(bool, quiet, false,
           "serve: no \"serving\" line on stderr (errors are still printed)");
-ABSL_FLAG(int, channel_fd, -1,
-          "serve, proxy: the descriptor of garuda-agent's channel (one end of a "
-          "Unix stream socketpair)");
+ABSL_FLAG(
+    int, channel_fd, -1,
+    "serve, proxy: the descriptor of garuda-agent's channel (one end of a "
+    "Unix stream socketpair)");
 ABSL_FLAG(std::string, consent, "rules",
           "serve: who agrees to an on_host command: \"rules\" (only an allow "
           "rule of the settings), \"terminal\" (ask the person on --terminal) "
@@ -64,80 +63,14 @@ ABSL_FLAG(std::string, accept_weaker_lockdown, "",
 
 namespace {
 
-constexpr char kUsage[] =
-    "runs commands for Garuda in an OS sandbox.\n"
-    "\n"
-    "  garuda-stager run [--project DIR] --mode direct [--network] "
-    "[--write PATH]... [--allow-host] [--keep-processes] -- CMD [ARGS...]\n"
-    "      run CMD in the sandbox: the project writable, the system "
-    "read-only,\n"
-    "      .git/hooks and .garuda/ hidden; the exit code is CMD's\n"
-    "  garuda-stager run --project WORKTREE --job FILE -- CMD [ARGS...]\n"
-    "      a job's command (garuda-agent run): in the sandbox only, the\n"
-    "      worktree read-only but for the job file's writeScope\n"
-    "  garuda-stager run [--project DIR] --mode staged [--backend B] "
-    "[--session NAME] [--out FILE] -- CMD [ARGS...]\n"
-    "      run CMD over a staging view of the project (the project stays\n"
-    "      read-only); the ChangeSet goes to stdout (or FILE) for\n"
-    "      garuda-applier, CMD's output to stderr\n"
-    "  garuda-stager serve --channel-fd=N [--project DIR] [--mode M] "
-    "[--backend B] [--session-id ID] [--consent rules|terminal|relayed] "
-    "[--job FILE]\n"
-    "      serve garuda-agent's session channel (proto/stager_service.proto):\n"
-    "      DescribeSession, RunCommand (output captured; staged mode: one\n"
-    "      staging view for the whole channel, each command's ChangeSet in\n"
-    "      a sealed memfd with the reply; on_host only when the stager\n"
-    "      itself agrees: the person on the terminal, or an allow rule),\n"
-    "      EndSession\n"
-    "  garuda-stager end [--project DIR] --session NAME\n"
-    "      remove a named session's staging view\n"
-    "  garuda-stager proxy --channel-fd=N\n"
-    "      the session's network proxy for sandbox.allowedDomains, started by\n"
-    "      the stager itself (proto/netproxy_service.proto; docs/network.md)\n"
-    "  garuda-stager probe [--json]\n"
-    "      what this machine allows (namespaces, overlay, Landlock, seccomp),\n"
-    "      with canaries, and the fix for each missing part";
+using garuda::WeakerLockdown;
 
-// absl keeps only the last value of a repeated flag: every --write before
-// "--" is taken out here, so that `--write a --write b` means both.
-std::vector<std::string> TakeWriteFlags(int* argc, char** argv) {
-  std::vector<std::string> paths;
-  int out = 1;
-  bool flags_done = false;
-  for (int i = 1; i < *argc; ++i) {
-    if (!flags_done && std::strcmp(argv[i], "--") == 0) flags_done = true;
-    if (!flags_done && std::strcmp(argv[i], "--write") == 0 && i + 1 < *argc) {
-      paths.push_back(argv[++i]);
-      continue;
-    }
-    if (!flags_done && std::strncmp(argv[i], "--write=", 8) == 0) {
-      paths.push_back(argv[i] + 8);
-      continue;
-    }
-    argv[out++] = argv[i];
-  }
-  *argc = out;
-  return paths;
-}
-
-// Ends the program with `code` once stdio is flushed, without running the
-// destructors of static objects: protobuf's registry of every linked
-// .proto file and its default instances, Abseil's flags. They only free
-// memory that the kernel takes back anyway, and freeing it cost the stager
-// page faults and time at every command (docs/sandbox.md, "Start-up of
-// garuda-stager"). Every subcommand has closed, synced or renamed its
-// files before it returns its code; nothing else holds unwritten data.
-[[noreturn]] void Exit(int code) {
-  std::fflush(nullptr);
-  ::_exit(code);
-}
-
-// The steps of `run` and `serve`, after their open: lock down as the role
-// this process plays (the stager, or its staging guard after the fork; none
-// for the on_host runner and run --allow-host, docs/lockdown.md), then
-// serve. The opened process is gone before the program exits.
+// Open, then lock down as the role this process plays (the stager, or its
+// staging guard after the fork; none for the on_host runner and run
+// --allow-host, docs/lockdown.md), then serve. The opened process is gone
+// before the program exits.
 int LockDownAndServe(std::unique_ptr<garuda::OpenedStager> opened,
-                     const garuda::WeakerLockdown& weaker) {
+                     const WeakerLockdown& weaker) {
   if (std::optional<garuda::Role> role = opened->role()) {
     absl::StatusOr<garuda::LockdownReport> locked =
         garuda::LockDownAs(*role, opened->needs(), weaker);
@@ -146,98 +79,76 @@ int LockDownAndServe(std::unique_ptr<garuda::OpenedStager> opened,
   return opened->Serve();
 }
 
+int Run(const std::vector<std::string>& args,
+        const std::vector<std::string>& write_paths,
+        const WeakerLockdown& weaker) {
+  garuda::StagerRunOptions options;
+  options.project = absl::GetFlag(FLAGS_project);
+  options.mode = absl::GetFlag(FLAGS_mode);
+  options.network = absl::GetFlag(FLAGS_network);
+  options.write_paths = write_paths;
+  options.allow_host = absl::GetFlag(FLAGS_allow_host);
+  options.keep_processes = absl::GetFlag(FLAGS_keep_processes);
+  options.argv.assign(args.begin() + 2, args.end());
+  options.backend = absl::GetFlag(FLAGS_backend);
+  options.session = absl::GetFlag(FLAGS_session);
+  options.out = absl::GetFlag(FLAGS_out);
+  options.job_file = absl::GetFlag(FLAGS_job);
+  return LockDownAndServe(garuda::OpenStagerRun(options), weaker);
+}
+
+int Serve(const WeakerLockdown& weaker) {
+  garuda::StagerServeOptions options;
+  options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
+  options.project = absl::GetFlag(FLAGS_project);
+  options.mode = absl::GetFlag(FLAGS_mode);
+  options.backend = absl::GetFlag(FLAGS_backend);
+  options.session_id = absl::GetFlag(FLAGS_session_id);
+  options.quiet = absl::GetFlag(FLAGS_quiet);
+  options.job_file = absl::GetFlag(FLAGS_job);
+  absl::Status usable = garuda::ServeFlagsUsable(
+      absl::GetFlag(FLAGS_consent), absl::GetFlag(FLAGS_terminal), &options);
+  if (!usable.ok()) return garuda::StagerUsageError(usable);
+  return LockDownAndServe(garuda::OpenStagerServe(options), weaker);
+}
+
+int Proxy(const WeakerLockdown& weaker) {
+  // Open: the channel and its first message, Configure (the ports).
+  absl::StatusOr<std::unique_ptr<garuda::netproxy::ProxyProcess>> proxy =
+      garuda::netproxy::ProxyProcess::Open(absl::GetFlag(FLAGS_channel_fd));
+  // Lock down, before any thread and before Configure is answered.
+  absl::Status served =
+      proxy.ok()
+          ? garuda::LockDownAs(garuda::Role::kProxy, (*proxy)->Needs(), weaker)
+                .status()
+          : proxy.status();
+  // Serve.
+  if (served.ok()) served = (*proxy)->Serve();
+  return served.ok() ? 0 : garuda::StagerFailed("proxy", served);
+}
+
 int Dispatch(int argc, char** argv) {
-  std::vector<std::string> write_paths = TakeWriteFlags(&argc, argv);
-  std::vector<std::string> positional =
-      garuda::ParseProgramFlags(argc, argv, kUsage);
+  std::vector<std::string> write_paths = garuda::TakeWriteFlags(&argc, argv);
+  std::vector<std::string> args =
+      garuda::ParseProgramFlags(argc, argv, garuda::kStagerUsage);
   garuda::RequireFolderFlag("garuda-stager", "project",
                             absl::GetFlag(FLAGS_project));
-  if (positional.size() < 2) {
-    std::fprintf(stderr, "garuda-stager %s\n(see --help)\n", kUsage);
-    return 2;
-  }
-  const std::string& command = positional[1];
+  const std::string command = args.size() < 2 ? "" : args[1];
+  // A kernel without seccomp (or, for the guard and the proxy, Landlock)
+  // is a refusal unless the person accepted less.
+  const WeakerLockdown weaker = garuda::StagerWeakerLockdown(
+      absl::GetFlag(FLAGS_accept_weaker_lockdown), command);
+  if (command == "run") return Run(args, write_paths, weaker);
+  if (command == "serve") return Serve(weaker);
+  if (command == "proxy") return Proxy(weaker);
   if (command == "probe") return garuda::StagerProbe(absl::GetFlag(FLAGS_json));
-  // The lockdowns, one role each (lib/lockdown/roles.h), taken by the
-  // subcommand between opening what it needs and serving; a kernel without
-  // seccomp (or, for the guard and the proxy, Landlock) is a refusal unless
-  // the person accepted less.
-  const garuda::WeakerLockdown weaker{
-      absl::GetFlag(FLAGS_accept_weaker_lockdown),
-      [command](const std::string& line) {
-        std::fprintf(stderr, "garuda-stager %s: %s\n", command.c_str(),
-                     line.c_str());
-      }};
-  if (command == "run") {
-    garuda::StagerRunOptions options;
-    options.project = absl::GetFlag(FLAGS_project);
-    options.mode = absl::GetFlag(FLAGS_mode);
-    options.network = absl::GetFlag(FLAGS_network);
-    options.write_paths = write_paths;
-    options.allow_host = absl::GetFlag(FLAGS_allow_host);
-    options.keep_processes = absl::GetFlag(FLAGS_keep_processes);
-    options.argv.assign(positional.begin() + 2, positional.end());
-    options.backend = absl::GetFlag(FLAGS_backend);
-    options.session = absl::GetFlag(FLAGS_session);
-    options.out = absl::GetFlag(FLAGS_out);
-    options.job_file = absl::GetFlag(FLAGS_job);
-    return LockDownAndServe(garuda::OpenStagerRun(options), weaker);
-  }
-  if (command == "serve") {
-    garuda::StagerServeOptions options;
-    options.channel_fd = absl::GetFlag(FLAGS_channel_fd);
-    options.project = absl::GetFlag(FLAGS_project);
-    options.mode = absl::GetFlag(FLAGS_mode);
-    options.backend = absl::GetFlag(FLAGS_backend);
-    options.session_id = absl::GetFlag(FLAGS_session_id);
-    options.quiet = absl::GetFlag(FLAGS_quiet);
-    options.job_file = absl::GetFlag(FLAGS_job);
-    absl::StatusOr<garuda::ConsentMode> consent =
-        garuda::ParseConsentMode(absl::GetFlag(FLAGS_consent));
-    if (!consent.ok()) {
-      std::fprintf(stderr, "garuda-stager: %s\n",
-                   std::string(consent.status().message()).c_str());
-      return 2;
-    }
-    options.consent.mode = *consent;
-    options.consent.terminal = absl::GetFlag(FLAGS_terminal);
-    if (options.channel_fd < 0) {
-      std::fprintf(stderr, "garuda-stager: serve needs --channel-fd\n");
-      return 2;
-    }
-    return LockDownAndServe(garuda::OpenStagerServe(options), weaker);
-  }
-  if (command == "proxy") {
-    // Open: the channel and its first message, Configure (the ports).
-    absl::StatusOr<std::unique_ptr<garuda::netproxy::ProxyProcess>> proxy =
-        garuda::netproxy::ProxyProcess::Open(absl::GetFlag(FLAGS_channel_fd));
-    // Lock down, before any thread and before Configure is answered.
-    absl::Status served =
-        proxy.ok() ? garuda::LockDownAs(garuda::Role::kProxy,
-                                        (*proxy)->Needs(), weaker)
-                         .status()
-                   : proxy.status();
-    // Serve.
-    if (served.ok()) served = (*proxy)->Serve();
-    if (!served.ok()) {
-      std::fprintf(stderr, "garuda-stager proxy: %s\n",
-                   std::string(served.message()).c_str());
-      return 1;
-    }
-    return 0;
-  }
   if (command == "end") {
     return garuda::StagerEndSession(absl::GetFlag(FLAGS_project),
                                     absl::GetFlag(FLAGS_session));
   }
-  std::fprintf(
-      stderr,
-      "garuda-stager: unknown command \"%s\" (run, serve, proxy, probe, "
-      "end)\n",
-      command.c_str());
-  return 2;
+  return garuda::StagerUnknownCommand(command);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { Exit(Dispatch(argc, argv)); }
+int main(int argc, char** argv) { garuda::ExitStager(Dispatch(argc, argv)); }

@@ -16,29 +16,7 @@
 
 namespace garuda {
 namespace acp {
-namespace {
-
-// A diff shows files up to this size, and one question's diffs up to the
-// total, so that a message stays far below the line limit (kMaxLineBytes);
-// what is left out is named in the change list's text.
-constexpr size_t kDiffFileBytes = 256 * 1024;
-constexpr size_t kDiffTotalBytes = 1024 * 1024;
-
-Value Option(absl::string_view id, absl::string_view name,
-             absl::string_view kind) {
-  Value option = Object();
-  Set(option, "optionId", Str(id));
-  Set(option, "name", Str(name));
-  Set(option, "kind", Str(kind));
-  return option;
-}
-
-std::string JoinPathUnder(const std::string& root, const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  return absl::StrCat(root, "/", path);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 const ToolTable& BuiltinToolRows() {
   static const ToolTable* const table =
@@ -72,7 +50,10 @@ ToolCallFields FieldsOf(const ToolTable& tools, const provider::ToolCall& call,
 
 AcpInteraction::AcpInteraction(WorkerLink* link, const Project* project,
                                int64_t token_limit)
-    : link_(link), project_(project), token_limit_(token_limit) {}
+    : updates_(link),
+      project_(project),
+      questions_(&updates_, project),
+      events_(&updates_, &calls_, &questions_, project, token_limit) {}
 
 std::string AcpInteraction::TakeNotices() {
   std::string notices = std::move(notices_);
@@ -80,34 +61,12 @@ std::string AcpInteraction::TakeNotices() {
   return notices;
 }
 
-void AcpInteraction::Update(Value update) {
-  Value params = Object();
-  Set(params, "sessionId", Str(session_id_));
-  Set(params, "update", std::move(update));
-  link_->Notify("session/update", params);
-}
-
-Value AcpInteraction::TextBlock(absl::string_view text) {
-  Value block = Object();
-  Set(block, "type", Str("text"));
-  Set(block, "text", Str(text));
-  return block;
-}
-
-// A ToolCallContent of text.
-Value AcpInteraction::TextContent(absl::string_view text) {
-  Value content = Object();
-  Set(content, "type", Str("content"));
-  Set(content, "content", TextBlock(text));
-  return content;
-}
-
 void AcpInteraction::ShowText(absl::string_view text) {
   if (text.empty()) return;
   Value update = Object();
   Set(update, "sessionUpdate", Str("agent_message_chunk"));
   Set(update, "content", TextBlock(text));
-  Update(std::move(update));
+  updates_.Send(std::move(update));
 }
 
 void AcpInteraction::ShowRetry(absl::string_view reason) {
@@ -124,14 +83,14 @@ void AcpInteraction::ShowNotice(absl::string_view line) {
 
 void AcpInteraction::ShowCommandProgress(
     const agent::CommandProgress& progress) {
-  if (current_call_.empty()) return;
+  if (calls_.current.empty()) return;
   // An editor redraws the whole call for each update: once a second is
   // enough to follow it.
   if (progress.elapsed < progress_shown_ + absl::Seconds(1)) return;
   progress_shown_ = progress.elapsed;
   Value update = Object();
   Set(update, "sessionUpdate", Str("tool_call_update"));
-  Set(update, "toolCallId", Str(current_call_));
+  Set(update, "toolCallId", Str(calls_.current));
   Set(update, "status", Str("in_progress"));
   Value content = List();
   Append(content,
@@ -139,25 +98,22 @@ void AcpInteraction::ShowCommandProgress(
              "running ", absl::ToInt64Seconds(progress.elapsed), " s",
              progress.last_line.empty() ? "" : ": ", progress.last_line)));
   Set(update, "content", std::move(content));
-  Update(std::move(update));
-}
-
-void AcpInteraction::ToolCall(const provider::ToolCall& call) {
-  calls_[call.id()] = call;
+  updates_.Send(std::move(update));
 }
 
 void AcpInteraction::ShowToolCall(const agent::ToolCallView& view) {
-  current_call_ = view.id;
+  calls_.current = view.id;
   progress_shown_ = absl::ZeroDuration();
   Value update = Object();
   Set(update, "sessionUpdate", Str("tool_call"));
   Set(update, "toolCallId", Str(view.id));
-  Set(update, "kind", Str(tools_->KindName(view.tool)));
+  Set(update, "kind", Str(calls_.tools->KindName(view.tool)));
   Set(update, "status", Str("in_progress"));
   std::string title = view.summary;
-  auto call = calls_.find(view.id);
-  if (call != calls_.end()) {
-    ToolCallFields fields = FieldsOf(*tools_, call->second, project_->root());
+  auto call = calls_.by_id.find(view.id);
+  if (call != calls_.by_id.end()) {
+    ToolCallFields fields =
+        FieldsOf(*calls_.tools, call->second, project_->root());
     if (title.empty()) title = fields.title;
     Value locations = List();
     for (const std::string& path : fields.locations) {
@@ -169,18 +125,22 @@ void AcpInteraction::ShowToolCall(const agent::ToolCallView& view) {
     Set(update, "rawInput", std::move(fields.raw_input));
   }
   Set(update, "title", Str(title.empty() ? view.tool : title));
-  Update(std::move(update));
+  updates_.Send(std::move(update));
 }
 
-void AcpInteraction::ToolResult(const agent::ToolCallReport& report) {
+void AcpTurnEvents::ToolCall(const provider::ToolCall& call) {
+  calls_->by_id[call.id()] = call;
+}
+
+void AcpTurnEvents::ToolResult(const agent::ToolCallReport& report) {
   Value update = Object();
   Set(update, "sessionUpdate", Str("tool_call_update"));
   Set(update, "toolCallId", Str(report.id()));
   Set(update, "status", Str(report.is_error() ? "failed" : "completed"));
   Value content = List();
-  auto diff = diffs_.find(report.id());
-  if (diff != diffs_.end() && !report.is_error()) {
-    for (const Value& block : diff->second.list_value().values()) {
+  Value diffs = questions_->TakeDiffs(report.id());
+  if (!report.is_error()) {
+    for (const Value& block : diffs.list_value().values()) {
       Append(content, block);
     }
   }
@@ -192,12 +152,11 @@ void AcpInteraction::ToolResult(const agent::ToolCallReport& report) {
   Set(raw, "decision", Str(report.decision()));
   Set(raw, "outcome", Str(report.outcome()));
   Set(update, "rawOutput", std::move(raw));
-  Update(std::move(update));
-  calls_.erase(report.id());
-  diffs_.erase(report.id());
+  updates_->Send(std::move(update));
+  calls_->by_id.erase(report.id());
 }
 
-void AcpInteraction::Usage(const agent::UsageReport& usage) {
+void AcpTurnEvents::Usage(const agent::UsageReport& usage) {
   Value update = Object();
   Set(update, "sessionUpdate", Str("usage_update"));
   // What the budget charged so far in this session (since it was opened
@@ -213,146 +172,7 @@ void AcpInteraction::Usage(const agent::UsageReport& usage) {
   Value meta = Object();
   Set(meta, "garuda", std::move(garuda));
   Set(update, "_meta", std::move(meta));
-  Update(std::move(update));
-}
-
-std::optional<std::string> AcpInteraction::OldText(
-    const std::string& relative) const {
-  // Read as the read tools read: beneath the project only (links followed
-  // only while they stay inside), never a FIFO or a device.
-  absl::StatusOr<OpenedPath> opened = project_->OpenForRead(relative);
-  if (!opened.ok()) {
-    if (absl::IsNotFound(opened.status())) return std::string();  // new
-    return std::nullopt;
-  }
-  struct stat st;
-  if (opened->is_folder || ::fstat(opened->fd.get(), &st) != 0 ||
-      !S_ISREG(st.st_mode)) {
-    return std::nullopt;
-  }
-  absl::StatusOr<std::string> text =
-      ReadUpTo(opened->fd.get(), relative, kDiffFileBytes);
-  if (!text.ok()) return std::nullopt;
-  return *std::move(text);
-}
-
-Value AcpInteraction::Diffs(const ChangeSet& change_set) {
-  Value diffs = List();
-  size_t total = 0;
-  for (const Change& change : change_set.changes) {
-    const ChangeEntry& entry = change.entry;
-    const bool removed = entry.new_type() == FILE_TYPE_ABSENT;
-    const bool regular = entry.new_type() == FILE_TYPE_REGULAR;
-    if (!removed && !(regular && change.content.size() == entry.size() &&
-                      entry.size() <= kDiffFileBytes)) {
-      continue;  // named in the summary text only
-    }
-    // A file whose present content cannot be shown (too large, not a
-    // regular file) is named in the text only: a diff without its old
-    // side would look like a new file.
-    std::optional<std::string> old_or = OldText(entry.path());
-    if (!old_or) continue;
-    const std::string& old_text = *old_or;
-    total += old_text.size() + change.content.size();
-    if (total > kDiffTotalBytes) break;
-    Value diff = Object();
-    Set(diff, "type", Str("diff"));
-    Set(diff, "path", Str(JoinPathUnder(project_->root(), entry.path())));
-    Set(diff, "oldText",
-        old_text.empty() && entry.kind() == CHANGE_KIND_ADDED ? Null()
-                                                              : Str(old_text));
-    Set(diff, "newText", Str(removed ? "" : change.content));
-    Append(diffs, std::move(diff));
-  }
-  return diffs;
-}
-
-std::optional<std::string> AcpInteraction::RequestPermission(Value tool_call,
-                                                             Value options) {
-  Value params = Object();
-  Set(params, "sessionId", Str(session_id_));
-  Set(params, "toolCall", std::move(tool_call));
-  Set(params, "options", std::move(options));
-  return link_->RequestPermission(params);
-}
-
-PermissionAnswer AcpInteraction::Ask(const PermissionQuestion& question,
-                                     Value content) {
-  Value tool_call = Object();
-  Set(tool_call, "toolCallId",
-      Str(current_call_.empty() ? "question" : current_call_));
-  Set(tool_call, "title", Str(question.summary));
-  Set(tool_call, "content", std::move(content));
-  Value options = List();
-  Append(options, Option("allow_once", "Allow once", "allow_once"));
-  if (question.session_rule) {
-    Append(options, Option("allow_always",
-                           absl::StrCat("Allow always in this session (",
-                                        *question.session_rule, ")"),
-                           "allow_always"));
-  }
-  Append(options, Option("reject_once", "Reject", "reject_once"));
-  std::optional<std::string> selected =
-      RequestPermission(std::move(tool_call), std::move(options));
-  if (selected == "allow_once") return PermissionAnswer::kYes;
-  if (selected == "allow_always" && question.session_rule) {
-    return PermissionAnswer::kYesForSession;
-  }
-  return PermissionAnswer::kNo;
-}
-
-PermissionAnswer AcpInteraction::AskPermission(
-    const PermissionQuestion& question) {
-  Value content = List();
-  if (!question.detail.empty()) Append(content, TextContent(question.detail));
-  return Ask(question, std::move(content));
-}
-
-PermissionAnswer AcpInteraction::AskEdit(const PermissionQuestion& question,
-                                         const ChangeSet& change_set) {
-  Value diffs = Diffs(change_set);
-  Value content = diffs;
-  if (diffs.list_value().values().empty() && !question.detail.empty()) {
-    Append(content, TextContent(question.detail));
-  }
-  PermissionAnswer answer = Ask(question, std::move(content));
-  if (answer != PermissionAnswer::kNo && !current_call_.empty()) {
-    diffs_[current_call_] = std::move(diffs);
-  }
-  return answer;
-}
-
-Answer AcpInteraction::AskChangeSet(const ChangeSet& change_set,
-                                    const Rendered& rendered) {
-  const bool complete =
-      !change_set.summary.incomplete() && change_set.summary.refused().empty();
-  Value content = List();
-  Append(content, TextContent(rendered.summary));
-  Value diffs = Diffs(change_set);
-  for (const Value& diff : diffs.list_value().values()) Append(content, diff);
-  if (diffs.list_value().values().size() < change_set.changes.size() &&
-      !rendered.diff.empty()) {
-    Append(content, TextContent(rendered.diff));
-  }
-  Value tool_call = Object();
-  Set(tool_call, "toolCallId",
-      Str(current_call_.empty() ? "changes" : current_call_));
-  Set(tool_call, "title",
-      Str(complete ? "Apply the command's changes to the project?"
-                   : "The command's change list is incomplete: it can only "
-                     "be discarded"));
-  Set(tool_call, "content", std::move(content));
-  Value options = List();
-  // An incomplete list is never applied, so it is not offered.
-  if (complete) Append(options, Option("apply", "Apply", "allow_once"));
-  Append(options, Option("discard", "Discard", "reject_once"));
-  std::optional<std::string> selected =
-      RequestPermission(std::move(tool_call), std::move(options));
-  if (selected == "apply" && complete) {
-    if (!current_call_.empty()) diffs_[current_call_] = std::move(diffs);
-    return Answer::kApply;
-  }
-  return Answer::kDiscard;
+  updates_->Send(std::move(update));
 }
 
 namespace {
@@ -370,8 +190,7 @@ std::string ReplayText(const std::string& text) {
 
 }  // namespace
 
-void AcpInteraction::Replay(
-    const std::vector<provider::ChatMessage>& messages) {
+void AcpTurnEvents::Replay(const std::vector<provider::ChatMessage>& messages) {
   for (const provider::ChatMessage& message : messages) {
     if (!message.text().empty()) {
       Value update = Object();
@@ -379,18 +198,18 @@ void AcpInteraction::Replay(
           Str(message.role() == "assistant" ? "agent_message_chunk"
                                             : "user_message_chunk"));
       Set(update, "content", TextBlock(ReplayText(message.text())));
-      Update(std::move(update));
+      updates_->Send(std::move(update));
     }
     for (const provider::ToolCall& call : message.tool_calls()) {
-      ToolCallFields fields = FieldsOf(*tools_, call, project_->root());
+      ToolCallFields fields = FieldsOf(*calls_->tools, call, project_->root());
       Value update = Object();
       Set(update, "sessionUpdate", Str("tool_call"));
       Set(update, "toolCallId", Str(call.id()));
       Set(update, "title", Str(fields.title));
-      Set(update, "kind", Str(tools_->KindName(call.name())));
+      Set(update, "kind", Str(calls_->tools->KindName(call.name())));
       Set(update, "status", Str("completed"));
       Set(update, "rawInput", std::move(fields.raw_input));
-      Update(std::move(update));
+      updates_->Send(std::move(update));
     }
     for (const provider::ToolResult& result : message.tool_results()) {
       Value update = Object();
@@ -400,7 +219,7 @@ void AcpInteraction::Replay(
       Value content = List();
       Append(content, TextContent(ReplayText(result.content())));
       Set(update, "content", std::move(content));
-      Update(std::move(update));
+      updates_->Send(std::move(update));
     }
   }
 }

@@ -3,7 +3,10 @@
 // tool_call and tool_call_update (kind, title, locations, output, diffs),
 // usage as usage_update, and every question a helper would have asked on a
 // terminal as session/request_permission, whose answer the agent relays
-// (the helpers run with --consent=relayed; docs/acp.md).
+// (the helpers run with --consent=relayed; docs/acp.md). The interaction
+// (what the session shows and asks) and its turn events (each call's
+// arguments and result, the usage) are two objects sharing the turn's
+// calls; the questions are lib/acp/acp_questions.h's.
 #ifndef GARUDA_LIB_ACP_ACP_INTERACTION_H_
 #define GARUDA_LIB_ACP_ACP_INTERACTION_H_
 
@@ -13,6 +16,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "lib/acp/acp_questions.h"
+#include "lib/acp/acp_updates.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/acp/worker_link.h"
 #include "lib/agent/interaction.h"
@@ -39,25 +44,66 @@ struct ToolCallFields {
 ToolCallFields FieldsOf(const ToolTable& tools, const provider::ToolCall& call,
                         const std::string& root);
 
-class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
+// The calls of the running turn, shared by the interaction (which shows
+// them as they run) and the turn events (which learn of them first, and of
+// their results).
+struct TurnCalls {
+  // The session's tool table (not owned): each call's kind and title.
+  const ToolTable* tools = &BuiltinToolRows();
+  std::map<std::string, provider::ToolCall> by_id;  // this turn's
+  std::string current;                              // the call being run
+};
+
+// The session's TurnEvents: each call's arguments, its result (with the
+// diffs agreed to) and the usage, as session/update; and a resumed
+// conversation's past turns.
+class AcpTurnEvents : public agent::TurnEvents {
+ public:
+  // Not owned: all live as long as the interaction that holds this.
+  AcpTurnEvents(SessionUpdates* updates, TurnCalls* calls,
+                PermissionQuestions* questions, const Project* project,
+                int64_t token_limit)
+      : updates_(updates),
+        calls_(calls),
+        questions_(questions),
+        project_(project),
+        token_limit_(token_limit) {}
+
+  // The session's tool table (not owned), once it has one.
+  void set_tools(const ToolTable* tools) { calls_->tools = tools; }
+  // Before each prompt: usage_update counts the session's tokens since it
+  // was opened here, the turn's on top of the turns before.
+  void StartTurn() { turn_base_ = session_used_; }
+  // A resumed conversation, as the updates the editor would have seen.
+  void Replay(const std::vector<provider::ChatMessage>& messages);
+
+  void ToolCall(const provider::ToolCall& call) override;
+  void ToolResult(const agent::ToolCallReport& report) override;
+  void Usage(const agent::UsageReport& usage) override;
+
+ private:
+  SessionUpdates* updates_;
+  TurnCalls* calls_;
+  PermissionQuestions* questions_;
+  const Project* project_;
+  int64_t token_limit_;
+  int64_t turn_base_ = 0;
+  int64_t session_used_ = 0;
+};
+
+class AcpInteraction : public agent::Interaction {
  public:
   // `project` (not owned) gives the old contents for diffs.
   AcpInteraction(WorkerLink* link, const Project* project, int64_t token_limit);
 
-  void set_session_id(const std::string& id) { session_id_ = id; }
-  // The session's tool table (not owned): each call's kind and title.
-  void set_tools(const ToolTable* tools) { tools_ = tools; }
+  void set_session_id(const std::string& id) { updates_.set_session_id(id); }
   // Notices shown outside a turn are kept until TakeNotices (the session's
   // first lines go out after the session/new answer).
   void set_in_turn(bool in_turn) { in_turn_ = in_turn; }
   std::string TakeNotices();
-  // Before each prompt: usage_update counts the session's tokens since it
-  // was opened here, the turn's on top of the turns before.
-  void StartTurn() { turn_base_ = session_used_; }
-  // One session/update of this session.
-  void Update(Value update);
+  // The session's TurnEvents, beside this interaction.
+  AcpTurnEvents& events() { return events_; }
 
-  // Interaction
   bool CanAsk() const override { return true; }
   bool RelaysAnswers() const override { return true; }
   void ShowText(absl::string_view text) override;
@@ -68,48 +114,27 @@ class AcpInteraction : public agent::Interaction, public agent::TurnEvents {
   // A running command: its elapsed time and last line, as an in_progress
   // tool_call_update, at most once a second.
   void ShowCommandProgress(const agent::CommandProgress& progress) override;
-  PermissionAnswer AskPermission(const PermissionQuestion& question) override;
+  PermissionAnswer AskPermission(const PermissionQuestion& question) override {
+    return questions_.AskPermission(calls_.current, question);
+  }
   PermissionAnswer AskEdit(const PermissionQuestion& question,
-                           const ChangeSet& change_set) override;
+                           const ChangeSet& change_set) override {
+    return questions_.AskEdit(calls_.current, question, change_set);
+  }
   Answer AskChangeSet(const ChangeSet& change_set,
-                      const Rendered& rendered) override;
-
-  // TurnEvents
-  void ToolCall(const provider::ToolCall& call) override;
-  void ToolResult(const agent::ToolCallReport& report) override;
-  void Usage(const agent::UsageReport& usage) override;
-
-  // A resumed conversation, as the updates the editor would have seen.
-  void Replay(const std::vector<provider::ChatMessage>& messages);
+                      const Rendered& rendered) override {
+    return questions_.AskChangeSet(calls_.current, change_set, rendered);
+  }
 
  private:
-  PermissionAnswer Ask(const PermissionQuestion& question, Value content);
-  const ToolTable* tools_ = &BuiltinToolRows();
-  // session/request_permission of this session: the option selected, or
-  // nullopt (WorkerLink::RequestPermission).
-  std::optional<std::string> RequestPermission(Value tool_call, Value options);
-  // The diff content blocks of a change list (files whose new content is in
-  // memory; the rest are in `rendered_text`).
-  Value Diffs(const ChangeSet& change_set);
-  // The file's present content; "" when there is none; nullopt when it
-  // cannot be shown.
-  std::optional<std::string> OldText(const std::string& relative) const;
-  Value ToolCallUpdate(const std::string& id);
-  static Value TextBlock(absl::string_view text);
-  static Value TextContent(absl::string_view text);
-
-  WorkerLink* link_;
+  SessionUpdates updates_;
   const Project* project_;
-  int64_t token_limit_;
-  std::string session_id_;
+  TurnCalls calls_;
+  PermissionQuestions questions_;
+  AcpTurnEvents events_;
   bool in_turn_ = false;
-  int64_t turn_base_ = 0;
-  int64_t session_used_ = 0;
   std::string notices_;
-  std::map<std::string, provider::ToolCall> calls_;  // by id, this turn
-  std::string current_call_;                         // the call being run
   absl::Duration progress_shown_ = absl::ZeroDuration();
-  std::map<std::string, Value> diffs_;  // shown per call
 };
 
 }  // namespace acp

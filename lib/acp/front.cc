@@ -60,6 +60,118 @@ struct Worker {
   bool open = false;       // answered its session/new or session/load
 };
 
+// The requests forwarded under an id of ours, one direction: our id ->
+// (the worker's key, the id the asker gave).
+class PendingRequests {
+ public:
+  explicit PendingRequests(int* next_id) : next_id_(next_id) {}
+
+  // Our id for the request `asker_id` of (or to) worker `key`.
+  int Add(int key, Value asker_id) {
+    const int id = (*next_id_)++;
+    pending_[id] = {key, std::move(asker_id)};
+    return id;
+  }
+  // The asker's id and the worker's key of our request `id`, forgotten;
+  // nullopt when there is none.
+  std::optional<std::pair<int, Value>> Take(int id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return std::nullopt;
+    std::pair<int, Value> found = std::move(it->second);
+    pending_.erase(it);
+    return found;
+  }
+  // The same, only when it is worker `key`'s.
+  std::optional<Value> Take(int id, int key) {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || it->second.first != key) return std::nullopt;
+    return Take(id)->second;
+  }
+  // The askers' ids of every request of worker `key`, forgotten.
+  std::vector<Value> TakeAllOf(int key) {
+    std::vector<Value> ids;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (it->second.first != key) {
+        ++it;
+        continue;
+      }
+      ids.push_back(std::move(it->second.second));
+      it = pending_.erase(it);
+    }
+    return ids;
+  }
+
+ private:
+  int* next_id_;
+  std::map<int, std::pair<int, Value>> pending_;
+};
+
+// The answer to initialize: what this agent can do.
+Value InitializeResult() {
+  Value result = Object();
+  Set(result, "protocolVersion", Num(kProtocolVersion));
+  Value capabilities = Object();
+  Set(capabilities, "loadSession", Bool(true));
+  Value prompt = Object();
+  Set(prompt, "image", Bool(false));
+  Set(prompt, "audio", Bool(false));
+  Set(prompt, "embeddedContext", Bool(true));
+  Set(capabilities, "promptCapabilities", std::move(prompt));
+  Value mcp = Object();
+  Set(mcp, "http", Bool(false));
+  Set(mcp, "sse", Bool(false));
+  Set(capabilities, "mcpCapabilities", std::move(mcp));
+  Set(result, "agentCapabilities", std::move(capabilities));
+  Value info = Object();
+  Set(info, "name", Str("garuda-agent"));
+  Set(info, "title", Str("Garuda"));
+  Set(info, "version", Str(kGarudaVersion));
+  Set(result, "agentInfo", std::move(info));
+  Set(result, "authMethods", List());
+  return result;
+}
+
+// The row of `method` in a method table, or null.
+template <typename Row, size_t N>
+const Row* FindRow(const Row (&rows)[N], const std::string& method) {
+  for (const Row& row : rows) {
+    if (method == row.method) return &row;
+  }
+  return nullptr;
+}
+
+// At the editor's end: each worker is told (end of file on its socket)
+// and ends its session; its socket closes when it has. Waits for that, up
+// to kEndWait, so that an editor that ends the process group after the
+// front exits does not cut a session's last audit and journal lines.
+void EndWorkers(const std::vector<int>& fds) {
+  std::vector<pollfd> open;
+  for (int fd : fds) {
+    ::shutdown(fd, SHUT_WR);
+    open.push_back({fd, POLLIN, 0});
+  }
+  const absl::Time deadline = absl::Now() + kEndWait;
+  char discard[4096];
+  while (!open.empty()) {
+    const int left =
+        static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
+    if (left <= 0) {
+      Log("a session worker did not end in time; leaving it to end alone");
+      return;
+    }
+    if (::poll(open.data(), open.size(), left) < 0 && errno != EINTR) return;
+    for (size_t i = 0; i < open.size();) {
+      if (open[i].revents != 0 &&
+          ::read(open[i].fd, discard, sizeof(discard)) <= 0) {
+        open.erase(open.begin() + i);
+      } else {
+        open[i].revents = 0;
+        ++i;
+      }
+    }
+  }
+}
+
 class Front {
  public:
   Front(const FrontOptions& options, WorkerStarter start_worker)
@@ -86,7 +198,9 @@ class Front {
           FromClient(*line);
         }
         if (!more.ok() || !*more) {  // the editor has gone
-          EndWorkers();
+          std::vector<int> fds;
+          for (auto& [key, worker] : workers_) fds.push_back(worker.fd.get());
+          EndWorkers(fds);
           return 0;
         }
       }
@@ -162,7 +276,7 @@ class Front {
         {"session/load", false, &Front::OpenSession},
         {"session/prompt", true, &Front::Forward},
     };
-    const MethodRow* row = FindMethod(kRequests, request.method);
+    const MethodRow* row = FindRow(kRequests, request.method);
     if (row == nullptr) {
       Error(
           request.id, kMethodNotFound,
@@ -185,41 +299,12 @@ class Front {
     (this->*row->handler)(request, worker);
   }
 
-  template <size_t N>
-  static const MethodRow* FindMethod(const MethodRow (&rows)[N],
-                                     const std::string& method) {
-    for (const MethodRow& row : rows) {
-      if (method == row.method) return &row;
-    }
-    return nullptr;
-  }
-
   void Authenticate(const Message& request, int) {
     ToClient(ResultLine(request.id, Object()));
   }
 
   void Initialize(const Message& request, int) {
-    Value result = Object();
-    Set(result, "protocolVersion", Num(kProtocolVersion));
-    Value capabilities = Object();
-    Set(capabilities, "loadSession", Bool(true));
-    Value prompt = Object();
-    Set(prompt, "image", Bool(false));
-    Set(prompt, "audio", Bool(false));
-    Set(prompt, "embeddedContext", Bool(true));
-    Set(capabilities, "promptCapabilities", std::move(prompt));
-    Value mcp = Object();
-    Set(mcp, "http", Bool(false));
-    Set(mcp, "sse", Bool(false));
-    Set(capabilities, "mcpCapabilities", std::move(mcp));
-    Set(result, "agentCapabilities", std::move(capabilities));
-    Value info = Object();
-    Set(info, "name", Str("garuda-agent"));
-    Set(info, "title", Str("Garuda"));
-    Set(info, "version", Str(kGarudaVersion));
-    Set(result, "agentInfo", std::move(info));
-    Set(result, "authMethods", List());
-    ToClient(ResultLine(request.id, result));
+    ToClient(ResultLine(request.id, InitializeResult()));
   }
 
   void OpenSession(const Message& request, int) {
@@ -278,8 +363,7 @@ class Front {
 
   // A request of the editor to a worker, under an id of ours.
   void Forward(const Message& request, int key) {
-    const int id = next_id_++;
-    to_worker_[id] = {key, request.id};
+    const int id = to_worker_.Add(key, request.id);
     Value params = request.params;
     std::string line = RequestLine(Num(id), request.method, params);
     if (!WriteAll(workers_[key].fd.get(), line).ok()) {
@@ -291,7 +375,7 @@ class Front {
     static constexpr MethodRow kNotifications[] = {
         {"session/cancel", true, &Front::Cancel},
     };
-    const MethodRow* row = FindMethod(kNotifications, notification.method);
+    const MethodRow* row = FindRow(kNotifications, notification.method);
     if (row == nullptr) {
       Log(absl::StrCat("ignored the notification ", notification.method));
       return;
@@ -318,13 +402,13 @@ class Front {
       Log("a response to no request of ours");
       return;
     }
-    auto it = to_client_.find(static_cast<int>(response.id.number_value()));
-    if (it == to_client_.end()) {
+    std::optional<std::pair<int, Value>> asked =
+        to_client_.Take(static_cast<int>(response.id.number_value()));
+    if (!asked) {
       Log("a response to no request of ours");
       return;
     }
-    auto [key, worker_id] = it->second;
-    to_client_.erase(it);
+    auto [key, worker_id] = *std::move(asked);
     auto worker = workers_.find(key);
     if (worker == workers_.end()) return;
     std::string line = response.error ? ErrorLine(worker_id, *response.error)
@@ -349,17 +433,16 @@ class Front {
         DropWorker(key, "its worker answered no request");
         return false;
       }
-      auto it = to_worker_.find(static_cast<int>(message.id.number_value()));
-      if (it == to_worker_.end() || it->second.first != key) {
+      std::optional<Value> client_id =
+          to_worker_.Take(static_cast<int>(message.id.number_value()), key);
+      if (!client_id) {
         DropWorker(key, "its worker answered no request");
         return false;
       }
-      Value client_id = it->second.second;
-      to_worker_.erase(it);
       if (!worker.open) {
         // The answer to session/new or session/load.
         if (message.error) {
-          ToClient(ErrorLine(client_id, *message.error));
+          ToClient(ErrorLine(*client_id, *message.error));
           DropWorker(key, "");
           return false;
         }
@@ -367,7 +450,7 @@ class Front {
           std::string id =
               StringField(message.result, "sessionId").value_or("");
           if (!ValidSessionId(id) || sessions_.count(id) != 0) {
-            Error(client_id, kInternalError,
+            Error(*client_id, kInternalError,
                   "the session worker gave no usable session id");
             DropWorker(key, "");
             return false;
@@ -377,8 +460,8 @@ class Front {
         }
         worker.open = true;
       }
-      ToClient(message.error ? ErrorLine(client_id, *message.error)
-                             : ResultLine(client_id, message.result));
+      ToClient(message.error ? ErrorLine(*client_id, *message.error)
+                             : ResultLine(*client_id, message.result));
       return true;
     }
     if (!worker.open && worker.session_id.empty()) {
@@ -396,8 +479,7 @@ class Front {
         ToClient(NotificationLine(message.method, message.params));
         return true;
       case FromWorkerVerb::kRequestPermission: {
-        const int id = next_id_++;
-        to_client_[id] = {key, message.id};
+        const int id = to_client_.Add(key, message.id);
         ToClient(RequestLine(Num(id), message.method, message.params));
         return true;
       }
@@ -405,38 +487,6 @@ class Front {
         break;  // answered above
     }
     return true;
-  }
-
-  // At the editor's end: each worker is told (end of file on its socket)
-  // and ends its session; its socket closes when it has. Waits for that, up
-  // to kEndWait, so that an editor that ends the process group after the
-  // front exits does not cut a session's last audit and journal lines.
-  void EndWorkers() {
-    std::vector<pollfd> open;
-    for (auto& [key, worker] : workers_) {
-      ::shutdown(worker.fd.get(), SHUT_WR);
-      open.push_back({worker.fd.get(), POLLIN, 0});
-    }
-    const absl::Time deadline = absl::Now() + kEndWait;
-    char discard[4096];
-    while (!open.empty()) {
-      const int left =
-          static_cast<int>(absl::ToInt64Milliseconds(deadline - absl::Now()));
-      if (left <= 0) {
-        Log("a session worker did not end in time; leaving it to end alone");
-        return;
-      }
-      if (::poll(open.data(), open.size(), left) < 0 && errno != EINTR) return;
-      for (size_t i = 0; i < open.size();) {
-        if (open[i].revents != 0 &&
-            ::read(open[i].fd, discard, sizeof(discard)) <= 0) {
-          open.erase(open.begin() + i);
-        } else {
-          open[i].revents = 0;
-          ++i;
-        }
-      }
-    }
   }
 
   // Ends a worker's session (its socket closed: the worker ends it), and
@@ -449,21 +499,12 @@ class Front {
       Log(absl::StrCat("session ", session.empty() ? "(new)" : session, ": ",
                        why));
     }
-    for (auto pending = to_worker_.begin(); pending != to_worker_.end();) {
-      if (pending->second.first == key) {
-        Error(pending->second.second, kInternalError,
-              absl::StrCat("the session ended: ", why.empty() ? "its worker "
-                                                                "stopped"
-                                                              : why));
-        pending = to_worker_.erase(pending);
-      } else {
-        ++pending;
-      }
+    for (const Value& editor_id : to_worker_.TakeAllOf(key)) {
+      Error(editor_id, kInternalError,
+            absl::StrCat("the session ended: ",
+                         why.empty() ? "its worker stopped" : why));
     }
-    for (auto pending = to_client_.begin(); pending != to_client_.end();) {
-      pending = pending->second.first == key ? to_client_.erase(pending)
-                                             : std::next(pending);
-    }
+    to_client_.TakeAllOf(key);
     if (!session.empty()) {
       auto named = sessions_.find(session);
       if (named != sessions_.end() && named->second == key) {
@@ -477,12 +518,13 @@ class Front {
   WorkerStarter start_worker_;
   std::map<int, Worker> workers_;
   std::map<std::string, int> sessions_;  // session id -> worker
-  // Our requests to workers: id -> (worker, the editor's id).
-  std::map<int, std::pair<int, Value>> to_worker_;
-  // Our requests to the editor: id -> (worker, the worker's id).
-  std::map<int, std::pair<int, Value>> to_client_;
-  int next_worker_ = 1;
+  // Our ids are one sequence over both directions.
   int next_id_ = 1;
+  // Our requests to workers, each for a request of the editor's.
+  PendingRequests to_worker_{&next_id_};
+  // Our requests to the editor, each for a request of a worker's.
+  PendingRequests to_client_{&next_id_};
+  int next_worker_ = 1;
 };
 
 }  // namespace

@@ -244,7 +244,7 @@ int SessionWorker::Serve(const std::string& lockdown_summary) {
   agent::SessionParts parts = agent::SessionPartsFor(
       *opened, *(*started)->helpers, (*started)->code_tools.get());
   parts.interaction = &interaction;
-  parts.events = &interaction;
+  parts.events = &interaction.events();
   absl::StatusOr<std::unique_ptr<agent::Session>> session =
       agent::Session::Start(
           agent::SessionConfigFor(*opened, (*started)->description,
@@ -257,8 +257,8 @@ int SessionWorker::Serve(const std::string& lockdown_summary) {
   // Replayed as restored: a call the ended session left without a result
   // shows the result the model now sees ("Not run: ...").
   (*session)->Restore(std::move(opened->resumed));
-  interaction.set_tools(&(*session)->tools());
-  interaction.Replay((*session)->messages());
+  interaction.events().set_tools(&(*session)->tools());
+  interaction.events().Replay((*session)->messages());
   Value result = Object();
   if (!opening->load) Set(result, "sessionId", Str(opened->session_id));
   link.Send(ResultLine(id, result));
@@ -334,7 +334,7 @@ int SessionWorker::Serve(const std::string& lockdown_summary) {
       prompts.Done();
       continue;
     }
-    interaction.StartTurn();
+    interaction.events().StartTurn();
     absl::StatusOr<agent::TurnOutcome> outcome =
         (*session)->RunTurn(*text, &cancel);
     if (!outcome.ok()) {

@@ -193,6 +193,14 @@ ConsentDecision Consent::Decide(const PermissionRequest& request,
               : "no person to ask and no allow rule: no"};
 }
 
+bool Consent::MayAgreeToHostCommands() const {
+  if (mode_ != ConsentMode::kRules) return true;
+  for (const PermissionRule& rule : permissions_.allow()) {
+    if (rule.tool == kCommandRule) return true;
+  }
+  return false;
+}
+
 ConsentDecision Consent::ForHostCommand(
     const std::string& command, const std::string& why,
     const std::optional<RelayedConsent>& relayed) {

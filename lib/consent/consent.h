@@ -122,6 +122,11 @@ class Consent {
           std::unique_ptr<Asker> asker);
 
   ConsentMode mode() const { return mode_; }
+  // Whether an on_host command could ever be agreed to: a person or a
+  // relayed answer may say yes, or an allow rule names commands (`bash`,
+  // `bash(make *)`). False: every one is refused, so garuda-stager keeps no
+  // on_host runner for the session (docs/lockdown.md, "The host runner").
+  bool MayAgreeToHostCommands() const;
   // --apply-staged; refused (INVALID_ARGUMENT) outside the rules mode,
   // where a person or the agent's relayed answer decides.
   absl::Status SetApplyStaged(bool apply_staged);

@@ -68,6 +68,21 @@ Made Make(ConsentMode mode, Permissions permissions) {
       raw};
 }
 
+// garuda-stager keeps an on_host runner only where this is true.
+TEST(ConsentTest, MayAgreeToHostCommandsOnlyWithSomeoneToAskOrABashRule) {
+  EXPECT_FALSE(Make(ConsentMode::kRules, Rules({{Verdict::kAllow, "write_file"},
+                                                {Verdict::kAsk, "bash"}}))
+                   .consent->MayAgreeToHostCommands());
+  // Controls: an allow rule for some commands, a person, a relayed answer.
+  EXPECT_TRUE(
+      Make(ConsentMode::kRules, Rules({{Verdict::kAllow, "bash(make *)"}}))
+          .consent->MayAgreeToHostCommands());
+  EXPECT_TRUE(Make(ConsentMode::kTerminal, Rules({}))
+                  .consent->MayAgreeToHostCommands());
+  EXPECT_TRUE(
+      Make(ConsentMode::kRelayed, Rules({})).consent->MayAgreeToHostCommands());
+}
+
 TEST(ConsentTest, ParsesItsModes) {
   EXPECT_EQ(*ParseConsentMode("rules"), ConsentMode::kRules);
   EXPECT_EQ(*ParseConsentMode("terminal"), ConsentMode::kTerminal);

@@ -195,12 +195,16 @@ class StagerService {
 
     // The on_host runner is forked now, before this process locks down
     // (its filter and no_new_privs would bind an on_host command too: sudo,
-    // a debugger) and, in staged mode, while it still sees the project
-    // writable: it is the only way an agreed on_host command can change the
-    // project. It execs only at the first host command the stager agrees
-    // to (docs/lockdown.md, "The host runner"); until then it waits, before
-    // exec, holding nothing but its channel.
-    if (!RequiredSandbox(settings_).has_value() && !job_) {
+    // a debugger; nothing forked after the lockdown can be free of them)
+    // and, in staged mode, while it still sees the project writable: it is
+    // the only way an agreed on_host command can change the project. It
+    // execs only at the first host command the stager agrees to; until then
+    // it waits, before exec, holding nothing but its channel. Only where a
+    // host command can be agreed to at all: a session whose every host
+    // command is refused has no unconfined process (docs/lockdown.md, "The
+    // host runner").
+    if (!RequiredSandbox(settings_).has_value() && !job_ &&
+        consent_->MayAgreeToHostCommands()) {
       ipc::HelperOptions helper;
       helper.argv = {options_.self, "serve",  "--channel-fd=3", "--project",
                      project_,      "--mode", kHostMode};
@@ -559,7 +563,7 @@ absl::StatusOr<std::unique_ptr<StagerServer>> StagerServer::Open(
 }
 
 StagerServer::StagerServer(ipc::Channel channel,
-                         const StagerServeOptions& options)
+                           const StagerServeOptions& options)
     : channel_(std::move(channel)),
       service_(std::make_unique<Service>(options)) {}
 

@@ -30,9 +30,6 @@
 #include "sandbox/sandbox.h"
 
 namespace garuda {
-namespace netproxy {
-class SessionProxy;
-}  // namespace netproxy
 
 // The test seam: when this environment variable is "1", making a staging
 // view fails. It can only stop a staged command, never run one another
@@ -141,35 +138,6 @@ struct StagedRunRequest {
   bool network = false;
   std::vector<std::string> write_paths;
   std::vector<std::string> argv;
-};
-
-// `garuda-stager run --mode staged`, in the child of its guard
-// (lib/staging/staged_guard.h: SIGTERM, SIGHUP or SIGINT end the run with
-// its one-shot staging folder removed, and nothing listed), in main.cc's
-// steps: Open makes the view, enters it (the project bound read-only) and
-// starts the allow list's proxy; main.cc locks down (Role::kStager); Run
-// runs the command. Its exit code (128 + signal, 124 timed out), or 125
-// when nothing was run. The ChangeSet goes to `out`, else to stdout when it
-// is not a terminal; on a terminal the summary and the diff are printed.
-class StagedRun {
- public:
-  // An error has been said (with what runs instead: nothing).
-  static absl::StatusOr<std::unique_ptr<StagedRun>> Open(
-      MergedSettings settings, const StagedRunRequest& request);
-  ~StagedRun();
-  int Run();
-  // The lockdown failed: said, nothing run; 125.
-  int Refuse(const absl::Status& why);
-
- private:
-  StagedRun(MergedSettings settings, const StagedRunRequest& request);
-  absl::Status Stopped(const absl::Status& why);
-
-  MergedSettings settings_;
-  StagedRunRequest request_;
-  StagingTimings timings_;
-  std::unique_ptr<StagedView> view_;
-  std::unique_ptr<netproxy::SessionProxy> proxy_;
 };
 
 // `garuda-stager end --session NAME`: removes the named session's view.

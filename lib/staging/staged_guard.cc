@@ -66,8 +66,8 @@ void KillAndWaitForAll() {
 // `root`: the staging root, found before the lockdown (empty: there is
 // none, so the run made no folder).
 // `run`: the guard's child, reaped already (0: none was started).
-void RemoveLeftovers(const StagedGuardOptions& options,
-                     const std::string& root, pid_t run) {
+void RemoveLeftovers(const StagedGuardOptions& options, const std::string& root,
+                     pid_t run) {
   absl::Status removed = root.empty()
                              ? absl::OkStatus()
                              : RemoveEndedFolders(root, options.project, run);
@@ -138,7 +138,8 @@ absl::StatusOr<StagedGuard> StagedGuard::Fork(
   };
   guard.signals_ = UniqueFd(::signalfd(-1, &watched, SFD_CLOEXEC));
   if (!guard.signals_) {
-    return not_run("cannot guard the staged run: ", LastErrnoStatus("signalfd"));
+    return not_run("cannot guard the staged run: ",
+                   LastErrnoStatus("signalfd"));
   }
   // Safe: as a subreaper this process adopts only its own orphaned
   // descendants (the copy workers, the sandbox's PID 1), so that it can
@@ -189,7 +190,7 @@ absl::StatusOr<StagedGuard> StagedGuard::Fork(
 
 RoleNeeds StagedGuard::Needs() const {
   // Not the folder of --out: it may hold the project. The run writes its
-  // list there unnamed until it is whole (session.cc's WriteOut). No root:
+  // list there unnamed until it is whole (staged_run.cc's WriteOut). No root:
   // no writable path, which the role refuses (nothing to confine it to).
   RoleNeeds needs;
   if (!root_.empty()) needs.writable_paths = {root_};
@@ -282,6 +283,5 @@ int StagedGuard::Wait() {
                             "; its staging view was removed"));
   return kNotRun;
 }
-
 
 }  // namespace garuda

@@ -4,15 +4,18 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/home.h"
-#include "lib/policy/merge.h"
+#include "lib/base/status_macros.h"
 #include "lib/netproxy/session_proxy.h"
+#include "lib/policy/merge.h"
 #include "lib/staging/job_commands.h"
 #include "lib/staging/network_start.h"
 #include "lib/staging/session.h"
 #include "lib/staging/staged_guard.h"
+#include "lib/staging/staged_run.h"
 #include "lib/staging/stager_settings.h"
 #include "sandbox/command_policy.h"
 #include "sandbox/probe.h"
@@ -265,10 +268,10 @@ std::unique_ptr<OpenedStager> OpenStagerRun(const StagerRunOptions& options) {
   // command may do, said before anything runs (issue 13).
   for (const std::string& notice : settings->notices) Say(notice);
   if (options.network && !settings->allow_list_policy_source.empty()) {
-    Say(absl::StrCat("--network is refused: ",
-                     settings->allow_list_policy_source,
-                     " allows commands only the hosts of its "
-                     "sandbox.allowedDomains; nothing was run"));
+    Say(absl::StrCat(
+        "--network is refused: ", settings->allow_list_policy_source,
+        " allows commands only the hosts of its "
+        "sandbox.allowedDomains; nothing was run"));
     return refused();
   }
   if (options.network && !settings->network_off_policy_source.empty()) {
@@ -289,9 +292,9 @@ std::unique_ptr<OpenedStager> OpenStagerRun(const StagerRunOptions& options) {
                        jobs::kJobHostRefusal, "; nothing was run"));
       return refused();
     }
-    absl::StatusOr<jobs::JobGuard> opened = OpenStagerJob(
-        options.job_file, *project, mode.empty() ? "direct" : mode,
-        std::nullopt);
+    absl::StatusOr<jobs::JobGuard> opened =
+        OpenStagerJob(options.job_file, *project,
+                      mode.empty() ? "direct" : mode, std::nullopt);
     if (!opened.ok()) {
       Say(absl::StrCat(opened.status().message(), "; nothing was run"));
       return refused();
@@ -356,8 +359,7 @@ class Served : public OpenedStager {
 
 }  // namespace
 
-std::unique_ptr<OpenedStager> OpenStagerServe(
-    const StagerServeOptions& given) {
+std::unique_ptr<OpenedStager> OpenStagerServe(const StagerServeOptions& given) {
   auto options = std::make_unique<StagerServeOptions>(given);
   options->log = Say;
   // The on_host runner has no staging view; a project that cannot be
@@ -398,6 +400,105 @@ int StagerProbe(bool json) {
   std::string text = json ? report.ToJson() + "\n" : report.ToText();
   std::fputs(text.c_str(), stdout);
   return report.SandboxWorks() ? 0 : 1;
+}
+
+const char kStagerUsage[] =
+    "runs commands for Garuda in an OS sandbox.\n"
+    "\n"
+    "  garuda-stager run [--project DIR] --mode direct [--network] "
+    "[--write PATH]... [--allow-host] [--keep-processes] -- CMD [ARGS...]\n"
+    "      run CMD in the sandbox: the project writable, the system "
+    "read-only,\n"
+    "      .git/hooks and .garuda/ hidden; the exit code is CMD's\n"
+    "  garuda-stager run --project WORKTREE --job FILE -- CMD [ARGS...]\n"
+    "      a job's command (garuda-agent run): in the sandbox only, the\n"
+    "      worktree read-only but for the job file's writeScope\n"
+    "  garuda-stager run [--project DIR] --mode staged [--backend B] "
+    "[--session NAME] [--out FILE] -- CMD [ARGS...]\n"
+    "      run CMD over a staging view of the project (the project stays\n"
+    "      read-only); the ChangeSet goes to stdout (or FILE) for\n"
+    "      garuda-applier, CMD's output to stderr\n"
+    "  garuda-stager serve --channel-fd=N [--project DIR] [--mode M] "
+    "[--backend B] [--session-id ID] [--consent rules|terminal|relayed] "
+    "[--job FILE]\n"
+    "      serve garuda-agent's session channel (proto/stager_service.proto):\n"
+    "      DescribeSession, RunCommand (output captured; staged mode: one\n"
+    "      staging view for the whole channel, each command's ChangeSet in\n"
+    "      a sealed memfd with the reply; on_host only when the stager\n"
+    "      itself agrees: the person on the terminal, or an allow rule),\n"
+    "      EndSession\n"
+    "  garuda-stager end [--project DIR] --session NAME\n"
+    "      remove a named session's staging view\n"
+    "  garuda-stager proxy --channel-fd=N\n"
+    "      the session's network proxy for sandbox.allowedDomains, started by\n"
+    "      the stager itself (proto/netproxy_service.proto; docs/network.md)\n"
+    "  garuda-stager probe [--json]\n"
+    "      what this machine allows (namespaces, overlay, Landlock, seccomp),\n"
+    "      with canaries, and the fix for each missing part";
+
+std::vector<std::string> TakeWriteFlags(int* argc, char** argv) {
+  std::vector<std::string> paths;
+  int out = 1;
+  bool flags_done = false;
+  for (int i = 1; i < *argc; ++i) {
+    if (!flags_done && std::strcmp(argv[i], "--") == 0) flags_done = true;
+    if (!flags_done && std::strcmp(argv[i], "--write") == 0 && i + 1 < *argc) {
+      paths.push_back(argv[++i]);
+      continue;
+    }
+    if (!flags_done && std::strncmp(argv[i], "--write=", 8) == 0) {
+      paths.push_back(argv[i] + 8);
+      continue;
+    }
+    argv[out++] = argv[i];
+  }
+  *argc = out;
+  return paths;
+}
+
+void ExitStager(int code) {
+  std::fflush(nullptr);
+  ::_exit(code);
+}
+
+WeakerLockdown StagerWeakerLockdown(const std::string& why,
+                                    const std::string& command) {
+  return {why, [command](const std::string& line) {
+            std::fprintf(stderr, "garuda-stager %s: %s\n", command.c_str(),
+                         line.c_str());
+          }};
+}
+
+absl::Status ServeFlagsUsable(const std::string& consent,
+                              const std::string& terminal,
+                              StagerServeOptions* options) {
+  if (options->channel_fd < 0) {
+    return absl::InvalidArgumentError("serve needs --channel-fd");
+  }
+  ASSIGN_OR_RETURN(options->consent.mode, ParseConsentMode(consent));
+  options->consent.terminal = terminal;
+  return absl::OkStatus();
+}
+
+int StagerUsageError(const absl::Status& status) {
+  Say(std::string(status.message()));
+  return 2;
+}
+
+int StagerFailed(const std::string& command, const absl::Status& status) {
+  std::fprintf(stderr, "garuda-stager %s: %s\n", command.c_str(),
+               std::string(status.message()).c_str());
+  return 1;
+}
+
+int StagerUnknownCommand(const std::string& command) {
+  if (command.empty()) {
+    std::fprintf(stderr, "garuda-stager %s\n(see --help)\n", kStagerUsage);
+  } else {
+    Say(absl::StrCat("unknown command \"", command,
+                     "\" (run, serve, proxy, probe, end)"));
+  }
+  return 2;
 }
 
 }  // namespace garuda

@@ -74,7 +74,8 @@ std::unique_ptr<OpenedStager> OpenStagerRun(const StagerRunOptions& options);
 // forks the staging guard first (not for the on_host runner). Exit code 0
 // when the session ended (EndSession, or the agent closed the channel), 1
 // on an error (a bad start, a broken channel).
-std::unique_ptr<OpenedStager> OpenStagerServe(const StagerServeOptions& options);
+std::unique_ptr<OpenedStager> OpenStagerServe(
+    const StagerServeOptions& options);
 
 // `end --session NAME`: removes a named staged session's view.
 int StagerEndSession(const std::string& project, const std::string& session);
@@ -82,6 +83,32 @@ int StagerEndSession(const std::string& project, const std::string& session);
 // `probe`: the full probe as text, or one JSON object. Exit code 0 when the
 // sandbox works, 1 otherwise.
 int StagerProbe(bool json);
+
+// garuda-stager's main.cc's pieces that are not flags: its usage text,
+// --write (absl keeps only the last value of a repeated flag: every --write
+// before "--" is taken out of argv here, so that `--write a --write b`
+// means both), the checks of serve's flags, and the messages of a usage
+// error (exit 2), of a failed subcommand (exit 1) and of an unknown one.
+extern const char kStagerUsage[];
+// --accept-weaker-lockdown WHY, its line said as "garuda-stager COMMAND: ".
+WeakerLockdown StagerWeakerLockdown(const std::string& why,
+                                    const std::string& command);
+std::vector<std::string> TakeWriteFlags(int* argc, char** argv);
+absl::Status ServeFlagsUsable(const std::string& consent,
+                              const std::string& terminal,
+                              StagerServeOptions* options);
+int StagerUsageError(const absl::Status& status);
+int StagerFailed(const std::string& command, const absl::Status& status);
+int StagerUnknownCommand(const std::string& command);
+
+// Ends the program with `code` once stdio is flushed, without running the
+// destructors of static objects: protobuf's registry of every linked
+// .proto file and its default instances, Abseil's flags. They only free
+// memory that the kernel takes back anyway, and freeing it cost the stager
+// page faults and time at every command (docs/sandbox.md, "Start-up of
+// garuda-stager"). Every subcommand has closed, synced or renamed its
+// files before it returns its code; nothing else holds unwritten data.
+[[noreturn]] void ExitStager(int code);
 
 }  // namespace garuda
 

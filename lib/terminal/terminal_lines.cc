@@ -167,6 +167,93 @@ FILE* DupFile(int fd, const char* mode) {
   return file;
 }
 
+// The prompt's history: libedit's list (up-arrow) and the file it is kept
+// in, one escaped line each, appended as lines are taken.
+class PromptHistory {
+ public:
+  PromptHistory() {
+    history_ = ::history_init();
+    HistEvent event;
+    ::history(history_, &event, H_SETSIZE, kHistoryKept);
+    ::history(history_, &event, H_SETUNIQUE, 1);
+  }
+  ~PromptHistory() {
+    if (history_ != nullptr) ::history_end(history_);
+  }
+  PromptHistory(const PromptHistory&) = delete;
+  PromptHistory& operator=(const PromptHistory&) = delete;
+
+  History* list() { return history_; }
+
+  // Loads `path` (created 0600) and keeps it open to append to. A problem
+  // is a line for the person ("(history not kept: ...)"); "" when none.
+  std::string Load(const std::string& path) {
+    history_fd_ = UniqueFd(
+        ::open(path.c_str(),
+               O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!history_fd_) {
+      return absl::StrCat("(history not kept: cannot open ",
+                          terminal_internal::TerminalSafe(path), ": ",
+                          strerror(errno), ")\n");
+    }
+    // A FIFO there would hang the read below (this process is its writer).
+    absl::Status regular = CheckRegularFile(history_fd_.get(), path);
+    if (!regular.ok()) {
+      history_fd_.Reset();
+      return absl::StrCat(
+          "(history not kept: ",
+          terminal_internal::TerminalSafe(std::string(regular.message())),
+          ")\n");
+    }
+    // The history is the person's own typing: only they may read it.
+    (void)::fchmod(history_fd_.get(), 0600);
+    absl::StatusOr<std::string> content = ReadAll(history_fd_.get());
+    if (!content.ok()) return "";
+    std::vector<absl::string_view> lines =
+        absl::StrSplit(*content, '\n', absl::SkipEmpty());
+    size_t first =
+        lines.size() > kHistoryKept ? lines.size() - kHistoryKept : 0;
+    HistEvent event;
+    for (size_t i = first; i < lines.size(); ++i) {
+      ::history(history_, &event, H_ENTER,
+                WithMarks(UnescapeHistoryLine(lines[i])).c_str());
+    }
+    // Twice the size kept: write the kept part back, so the file does not
+    // grow for ever.
+    if (lines.size() > 2 * static_cast<size_t>(kHistoryKept)) {
+      std::string kept;
+      for (size_t i = first; i < lines.size(); ++i) {
+        absl::StrAppend(&kept, lines[i], "\n");
+      }
+      if (::ftruncate(history_fd_.get(), 0) == 0) {
+        (void)WriteAll(history_fd_.get(), kept);
+      }
+    }
+    return "";
+  }
+
+  // A line taken at the prompt: kept unless it is empty or starts with a
+  // space.
+  void Remember(const std::string& line) {
+    if (line.empty() || line[0] == ' ' ||
+        absl::StripAsciiWhitespace(line).empty()) {
+      return;
+    }
+    HistEvent event;
+    ::history(history_, &event, H_ENTER, line.c_str());
+    if (history_fd_) {
+      // One write per line with O_APPEND: a crash keeps every earlier line.
+      (void)WriteAll(
+          history_fd_.get(),
+          absl::StrCat(EscapeHistoryLine(WithLineBreaks(line)), "\n"));
+    }
+  }
+
+ private:
+  History* history_ = nullptr;
+  UniqueFd history_fd_;
+};
+
 class TerminalLineSource : public LineSource {
  public:
   TerminalLineSource(int in_fd, int out_fd, const std::string& history_path,
@@ -175,11 +262,7 @@ class TerminalLineSource : public LineSource {
     EnsureUtf8Ctype();
     in_file_ = DupFile(in_fd, "r");
     out_file_ = DupFile(out_fd, "w");
-    history_ = ::history_init();
-    HistEvent event;
-    ::history(history_, &event, H_SETSIZE, kHistoryKept);
-    ::history(history_, &event, H_SETUNIQUE, 1);
-    if (!history_path.empty()) LoadHistory(history_path);
+    if (!history_path.empty()) Write(history_.Load(history_path));
     if (in_file_ != nullptr && out_file_ != nullptr) {
       editor_ = ::el_init_fd("garuda-agent", in_file_, out_file_, out_file_,
                              in_fd, out_fd, out_fd);
@@ -187,7 +270,7 @@ class TerminalLineSource : public LineSource {
     if (editor_ != nullptr) {
       ::el_set(editor_, EL_CLIENTDATA, this);
       ::el_set(editor_, EL_EDITOR, "emacs");
-      ::el_set(editor_, EL_HIST, history, history_);
+      ::el_set(editor_, EL_HIST, history, history_.list());
       ::el_set(editor_, EL_PROMPT, &TerminalLineSource::Prompt);
       ::el_set(editor_, EL_GETCFN, &TerminalLineSource::GetChar);
       ::el_set(editor_, EL_ADDFN, "garuda-interrupt",
@@ -217,7 +300,6 @@ class TerminalLineSource : public LineSource {
 
   ~TerminalLineSource() override {
     if (editor_ != nullptr) ::el_end(editor_);
-    if (history_ != nullptr) ::history_end(history_);
     if (in_file_ != nullptr) ::fclose(in_file_);
     if (out_file_ != nullptr) ::fclose(out_file_);
   }
@@ -275,7 +357,7 @@ class TerminalLineSource : public LineSource {
           text.pop_back();
         }
         armed_ = false;
-        Remember(text);
+        history_.Remember(text);
         result = WithLineBreaks(text);
         break;
       }
@@ -429,67 +511,6 @@ class TerminalLineSource : public LineSource {
     }
   }
 
-  void LoadHistory(const std::string& path) {
-    history_fd_ = UniqueFd(
-        ::open(path.c_str(),
-               O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!history_fd_) {
-      Write(absl::StrCat("(history not kept: cannot open ",
-                         terminal_internal::TerminalSafe(path), ": ",
-                         strerror(errno), ")\n"));
-      return;
-    }
-    // A FIFO there would hang the read below (this process is its writer).
-    absl::Status regular = CheckRegularFile(history_fd_.get(), path);
-    if (!regular.ok()) {
-      Write(absl::StrCat(
-          "(history not kept: ",
-          terminal_internal::TerminalSafe(std::string(regular.message())),
-          ")\n"));
-      history_fd_.Reset();
-      return;
-    }
-    // The history is the person's own typing: only they may read it.
-    (void)::fchmod(history_fd_.get(), 0600);
-    absl::StatusOr<std::string> content = ReadAll(history_fd_.get());
-    if (!content.ok()) return;
-    std::vector<absl::string_view> lines =
-        absl::StrSplit(*content, '\n', absl::SkipEmpty());
-    size_t first =
-        lines.size() > kHistoryKept ? lines.size() - kHistoryKept : 0;
-    HistEvent event;
-    for (size_t i = first; i < lines.size(); ++i) {
-      ::history(history_, &event, H_ENTER,
-                WithMarks(UnescapeHistoryLine(lines[i])).c_str());
-    }
-    // Twice the size kept: write the kept part back, so the file does not
-    // grow for ever.
-    if (lines.size() > 2 * static_cast<size_t>(kHistoryKept)) {
-      std::string kept;
-      for (size_t i = first; i < lines.size(); ++i) {
-        absl::StrAppend(&kept, lines[i], "\n");
-      }
-      if (::ftruncate(history_fd_.get(), 0) == 0) {
-        (void)WriteAll(history_fd_.get(), kept);
-      }
-    }
-  }
-
-  void Remember(const std::string& line) {
-    if (line.empty() || line[0] == ' ' ||
-        absl::StripAsciiWhitespace(line).empty()) {
-      return;
-    }
-    HistEvent event;
-    ::history(history_, &event, H_ENTER, line.c_str());
-    if (history_fd_) {
-      // One write per line with O_APPEND: a crash keeps every earlier line.
-      (void)WriteAll(
-          history_fd_.get(),
-          absl::StrCat(EscapeHistoryLine(WithLineBreaks(line)), "\n"));
-    }
-  }
-
   void Write(absl::string_view text) { (void)WriteAll(out_, text); }
 
   // An Enter inside the line was pushed again once the cursor reached its
@@ -502,9 +523,8 @@ class TerminalLineSource : public LineSource {
   SigintCatcher catcher_;
   FILE* in_file_ = nullptr;
   FILE* out_file_ = nullptr;
-  History* history_ = nullptr;
+  PromptHistory history_;
   EditLine* editor_ = nullptr;
-  UniqueFd history_fd_;
   std::string prompt_;
   bool interrupted_ = false;
   bool line_had_text_ = false;

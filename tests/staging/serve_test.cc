@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -450,34 +451,45 @@ TEST_F(ServeTest, OnHostIsRefusedInStrictAndRunsOtherwise) {
   }
 }
 
-// How many on_host runners of this project run: processes whose command
-// line is `garuda-stager serve ... --project PROJECT --mode host`.
-int HostRunners(const std::string& project) {
+// How many running processes have `--project PROJECT` on their command
+// line (the stager, its guard, a waiting or running on_host runner) and
+// pass `also`, given their argv and /proc/PID/status.
+int StagerProcesses(
+    const std::string& project,
+    const std::function<bool(const std::vector<std::string>& argv,
+                             const std::string& status)>& also) {
   int count = 0;
   DIR* proc = ::opendir("/proc");
   if (proc == nullptr) return -1;
   while (struct dirent* entry = ::readdir(proc)) {
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    int fd = ::open(absl::StrCat("/proc/", entry->d_name, "/cmdline").c_str(),
-                    O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    std::string cmdline;
-    char buffer[4096];
-    ssize_t got;
-    while ((got = ::read(fd, buffer, sizeof buffer)) > 0) {
-      cmdline.append(buffer, static_cast<size_t>(got));
-    }
-    ::close(fd);
-    std::vector<std::string> argv = absl::StrSplit(cmdline, '\0');
-    bool host = false, ours = false;
+    const std::string dir = absl::StrCat("/proc/", entry->d_name);
+    absl::StatusOr<std::string> cmdline =
+        ReadFileToString(JoinPath(dir, "cmdline"));
+    absl::StatusOr<std::string> status =
+        ReadFileToString(JoinPath(dir, "status"));
+    if (!cmdline.ok() || !status.ok()) continue;  // ended meanwhile
+    std::vector<std::string> argv = absl::StrSplit(*cmdline, '\0');
+    bool ours = false;
     for (size_t i = 0; i + 1 < argv.size(); ++i) {
-      if (argv[i] == "--mode" && argv[i + 1] == "host") host = true;
       if (argv[i] == "--project" && argv[i + 1] == project) ours = true;
     }
-    if (host && ours) ++count;
+    if (ours && also(argv, *status)) ++count;
   }
   ::closedir(proc);
   return count;
+}
+
+// How many on_host runners of this project run: processes whose command
+// line is `garuda-stager serve ... --project PROJECT --mode host`.
+int HostRunners(const std::string& project) {
+  return StagerProcesses(
+      project, [](const std::vector<std::string>& argv, const std::string&) {
+        for (size_t i = 0; i + 1 < argv.size(); ++i) {
+          if (argv[i] == "--mode" && argv[i + 1] == "host") return true;
+        }
+        return false;
+      });
 }
 
 // The runner of on_host commands cannot be confined, so it execs only at
@@ -499,6 +511,48 @@ TEST_F(ServeTest, TheHostRunnerStartsOnlyAtTheFirstAgreedHostCommand) {
     EXPECT_EQ(HostRunners(project_), 1);
     End(*stager);
     EXPECT_EQ(HostRunners(project_), 0);
+  }
+}
+
+// Processes of this project's stager that are not locked down:
+// no_new_privs unset, no seccomp filter.
+int UnconfinedStagerProcesses(const std::string& project) {
+  return StagerProcesses(
+      project, [](const std::vector<std::string>&, const std::string& status) {
+        return absl::StrContains(status, "NoNewPrivs:\t0") &&
+               absl::StrContains(status, "Seccomp:\t0");
+      });
+}
+
+// Where no host command can be agreed to (here: no person to ask, and no
+// allow rule for bash), the stager keeps no on_host runner, not even one
+// waiting before its exec: the session has no unconfined process. The
+// control: with an allow rule for bash (SetUp's), the waiting runner is
+// there, unconfined, from the start, and gone with the session.
+TEST_F(ServeTest, NoUnconfinedProcessWhereNoHostCommandCanBeAgreedTo) {
+  for (const char* mode : {"direct", "staged"}) {
+    SCOPED_TRACE(mode);
+    Write(JoinPath(home_, ".garuda/settings.json"),
+          R"({"permissions": {"allow": ["write_file"]}})");
+    std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
+    EXPECT_EQ(Run(*stager, "true").result().exit_code(), 0);
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 0);
+    stager::StagerReply host = Run(*stager, "true", nullptr, /*on_host=*/true);
+    EXPECT_TRUE(host.has_error()) << host.DebugString();
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 0);
+    End(*stager);
+  }
+}
+
+TEST_F(ServeTest, NegativeControlAnAllowRuleForBashKeepsTheRunnerWaiting) {
+  for (const char* mode : {"direct", "staged"}) {
+    SCOPED_TRACE(mode);
+    std::unique_ptr<ipc::HelperProcess> stager = Stager(mode);
+    EXPECT_EQ(Run(*stager, "true").result().exit_code(), 0);
+    EXPECT_EQ(HostRunners(project_), 0);  // not exec'd
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 1);
+    End(*stager);
+    EXPECT_EQ(UnconfinedStagerProcesses(project_), 0);
   }
 }
 
