@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +32,10 @@ class DurableFiles {
   // log's own writer, the tree's lock).
   absl::Status Add(const std::string& path, absl::string_view content,
                    mode_t mode);
+  // A file written in place whose data must be durable before the renames
+  // (fdatasync with the batch). `fd` stays the caller's and must outlive
+  // Commit.
+  void AddSync(int fd, const std::string& path);
   // fsync of every file, then the renames, then an fsync of every folder:
   // after a power failure each path holds either its old content or the
   // new, whole, and once this returns the new one stays.
@@ -42,6 +47,7 @@ class DurableFiles {
     UniqueFd fd;
   };
   std::vector<File> files_;
+  std::vector<std::pair<int, std::string>> syncs_;
 };
 
 }  // namespace garuda

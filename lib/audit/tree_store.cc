@@ -591,6 +591,10 @@ absl::Status TreeAppender::Sync() {
   if (::fdatasync(entries_.get()) != 0) {
     return LastErrnoStatus(absl::StrCat("fdatasync(", folder_, "/entries)"));
   }
+  return WriteDurableMarkLocked();
+}
+
+absl::Status TreeAppender::WriteDurableMarkLocked() {
   // Written after the sync it vouches for and without one of its own: lost,
   // it only makes the next open check more of the tail; torn, its root no
   // longer matches and the next open checks the whole tree.
@@ -606,6 +610,13 @@ absl::Status TreeAppender::Sync() {
   return absl::OkStatus();
 }
 
+absl::Status TreeAppender::CheckpointCommitted() {
+  if (!synced_with_checkpoint_) return absl::OkStatus();
+  synced_with_checkpoint_ = false;
+  logs_dirty_ = false;
+  return WriteDurableMarkLocked();
+}
+
 absl::Status TreeAppender::SyncWhenDue() {
   if (edge_.size() - durable_size_ < kTreeSyncLeaves) return absl::OkStatus();
   return Sync();
@@ -616,7 +627,8 @@ absl::Status TreeAppender::WriteSignedCheckpoint(const NoteSigner& signer,
   ASSIGN_OR_RETURN(Lock lock, LockAndCatchUp());
   DurableFiles files;
   RETURN_IF_ERROR(AddSignedCheckpoint(signer, origin, &files));
-  return files.Commit();
+  RETURN_IF_ERROR(files.Commit());
+  return CheckpointCommitted();
 }
 
 absl::Status TreeAppender::AddSignedCheckpoint(const NoteSigner& signer,
@@ -661,8 +673,16 @@ absl::Status TreeAppender::AddSignedCheckpoint(const NoteSigner& signer,
   checkpoint.root = edge_.Root();
   ASSIGN_OR_RETURN(std::string note,
                    SignNote(FormatCheckpoint(checkpoint), signer));
-  // The tree's entries need no sync first: what the checkpoint signs is the
-  // lines, durable in their logs, and the entries are rebuilt from them.
+  // The entries it covers are synced with the checkpoint (one batch, so
+  // about one more flush): rebuilt from the logs after a power failure, the
+  // lines of parallel sessions could come back in another order than the
+  // one signed, and the auditor would then refuse to sign again.
+  if (durable_size_ != edge_.size()) {
+    if (logs_dirty_)
+      files->AddSync(logs_fd_.get(), FolderPath(folder_, kLogsFile));
+    files->AddSync(entries_.get(), FolderPath(folder_, kEntriesFile));
+    synced_with_checkpoint_ = true;
+  }
   return files->Add(path, note, 0600);
 }
 

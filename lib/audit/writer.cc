@@ -231,9 +231,10 @@ absl::Status AuditWriter::PublishLocked(bool new_group, bool sign) {
     // covers a line that a power failure could take back. The tree's own
     // entries are not synced here: they are derived from the lines, and
     // the next open cuts back what a power failure tore
-    // (TreeAppender::Open). Under the lock of every auditor of the
-    // project: the tree's order is the order in which their groups reach
-    // it, and a checkpoint is never renamed over a larger one.
+    // (TreeAppender::Open). They are synced with each signed checkpoint. Under
+    // the lock of every auditor of the project: the tree's order is the order
+    // in which their groups reach it, and a checkpoint is never renamed over a
+    // larger one.
     absl::Status added = [&]() -> absl::Status {
       ASSIGN_OR_RETURN(TreeAppender::Lock lock, tree_->LockAndCatchUp());
       RETURN_IF_ERROR(tree_->AppendLeaves(tree_pending_));
@@ -244,7 +245,8 @@ absl::Status AuditWriter::PublishLocked(bool new_group, bool sign) {
       // folder's fsync find their changes committed by the first.
       RETURN_IF_ERROR(
           tree_->AddSignedCheckpoint(*options_.signer, origin_, &files));
-      return files.Commit();
+      RETURN_IF_ERROR(files.Commit());
+      return tree_->CheckpointCommitted();
     }();
     if (!added.ok()) {
       return absl::Status(added.code(),
