@@ -208,9 +208,9 @@ absl::Status AuditWriter::SyncLocked(bool sign_now) {
   }
   // A signature is due when a caller asks for durability (a durable
   // append, flush, close) or when the last one is fsyncMaxMs old: a
-  // durable signed checkpoint costs two more flushes of the disk (its
-  // file, its folder), so under a steady stream the tree is signed at the
-  // pace of the timed fsync rather than once per group.
+  // durable signed checkpoint costs three more fsyncs (its file, the
+  // tree's entries, its folder), so under a steady stream the tree is signed at
+  // the pace of the timed fsync rather than once per group.
   const bool sign =
       tree_ != nullptr && signed_seq_ != synced_seq_ &&
       (sign_now || absl::Now() - last_signed_ >=

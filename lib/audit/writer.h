@@ -9,7 +9,7 @@
 // of what is on disk. With a signing key the group's lines go into the
 // project's tree after that fsync too; the tree is signed when a caller asks
 // for durability and otherwise at most every fsync_max_ms (a durable signed
-// checkpoint costs two more disk flushes), by the group or the timed sync.
+// checkpoint costs three more fsyncs), by the group or the timed sync.
 #ifndef GARUDA_LIB_AUDIT_WRITER_H_
 #define GARUDA_LIB_AUDIT_WRITER_H_
 
