@@ -44,10 +44,10 @@ absl::Status DurableFiles::Commit() {
   // name on an empty or partial file; without the folder's after it, the
   // old file can come back.
   //
-  // Writeback of every file starts first, so that the first fsync's
-  // journal commit carries them all (a delayed-allocation file system
-  // allocates at writeback) and the later fsyncs find their files
-  // committed. Only a hint: the fsyncs below are what make them durable.
+  // Writeback of every file starts first, so that their writes reach the
+  // disk together instead of one fsync after another (and on a journaling
+  // file system the first fsync's commit can carry them all). Only a hint:
+  // the fsyncs below are what make them durable.
   for (File& file : files_) {
     (void)::sync_file_range(file.fd.get(), 0, 0, SYNC_FILE_RANGE_WRITE);
   }

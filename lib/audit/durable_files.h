@@ -1,9 +1,9 @@
-// Files put in place together and durably (docs/audit.md, "Durability"):
-// each is written beside its final name, then all are fsynced, renamed
-// and their folders fsynced, each folder once. Batching matters: a group
-// of appends replaces the log's checkpoint and the tree's signed
-// checkpoint, and on a journaling file system the second fsync of each
-// kind finds its change already committed by the first.
+// Files put in place together and durably (docs/audit.md, "Durability of
+// the tree"): each is written beside its final name, then all are fsynced,
+// renamed and their folders fsynced, each folder once. Batching matters: a
+// signing group replaces the log's checkpoint and the tree's signed
+// checkpoint and syncs the tree's entries, and their writes can go to the
+// disk together rather than one fsync after another.
 #ifndef GARUDA_LIB_AUDIT_DURABLE_FILES_H_
 #define GARUDA_LIB_AUDIT_DURABLE_FILES_H_
 
