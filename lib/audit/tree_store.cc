@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -130,6 +131,35 @@ absl::StatusOr<std::vector<std::string>> ReadLogNames(
     names.emplace_back(name);
   }
   return names;
+}
+
+// Calls `visit` with each entry of leaves [from, to) of tree/entries, read
+// whole, about 1 MiB at a time, until it returns false; `*stopped` is the
+// leaf it returned false for, or `to`.
+absl::Status VisitEntries(int fd, const std::string& path, uint64_t from,
+                          uint64_t to,
+                          const std::function<bool(const char*)>& visit,
+                          uint64_t* stopped) {
+  std::string chunk;
+  uint64_t leaf = from;
+  while (leaf < to) {
+    uint64_t last = leaf + 1;
+    while (last < to &&
+           TreeEntryOffset(last + 1) - TreeEntryOffset(leaf) < (1 << 20)) {
+      ++last;
+    }
+    const uint64_t start = TreeEntryOffset(leaf);
+    chunk.resize(static_cast<size_t>(TreeEntryOffset(last) - start));
+    RETURN_IF_ERROR(PreadExact(fd, chunk.data(), chunk.size(), start, path));
+    for (; leaf < last; ++leaf) {
+      if (!visit(chunk.data() + (TreeEntryOffset(leaf) - start))) {
+        *stopped = leaf;
+        return absl::OkStatus();
+      }
+    }
+  }
+  *stopped = to;
+  return absl::OkStatus();
 }
 
 std::string FolderPath(const std::string& folder, absl::string_view name) {
@@ -323,28 +353,17 @@ absl::Status TreeAppender::RecoverLocked(
   // How far each log is in the tree already.
   std::vector<uint64_t> covered(log_numbers_.size(), 0);
   {
-    const std::string entries = FolderPath(folder_, kEntriesFile);
-    std::string chunk;
-    for (uint64_t leaf = 0; leaf < edge_.size();) {
-      // Whole entries, about 1 MiB at a time.
-      uint64_t last = leaf;
-      while (last < edge_.size() &&
-             TreeEntryOffset(last + 1) - TreeEntryOffset(leaf) < (1 << 20)) {
-        ++last;
-      }
-      if (last == leaf) last = leaf + 1;
-      const uint64_t start = TreeEntryOffset(leaf);
-      chunk.resize(static_cast<size_t>(TreeEntryOffset(last) - start));
-      RETURN_IF_ERROR(PreadExact(entries_.get(), chunk.data(), chunk.size(),
-                                 start, entries));
-      for (; leaf < last; ++leaf) {
-        const char* record = chunk.data() + (TreeEntryOffset(leaf) - start);
-        uint64_t log = GetBigEndian(record, 4);
-        uint64_t end =
-            GetBigEndian(record + 8, 8) + GetBigEndian(record + 4, 4) + 1;
-        if (log < covered.size()) covered[log] = std::max(covered[log], end);
-      }
-    }
+    uint64_t end_leaf = 0;
+    RETURN_IF_ERROR(VisitEntries(
+        entries_.get(), FolderPath(folder_, kEntriesFile), 0, edge_.size(),
+        [&](const char* record) {
+          uint64_t log = GetBigEndian(record, 4);
+          uint64_t end =
+              GetBigEndian(record + 8, 8) + GetBigEndian(record + 4, 4) + 1;
+          if (log < covered.size()) covered[log] = std::max(covered[log], end);
+          return true;
+        },
+        &end_leaf));
   }
   std::vector<std::string> names;
   {
@@ -496,28 +515,9 @@ absl::Status TreeAppender::RepairTailLocked(
     }
     return true;
   };
-  std::string chunk;
   uint64_t good = from;
-  bool matches = true;
-  while (matches && good < size) {
-    // Whole entries, about 1 MiB at a time.
-    uint64_t last = good + 1;
-    while (last < size &&
-           TreeEntryOffset(last + 1) - TreeEntryOffset(good) < (1 << 20)) {
-      ++last;
-    }
-    const uint64_t start = TreeEntryOffset(good);
-    chunk.resize(static_cast<size_t>(TreeEntryOffset(last) - start));
-    RETURN_IF_ERROR(
-        PreadExact(entries_.get(), chunk.data(), chunk.size(), start, entries));
-    for (; good < last; ++good) {
-      const char* entry = chunk.data() + (TreeEntryOffset(good) - start);
-      if (!entry_matches_line(entry)) {
-        matches = false;
-        break;
-      }
-    }
-  }
+  RETURN_IF_ERROR(VisitEntries(entries_.get(), entries, from, size,
+                               entry_matches_line, &good));
   if (good == size) return absl::OkStatus();
   // Not the lines of the logs from here on: what a power failure left of
   // entries written after the last sync (or a tree ahead of a log that lost
@@ -591,6 +591,10 @@ absl::Status TreeAppender::Sync() {
   if (::fdatasync(entries_.get()) != 0) {
     return LastErrnoStatus(absl::StrCat("fdatasync(", folder_, "/entries)"));
   }
+  return WriteDurableMarkLocked();
+}
+
+absl::Status TreeAppender::WriteDurableMarkLocked() {
   // Written after the sync it vouches for and without one of its own: lost,
   // it only makes the next open check more of the tail; torn, its root no
   // longer matches and the next open checks the whole tree.
@@ -606,6 +610,13 @@ absl::Status TreeAppender::Sync() {
   return absl::OkStatus();
 }
 
+absl::Status TreeAppender::CheckpointCommitted() {
+  if (!synced_with_checkpoint_) return absl::OkStatus();
+  synced_with_checkpoint_ = false;
+  logs_dirty_ = false;
+  return WriteDurableMarkLocked();
+}
+
 absl::Status TreeAppender::SyncWhenDue() {
   if (edge_.size() - durable_size_ < kTreeSyncLeaves) return absl::OkStatus();
   return Sync();
@@ -616,7 +627,8 @@ absl::Status TreeAppender::WriteSignedCheckpoint(const NoteSigner& signer,
   ASSIGN_OR_RETURN(Lock lock, LockAndCatchUp());
   DurableFiles files;
   RETURN_IF_ERROR(AddSignedCheckpoint(signer, origin, &files));
-  return files.Commit();
+  RETURN_IF_ERROR(files.Commit());
+  return CheckpointCommitted();
 }
 
 absl::Status TreeAppender::AddSignedCheckpoint(const NoteSigner& signer,
@@ -661,8 +673,16 @@ absl::Status TreeAppender::AddSignedCheckpoint(const NoteSigner& signer,
   checkpoint.root = edge_.Root();
   ASSIGN_OR_RETURN(std::string note,
                    SignNote(FormatCheckpoint(checkpoint), signer));
-  // The tree's entries need no sync first: what the checkpoint signs is the
-  // lines, durable in their logs, and the entries are rebuilt from them.
+  // The entries it covers are synced with the checkpoint (one batch, so
+  // about one more flush): rebuilt from the logs after a power failure, the
+  // lines of parallel sessions could come back in another order than the
+  // one signed, and the auditor would then refuse to sign again.
+  if (durable_size_ != edge_.size()) {
+    if (logs_dirty_)
+      files->AddSync(logs_fd_.get(), FolderPath(folder_, kLogsFile));
+    files->AddSync(entries_.get(), FolderPath(folder_, kEntriesFile));
+    synced_with_checkpoint_ = true;
+  }
   return files->Add(path, note, 0600);
 }
 

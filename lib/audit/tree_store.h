@@ -167,12 +167,17 @@ class TreeAppender {
   // Sync when kTreeSyncLeaves leaves were added since the last one.
   absl::Status SyncWhenDue();
   // Under the lock: signs a checkpoint of the tree at its current size into
-  // `files` (committed by the caller, still under the lock), unless one at
-  // that size or larger is there already. Call it only when every leaf's
-  // line is durable in its log: a signature cannot be taken back.
+  // `files`, with the tree's files to sync before it is renamed, unless one
+  // at that size or larger is there already. The caller commits `files`
+  // and then calls CheckpointCommitted, still under the lock. Call it only
+  // when every leaf's line is durable in its log: a signature cannot be
+  // taken back.
   absl::Status AddSignedCheckpoint(const NoteSigner& signer,
                                    const std::string& origin,
                                    DurableFiles* files);
+  // After the commit of AddSignedCheckpoint's files: the entries it synced
+  // are recorded in tree/durable.
+  absl::Status CheckpointCommitted();
   // Takes the lock, AddSignedCheckpoint, and commits.
   absl::Status WriteSignedCheckpoint(const NoteSigner& signer,
                                      const std::string& origin);
@@ -195,12 +200,16 @@ class TreeAppender {
   // larger than the tree, or its root is not the tree's at that size.
   uint64_t DurableSizeLocked();
   absl::Status RepairTailLocked(const std::string& project_audit_folder);
+  // tree/durable := the current size and root (the entries are synced).
+  absl::Status WriteDurableMarkLocked();
 
   std::string folder_;
   UniqueFd lock_, logs_fd_, entries_, durable_;
   uint64_t durable_size_ = 0;  // as this appender last wrote tree/durable
-  uint64_t logs_bytes_ = 0;    // of tree/logs, as last read
-  bool logs_dirty_ = false;    // written since the last Sync
+  // AddSignedCheckpoint gave the entries to sync to its caller's batch.
+  bool synced_with_checkpoint_ = false;
+  uint64_t logs_bytes_ = 0;  // of tree/logs, as last read
+  bool logs_dirty_ = false;  // written since the last Sync
   std::map<std::string, uint32_t> log_numbers_;
   uint32_t own_log_ = 0;
   MerkleEdge edge_;

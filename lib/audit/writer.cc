@@ -109,7 +109,9 @@ absl::Status AuditWriter::OpenTreeLocked() {
   if (!existing.ok() || *existing != key) {
     RETURN_IF_ERROR(WriteFileAtomically(key_path, key, 0600));
   }
-  return tree_->WriteSignedCheckpoint(*options_.signer, origin_);
+  RETURN_IF_ERROR(tree_->WriteSignedCheckpoint(*options_.signer, origin_));
+  last_signed_ = absl::Now();
+  return absl::OkStatus();
 }
 
 AuditWriter::~AuditWriter() {
@@ -137,17 +139,26 @@ void AuditWriter::TimedSyncLoop() {
   const absl::Duration max_age =
       absl::Milliseconds(options_.config.fsync_max_ms);
   while (!stop_) {
-    if (seq_ == synced_seq_ || !broken_.ok()) {
+    // Due: the fsync of lines fsyncMaxMs old, else the signature of a
+    // tree whose last signature is fsyncMaxMs old.
+    absl::Time due = absl::InfiniteFuture();
+    if (!broken_.ok()) {
+      // Nothing more to do; every call returns the error.
+    } else if (seq_ != synced_seq_) {
+      due = oldest_unsynced_ + max_age;
+    } else if (tree_ != nullptr && signed_seq_ != synced_seq_) {
+      due = last_signed_ + max_age;
+    }
+    if (due == absl::InfiniteFuture()) {
       changed_.Wait(&mu_);
       continue;
     }
-    absl::Time due = oldest_unsynced_ + max_age;
     if (absl::Now() < due) {
       changed_.WaitWithDeadline(&mu_, due);
       continue;
     }
     // An error here is kept in broken_ and returned by the next call.
-    (void)SyncLocked();
+    (void)SyncLocked(/*sign_now=*/false);
   }
 }
 
@@ -183,50 +194,70 @@ absl::Status AuditWriter::WriteEventsLocked(
   return absl::OkStatus();
 }
 
-absl::Status AuditWriter::SyncLocked() {
+absl::Status AuditWriter::SyncLocked(bool sign_now) {
   RETURN_IF_ERROR(broken_);
-  if (seq_ == synced_seq_) return absl::OkStatus();
-  if (::fdatasync(fd_.get()) != 0) {
-    // After a failed fsync the page cache cannot be trusted to hold the
-    // lines: stop writing rather than go on with a hole.
-    broken_ = LastErrnoStatus(absl::StrCat("fdatasync(", log_path_, ")"));
-    return broken_;
+  const bool new_group = seq_ != synced_seq_;
+  if (new_group) {
+    if (::fdatasync(fd_.get()) != 0) {
+      // After a failed fsync the page cache cannot be trusted to hold the
+      // lines: stop writing rather than go on with a hole.
+      broken_ = LastErrnoStatus(absl::StrCat("fdatasync(", log_path_, ")"));
+      return broken_;
+    }
+    synced_seq_ = seq_;
   }
-  synced_seq_ = seq_;
-  absl::Status published = PublishGroupLocked();
+  // A signature is due when a caller asks for durability (a durable
+  // append, flush, close) or when the last one is fsyncMaxMs old: a
+  // durable signed checkpoint costs three more fsyncs (its file, the
+  // tree's entries, its folder), so under a steady stream the tree is signed at
+  // the pace of the timed fsync rather than once per group.
+  const bool sign =
+      tree_ != nullptr && signed_seq_ != synced_seq_ &&
+      (sign_now || absl::Now() - last_signed_ >=
+                       absl::Milliseconds(options_.config.fsync_max_ms));
+  if (!new_group && !sign) return absl::OkStatus();
+  absl::Status published = PublishLocked(new_group, sign);
   if (!published.ok()) broken_ = published;
   return published;
 }
 
-absl::Status AuditWriter::PublishGroupLocked() {
-  // Both checkpoints are put in place together: the fsyncs of the second
-  // file and of the second folder find their changes already committed.
+absl::Status AuditWriter::PublishLocked(bool new_group, bool sign) {
   DurableFiles files;
-  if (options_.config.checkpoint) {
+  if (new_group && options_.config.checkpoint) {
     RETURN_IF_ERROR(files.Add(checkpoint_path_, CheckpointTextLocked(), 0600));
   }
-  if (tree_ == nullptr) return files.Commit();
-  // After the log's fdatasync (SyncLocked), so a signed checkpoint never
-  // covers a line that a power failure could take back. The tree's own
-  // entries are not synced here: they are derived from the lines, and the
-  // next open cuts back what a power failure tore (TreeAppender::Open).
-  // Under the lock of every auditor of the project: the tree's order is the
-  // order in which their groups reach it, and a checkpoint is never renamed
-  // over a larger one.
-  absl::Status added = [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(TreeAppender::Lock lock, tree_->LockAndCatchUp());
-    RETURN_IF_ERROR(tree_->AppendLeaves(tree_pending_));
-    tree_pending_.clear();
-    RETURN_IF_ERROR(tree_->SyncWhenDue());
-    RETURN_IF_ERROR(
-        tree_->AddSignedCheckpoint(*options_.signer, origin_, &files));
-    return files.Commit();
-  }();
-  if (!added.ok()) {
-    return absl::Status(added.code(),
-                        absl::StrCat(tree_->folder(), ": ", added.message()));
+  if (tree_ != nullptr) {
+    // After the log's fdatasync (SyncLocked), so a signed checkpoint never
+    // covers a line that a power failure could take back. The tree's own
+    // entries are not synced here: they are derived from the lines, and
+    // the next open cuts back what a power failure tore
+    // (TreeAppender::Open). They are synced with each signed checkpoint. Under
+    // the lock of every auditor of the project: the tree's order is the order
+    // in which their groups reach it, and a checkpoint is never renamed over a
+    // larger one.
+    absl::Status added = [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(TreeAppender::Lock lock, tree_->LockAndCatchUp());
+      RETURN_IF_ERROR(tree_->AppendLeaves(tree_pending_));
+      tree_pending_.clear();
+      RETURN_IF_ERROR(tree_->SyncWhenDue());
+      if (!sign) return absl::OkStatus();
+      // Both checkpoints in one commit: the second file's and the second
+      // folder's fsync find their changes committed by the first.
+      RETURN_IF_ERROR(
+          tree_->AddSignedCheckpoint(*options_.signer, origin_, &files));
+      RETURN_IF_ERROR(files.Commit());
+      return tree_->CheckpointCommitted();
+    }();
+    if (!added.ok()) {
+      return absl::Status(added.code(),
+                          absl::StrCat(tree_->folder(), ": ", added.message()));
+    }
+    if (sign) {
+      signed_seq_ = synced_seq_;
+      last_signed_ = absl::Now();
+    }
   }
-  return absl::OkStatus();
+  return files.Commit();
 }
 
 std::string AuditWriter::CheckpointTextLocked() {
@@ -252,7 +283,7 @@ absl::Status AuditWriter::MaybeSendHeadLocked(
     return absl::OkStatus();
   // A witnessed head must be on disk: otherwise a crash would look like a
   // rollback.
-  RETURN_IF_ERROR(SyncLocked());
+  RETURN_IF_ERROR(SyncLocked(/*sign_now=*/false));
   audit::WitnessHead head;
   head.set_dir(folder_name_);
   head.set_log(log_name_);
@@ -280,7 +311,7 @@ absl::Status AuditWriter::MaybeSendHeadLocked(
   RETURN_IF_ERROR(WriteEventsLocked({failed}));
   // The failure line itself is not a reason for another head.
   head_tried_seq_ = seq_;
-  return SyncLocked();
+  return SyncLocked(/*sign_now=*/false);
 }
 
 AppendResult AuditWriter::ResultLocked(uint64_t first_seq) {
@@ -314,10 +345,12 @@ absl::StatusOr<AppendResult> AuditWriter::Append(
     size_t count = std::min(room, events.size() - done);
     RETURN_IF_ERROR(WriteEventsLocked(events.subspan(done, count)));
     done += count;
-    if (seq_ - synced_seq_ >= max_lines) RETURN_IF_ERROR(SyncLocked());
+    if (seq_ - synced_seq_ >= max_lines) {
+      RETURN_IF_ERROR(SyncLocked(/*sign_now=*/false));
+    }
   }
   std::vector<std::string> warnings;
-  if (durable) RETURN_IF_ERROR(SyncLocked());
+  if (durable) RETURN_IF_ERROR(SyncLocked(/*sign_now=*/true));
   RETURN_IF_ERROR(MaybeSendHeadLocked(/*force=*/false, &warnings));
   AppendResult result = ResultLocked(first);
   result.warnings = std::move(warnings);
@@ -326,7 +359,7 @@ absl::StatusOr<AppendResult> AuditWriter::Append(
 
 absl::StatusOr<AppendResult> AuditWriter::Sync() {
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(SyncLocked());
+  RETURN_IF_ERROR(SyncLocked(/*sign_now=*/true));
   return ResultLocked(seq_ + 1);
 }
 
@@ -343,7 +376,7 @@ absl::StatusOr<AppendResult> AuditWriter::Close() {
     end.set_tool("garuda-auditor");
     end.set_target(log_name_);
     RETURN_IF_ERROR(WriteEventsLocked({end}));
-    RETURN_IF_ERROR(SyncLocked());
+    RETURN_IF_ERROR(SyncLocked(/*sign_now=*/true));
     if (tree_ != nullptr) {
       // The tree's entries synced too, so the next open has nothing of
       // this session's to check.

@@ -6,7 +6,10 @@
 // follows in groups of at most fsync_max_lines lines or fsync_max_ms
 // milliseconds, and at once when a caller asks for durability. The
 // checkpoint is written after the fsync it describes, so it never runs ahead
-// of what is on disk.
+// of what is on disk. With a signing key the group's lines go into the
+// project's tree after that fsync too; the tree is signed when a caller asks
+// for durability and otherwise at most every fsync_max_ms (a durable signed
+// checkpoint costs three more fsyncs), by the group or the timed sync.
 #ifndef GARUDA_LIB_AUDIT_WRITER_H_
 #define GARUDA_LIB_AUDIT_WRITER_H_
 
@@ -93,11 +96,16 @@ class AuditWriter {
   AuditWriter() = default;
   absl::Status WriteEventsLocked(absl::Span<const audit::AuditEvent> events)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status SyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // fdatasync of the lines written since the last, then PublishLocked;
+  // `sign_now`: sign the tree even if its last signature is younger than
+  // fsyncMaxMs.
+  absl::Status SyncLocked(bool sign_now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // After the log's fdatasync: the group's leaves into the tree, and the
-  // log's checkpoint and the tree's signed one put in place durably.
-  absl::Status PublishGroupLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After the log's fdatasync: the group's leaves into the tree; with
+  // `new_group` the log's checkpoint and with `sign` the tree's signed one
+  // put in place durably.
+  absl::Status PublishLocked(bool new_group, bool sign)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string CheckpointTextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status OpenTreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends the head to the witness when one is due (or `force`); a failure
@@ -130,6 +138,10 @@ class AuditWriter {
   // Lines written but not yet in the tree: they go in a group at a time,
   // after the log's fsync (a crash before is made good from the log).
   std::vector<TreeAppender::PendingLeaf> tree_pending_ ABSL_GUARDED_BY(mu_);
+  // The log's seq up to which the tree's last signed checkpoint covers
+  // this log, and when it was signed.
+  uint64_t signed_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_signed_ ABSL_GUARDED_BY(mu_);
 
   std::unique_ptr<WitnessClient> witness_ ABSL_GUARDED_BY(mu_);
   uint64_t head_sent_seq_ ABSL_GUARDED_BY(mu_) = 0;

@@ -267,11 +267,16 @@ TEST(WitnessStoreTest, RefusesBackwardsAndDifferentHeads) {
 namespace garuda {
 namespace {
 
-// A group signs the tree after the log's fsync and puts both checkpoints
-// in place (no temporary file left); the tree's entries wait for the
-// close to be synced (tree/durable), which a group does not do.
-TEST_F(WriterTest, EachGroupSignsTheTreeAndOnlyTheCloseSyncsIt) {
+// The tree is signed after the log's fsync, at once when a caller asks for
+// durability, else once fsyncMaxMs passed since the last signature (here
+// by the timed sync); both checkpoints are put in place with no temporary
+// file left. The tree's entries are synced (tree/durable) with each
+// signature and at the close, not with a group. Control: a group before
+// its time leaves the signed and the synced size as they were.
+TEST_F(WriterTest, TheTreeIsSignedAndSyncedWhenAskedOrDue) {
   options_.config.checkpoint = true;
+  options_.config.fsync_max_lines = 2;
+  options_.config.fsync_max_ms = 1000;
   options_.signer = std::make_shared<const NoteSigner>(
       GenerateNoteSigner("test.example/writer").value());
   std::unique_ptr<AuditWriter> writer = Open();
@@ -291,17 +296,36 @@ TEST_F(WriterTest, EachGroupSignsTheTreeAndOnlyTheCloseSyncsIt) {
   };
   EXPECT_EQ(signed_size(), 0u);
   EXPECT_EQ(durable_size(), "00000000000000000000");
-  ASSERT_TRUE(writer->Append({TestEvent(1), TestEvent(2)}, true).ok());
-  EXPECT_EQ(signed_size(), 2u);
-  EXPECT_EQ(ReadCheckpoint(*writer).seq(), 2u);
+  const absl::Time before_signature = absl::Now();
+  ASSERT_TRUE(writer->Append({TestEvent(1)}, true).ok());
+  EXPECT_EQ(signed_size(), 1u);
+  // The entries a checkpoint signs are synced with it.
+  EXPECT_EQ(durable_size(), "00000000000000000001");
+  // A group (two lines) right after that signature: synced, not signed
+  // (unless this machine stalled for fsyncMaxMs in between).
+  ASSERT_TRUE(writer->Append({TestEvent(2), TestEvent(3)}, false).ok());
+  EXPECT_EQ(ReadCheckpoint(*writer).seq(), 3u);
+  if (absl::Now() - before_signature < absl::Seconds(1)) {
+    EXPECT_EQ(signed_size(), 1u);
+    EXPECT_EQ(durable_size(), "00000000000000000001");
+  }
+  // The timed sync signs it once fsyncMaxMs has passed.
+  writer->StartTimedSync();
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  // (tree/durable is written right after the checkpoint's rename.)
+  while ((signed_size() != 3u || durable_size() != "00000000000000000003") &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(signed_size(), 3u);
   EXPECT_EQ(Mode(JoinPath(tree, "checkpoint")), 0600u);
   EXPECT_FALSE(ReadFileToString(JoinPath(tree, "checkpoint.tmp")).ok());
   EXPECT_FALSE(
       ReadFileToString(absl::StrCat(writer->checkpoint_path(), ".tmp")).ok());
-  EXPECT_EQ(durable_size(), "00000000000000000000");
-  ASSERT_TRUE(writer->Close().ok());
-  EXPECT_EQ(signed_size(), 3u);
   EXPECT_EQ(durable_size(), "00000000000000000003");
+  ASSERT_TRUE(writer->Close().ok());
+  EXPECT_EQ(signed_size(), 4u);
+  EXPECT_EQ(durable_size(), "00000000000000000004");
 }
 
 }  // namespace
