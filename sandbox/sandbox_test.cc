@@ -594,6 +594,45 @@ TEST_F(LimitsTest, TheProcessLimitBoundsAForkBomb) {
   EXPECT_EQ(RunEntry([] { return ForkUpTo(100); }).exit_code, 39);
 }
 
+// PID 1 is born in the command's cgroups (the supervisor's thread steps in
+// for the clone, cgroup v1) and the supervisor's thread is back where it
+// was once the run has returned.
+TEST_F(LimitsTest, TheCommandIsInItsCgroupAndTheSupervisorIsNot) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kPids);
+  if (!place.available) GTEST_SKIP() << "no pids cgroup: " << place.reason;
+  auto before = ReadFileToString("/proc/thread-self/cgroup");
+  ASSERT_TRUE(before.ok());
+  policy_.mutable_limits()->set_processes(10);
+  RunResult result = Run("cat /proc/self/cgroup; cat /proc/1/cgroup");
+  ASSERT_TRUE(result.ok()) << result.Describe();
+  // The command and PID 1 (both lines) in a garuda- cgroup of pids.
+  size_t first = result.stdout_data.find(":pids:");
+  if (place.version == 2) first = result.stdout_data.find("0::");
+  ASSERT_NE(first, std::string::npos) << result.stdout_data;
+  size_t line_end = result.stdout_data.find('\n', first);
+  EXPECT_NE(result.stdout_data.substr(first, line_end - first).find("/garuda-"),
+            std::string::npos)
+      << result.stdout_data;
+  int inside = 0;
+  for (size_t at = 0;
+       (at = result.stdout_data.find("/garuda-", at)) != std::string::npos;
+       ++at) {
+    ++inside;
+  }
+  EXPECT_GE(inside, 2) << result.stdout_data;
+  EXPECT_EQ(ReadFileToString("/proc/thread-self/cgroup").value_or(""), *before);
+  EXPECT_EQ(CgroupsLeft(place.parent), 0);
+  // Negative control: with cgroups off neither is in one.
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "cat /proc/self/cgroup /proc/1/cgroup"};
+  options.capture_output = true;
+  options.use_cgroups = false;
+  auto off = RunInSandbox(policy_, options);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->stdout_data.find("/garuda-"), std::string::npos)
+      << off->stdout_data;
+}
+
 TEST_F(LimitsTest, AsRootRlimitNprocDoesNotBind) {
   if (::getuid() != 0) GTEST_SKIP() << "shows what root escapes";
   policy_.mutable_limits()->set_processes(10);
@@ -660,6 +699,46 @@ TEST(CgroupTest, FindsThePlaceInV1AndV2) {
                            "4:memory:/elsewhere\n");
   EXPECT_FALSE(none.available);
   EXPECT_NE(none.reason.find("not visible"), std::string::npos) << none.reason;
+}
+
+// EnterThread: a process forked by the thread inside is born in the
+// cgroup; after LeaveThread the thread is back and the cgroup can go.
+TEST(CgroupTest, AThreadStepsInForAFork) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kPids);
+  if (!place.available) GTEST_SKIP() << "no pids cgroup: " << place.reason;
+  if (place.version != 1) GTEST_SKIP() << "cgroup v2: moved after the fork";
+  auto before = ReadFileToString("/proc/thread-self/cgroup");
+  ASSERT_TRUE(before.ok());
+  std::string path;
+  {
+    CommandCgroups cgroups = CommandCgroups::Create(0, 5, true);
+    ASSERT_TRUE(cgroups.pids()) << cgroups.Note();
+    path = cgroups.Paths()[0];
+    std::string name = path.substr(path.rfind('/'));
+    absl::StatusOr<bool> entered = cgroups.EnterThread();
+    ASSERT_TRUE(entered.ok()) << entered.status();
+    ASSERT_TRUE(*entered);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      auto own = ReadFileToString("/proc/self/cgroup");
+      ::_exit(own.ok() && own->find(name) != std::string::npos ? 0 : 3);
+    }
+    ASSERT_TRUE(cgroups.LeaveThread().ok());
+    EXPECT_EQ(ReadFileToString("/proc/thread-self/cgroup").value_or(""),
+              *before);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    // Negative control: forked after leaving, a child is not inside.
+    pid = ::fork();
+    if (pid == 0) {
+      auto own = ReadFileToString("/proc/self/cgroup");
+      ::_exit(own.ok() && own->find(name) != std::string::npos ? 0 : 3);
+    }
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(WEXITSTATUS(status), 3);
+  }
+  EXPECT_FALSE(::access(path.c_str(), F_OK) == 0) << path << " is left";
 }
 
 TEST(CgroupTest, LeftoversOfDeadSupervisorsAreRemoved) {
