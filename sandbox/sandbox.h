@@ -74,6 +74,12 @@ struct RunOptions {
   // stdout, 2 stderr), before the cap applies, on the calling thread. For a
   // live view; the result still carries the capped output.
   std::function<void(int stream, absl::string_view data)> on_output;
+  // RunInSandbox only: the command's process starts only once
+  // CLOCK_REALTIME_COARSE has passed this time (ns since the epoch; 0: at
+  // once). PID 1 waits for it after the sandbox's setup, so that a staged
+  // command's start line (lib/staging/change_clock.h) costs no wait of its
+  // own on top of that setup.
+  int64_t start_after_coarse_ns = 0;
   // RunOnHost only: called about every tick_ms while the command runs, on
   // the calling thread (a caller that captures into files of its own reads
   // them from here for a live view). 0: never.

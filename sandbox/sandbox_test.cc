@@ -365,6 +365,37 @@ TEST_F(SandboxTest, AHostRunTicksAndKeepsItsWallTime) {
   EXPECT_EQ(ticks, 0);
 }
 
+int64_t ClockNs(clockid_t clock) {
+  struct timespec now;
+  ::clock_gettime(clock, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// start_after_coarse_ns: the command's process starts only once the coarse
+// clock has passed the line (a staged command's start line).
+TEST_F(SandboxTest, TheCommandStartsOnlyPastTheClockLine) {
+  RunOptions options;
+  options.capture_output = true;
+  int64_t line = ClockNs(CLOCK_REALTIME) + 200000000;  // 200 ms ahead
+  options.entry = [line] {
+    return ClockNs(CLOCK_REALTIME_COARSE) > line ? 0 : 1;
+  };
+  options.start_after_coarse_ns = line;
+  auto result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->Describe();
+  // Negative control: without it the command starts long before a line
+  // 5 s ahead.
+  line = ClockNs(CLOCK_REALTIME) + 5000000000;
+  options.entry = [line] {
+    return ClockNs(CLOCK_REALTIME_COARSE) > line ? 0 : 1;
+  };
+  options.start_after_coarse_ns = 0;
+  result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 1) << result->Describe();
+}
+
 TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {
   RunResult result =
       Run("grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");

@@ -442,6 +442,12 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
   }
   up_to_date_ = false;
   timings->Mark("refresh");
+  // The line after the refresh's own writes to the view; the command's
+  // process starts once the coarse clock has passed it (PID 1 waits), so
+  // that the wait overlaps the mount and the sandbox's setup.
+  RunOptions started_after_line = run;
+  const struct timespec t0 =
+      CommandStartLineUnwaited(&started_after_line.start_after_coarse_ns);
   absl::StatusOr<std::string> view = backend_->Mount();
   if (!view.ok()) return ViewFailed(view.status());
 
@@ -454,9 +460,8 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
   bind->set_target(request.project);
   bind->set_writable(true);
 
-  const struct timespec t0 = CommandStartLine();
   StagedOutcome outcome;
-  ASSIGN_OR_RETURN(outcome.result, RunInSandbox(policy, run));
+  ASSIGN_OR_RETURN(outcome.result, RunInSandbox(policy, started_after_line));
   if (outcome.result.kind == RunResult::Kind::kFailedToStart) {
     return absl::FailedPreconditionError(
         absl::StrCat("the command did not start: ", outcome.result.reason));
