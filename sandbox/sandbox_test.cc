@@ -20,6 +20,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/rules/sandbox_defaults.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/private_walk.h"
 
 namespace garuda {
 namespace {
@@ -140,6 +141,42 @@ TEST_F(SandboxTest, DeniedPathsHiddenAndCreatedWhenMissing) {
   EXPECT_TRUE(Exists(project_ + "/.garuda"));  // created empty
   EXPECT_FALSE(Exists(project_ + "/.garuda/x"));
   EXPECT_EQ(*ReadFileToString(project_ + "/key"), "k");
+}
+
+// With the walk of denyPrivateUnder kept between runs (garuda-stager
+// serve), a secret added after the first run is still hidden from the next.
+// Negative control: without denyPrivateUnder the command reads it (uid 0
+// in the sandbox owns the test's files).
+TEST_F(SandboxTest, ASecretAddedBetweenRunsIsHiddenWithTheWalkKept) {
+  std::string etc = JoinPath(project_, "etc");
+  ASSERT_TRUE(MakeDirectories(JoinPath(etc, "sub"), 0755).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(etc, "sub/public"), "open", 0644).ok());
+  policy_.add_deny_private_under(etc);
+  PrivateWalk kept;
+  RunOptions options;
+  options.capture_output = true;
+  options.private_walk = &kept;
+  options.argv = {"/bin/sh", "-c", "cat etc/sub/public etc/sub/secret"};
+  auto first = RunInSandbox(policy_, options);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->stdout_data, "open");
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(etc, "sub/secret"), "secret", 0600).ok());
+  auto second = RunInSandbox(policy_, options);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->stdout_data, "open") << "the secret was readable";
+  EXPECT_EQ(kept.walks(), 2);
+  // Nothing changed since: the walk is reused, and the secret stays hidden.
+  auto third = RunInSandbox(policy_, options);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->stdout_data, "open");
+  EXPECT_EQ(kept.walks(), 2);
+  // The control.
+  policy_.clear_deny_private_under();
+  auto open = RunInSandbox(policy_, options);
+  ASSERT_TRUE(open.ok());
+  EXPECT_EQ(open->stdout_data, "opensecret");
 }
 
 TEST_F(SandboxTest, WorktreeWithAGitFileRuns) {
