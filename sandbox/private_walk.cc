@@ -60,8 +60,13 @@ void Walk(int dir_fd, const std::string& folder, Watcher* watcher,
     bool directory = S_ISDIR(st.st_mode);
     bool readable =
         (st.st_mode & S_IROTH) && (!directory || (st.st_mode & S_IXOTH));
-    if (watcher != nullptr) {
-      watcher->Add(path, directory && readable ? kFolderEvents : kEntryEvents);
+    // Only what is shown needs a watch of its own: a hidden entry that
+    // becomes readable stays hidden until the next walk (its folder's
+    // watch sees a chmod by this name), which hides too much, never too
+    // little. (Nor could a stager in its own user namespace watch a file
+    // it may not read.)
+    if (watcher != nullptr && readable) {
+      watcher->Add(path, directory ? kFolderEvents : kEntryEvents);
     }
     if (!readable) {
       found->push_back(path);

@@ -4,7 +4,7 @@
 //
 // A process that starts many commands (garuda-stager serve) keeps a
 // PrivateWalk: the first walk puts an inotify watch on every folder it
-// reads and on every file and folder it looks at, and the answer is reused
+// reads and on every file it shows, and the answer is reused
 // for as long as no event came and no mount at, above or below the folder
 // changed. Any event at all (an entry created, removed, renamed, or its
 // mode, owner or link count changed, by any of its names; a lost event)

@@ -115,6 +115,31 @@ TEST_F(PrivateWalkTest, ALinkReplacedByASecretIsHidden) {
   EXPECT_TRUE(Has(Find(walk), link));
 }
 
+// A walker that may not read a hidden file (a stager in its own user
+// namespace, without the host's capabilities) still reuses its answer: a
+// hidden entry needs no watch. Negative control: the secret is hidden.
+TEST_F(PrivateWalkTest, AWalkerThatCannotReadTheSecretsStillReuses) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to give a file away";
+  std::string theirs = JoinPath(etc_, "sub/theirs");
+  MakeFile(theirs, 0600);
+  ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWUSER) != 0) ::_exit(10);
+    if (::access(theirs.c_str(), R_OK) == 0) ::_exit(11);  // still root?
+    PrivateWalk walk;
+    std::vector<std::string> found;
+    walk.Find(etc_, &found);
+    if (!Has(found, theirs)) ::_exit(12);
+    walk.Find(etc_, &found);
+    ::_exit(walk.walks() == 1 ? 0 : 13);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 // A mount over a folder under etc raises no inotify event; the mount table
 // is compared instead. In a mount namespace of a child's own (root only).
 TEST_F(PrivateWalkTest, AMountOverAFolderIsSeen) {
