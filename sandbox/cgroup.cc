@@ -21,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
+#include "lib/base/status_macros.h"
 #include "lib/base/unique_fd.h"
 
 namespace garuda {
@@ -332,7 +333,7 @@ CommandCgroups CommandCgroups::Create(uint64_t memory_bytes, uint64_t processes,
       status = LastErrnoStatus(absl::StrCat("mkdir ", path));
     }
     if (status.ok()) {
-      group = Group{path, place.version};
+      group = Group{path, place.version, place.parent};
       std::string value = absl::StrCat(limit);
       if (!is_memory) {
         status = WriteCgroupFile(path, "pids.max", absl::StrCat(limit + 1));
@@ -378,6 +379,45 @@ void CommandCgroups::AddProcess(pid_t pid) {
   }
 }
 
+absl::StatusOr<bool> CommandCgroups::EnterThread() {
+  std::vector<Group*> groups;
+  for (std::optional<Group>* group : {&memory_, &pids_}) {
+    if (!*group) continue;
+    if ((*group)->version != 1) return false;
+    // The way back must be open before the way in is taken.
+    if (::access(JoinPath((*group)->parent, "tasks").c_str(), W_OK) != 0) {
+      return false;
+    }
+    groups.push_back(&**group);
+  }
+  for (Group* group : groups) {
+    // Safe: only this thread moves, into a cgroup that only limits it; it
+    // leaves again (LeaveThread) before the command may start.
+    if (!WriteCgroupFile(group->path, "tasks", "0").ok()) {
+      RETURN_IF_ERROR(LeaveThread());
+      return false;
+    }
+    group->entered = true;
+  }
+  return !groups.empty();
+}
+
+absl::Status CommandCgroups::LeaveThread() {
+  absl::Status result;
+  for (std::optional<Group>* group : {&memory_, &pids_}) {
+    if (!*group || !(*group)->entered) continue;
+    absl::Status left = WriteCgroupFile((*group)->parent, "tasks", "0");
+    if (left.ok()) {
+      (*group)->entered = false;
+    } else if (result.ok()) {
+      result = absl::FailedPreconditionError(absl::StrCat(
+          "cannot move the supervisor back out of the command's cgroup ",
+          (*group)->path, ": ", left.message()));
+    }
+  }
+  return result;
+}
+
 uint64_t CommandCgroups::OomKills() const {
   if (!memory_) return 0;
   return memory_->version == 1
@@ -403,6 +443,11 @@ std::vector<std::string> CommandCgroups::Paths() const {
 
 void CommandCgroups::Remove(std::optional<Group>& group) {
   if (!group) return;
+  // An error path that did not bring the calling thread back: it leaves
+  // before the cgroup can go.
+  if (group->entered) {
+    (void)WriteCgroupFile(group->parent, "tasks", "0");
+  }
   std::string path = std::move(group->path);
   group.reset();
   // The sandbox's processes have ended with its PID namespace before this
@@ -416,7 +461,11 @@ void CommandCgroups::Remove(std::optional<Group>& group) {
     if (procs.ok()) {
       for (absl::string_view line : absl::StrSplit(*procs, '\n')) {
         int pid = 0;
-        if (absl::SimpleAtoi(line, &pid) && pid > 0) ::kill(pid, SIGKILL);
+        // Never ourselves: a supervisor thread that could not leave
+        // (LeaveThread) is listed too.
+        if (absl::SimpleAtoi(line, &pid) && pid > 0 && pid != ::getpid()) {
+          ::kill(pid, SIGKILL);
+        }
       }
     }
     SleepMs(1);

@@ -1,6 +1,5 @@
 #include "sandbox/mount_plan.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
@@ -22,6 +21,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
 #include "lib/rules/sandbox_defaults.h"
+#include "sandbox/private_walk.h"
 
 namespace garuda {
 namespace {
@@ -86,43 +86,6 @@ absl::StatusOr<struct stat> CheckBeneath(const std::string& base,
     return LastErrnoStatus(absl::StrCat(what, " ", given));
   }
   return st;
-}
-
-// Every file or folder beneath `folder` that others may not read (or, for a
-// folder, enter): what the host keeps private, whatever its name. Links are
-// not followed; a private folder is listed, not entered.
-void FindPrivate(int dir_fd, const std::string& folder,
-                 std::vector<std::string>* found) {
-  DIR* dir = ::fdopendir(dir_fd);
-  if (dir == nullptr) {
-    ::close(dir_fd);
-    return;
-  }
-  while (struct dirent* entry = ::readdir(dir)) {
-    std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    // A link is never followed, so it needs no stat: most of /etc's entries
-    // are links (the certificate store), and this walk runs at every
-    // command's start.
-    if (entry->d_type == DT_LNK) continue;
-    struct stat st;
-    if (::fstatat(::dirfd(dir), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        S_ISLNK(st.st_mode)) {
-      continue;
-    }
-    std::string path = JoinPath(folder, name);
-    bool directory = S_ISDIR(st.st_mode);
-    bool readable =
-        (st.st_mode & S_IROTH) && (!directory || (st.st_mode & S_IXOTH));
-    if (!readable) {
-      found->push_back(path);
-    } else if (directory) {
-      int sub = ::openat(::dirfd(dir), name.c_str(),
-                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub >= 0) FindPrivate(sub, path, found);
-    }
-  }
-  ::closedir(dir);
 }
 
 absl::Status AddDenied(std::string path, MountPlan* plan) {
@@ -350,7 +313,8 @@ absl::Status ApplyStep(const MountStep& step) {
 }  // namespace
 
 absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
-    const SandboxPolicy& policy, const std::string& project) {
+    const SandboxPolicy& policy, const std::string& project,
+    PrivateWalk* private_walk) {
   std::vector<std::string> denied;
   for (const std::string& given : policy.denied_paths()) {
     if (given.empty()) continue;
@@ -381,9 +345,11 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
       return absl::InvalidArgumentError(absl::StrCat(
           "denyPrivateUnder \"", folder, "\" must be an absolute path"));
     }
-    int fd =
-        ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) FindPrivate(fd, folder, &denied);
+    if (private_walk != nullptr) {
+      private_walk->Find(folder, &denied);
+    } else {
+      FindPrivateUnder(folder, &denied);
+    }
   }
   // A path inside one denied already adds nothing, and would need a mount
   // point inside a folder nobody may open.
@@ -397,7 +363,8 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
   return kept;
 }
 
-absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
+absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
+                                         PrivateWalk* private_walk) {
   MountPlan plan;
   if (!IsAbsolute(policy.project())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -511,7 +478,7 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy) {
     if (bind.writable()) plan.writable.push_back(bind.target());
   }
   ASSIGN_OR_RETURN(std::vector<std::string> denied,
-                   ExpandDeniedPaths(policy, project));
+                   ExpandDeniedPaths(policy, project, private_walk));
   for (const std::string& path : denied) {
     RETURN_IF_ERROR(AddDenied(path, &plan));
   }

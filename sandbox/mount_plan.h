@@ -14,6 +14,8 @@
 
 namespace garuda {
 
+class PrivateWalk;
+
 struct MountStep {
   enum class Kind {
     kBind,  // source bound at target, read-only unless writable
@@ -57,8 +59,12 @@ struct MountPlan {
 // in the sandbox), and every file or folder under deny_private_under that
 // others may not read. For BuildMountPlan and bubblewrap's arguments.
 absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
-    const SandboxPolicy& policy, const std::string& project);
-absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy);
+    const SandboxPolicy& policy, const std::string& project,
+    PrivateWalk* private_walk = nullptr);
+// `private_walk`: the walk of denyPrivateUnder kept between the runs of a
+// process that starts many (sandbox/private_walk.h); null: walked afresh.
+absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
+                                         PrivateWalk* private_walk = nullptr);
 
 // Inside the child, in its own user and mount namespaces: builds the new
 // root from `plan` on a private tmpfs and pivots into it. The host's tree is

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -236,6 +237,20 @@ pid_t SpawnCommand(CommandStart start) {
                          CLONE_VM | CLONE_VFORK | SIGCHLD, &mask);
 }
 
+// Until CLOCK_REALTIME_COARSE is past `line_ns` (RunOptions::
+// start_after_coarse_ns): at most one clock tick, most often already over
+// once the sandbox is built.
+void WaitForCoarseClockPast(int64_t line_ns) {
+  for (;;) {
+    struct timespec now;
+    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    int64_t now_ns = static_cast<int64_t>(now.tv_sec) * 1000000000;
+    if (now_ns + now.tv_nsec > line_ns) return;
+    struct timespec pause = {0, 500000};
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
 // The command's pid in PID 1's namespace, once started; read by the
 // handler below.
 volatile sig_atomic_t command_pid = 0;
@@ -304,6 +319,8 @@ void ForwardInterrupt(int sig) {
     if (go & kMemoryByCgroup) limits.set_memory_bytes(0);
     if (go & kPidsByCgroup) limits.set_processes(0);
   }
+
+  WaitForCoarseClockPast(options.start_after_coarse_ns);
 
   struct sigaction forward = {};
   forward.sa_handler = ForwardInterrupt;

@@ -259,15 +259,19 @@ void ProbeCgroups(ProbeReport* report) {
     int fds[2];
     if (!cgroups.empty() && ::pipe2(fds, O_CLOEXEC) == 0) {
       UniqueFd read_end(fds[0]), write_end(fds[1]);
-      pid_t pid = ::fork();
+      // The way a run takes: the child born inside where it can be
+      // (CommandCgroups::EnterThread), else moved there.
+      absl::StatusOr<bool> entered = cgroups.EnterThread();
+      pid_t pid = entered.ok() ? ::fork() : -1;
       if (pid == 0) {
         char byte;
         write_end.Reset();
         (void)!::read(read_end.get(), &byte, 1);
         ::_exit(0);
       }
+      bool inside = entered.ok() && *entered && cgroups.LeaveThread().ok();
       if (pid > 0) {
-        cgroups.AddProcess(pid);
+        if (!inside) cgroups.AddProcess(pid);
         write_end.Reset();
         ::waitpid(pid, nullptr, 0);
       } else {

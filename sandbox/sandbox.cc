@@ -121,7 +121,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   }
   RETURN_IF_ERROR(CheckNetworkProxy(policy, options.proxy_handoff_fd));
   RETURN_IF_ERROR(CreateMissingProjectPaths(policy));
-  ASSIGN_OR_RETURN(MountPlan plan, BuildMountPlan(policy));
+  ASSIGN_OR_RETURN(MountPlan plan,
+                   BuildMountPlan(policy, options.private_walk));
   ASSIGN_OR_RETURN(Confinement confinement,
                    PrepareConfinement(policy, plan.writable));
   ASSIGN_OR_RETURN(Pipe error_pipe, MakePipe());
@@ -155,7 +156,20 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
       CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (!policy.network()) flags |= CLONE_NEWNET;
 
+  // PID 1 is born in the cgroups where the supervisor's thread can step in
+  // for the clone (cgroup v1), instead of being moved there afterwards.
+  absl::StatusOr<bool> entered = cgroups.EnterThread();
+  if (!entered.ok()) return entered.status();
   absl::StatusOr<Child> child = CloneChild(flags);
+  if (*entered && (child.ok() ? child->pid != 0 : true)) {
+    absl::Status left = cgroups.LeaveThread();
+    if (!left.ok()) {
+      // Still inside the command's cgroup: the run does not go on (PID 1,
+      // waiting for the go byte, dies with its supervisor's socket).
+      if (child.ok()) ::kill(child->pid, SIGKILL);
+      return left;
+    }
+  }
   if (!child.ok()) {
     RunResult failed = RunResult::FailedToStart(
         absl::StrCat("cannot create the sandbox's namespaces (",
@@ -181,11 +195,12 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   err.write.Reset();
   if (go.write) {
     go.read.Reset();
-    // PID 1 builds the sandbox meanwhile (the move into a cgroup v1 waits
-    // out an RCU grace period, about 10 ms here) and waits for this byte
-    // before it starts the command: every process of the command is born in
-    // the cgroups.
-    cgroups.AddProcess(child->pid);
+    // PID 1 builds the sandbox meanwhile (the move of a whole process into
+    // a cgroup v1 waits out an RCU grace period, 5 to 20 ms here) and waits
+    // for this byte before it starts the command: every process of the
+    // command is born in the cgroups. Born there already (EnterThread), it
+    // waits only until the supervisor's thread has left them.
+    if (!*entered) cgroups.AddProcess(child->pid);
     char by_cgroup = (cgroups.memory() ? kMemoryByCgroup : 0) |
                      (cgroups.pids() ? kPidsByCgroup : 0);
     (void)!::send(go.write.get(), &by_cgroup, 1, MSG_NOSIGNAL);

@@ -30,6 +30,8 @@
 
 namespace garuda {
 
+class PrivateWalk;
+
 struct RunOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in the policy's PATH
   // Capture stdout and stderr (at most capture_limit bytes each, the rest is
@@ -74,6 +76,16 @@ struct RunOptions {
   // stdout, 2 stderr), before the cap applies, on the calling thread. For a
   // live view; the result still carries the capped output.
   std::function<void(int stream, absl::string_view data)> on_output;
+  // RunInSandbox only: the command's process starts only once
+  // CLOCK_REALTIME_COARSE has passed this time (ns since the epoch; 0: at
+  // once). PID 1 waits for it after the sandbox's setup, so that a staged
+  // command's start line (lib/staging/change_clock.h) costs no wait of its
+  // own on top of that setup.
+  int64_t start_after_coarse_ns = 0;
+  // RunInSandbox only: the walk of the policy's denyPrivateUnder kept
+  // between runs (sandbox/private_walk.h), for a process that starts many
+  // (garuda-stager serve); null: walked at this run's start.
+  PrivateWalk* private_walk = nullptr;
   // RunOnHost only: called about every tick_ms while the command runs, on
   // the calling thread (a caller that captures into files of its own reads
   // them from here for a live view). 0: never.

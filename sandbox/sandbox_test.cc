@@ -20,6 +20,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/rules/sandbox_defaults.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/private_walk.h"
 
 namespace garuda {
 namespace {
@@ -140,6 +141,42 @@ TEST_F(SandboxTest, DeniedPathsHiddenAndCreatedWhenMissing) {
   EXPECT_TRUE(Exists(project_ + "/.garuda"));  // created empty
   EXPECT_FALSE(Exists(project_ + "/.garuda/x"));
   EXPECT_EQ(*ReadFileToString(project_ + "/key"), "k");
+}
+
+// With the walk of denyPrivateUnder kept between runs (garuda-stager
+// serve), a secret added after the first run is still hidden from the next.
+// Negative control: without denyPrivateUnder the command reads it (uid 0
+// in the sandbox owns the test's files).
+TEST_F(SandboxTest, ASecretAddedBetweenRunsIsHiddenWithTheWalkKept) {
+  std::string etc = JoinPath(project_, "etc");
+  ASSERT_TRUE(MakeDirectories(JoinPath(etc, "sub"), 0755).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(etc, "sub/public"), "open", 0644).ok());
+  policy_.add_deny_private_under(etc);
+  PrivateWalk kept;
+  RunOptions options;
+  options.capture_output = true;
+  options.private_walk = &kept;
+  options.argv = {"/bin/sh", "-c", "cat etc/sub/public etc/sub/secret"};
+  auto first = RunInSandbox(policy_, options);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->stdout_data, "open");
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(etc, "sub/secret"), "secret", 0600).ok());
+  auto second = RunInSandbox(policy_, options);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->stdout_data, "open") << "the secret was readable";
+  EXPECT_EQ(kept.walks(), 2);
+  // Nothing changed since: the walk is reused, and the secret stays hidden.
+  auto third = RunInSandbox(policy_, options);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->stdout_data, "open");
+  EXPECT_EQ(kept.walks(), 2);
+  // The control.
+  policy_.clear_deny_private_under();
+  auto open = RunInSandbox(policy_, options);
+  ASSERT_TRUE(open.ok());
+  EXPECT_EQ(open->stdout_data, "opensecret");
 }
 
 TEST_F(SandboxTest, WorktreeWithAGitFileRuns) {
@@ -363,6 +400,37 @@ TEST_F(SandboxTest, AHostRunTicksAndKeepsItsWallTime) {
   options.tick_ms = 0;
   ASSERT_TRUE(RunOnHost(options, project_).ok());
   EXPECT_EQ(ticks, 0);
+}
+
+int64_t ClockNs(clockid_t clock) {
+  struct timespec now;
+  ::clock_gettime(clock, &now);
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+// start_after_coarse_ns: the command's process starts only once the coarse
+// clock has passed the line (a staged command's start line).
+TEST_F(SandboxTest, TheCommandStartsOnlyPastTheClockLine) {
+  RunOptions options;
+  options.capture_output = true;
+  int64_t line = ClockNs(CLOCK_REALTIME) + 200000000;  // 200 ms ahead
+  options.entry = [line] {
+    return ClockNs(CLOCK_REALTIME_COARSE) > line ? 0 : 1;
+  };
+  options.start_after_coarse_ns = line;
+  auto result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->ok()) << result->Describe();
+  // Negative control: without it the command starts long before a line
+  // 5 s ahead.
+  line = ClockNs(CLOCK_REALTIME) + 5000000000;
+  options.entry = [line] {
+    return ClockNs(CLOCK_REALTIME_COARSE) > line ? 0 : 1;
+  };
+  options.start_after_coarse_ns = 0;
+  result = RunInSandbox(policy_, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->exit_code, 1) << result->Describe();
 }
 
 TEST_F(SandboxTest, NoCapabilitiesAndNoNewPrivileges) {
@@ -594,6 +662,45 @@ TEST_F(LimitsTest, TheProcessLimitBoundsAForkBomb) {
   EXPECT_EQ(RunEntry([] { return ForkUpTo(100); }).exit_code, 39);
 }
 
+// PID 1 is born in the command's cgroups (the supervisor's thread steps in
+// for the clone, cgroup v1) and the supervisor's thread is back where it
+// was once the run has returned.
+TEST_F(LimitsTest, TheCommandIsInItsCgroupAndTheSupervisorIsNot) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kPids);
+  if (!place.available) GTEST_SKIP() << "no pids cgroup: " << place.reason;
+  auto before = ReadFileToString("/proc/thread-self/cgroup");
+  ASSERT_TRUE(before.ok());
+  policy_.mutable_limits()->set_processes(10);
+  RunResult result = Run("cat /proc/self/cgroup; cat /proc/1/cgroup");
+  ASSERT_TRUE(result.ok()) << result.Describe();
+  // The command and PID 1 (both lines) in a garuda- cgroup of pids.
+  size_t first = result.stdout_data.find(":pids:");
+  if (place.version == 2) first = result.stdout_data.find("0::");
+  ASSERT_NE(first, std::string::npos) << result.stdout_data;
+  size_t line_end = result.stdout_data.find('\n', first);
+  EXPECT_NE(result.stdout_data.substr(first, line_end - first).find("/garuda-"),
+            std::string::npos)
+      << result.stdout_data;
+  int inside = 0;
+  for (size_t at = 0;
+       (at = result.stdout_data.find("/garuda-", at)) != std::string::npos;
+       ++at) {
+    ++inside;
+  }
+  EXPECT_GE(inside, 2) << result.stdout_data;
+  EXPECT_EQ(ReadFileToString("/proc/thread-self/cgroup").value_or(""), *before);
+  EXPECT_EQ(CgroupsLeft(place.parent), 0);
+  // Negative control: with cgroups off neither is in one.
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "cat /proc/self/cgroup /proc/1/cgroup"};
+  options.capture_output = true;
+  options.use_cgroups = false;
+  auto off = RunInSandbox(policy_, options);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->stdout_data.find("/garuda-"), std::string::npos)
+      << off->stdout_data;
+}
+
 TEST_F(LimitsTest, AsRootRlimitNprocDoesNotBind) {
   if (::getuid() != 0) GTEST_SKIP() << "shows what root escapes";
   policy_.mutable_limits()->set_processes(10);
@@ -660,6 +767,46 @@ TEST(CgroupTest, FindsThePlaceInV1AndV2) {
                            "4:memory:/elsewhere\n");
   EXPECT_FALSE(none.available);
   EXPECT_NE(none.reason.find("not visible"), std::string::npos) << none.reason;
+}
+
+// EnterThread: a process forked by the thread inside is born in the
+// cgroup; after LeaveThread the thread is back and the cgroup can go.
+TEST(CgroupTest, AThreadStepsInForAFork) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kPids);
+  if (!place.available) GTEST_SKIP() << "no pids cgroup: " << place.reason;
+  if (place.version != 1) GTEST_SKIP() << "cgroup v2: moved after the fork";
+  auto before = ReadFileToString("/proc/thread-self/cgroup");
+  ASSERT_TRUE(before.ok());
+  std::string path;
+  {
+    CommandCgroups cgroups = CommandCgroups::Create(0, 5, true);
+    ASSERT_TRUE(cgroups.pids()) << cgroups.Note();
+    path = cgroups.Paths()[0];
+    std::string name = path.substr(path.rfind('/'));
+    absl::StatusOr<bool> entered = cgroups.EnterThread();
+    ASSERT_TRUE(entered.ok()) << entered.status();
+    ASSERT_TRUE(*entered);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      auto own = ReadFileToString("/proc/self/cgroup");
+      ::_exit(own.ok() && own->find(name) != std::string::npos ? 0 : 3);
+    }
+    ASSERT_TRUE(cgroups.LeaveThread().ok());
+    EXPECT_EQ(ReadFileToString("/proc/thread-self/cgroup").value_or(""),
+              *before);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    // Negative control: forked after leaving, a child is not inside.
+    pid = ::fork();
+    if (pid == 0) {
+      auto own = ReadFileToString("/proc/self/cgroup");
+      ::_exit(own.ok() && own->find(name) != std::string::npos ? 0 : 3);
+    }
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(WEXITSTATUS(status), 3);
+  }
+  EXPECT_FALSE(::access(path.c_str(), F_OK) == 0) << path << " is left";
 }
 
 TEST(CgroupTest, LeftoversOfDeadSupervisorsAreRemoved) {

@@ -35,6 +35,9 @@ class StagingBackend {
   virtual absl::Status Create() = 0;
   // Before each command of a reused session.
   virtual absl::Status Refresh() = 0;
+  // Whether Refresh() would change nothing now (so that the next view may
+  // be mounted ahead; false when not known).
+  virtual bool NothingToRefresh() { return false; }
   // In the stager's mount namespace: the folder to bind over the project.
   virtual absl::StatusOr<std::string> Mount() = 0;
   // Before the folder is removed.

@@ -18,10 +18,17 @@ namespace garuda {
 // now, and the command starts only once the coarse clock has passed it:
 // from then on a change, coarse or fine, is stamped past the line.
 struct timespec CommandStartLine() {
+  int64_t line = 0;
+  struct timespec start = CommandStartLineUnwaited(&line);
+  WaitForClockPast(line);
+  return start;
+}
+
+struct timespec CommandStartLineUnwaited(int64_t* wait_past_ns) {
   struct timespec now;
   ::clock_gettime(CLOCK_REALTIME, &now);
   const int64_t line = TimespecNanoseconds(now);
-  WaitForClockPast(line);
+  *wait_past_ns = line;
   const int64_t after = line + 1;
   return {static_cast<time_t>(after / 1000000000),
           static_cast<long>(after % 1000000000)};

@@ -7,6 +7,8 @@
 
 #include <time.h>
 
+#include <cstdint>
+
 namespace garuda {
 
 // Every write before this call has a ctime earlier than the returned time,
@@ -14,6 +16,12 @@ namespace garuda {
 // pass the fine one (one clock tick at most, 4 ms here; more on a loaded
 // VM whose ticks come late).
 struct timespec CommandStartLine();
+
+// The same line without the wait, for a caller that makes sure nothing of
+// the command starts before CLOCK_REALTIME_COARSE has passed `*wait_past_ns`
+// (the sandbox's PID 1 waits for it, RunOptions::start_after_coarse_ns,
+// while the view's mount and the sandbox's setup go on).
+struct timespec CommandStartLineUnwaited(int64_t* wait_past_ns);
 
 }  // namespace garuda
 

@@ -69,6 +69,12 @@ class OverlayBackend : public StagingBackend {
     return RefreshFolder(upper.get(), "");
   }
 
+  // An empty upper layer is all a refresh looks at before it returns.
+  bool NothingToRefresh() override {
+    absl::StatusOr<bool> empty = UpperIsEmpty();
+    return empty.ok() && *empty;
+  }
+
   absl::StatusOr<std::string> Mount() override {
     RETURN_IF_ERROR(MountOverlay(project_, upper_, work_, merged_));
     mounted_ = true;

@@ -33,6 +33,7 @@
 #include "lib/staging/stager_settings.h"
 #include "proto/stager_service.pb.h"
 #include "sandbox/command_policy.h"
+#include "sandbox/private_walk.h"
 #include "sandbox/probe.h"
 #include "sandbox/sandbox.h"
 
@@ -358,6 +359,9 @@ class StagerService {
     run.argv = {"/bin/bash", "-c", request.command()};
     run.capture_output = true;
     run.capture_limit = limit;
+    // The walk of /etc for what the host keeps private: once per session,
+    // again only after something there changed (sandbox/private_walk.h).
+    run.private_walk = &private_walk_;
     uint64_t wall_time_ms = uint64_t{request.timeout_seconds()} * 1000;
     if (watch) {
       // The agent's stop ends the run; its live view gets the output.
@@ -536,6 +540,7 @@ class StagerService {
   std::vector<std::string> notices_;
   std::unique_ptr<StagedView> view_;
   std::string staging_error_;
+  PrivateWalk private_walk_;
   std::unique_ptr<netproxy::SessionProxy> proxy_;  // with an allow list
   std::unique_ptr<ipc::PendingHelper> host_launcher_;
   std::unique_ptr<ipc::HelperProcess> host_;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -120,6 +121,9 @@ class StagedView {
   StagedView(const StagedViewOptions& options) : options_(options) {}
   absl::Status Make(const MergedSettings& settings);
   absl::Status ViewFailed(const absl::Status& status) const;
+  // After a command of a view that serves several: the next command's view
+  // mounted on a thread of its own, joined by the next Run().
+  void MountAheadForNext();
 
   StagedViewOptions options_;
   StagingFolder folder_;
@@ -127,6 +131,8 @@ class StagedView {
   std::unique_ptr<StagingBackend> backend_;
   bool remove_at_end_ = true;
   bool up_to_date_ = false;  // the next Run() needs no refresh
+  std::thread mounting_ahead_;
+  absl::StatusOr<std::string> mounted_ahead_;  // set by mounting_ahead_
 };
 
 struct StagedRunRequest {
