@@ -168,6 +168,22 @@ std::string FolderPath(const std::string& folder, absl::string_view name) {
 
 }  // namespace
 
+std::optional<TreeDurableMark> ParseTreeDurableMark(absl::string_view text) {
+  if (text.size() != kDurableMarkBytes || text[20] != ' ' ||
+      text.back() != '\n') {
+    return std::nullopt;
+  }
+  TreeDurableMark mark;
+  absl::StatusOr<std::string> root = Base64Decode(text.substr(21, 44));
+  if (!absl::SimpleAtoi(text.substr(0, 20), &mark.size) || !root.ok()) {
+    return std::nullopt;
+  }
+  absl::StatusOr<MerkleHash> hash = HashFromBytes(*root);
+  if (!hash.ok()) return std::nullopt;
+  mark.root = *hash;
+  return mark;
+}
+
 std::string TreeFolderOf(const std::string& project_audit_folder) {
   return JoinPath(project_audit_folder, kTreeFolder);
 }
@@ -452,22 +468,17 @@ absl::Status TreeAppender::RecoverLocked(
 uint64_t TreeAppender::DurableSizeLocked() {
   char mark[kDurableMarkBytes + 1];
   ssize_t got = ::pread(durable_.get(), mark, sizeof(mark), 0);
-  if (got != static_cast<ssize_t>(kDurableMarkBytes) || mark[20] != ' ' ||
-      mark[kDurableMarkBytes - 1] != '\n') {
-    return 0;
-  }
-  uint64_t size = 0;
-  absl::StatusOr<std::string> root =
-      Base64Decode(absl::string_view(mark + 21, 44));
-  if (!absl::SimpleAtoi(absl::string_view(mark, 20), &size) || !root.ok() ||
-      root->size() != 32 || size > edge_.size()) {
-    return 0;
-  }
-  absl::StatusOr<MerkleHash> tree_root = TreeRoot(
-      size, HashReaderOf(entries_.get(), FolderPath(folder_, kEntriesFile),
-                         edge_.size()));
-  if (!tree_root.ok() || HashBytes(*tree_root) != *root) return 0;
-  return size;
+  std::optional<TreeDurableMark> parsed =
+      got < 0 ? std::nullopt
+              : ParseTreeDurableMark(
+                    absl::string_view(mark, static_cast<size_t>(got)));
+  if (!parsed || parsed->size > edge_.size()) return 0;
+  absl::StatusOr<MerkleHash> tree_root =
+      TreeRoot(parsed->size,
+               HashReaderOf(entries_.get(), FolderPath(folder_, kEntriesFile),
+                            edge_.size()));
+  if (!tree_root.ok() || *tree_root != parsed->root) return 0;
+  return parsed->size;
 }
 
 absl::Status TreeAppender::RepairTailLocked(

@@ -71,6 +71,15 @@ struct TreeLeaf {
   uint64_t offset = 0;
 };
 
+// tree/durable: the entries of the first `size` leaves were synced, and
+// their root was `root` then.
+struct TreeDurableMark {
+  uint64_t size = 0;
+  MerkleHash root{};
+};
+// Nothing when `text` is not a whole mark (missing, torn, garbage).
+std::optional<TreeDurableMark> ParseTreeDurableMark(absl::string_view text);
+
 // "<project folder>/tree".
 std::string TreeFolderOf(const std::string& project_audit_folder);
 // "<tree>/witness/<first 16 hex digits of SHA-256 of the URL>".

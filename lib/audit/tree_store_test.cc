@@ -14,6 +14,8 @@
 #include "gtest/gtest.h"
 #include "lib/audit/paths.h"
 #include "lib/audit/test_util.h"
+#include "lib/audit/tree_verify.h"
+#include "lib/audit/verify.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 
@@ -46,13 +48,23 @@ class TreeStoreTest : public ::testing::Test {
   // The first `synced` lines in the tree and synced (an open takes them
   // up), then the rest of the first `written` lines added as a group is:
   // after the log's write, without a sync of the tree.
-  void Build(int synced, int written) {
+  void Build(int synced, int written, const NoteSigner* signer = nullptr) {
     std::string head;
     for (int i = 0; i < synced; ++i) head += lines_[i];
     ASSERT_TRUE(WriteFile(LogPath(project_), head).ok());
     std::unique_ptr<TreeAppender> tree = Open();
     ASSERT_NE(tree, nullptr);
     ASSERT_EQ(tree->size(), static_cast<uint64_t>(synced));
+    if (signer != nullptr) {
+      ASSERT_TRUE(
+          tree->WriteSignedCheckpoint(*signer, signer->name + "/project").ok());
+      UniqueFd key = OpenFile(JoinPath(TreeFolderOf(project_), "key"),
+                              O_WRONLY | O_CREAT | O_TRUNC, 0600)
+                         .value();
+      ASSERT_TRUE(WriteAll(key.get(), FormatNoteVerifier(
+                                          VerifierOf(*signer, kNoteEd25519)))
+                      .ok());
+    }
     std::string tail;
     for (int i = synced; i < written; ++i) tail += lines_[i];
     UniqueFd fd = OpenFile(LogPath(project_), O_WRONLY | O_APPEND).value();
@@ -173,6 +185,35 @@ TEST_F(TreeStoreTest, ATornDurableMarkMeansTheWholeTreeIsChecked) {
   std::unique_ptr<TreeAppender> tree = Open();
   ASSERT_NE(tree, nullptr);
   EXPECT_EQ(ReadEntries(), ExpectedEntries(40));
+}
+
+// verify, between the power failure and the next open: a torn tail past
+// tree/durable and the signed checkpoint is reported as such, not as a
+// finding, and the lines under the signature are still checked. Control:
+// the same damage under the signed checkpoint is a tree_mismatch.
+TEST_F(TreeStoreTest, VerifyCallsATornTailPastTheSignatureATornTail) {
+  const NoteSigner signer = GenerateNoteSigner("test.example/tree").value();
+  Build(30, 40, &signer);
+  TreeVerifyOptions options;
+  options.project_folder = project_;
+  options.dir = "project";
+  ASSERT_EQ(VerifyTree(options)->status(), kStatusOk)
+      << VerifyTree(options)->message();
+  const std::string intact = ReadEntries();
+  const uint64_t from = TreeEntryOffset(33);
+  Overwrite(Entries(), from, std::string(TreeEntryOffset(40) - from, '\0'));
+  audit::LogReport torn = *VerifyTree(options);
+  EXPECT_EQ(torn.status(), kStatusTornTail) << torn.message();
+  EXPECT_FALSE(IsFailure(torn));
+  EXPECT_NE(torn.message().find("from leaf 33 on"), std::string::npos)
+      << torn.message();
+  // Control: the same damage under the signed checkpoint.
+  ASSERT_TRUE(WriteFile(Entries(), intact).ok());
+  Overwrite(Entries(), TreeEntryOffset(20),
+            std::string(TreeEntryOffset(21) - TreeEntryOffset(20), '\0'));
+  audit::LogReport under = *VerifyTree(options);
+  EXPECT_EQ(under.status(), kStatusTreeMismatch) << under.message();
+  EXPECT_TRUE(IsFailure(under));
 }
 
 }  // namespace

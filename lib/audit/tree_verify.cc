@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/audit/paths.h"
 #include "lib/audit/tree_store.h"
+#include "lib/audit/verify.h"
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 
@@ -225,9 +226,33 @@ std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
 
   // 3. The tree against the lines, leaf by leaf, and the roots at the
   //    checkpoints' sizes.
+  //    Entries past both tree/durable and every checkpoint were written
+  //    without a sync (docs/audit.md, "Durability of the tree"): a mismatch
+  //    there is what a power failure leaves, which the next auditor
+  //    rebuilds from the logs, not a finding.
   std::map<uint64_t, MerkleHash> roots;
   for (const SignedCheckpoint& c : checkpoints) roots[c.checkpoint.size] = {};
+  std::optional<TreeDurableMark> durable;
+  {
+    RegularFileOptions mark_options;
+    mark_options.max_bytes = 128;
+    absl::StatusOr<std::string> text =
+        ReadRegularFile(JoinPath(tree_folder, "durable"), mark_options);
+    if (text.ok()) durable = ParseTreeDurableMark(*text);
+    if (durable && durable->size > size) durable.reset();
+    if (durable) roots[durable->size] = {};
+  }
+  uint64_t signed_size = 0;
+  for (const SignedCheckpoint& c : checkpoints) {
+    signed_size = std::max(signed_size, c.checkpoint.size);
+  }
   if (roots.count(0)) roots[0] = MerkleEmptyTreeHash();
+  std::optional<audit::LogReport> mismatch;
+  uint64_t mismatch_at = 0;
+  const auto found = [&](uint64_t i, const char* status, std::string message) {
+    mismatch = Report(options, status, std::move(message), size);
+    mismatch_at = i;
+  };
   SequentialReader entries(tree->entries_fd(), TreeEntryOffset(size));
   std::map<uint32_t, LogLineReader> open_logs;
   std::vector<uint64_t> next_offset(tree->logs().size(), 0);
@@ -243,20 +268,20 @@ std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
     const uint32_t length = static_cast<uint32_t>(BigEndian(*record + 4, 4));
     const uint64_t offset = BigEndian(*record + 8, 8);
     if (log >= tree->logs().size()) {
-      return Report(options, kStatusTreeMismatch,
-                    absl::StrCat("leaf ", i, " names log number ", log,
-                                 ", which tree/logs does not list"),
-                    size);
+      found(i, kStatusTreeMismatch,
+            absl::StrCat("leaf ", i, " names log number ", log,
+                         ", which tree/logs does not list"));
+      break;
     }
     const std::string& log_name = tree->logs()[log];
     if (offset != next_offset[log]) {
-      return Report(options, kStatusTreeMismatch,
-                    absl::StrCat("leaf ", i, " is the line at byte ", offset,
-                                 " of ", log_name,
-                                 ", but the tree's previous "
-                                 "line of that log ends at byte ",
-                                 next_offset[log]),
-                    size);
+      found(i, kStatusTreeMismatch,
+            absl::StrCat("leaf ", i, " is the line at byte ", offset, " of ",
+                         log_name,
+                         ", but the tree's previous "
+                         "line of that log ends at byte ",
+                         next_offset[log]));
+      break;
     }
     next_offset[log] = offset + length + 1;
     auto reader = open_logs.find(log);
@@ -276,12 +301,12 @@ std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
     absl::StatusOr<absl::string_view> line =
         reader->second.LineAt(offset, length);
     if (!line.ok()) {
-      return Report(options,
-                    offset + length + 1 > reader->second.file_size()
-                        ? "cut"
-                        : kStatusTreeMismatch,
-                    absl::StrCat("leaf ", i, ": ", line.status().message()),
-                    size);
+      found(i,
+            offset + length + 1 > reader->second.file_size()
+                ? "cut"
+                : kStatusTreeMismatch,
+            absl::StrCat("leaf ", i, ": ", line.status().message()));
+      break;
     }
     stored.clear();
     edge.Append(MerkleLeafHash(*line), &stored);
@@ -292,20 +317,27 @@ std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
                       std::string(hash.status().message()), size);
       }
       if (std::memcmp(*hash, stored[k].data(), 32) != 0) {
-        return Report(
-            options, kStatusTreeMismatch,
-            k == 0 ? absl::StrCat("leaf ", i, " (", log_name, " byte ", offset,
-                                  ") is not the line the tree took in: the "
-                                  "line was changed after it was written")
-                   : absl::StrCat("the stored hashes of tree/hashes are not "
-                                  "those of the lines, after leaf ",
-                                  i),
-            size);
+        found(i, kStatusTreeMismatch,
+              k == 0
+                  ? absl::StrCat("leaf ", i, " (", log_name, " byte ", offset,
+                                 ") is not the line the tree took in: the "
+                                 "line was changed after it was written")
+                  : absl::StrCat("the stored hashes of tree/entries are "
+                                 "not those of the lines, after leaf ",
+                                 i));
+        break;
       }
     }
+    if (mismatch) break;
     auto wanted = roots.find(edge.size());
     if (wanted != roots.end()) wanted->second = edge.Root();
   }
+
+  // A torn tail needs a tree/durable whose root the walk confirmed.
+  const bool torn_tail = mismatch && durable && mismatch_at >= durable->size &&
+                         mismatch_at >= signed_size &&
+                         roots[durable->size] == durable->root;
+  if (mismatch && !torn_tail) return *mismatch;
 
   // 4. Every signed or cosigned checkpoint against the lines.
   for (const SignedCheckpoint& c : checkpoints) {
@@ -336,6 +368,15 @@ std::optional<audit::LogReport> VerifyTree(const TreeVerifyOptions& options) {
   if (checkpoints.size() > 1) {
     absl::StrAppend(&message, "; ", checkpoints.size() - 1,
                     " cosigned checkpoint(s) agree");
+  }
+  if (torn_tail) {
+    absl::StrAppend(&message, "; from leaf ", mismatch_at,
+                    " on (past tree/durable and every checkpoint) the entries "
+                    "were torn by a crash (",
+                    mismatch->message(),
+                    "): the next auditor of the project rebuilds them from "
+                    "the logs");
+    return Report(options, kStatusTornTail, std::move(message), size);
   }
   return Report(options, "ok", std::move(message), size);
 }
