@@ -17,7 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bazel build -c opt //cmd/garuda-applier >/dev/null 2>&1
-applier="$PWD/bazel-bin/cmd/garuda-applier/garuda-applier"
+# The optimized binary by its own path: bazel-bin follows the workspace's
+# last build, which a build or test started beside the bench makes an
+# unoptimized one.
+applier="$(bazel info -c opt bazel-bin 2>/dev/null)/cmd/garuda-applier/garuda-applier"
 work="$(mktemp -d /tmp/garuda-bench.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 export HOME="$work/home"

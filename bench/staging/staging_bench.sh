@@ -43,7 +43,11 @@ done
 
 if [[ -n "${RUNFILES_DIR:-}" ]]; then R="$RUNFILES_DIR/garuda"
 elif [[ -d "$0.runfiles/garuda" ]]; then R="$(cd "$0.runfiles/garuda" && pwd)"
-else R="$(cd "$(dirname "$0")/../.." && pwd)/bazel-bin"; fi
+else
+  # Run as a plain script: the optimized build by its own path (bazel-bin
+  # follows the workspace's last build, which may be unoptimized).
+  R="$(cd "$(dirname "$0")/../.." && bazel info -c opt bazel-bin 2>/dev/null)"
+fi
 STAGER="${STAGER:-$R/cmd/garuda-stager/garuda-stager}"
 [[ -x "$STAGER" ]] || { echo "no garuda-stager at $STAGER" >&2; exit 1; }
 APPLIER="${APPLIER:-$R/cmd/garuda-applier/garuda-applier}"
