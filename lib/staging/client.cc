@@ -89,8 +89,7 @@ class StagerChannel : public CommandService {
     std::vector<UniqueFd> fds;
     ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request, &fds));
     if (!reply.has_mcp_server_started()) {
-      return absl::DataLossError(
-          "garuda-stager: no McpServerStarted reply");
+      return absl::DataLossError("garuda-stager: no McpServerStarted reply");
     }
     if (fds.size() != 2) {
       return absl::DataLossError(absl::StrCat(

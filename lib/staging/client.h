@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/changeset.h"
-#include "lib/staging/command_watch.h"
 #include "lib/ipc/helper_process.h"
+#include "lib/staging/command_watch.h"
 #include "proto/settings.pb.h"
 #include "proto/stager_service.pb.h"
 
