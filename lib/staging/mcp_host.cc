@@ -20,10 +20,14 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
+#include "lib/netproxy/session_proxy.h"
 #include "lib/policy/mcp_servers.h"
+#include "lib/rules/domain_rules.h"
 #include "lib/staging/change_clock.h"
+#include "lib/staging/network_start.h"
 #include "lib/staging/session.h"
 #include "sandbox/command_policy.h"
+#include "sandbox/network_proxy.h"
 #include "sandbox/sandbox.h"
 
 namespace garuda {
@@ -104,6 +108,9 @@ struct McpHost::Running {
   SandboxPolicy policy;
   struct timespec listed_at = {0, 0};
   std::string log;
+  // With allowedDomains: its proxy, attached to its sandbox for its life.
+  std::unique_ptr<netproxy::SessionProxy> proxy;
+  std::unique_ptr<netproxy::SessionProxy::Run> attached;
 
   // Whether it still runs; reaps it once it ended.
   bool Alive() {
@@ -128,6 +135,9 @@ struct McpHost::Running {
       Reap(pump, 2000, &unused);
       pump = -1;
     }
+    if (attached) attached->End().IgnoreError();
+    attached.reset();
+    proxy.reset();
     view.reset();
     return DescribeEnd(status);
   }
@@ -183,6 +193,50 @@ absl::StatusOr<std::string> VisibleProgram(const SandboxPolicy& policy,
   return absl::NotFoundError(absl::StrCat(
       "its program \"", command, "\" is not found",
       command.find('/') != std::string::npos ? "" : " in the sandbox's PATH"));
+}
+
+absl::StatusOr<MergedSettings> McpHost::NetworkOf(
+    const McpServer& server) const {
+  const MergedSettings& session = *options_.settings;
+  MergedSettings net = session;
+  net.network_access = NetworkAccess::kAllowList;
+  SandboxSettings* sandbox = net.settings.mutable_sandbox();
+  sandbox->clear_network();
+  sandbox->clear_allowed_domains();
+  const bool bounded = !session.allow_list_policy_source.empty();
+  if (!bounded && !session.network_off_policy_source.empty()) {
+    return Refused(server,
+                   absl::StrCat(session.network_off_policy_source,
+                                " turns the network off, so its allowedDomains "
+                                "cannot be given"));
+  }
+  std::vector<std::string> dropped;
+  for (const std::string& written : server.definition().allowed_domains()) {
+    ASSIGN_OR_RETURN(std::string entry,
+                     netproxy::DomainRules::NormalizeEntry(written));
+    bool covered = !bounded;
+    for (const std::string& wide :
+         session.settings.sandbox().allowed_domains()) {
+      covered = covered || netproxy::DomainRules::EntryCovers(wide, entry);
+    }
+    if (covered) {
+      sandbox->add_allowed_domains(entry);
+    } else {
+      dropped.push_back(entry);
+    }
+  }
+  if (!dropped.empty()) {
+    net.notices.push_back(absl::StrCat("not allowed by ",
+                                       session.allow_list_policy_source, ": ",
+                                       absl::StrJoin(dropped, ", ")));
+  }
+  sandbox->clear_denied_domains();
+  for (const std::string& entry : session.network_denied_domains) {
+    sandbox->add_denied_domains(entry);
+  }
+  sandbox->clear_allowed_ports();
+  for (uint32_t port : session.network_ports) sandbox->add_allowed_ports(port);
+  return net;
 }
 
 absl::StatusOr<SandboxPolicy> McpHost::PolicyFor(const McpServer& server,
@@ -261,6 +315,11 @@ absl::StatusOr<SandboxPolicy> McpHost::PolicyFor(const McpServer& server,
   env.clear();
   for (const auto& [name, value] : kept) env[name] = value;
   for (const auto& [name, value] : d.env()) env[name] = value;
+  if (d.allowed_domains_size() > 0) {
+    policy.mutable_network_proxy()->set_port(kSandboxProxyPort);
+    policy.set_seccomp_role("command_proxied");
+    SetProxyEnvironment(kSandboxProxyPort, &policy);
+  }
   return policy;
 }
 
@@ -279,12 +338,6 @@ absl::Status McpHost::Start(const McpServer& server,
         "StartMcpServer: \"", server.name(),
         "\" is a remote server (url); the agent connects to it through the "
         "session's proxy, nothing is started"));
-  }
-  if (server.definition().allowed_domains_size() > 0) {
-    return Refused(server,
-                   "allowedDomains for a local server is not supported by "
-                   "this garuda-stager yet; remove it (the server then has "
-                   "no network)");
   }
   if (options_.problem) {
     std::optional<SandboxRequirement> required =
@@ -318,6 +371,27 @@ absl::Status McpHost::Start(const McpServer& server,
         server,
         absl::StrCat(program.status().message(),
                      required ? absl::StrCat(" (", required->why, ")") : ""));
+  }
+
+  std::string network = "no network";
+  if (server.definition().allowed_domains_size() > 0) {
+    ASSIGN_OR_RETURN(MergedSettings net, NetworkOf(server));
+    std::vector<std::string> lines;
+    absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> proxy =
+        StartSessionProxy(net, options_.project, options_.self, &lines);
+    if (!proxy.ok()) {
+      return Refused(server, absl::StrCat("its network proxy did not start: ",
+                                          proxy.status().message()));
+    }
+    running->proxy = *std::move(proxy);
+    ASSIGN_OR_RETURN(running->attached, running->proxy->Begin());
+    network = absl::StrCat(
+        "network: only ",
+        absl::StrJoin(net.settings.sandbox().allowed_domains(), ", "),
+        " through its proxy");
+    for (const std::string& notice : net.notices) {
+      absl::StrAppend(&network, " (", notice, ")");
+    }
   }
 
   RETURN_IF_ERROR(MakeDirectories(options_.log_folder, 0700));
@@ -366,12 +440,16 @@ absl::Status McpHost::Start(const McpServer& server,
         ::dup2(err_w.get(), 2) < 0) {
       ::_exit(1);
     }
-    KeepOnly(2);
+    RunOptions run;
+    run.argv = argv;
+    if (running->attached) {
+      if (::dup2(running->attached->handoff_fd(), 3) < 0) ::_exit(1);
+      run.proxy_handoff_fd = 3;
+    }
+    KeepOnly(running->attached ? 3 : 2);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    RunOptions run;
-    run.argv = argv;
     absl::StatusOr<RunResult> ran = RunInSandbox(policy, run);
     // Its end, for the log (the agent sees its stdout close).
     WriteAll(2, absl::StrCat("\n[garuda-stager: MCP server ended: ",
@@ -394,7 +472,7 @@ absl::Status McpHost::Start(const McpServer& server,
           ? absl::StrCat(", writes only ",
                          absl::StrJoin(server.definition().write_scope(), ", "))
           : "",
-      ", no network"));
+      ", ", network));
   fds->push_back(std::move(in_w));
   fds->push_back(std::move(out_r));
   running_[server.name()] = std::move(running);

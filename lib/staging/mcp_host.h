@@ -15,6 +15,11 @@
 //   writeScope:  narrows either: the project (or the view) read-only but
 //                for those entries.
 //
+// Network: none (its own network namespace), whatever the session's
+// commands have; with allowedDomains, a proxy of its own (the session's
+// kind, lib/staging/network_start.h) that lets through those hosts only,
+// bounded by a policy's allow list, on the session's allowed ports.
+//
 // Its environment is its definition's env plus PATH, HOME, LANG and TERM:
 // never the stager's whole environment (the agent's API keys). Without a
 // working OS sandbox no server starts, in any profile (there is no host
@@ -68,6 +73,9 @@ struct McpHostOptions {
   // A job's session: the job's scope over the server's policy too.
   std::function<void(SandboxPolicy*)> narrow;
   uint64_t stderr_cap = kMcpStderrCap;
+  // The program started as a server's network proxy (`self proxy`), for a
+  // server with allowedDomains.
+  std::string self = "/proc/self/exe";
 };
 
 class McpHost {
@@ -96,6 +104,9 @@ class McpHost {
   absl::StatusOr<SandboxPolicy> PolicyFor(const McpServer& server,
                                           Running* running);
   absl::Status Refused(const McpServer& server, absl::string_view why) const;
+  // The settings of the server's own proxy: its allowedDomains as the allow
+  // list, within a policy's; the session's denied hosts and ports.
+  absl::StatusOr<MergedSettings> NetworkOf(const McpServer& server) const;
 
   McpHostOptions options_;
   std::map<std::string, std::unique_ptr<Running>> running_;

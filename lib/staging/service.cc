@@ -374,6 +374,7 @@ class StagerService {
                                       ? absl::StrCat("stager-", ::getpid())
                                       : options_.session_id));
     mcp.log_folder = JoinPath(session, "mcp");
+    mcp.self = options_.self;
     mcp.probe = &probe_;
     mcp.problem = problem_;
     if (view_) mcp.backend = view_->backend();

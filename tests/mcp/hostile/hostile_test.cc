@@ -372,6 +372,45 @@ TEST_F(HostileTest, WriteScopeNarrowsTheServersWrites) {
   EXPECT_TRUE(stager.End().ok());
 }
 
+// allowedDomains: the server reaches the hosts listed, through a proxy of
+// its own, and no other (the control of the refusal is the allowed host,
+// both names leading to the same listener).
+TEST_F(HostileTest, AllowedDomainsGoThroughTheServersOwnProxy) {
+  Write(JoinPath(home_, ".garuda/settings.json"),
+        absl::StrCat(R"({"sandbox": {"allowedPorts": [)", port_, "]}}"));
+  // The proxy's test seam: both names lead to the listener.
+  ::setenv("GARUDA_TEST_PROXY_NAME_MAP",
+           "allowed.test=127.0.0.1,denied.test=127.0.0.1", 1);
+  CommandService& stager = Stager("direct");
+  McpServer server = Server();
+  server.mutable_definition()->add_allowed_domains("allowed.test");
+  absl::StatusOr<CommandService::McpServerPipes> started =
+      stager.StartMcpServer(server);
+  ::unsetenv("GARUDA_TEST_PROXY_NAME_MAP");
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_TRUE(absl::StrContains(started->started.sandbox(),
+                                "network: only allowed.test"))
+      << started->started.sandbox();
+  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
+  std::string text = pipes.Attempt();
+  // Its own loopback is not the host's: the direct connection still fails.
+  EXPECT_EQ(Outcomes(text)["connect_loopback"], "blocked") << text;
+  EXPECT_FALSE(Connected());
+  std::string denied = pipes.Call(
+      4, "tools/call",
+      absl::StrCat(R"({"name":"fetch","arguments":{"host":"denied.test",)",
+                   R"("port":)", port_, "}}"));
+  EXPECT_FALSE(absl::StrContains(denied, "STATUS HTTP/1.1 200")) << denied;
+  EXPECT_FALSE(Connected());
+  std::string allowed = pipes.Call(
+      5, "tools/call",
+      absl::StrCat(R"({"name":"fetch","arguments":{"host":"allowed.test",)",
+                   R"("port":)", port_, "}}"));
+  EXPECT_TRUE(absl::StrContains(allowed, "STATUS HTTP/1.1 200")) << allowed;
+  EXPECT_TRUE(Connected());
+  EXPECT_TRUE(stager.End().ok());
+}
+
 // The strict profile on a machine without the sandbox: no server starts,
 // and the refusal names the server and why. The control: the same
 // request with the sandbox working starts it.
