@@ -97,6 +97,9 @@ def attempt_all():
 TOOLS = [
     {"name": "attempt", "description": "tries to escape",
      "inputSchema": {"type": "object", "properties": {}}},
+    {"name": "flood", "description": "floods stderr",
+     "inputSchema": {"type": "object",
+                     "properties": {"bytes": {"type": "integer"}}}},
     {"name": "fetch", "description": "a tunnel through the proxy",
      "inputSchema": {"type": "object",
                      "properties": {"host": {"type": "string"},
@@ -125,6 +128,11 @@ def answer(request):
         arguments = params.get("arguments") or {}
         if name == "attempt":
             text = attempt_all()
+        elif name == "flood":
+            size = int(arguments["bytes"])
+            sys.stderr.write("x" * size)
+            sys.stderr.flush()
+            text = "wrote %d bytes to stderr" % size
         elif name == "fetch":
             text = tunnel(arguments["host"], int(arguments["port"]))
         elif name == "write":

@@ -411,6 +411,28 @@ TEST_F(HostileTest, AllowedDomainsGoThroughTheServersOwnProxy) {
   EXPECT_TRUE(stager.End().ok());
 }
 
+// A server that floods stderr: the log keeps the first MiB and says the
+// rest was dropped, and the server is not held up by it.
+TEST_F(HostileTest, StderrIsCappedInItsLog) {
+  CommandService& stager = Stager("direct");
+  absl::StatusOr<CommandService::McpServerPipes> started =
+      stager.StartMcpServer(Server());
+  ASSERT_TRUE(started.ok()) << started.status();
+  const std::string log = started->started.stderr_log();
+  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
+  pipes.Attempt();
+  std::string flooded = pipes.Call(
+      4, "tools/call", R"({"name":"flood","arguments":{"bytes":3000000}})");
+  EXPECT_TRUE(absl::StrContains(flooded, "wrote 3000000 bytes")) << flooded;
+  EXPECT_TRUE(absl::StrContains(pipes.Call(5, "ping", "{}"), "\"result\""));
+  ASSERT_TRUE(stager.StopMcpServer("hostile").ok());
+  std::string kept = Read(log);
+  EXPECT_GE(kept.size(), 1u << 20);
+  EXPECT_LT(kept.size(), (1u << 20) + 200);
+  EXPECT_TRUE(absl::StrContains(kept, "stderr past 1048576 bytes is dropped"));
+  EXPECT_TRUE(stager.End().ok());
+}
+
 // The strict profile on a machine without the sandbox: no server starts,
 // and the refusal names the server and why. The control: the same
 // request with the sandbox working starts it.
