@@ -201,6 +201,21 @@ class HostileTest : public ::testing::Test {
     return *service_;
   }
 
+  // Starts `server` through the stager: its pipes (null, the failure
+  // recorded, when it did not start) and what the stager said in `said`.
+  std::unique_ptr<Pipes> Start(CommandService& stager, const McpServer& server,
+                               stager::McpServerStarted* said = nullptr) {
+    absl::StatusOr<CommandService::McpServerPipes> started =
+        stager.StartMcpServer(server);
+    if (!started.ok()) {
+      ADD_FAILURE() << started.status();
+      return nullptr;
+    }
+    if (said != nullptr) *said = started->started;
+    return std::make_unique<Pipes>(std::move(started->to_server),
+                                   std::move(started->from_server));
+  }
+
   // Whether the listener got a connection since the last call.
   bool Connected() {
     struct pollfd p = {listener_.get(), POLLIN, 0};
@@ -225,16 +240,15 @@ class HostileTest : public ::testing::Test {
 
 TEST_F(HostileTest, UnderTheStagerEveryAttemptFails) {
   CommandService& stager = Stager("direct");
-  absl::StatusOr<CommandService::McpServerPipes> started =
-      stager.StartMcpServer(Server());
-  ASSERT_TRUE(started.ok()) << started.status();
-  EXPECT_TRUE(started->started.sandboxed());
-  const std::string log = started->started.stderr_log();
+  stager::McpServerStarted said;
+  std::unique_ptr<Pipes> pipes = Start(stager, Server(), &said);
+  ASSERT_TRUE(pipes);
+  EXPECT_TRUE(said.sandboxed());
+  const std::string log = said.stderr_log();
   EXPECT_EQ(log, JoinPath(home_, ".garuda/sessions/s1/mcp/hostile.stderr.log"));
-  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
   // Twice: the server lives across calls, and each call tries again.
   for (int call = 0; call < 2; ++call) {
-    std::string text = pipes.Attempt();
+    std::string text = pipes->Attempt();
     std::map<std::string, std::string> outcomes = Outcomes(text);
     for (const char* attempt : kAttempts) {
       EXPECT_EQ(outcomes[attempt], "blocked") << attempt << " in " << text;
@@ -292,12 +306,10 @@ TEST_F(HostileTest, StartedPlainlyEveryAttemptSucceeds) {
 // the change list of a staged command, once per write.
 TEST_F(HostileTest, StagedModeChangesComeBackAsAChangeList) {
   CommandService& stager = Stager("staged");
-  absl::StatusOr<CommandService::McpServerPipes> started =
-      stager.StartMcpServer(Server());
-  ASSERT_TRUE(started.ok()) << started.status();
-  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
-  pipes.Attempt();
-  std::string wrote = pipes.Call(
+  std::unique_ptr<Pipes> pipes = Start(stager, Server());
+  ASSERT_TRUE(pipes);
+  pipes->Attempt();
+  std::string wrote = pipes->Call(
       4, "tools/call",
       R"({"name":"write","arguments":{"path":"notes.txt","text":"hi\n"}})");
   EXPECT_TRUE(absl::StrContains(wrote, "wrote notes.txt")) << wrote;
@@ -318,8 +330,8 @@ TEST_F(HostileTest, StagedModeChangesComeBackAsAChangeList) {
   ASSERT_TRUE(changes.ok()) << changes.status();
   EXPECT_FALSE(changes->change_set.has_value());
   // A second write is the next list's, alone.
-  pipes.Call(5, "tools/call",
-             R"({"name":"write","arguments":{"path":"b.txt","text":"b\n"}})");
+  pipes->Call(5, "tools/call",
+              R"({"name":"write","arguments":{"path":"b.txt","text":"b\n"}})");
   changes = stager.McpServerChanges("hostile");
   ASSERT_TRUE(changes.ok()) << changes.status();
   ASSERT_TRUE(changes->change_set.has_value());
@@ -332,12 +344,10 @@ TEST_F(HostileTest, StagedModeChangesComeBackAsAChangeList) {
 // once and no list comes.
 TEST_F(HostileTest, DirectModeWritesTheProjectAndListsNothing) {
   CommandService& stager = Stager("direct");
-  absl::StatusOr<CommandService::McpServerPipes> started =
-      stager.StartMcpServer(Server());
-  ASSERT_TRUE(started.ok()) << started.status();
-  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
-  pipes.Attempt();
-  pipes.Call(
+  std::unique_ptr<Pipes> pipes = Start(stager, Server());
+  ASSERT_TRUE(pipes);
+  pipes->Attempt();
+  pipes->Call(
       4, "tools/call",
       R"({"name":"write","arguments":{"path":"notes.txt","text":"hi\n"}})");
   EXPECT_EQ(Read(JoinPath(project_, "notes.txt")), "hi\n");
@@ -354,16 +364,14 @@ TEST_F(HostileTest, WriteScopeNarrowsTheServersWrites) {
   CommandService& stager = Stager("direct");
   McpServer server = Server();
   server.mutable_definition()->add_write_scope("out");
-  absl::StatusOr<CommandService::McpServerPipes> started =
-      stager.StartMcpServer(server);
-  ASSERT_TRUE(started.ok()) << started.status();
-  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
-  pipes.Attempt();
-  std::string refused = pipes.Call(
+  std::unique_ptr<Pipes> pipes = Start(stager, server);
+  ASSERT_TRUE(pipes);
+  pipes->Attempt();
+  std::string refused = pipes->Call(
       4, "tools/call",
       R"({"name":"write","arguments":{"path":"notes.txt","text":"x"}})");
   EXPECT_TRUE(absl::StrContains(refused, "\"isError\": true")) << refused;
-  std::string allowed = pipes.Call(
+  std::string allowed = pipes->Call(
       5, "tools/call",
       R"({"name":"write","arguments":{"path":"out/notes.txt","text":"x"}})");
   EXPECT_TRUE(absl::StrContains(allowed, "wrote out/notes.txt")) << allowed;
@@ -384,28 +392,26 @@ TEST_F(HostileTest, AllowedDomainsGoThroughTheServersOwnProxy) {
   CommandService& stager = Stager("direct");
   McpServer server = Server();
   server.mutable_definition()->add_allowed_domains("allowed.test");
-  absl::StatusOr<CommandService::McpServerPipes> started =
-      stager.StartMcpServer(server);
+  stager::McpServerStarted said;
+  std::unique_ptr<Pipes> pipes = Start(stager, server, &said);
   ::unsetenv("GARUDA_TEST_PROXY_NAME_MAP");
-  ASSERT_TRUE(started.ok()) << started.status();
-  EXPECT_TRUE(absl::StrContains(started->started.sandbox(),
-                                "network: only allowed.test"))
-      << started->started.sandbox();
-  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
-  std::string text = pipes.Attempt();
+  ASSERT_TRUE(pipes);
+  EXPECT_TRUE(absl::StrContains(said.sandbox(), "network: only allowed.test"))
+      << said.sandbox();
+  std::string text = pipes->Attempt();
   // Its own loopback is not the host's: the direct connection still fails.
   EXPECT_EQ(Outcomes(text)["connect_loopback"], "blocked") << text;
   EXPECT_FALSE(Connected());
-  std::string denied = pipes.Call(
-      4, "tools/call",
-      absl::StrCat(R"({"name":"fetch","arguments":{"host":"denied.test",)",
-                   R"("port":)", port_, "}}"));
+  // The proxy's status line for a tunnel to `host` at the listener's port.
+  auto fetch = [&](int id, const std::string& host) {
+    return pipes->Call(id, "tools/call",
+                       absl::StrCat(R"({"name":"fetch","arguments":{"host":")",
+                                    host, R"(","port":)", port_, "}}"));
+  };
+  std::string denied = fetch(4, "denied.test");
   EXPECT_FALSE(absl::StrContains(denied, "STATUS HTTP/1.1 200")) << denied;
   EXPECT_FALSE(Connected());
-  std::string allowed = pipes.Call(
-      5, "tools/call",
-      absl::StrCat(R"({"name":"fetch","arguments":{"host":"allowed.test",)",
-                   R"("port":)", port_, "}}"));
+  std::string allowed = fetch(5, "allowed.test");
   EXPECT_TRUE(absl::StrContains(allowed, "STATUS HTTP/1.1 200")) << allowed;
   EXPECT_TRUE(Connected());
   EXPECT_TRUE(stager.End().ok());
@@ -415,16 +421,15 @@ TEST_F(HostileTest, AllowedDomainsGoThroughTheServersOwnProxy) {
 // rest was dropped, and the server is not held up by it.
 TEST_F(HostileTest, StderrIsCappedInItsLog) {
   CommandService& stager = Stager("direct");
-  absl::StatusOr<CommandService::McpServerPipes> started =
-      stager.StartMcpServer(Server());
-  ASSERT_TRUE(started.ok()) << started.status();
-  const std::string log = started->started.stderr_log();
-  Pipes pipes(std::move(started->to_server), std::move(started->from_server));
-  pipes.Attempt();
-  std::string flooded = pipes.Call(
+  stager::McpServerStarted said;
+  std::unique_ptr<Pipes> pipes = Start(stager, Server(), &said);
+  ASSERT_TRUE(pipes);
+  const std::string log = said.stderr_log();
+  pipes->Attempt();
+  std::string flooded = pipes->Call(
       4, "tools/call", R"({"name":"flood","arguments":{"bytes":3000000}})");
   EXPECT_TRUE(absl::StrContains(flooded, "wrote 3000000 bytes")) << flooded;
-  EXPECT_TRUE(absl::StrContains(pipes.Call(5, "ping", "{}"), "\"result\""));
+  EXPECT_TRUE(absl::StrContains(pipes->Call(5, "ping", "{}"), "\"result\""));
   ASSERT_TRUE(stager.StopMcpServer("hostile").ok());
   std::string kept = Read(log);
   EXPECT_GE(kept.size(), 1u << 20);
