@@ -182,7 +182,9 @@ class HostileTest : public ::testing::Test {
     return server;
   }
 
-  CommandService& Stager(const std::string& mode) {
+  CommandService& Stager(const std::string& mode,
+                         const std::string& backend = "") {
+    if (stager_) stager_->Stop().IgnoreError();
     ipc::HelperOptions options;
     options.argv = {Runfile("cmd/garuda-stager/garuda-stager"),
                     "serve",
@@ -193,6 +195,10 @@ class HostileTest : public ::testing::Test {
                     mode,
                     "--session-id",
                     "s1"};
+    if (!backend.empty()) {
+      options.argv.push_back("--backend");
+      options.argv.push_back(backend);
+    }
     absl::StatusOr<std::unique_ptr<ipc::HelperProcess>> helper =
         ipc::HelperProcess::Spawn(options);
     EXPECT_TRUE(helper.ok()) << helper.status();
@@ -305,38 +311,87 @@ TEST_F(HostileTest, StartedPlainlyEveryAttemptSucceeds) {
 // Staged mode: what the server writes stays in its view, and comes back as
 // the change list of a staged command, once per write.
 TEST_F(HostileTest, StagedModeChangesComeBackAsAChangeList) {
-  CommandService& stager = Stager("staged");
-  std::unique_ptr<Pipes> pipes = Start(stager, Server());
-  ASSERT_TRUE(pipes);
-  pipes->Attempt();
-  std::string wrote = pipes->Call(
-      4, "tools/call",
-      R"({"name":"write","arguments":{"path":"notes.txt","text":"hi\n"}})");
-  EXPECT_TRUE(absl::StrContains(wrote, "wrote notes.txt")) << wrote;
-  EXPECT_FALSE(Exists(JoinPath(project_, "notes.txt")));
+  for (const char* backend : {"overlay", "copy"}) {
+    SCOPED_TRACE(backend);
+    CommandService& stager = Stager("staged", backend);
+    std::unique_ptr<Pipes> pipes = Start(stager, Server());
+    ASSERT_TRUE(pipes);
+    pipes->Attempt();
+    std::string wrote = pipes->Call(
+        4, "tools/call",
+        R"({"name":"write","arguments":{"path":"notes.txt","text":"hi\n"}})");
+    EXPECT_TRUE(absl::StrContains(wrote, "wrote notes.txt")) << wrote;
+    EXPECT_FALSE(Exists(JoinPath(project_, "notes.txt")));
 
+    absl::StatusOr<CommandService::Ran> changes =
+        stager.McpServerChanges("hostile");
+    ASSERT_TRUE(changes.ok()) << changes.status();
+    ASSERT_TRUE(changes->change_set.has_value());
+    EXPECT_TRUE(changes->sealed_change_set);
+    ASSERT_EQ(changes->change_set->changes.size(), 1u);
+    EXPECT_EQ(changes->change_set->changes[0].entry.path(), "notes.txt");
+    EXPECT_EQ(changes->result.changed_files(), 1u);
+    EXPECT_EQ(changes->result.description(), "the server runs");
+
+    // Since the last call: nothing new.
+    changes = stager.McpServerChanges("hostile");
+    ASSERT_TRUE(changes.ok()) << changes.status();
+    EXPECT_FALSE(changes->change_set.has_value());
+    // A second write is the next list's, alone.
+    pipes->Call(
+        5, "tools/call",
+        R"({"name":"write","arguments":{"path":"b.txt","text":"b\n"}})");
+    changes = stager.McpServerChanges("hostile");
+    ASSERT_TRUE(changes.ok()) << changes.status();
+    ASSERT_TRUE(changes->change_set.has_value());
+    ASSERT_EQ(changes->change_set->changes.size(), 1u);
+    EXPECT_EQ(changes->change_set->changes[0].entry.path(), "b.txt");
+    EXPECT_TRUE(stager.End().ok());
+  }
+}
+
+// writeScope in staged mode: the view read-only but for the scope.
+TEST_F(HostileTest, StagedWriteScopeNarrowsTheView) {
+  ASSERT_TRUE(MakeDirectories(JoinPath(project_, "out"), 0755).ok());
+  CommandService& stager = Stager("staged");
+  McpServer server = Server();
+  server.mutable_definition()->add_write_scope("out");
+  std::unique_ptr<Pipes> pipes = Start(stager, server);
+  ASSERT_TRUE(pipes);
+  std::string refused = pipes->Call(
+      4, "tools/call",
+      R"({"name":"write","arguments":{"path":"notes.txt","text":"x"}})");
+  EXPECT_TRUE(absl::StrContains(refused, "\"isError\": true")) << refused;
+  std::string allowed = pipes->Call(
+      5, "tools/call",
+      R"({"name":"write","arguments":{"path":"out/notes.txt","text":"x"}})");
+  EXPECT_TRUE(absl::StrContains(allowed, "wrote out/notes.txt")) << allowed;
   absl::StatusOr<CommandService::Ran> changes =
       stager.McpServerChanges("hostile");
   ASSERT_TRUE(changes.ok()) << changes.status();
   ASSERT_TRUE(changes->change_set.has_value());
-  EXPECT_TRUE(changes->sealed_change_set);
   ASSERT_EQ(changes->change_set->changes.size(), 1u);
-  EXPECT_EQ(changes->change_set->changes[0].entry.path(), "notes.txt");
-  EXPECT_EQ(changes->result.changed_files(), 1u);
-  EXPECT_EQ(changes->result.description(), "the server runs");
+  EXPECT_EQ(changes->change_set->changes[0].entry.path(), "out/notes.txt");
+  EXPECT_TRUE(stager.End().ok());
+}
 
-  // Since the last call: nothing new.
-  changes = stager.McpServerChanges("hostile");
-  ASSERT_TRUE(changes.ok()) << changes.status();
-  EXPECT_FALSE(changes->change_set.has_value());
-  // A second write is the next list's, alone.
-  pipes->Call(5, "tools/call",
-              R"({"name":"write","arguments":{"path":"b.txt","text":"b\n"}})");
-  changes = stager.McpServerChanges("hostile");
-  ASSERT_TRUE(changes.ok()) << changes.status();
-  ASSERT_TRUE(changes->change_set.has_value());
-  ASSERT_EQ(changes->change_set->changes.size(), 1u);
-  EXPECT_EQ(changes->change_set->changes[0].entry.path(), "b.txt");
+// Starting a server of a name that runs restarts it: the first one ends
+// (its stdout closes), the second answers.
+TEST_F(HostileTest, StartingAgainRestarts) {
+  CommandService& stager = Stager("direct");
+  std::unique_ptr<CommandService::McpServerPipes> first;
+  {
+    absl::StatusOr<CommandService::McpServerPipes> started =
+        stager.StartMcpServer(Server());
+    ASSERT_TRUE(started.ok()) << started.status();
+    first =
+        std::make_unique<CommandService::McpServerPipes>(*std::move(started));
+  }
+  std::unique_ptr<Pipes> second = Start(stager, Server());
+  ASSERT_TRUE(second);
+  char byte;
+  EXPECT_EQ(::read(first->from_server.get(), &byte, 1), 0);
+  EXPECT_TRUE(absl::StrContains(second->Attempt(), "ATTEMPT"));
   EXPECT_TRUE(stager.End().ok());
 }
 
