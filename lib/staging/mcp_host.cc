@@ -96,6 +96,46 @@ std::string DescribeEnd(int status) {
   return "ended";
 }
 
+// What a change list entry leaves at its path once applied: a regular
+// file or nothing; other kinds (links, folders) are not settled.
+std::optional<Fingerprint> AfterChange(const ChangeEntry& entry) {
+  Fingerprint after;
+  after.set_type(entry.new_type());
+  if (entry.new_type() == FILE_TYPE_ABSENT) return after;
+  if (entry.new_type() != FILE_TYPE_REGULAR) return std::nullopt;
+  after.set_mode(entry.new_mode());
+  after.set_sha256(entry.new_sha256());
+  return after;
+}
+
+// A server lives across lists, and the project changes between them when
+// its previous list is applied: such a path was marked a conflict (it
+// changed in the project since the last list), yet the server's view held
+// that very content already. When the project is now exactly what the
+// server's last list left there, the mark is taken back and the base is
+// the project's state, as for a command. A person's edit, or anything else,
+// stays a conflict.
+void SettleOwnApplies(const std::string& project,
+                      const std::map<std::string, Fingerprint>& listed,
+                      ChangeSet* change_set, int* conflicts) {
+  UniqueFd root;
+  for (Change& change : change_set->changes) {
+    if (change.entry.base().type() != FILE_TYPE_UNSPECIFIED) continue;
+    auto it = listed.find(change.entry.path());
+    if (it == listed.end()) continue;
+    if (!root) {
+      absl::StatusOr<UniqueFd> opened = OpenRoot(project);
+      if (!opened.ok()) return;
+      root = *std::move(opened);
+    }
+    absl::StatusOr<Fingerprint> now =
+        FingerprintBeneath(root.get(), change.entry.path());
+    if (!now.ok() || !SameFingerprint(*now, it->second)) continue;
+    *change.entry.mutable_base() = *now;
+    --*conflicts;
+  }
+}
+
 }  // namespace
 
 struct McpHost::Running {
@@ -108,6 +148,9 @@ struct McpHost::Running {
   SandboxPolicy policy;
   struct timespec listed_at = {0, 0};
   std::string log;
+  // Staged: each path of its lists as its last list left it, to tell an
+  // apply of its own list from a person's edit (SettleOwnApplies).
+  std::map<std::string, Fingerprint> listed;
   // With allowedDomains: its proxy, attached to its sandbox for its life.
   std::unique_ptr<netproxy::SessionProxy> proxy;
   std::unique_ptr<netproxy::SessionProxy::Run> attached;
@@ -505,6 +548,15 @@ absl::Status McpHost::Collect(const std::string& name,
                        running.policy, absl::StrCat("MCP server ", name),
                        running.listed_at, /*only_written=*/true, conflicts));
   running.listed_at = now;
+  SettleOwnApplies(options_.project, running.listed, &**change_set, conflicts);
+  for (const Change& change : (*change_set)->changes) {
+    std::optional<Fingerprint> after = AfterChange(change.entry);
+    if (after) {
+      running.listed[change.entry.path()] = *after;
+    } else {
+      running.listed.erase(change.entry.path());
+    }
+  }
   return absl::OkStatus();
 }
 

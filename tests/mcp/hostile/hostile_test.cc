@@ -350,6 +350,40 @@ TEST_F(HostileTest, StagedModeChangesComeBackAsAChangeList) {
   }
 }
 
+// A server that writes a file again after its first list was applied: no
+// conflict (the project holds what its view held). The control: the person
+// edited the file instead, and the second list is a conflict.
+TEST_F(HostileTest, AnApplyOfItsOwnListIsNoConflictAPersonsEditIs) {
+  for (bool person : {false, true}) {
+    SCOPED_TRACE(person ? "the person edited" : "the list was applied");
+    CommandService& stager = Stager("staged");
+    std::unique_ptr<Pipes> pipes = Start(stager, Server());
+    ASSERT_TRUE(pipes);
+    auto write = [&](int id, const std::string& text) {
+      pipes->Call(id, "tools/call",
+                  absl::StrCat(R"({"name":"write","arguments":)",
+                               R"({"path":"a.txt","text":")", text, "\"}}"));
+    };
+    write(1, "one");
+    absl::StatusOr<CommandService::Ran> changes =
+        stager.McpServerChanges("hostile");
+    ASSERT_TRUE(changes.ok() && changes->change_set) << changes.status();
+    EXPECT_EQ(changes->result.conflicts(), 0u);
+    // As garuda-applier would leave it, or a person's own edit.
+    Write(JoinPath(project_, "a.txt"), person ? "person" : "one");
+    write(2, "two");
+    changes = stager.McpServerChanges("hostile");
+    ASSERT_TRUE(changes.ok() && changes->change_set) << changes.status();
+    ASSERT_EQ(changes->change_set->changes.size(), 1u);
+    EXPECT_EQ(changes->result.conflicts(), person ? 1u : 0u);
+    EXPECT_EQ(changes->change_set->changes[0].entry.base().type() ==
+                  FILE_TYPE_UNSPECIFIED,
+              person);
+    EXPECT_TRUE(stager.End().ok());
+    Write(JoinPath(project_, "a.txt"), "old\n");
+  }
+}
+
 // writeScope in staged mode: the view read-only but for the scope.
 TEST_F(HostileTest, StagedWriteScopeNarrowsTheView) {
   ASSERT_TRUE(MakeDirectories(JoinPath(project_, "out"), 0755).ok());
