@@ -80,8 +80,11 @@ absl::Status CheckStdio(absl::string_view name, const McpServerSettings& d) {
   if (d.command().find('\0') != std::string::npos) {
     return FieldError(name, "command", "has a NUL byte");
   }
-  if (!d.cwd().empty() && d.cwd()[0] != '/' && d.cwd() != ".") {
-    absl::Status relative = CheckRelativePath(d.cwd());
+  if (!d.cwd().empty() && d.cwd() != "." && d.cwd() != "/") {
+    // An absolute one by the same rules, so that the check that it lies in
+    // the project can compare strings.
+    absl::Status relative =
+        CheckRelativePath(d.cwd()[0] == '/' ? d.cwd().substr(1) : d.cwd());
     if (!relative.ok()) return FieldError(name, "cwd", relative.message());
   }
   for (int i = 0; i < d.write_scope_size(); ++i) {

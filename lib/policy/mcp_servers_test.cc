@@ -100,6 +100,8 @@ TEST_F(McpServersTest, AWrongDefinitionNamesTheFileTheServerAndTheField) {
        "mcpServers.a b: a server's name is made of letters"},
       {R"({"a": {"command": "x", "cwd": "../elsewhere"}})",
        "mcpServers.a.cwd: "},
+      {R"({"a": {"command": "x", "cwd": "/p/../etc"}})",
+       "mcpServers.a.cwd: "},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.json);

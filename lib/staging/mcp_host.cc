@@ -242,6 +242,7 @@ absl::StatusOr<MergedSettings> McpHost::NetworkOf(
     const McpServer& server) const {
   const MergedSettings& session = *options_.settings;
   MergedSettings net = session;
+  net.notices.clear();  // the session's own were said at its start
   net.network_access = NetworkAccess::kAllowList;
   SandboxSettings* sandbox = net.settings.mutable_sandbox();
   sandbox->clear_network();
