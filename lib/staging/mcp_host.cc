@@ -20,6 +20,7 @@
 #include "lib/base/files.h"
 #include "lib/base/status_macros.h"
 #include "lib/changeset/beneath.h"
+#include "lib/jobs/scope.h"
 #include "lib/netproxy/session_proxy.h"
 #include "lib/policy/mcp_servers.h"
 #include "lib/rules/domain_rules.h"
@@ -316,8 +317,14 @@ absl::StatusOr<SandboxPolicy> McpHost::PolicyFor(const McpServer& server,
     ASSIGN_OR_RETURN(policy,
                      running->view->MountedPolicy(*options_.settings, request));
     if (d.write_scope_size() > 0) {
-      // The view read-only but for the scope's entries that exist in it.
+      // The view read-only but for the scope's entries that exist in it,
+      // each reached without a link (a project could commit one that leads
+      // out of the view, and a bind follows it).
       BindMount view_bind = policy.binds(policy.binds_size() - 1);
+      ASSIGN_OR_RETURN(UniqueFd view_root, OpenRoot(view_bind.source()));
+      absl::Status scoped = jobs::CheckScopeInWorktree(
+          view_root.get(), {d.write_scope().begin(), d.write_scope().end()});
+      if (!scoped.ok()) return Refused(server, scoped.message());
       policy.mutable_binds(policy.binds_size() - 1)->set_writable(false);
       for (const std::string& entry : d.write_scope()) {
         std::string source = JoinPath(view_bind.source(), entry);

@@ -409,6 +409,30 @@ TEST_F(HostileTest, StagedWriteScopeNarrowsTheView) {
   EXPECT_TRUE(stager.End().ok());
 }
 
+// A project that commits a link and names a scope through it would make
+// a place outside the view writable: refused. The control: the same scope
+// without the link starts.
+TEST_F(HostileTest, AStagedScopeThroughALinkIsRefused) {
+  ASSERT_TRUE(MakeDirectories(JoinPath(root_, "elsewhere/x"), 0755).ok());
+  ASSERT_EQ(::symlink(JoinPath(root_, "elsewhere").c_str(),
+                      JoinPath(project_, "out").c_str()),
+            0);
+  CommandService& stager = Stager("staged");
+  McpServer server = Server();
+  server.mutable_definition()->add_write_scope("out/x");
+  absl::StatusOr<CommandService::McpServerPipes> started =
+      stager.StartMcpServer(server);
+  ASSERT_FALSE(started.ok());
+  EXPECT_TRUE(absl::StrContains(started.status().message(), "symbolic link"))
+      << started.status();
+  EXPECT_TRUE(stager.End().ok());
+  ASSERT_EQ(::unlink(JoinPath(project_, "out").c_str()), 0);
+  ASSERT_TRUE(MakeDirectories(JoinPath(project_, "out/x"), 0755).ok());
+  CommandService& again = Stager("staged");
+  EXPECT_TRUE(Start(again, server));
+  EXPECT_TRUE(again.End().ok());
+}
+
 // Starting a server of a name that runs restarts it: the first one ends
 // (its stdout closes), the second answers.
 TEST_F(HostileTest, StartingAgainRestarts) {
