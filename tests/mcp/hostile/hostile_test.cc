@@ -222,6 +222,16 @@ class HostileTest : public ::testing::Test {
                                    std::move(started->from_server));
   }
 
+  // The server's list since the last one: `path` alone.
+  void ExpectListOf(CommandService& stager, const std::string& path) {
+    absl::StatusOr<CommandService::Ran> changes =
+        stager.McpServerChanges("hostile");
+    ASSERT_TRUE(changes.ok()) << changes.status();
+    ASSERT_TRUE(changes->change_set.has_value());
+    ASSERT_EQ(changes->change_set->changes.size(), 1u);
+    EXPECT_EQ(changes->change_set->changes[0].entry.path(), path);
+  }
+
   // Whether the listener got a connection since the last call.
   bool Connected() {
     struct pollfd p = {listener_.get(), POLLIN, 0};
@@ -341,11 +351,7 @@ TEST_F(HostileTest, StagedModeChangesComeBackAsAChangeList) {
     pipes->Call(
         5, "tools/call",
         R"({"name":"write","arguments":{"path":"b.txt","text":"b\n"}})");
-    changes = stager.McpServerChanges("hostile");
-    ASSERT_TRUE(changes.ok()) << changes.status();
-    ASSERT_TRUE(changes->change_set.has_value());
-    ASSERT_EQ(changes->change_set->changes.size(), 1u);
-    EXPECT_EQ(changes->change_set->changes[0].entry.path(), "b.txt");
+    ExpectListOf(stager, "b.txt");
     EXPECT_TRUE(stager.End().ok());
   }
 }
@@ -400,12 +406,7 @@ TEST_F(HostileTest, StagedWriteScopeNarrowsTheView) {
       5, "tools/call",
       R"({"name":"write","arguments":{"path":"out/notes.txt","text":"x"}})");
   EXPECT_TRUE(absl::StrContains(allowed, "wrote out/notes.txt")) << allowed;
-  absl::StatusOr<CommandService::Ran> changes =
-      stager.McpServerChanges("hostile");
-  ASSERT_TRUE(changes.ok()) << changes.status();
-  ASSERT_TRUE(changes->change_set.has_value());
-  ASSERT_EQ(changes->change_set->changes.size(), 1u);
-  EXPECT_EQ(changes->change_set->changes[0].entry.path(), "out/notes.txt");
+  ExpectListOf(stager, "out/notes.txt");
   EXPECT_TRUE(stager.End().ok());
 }
 
