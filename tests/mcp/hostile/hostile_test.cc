@@ -390,26 +390,6 @@ TEST_F(HostileTest, AnApplyOfItsOwnListIsNoConflictAPersonsEditIs) {
   }
 }
 
-// writeScope in staged mode: the view read-only but for the scope.
-TEST_F(HostileTest, StagedWriteScopeNarrowsTheView) {
-  ASSERT_TRUE(MakeDirectories(JoinPath(project_, "out"), 0755).ok());
-  CommandService& stager = Stager("staged");
-  McpServer server = Server();
-  server.mutable_definition()->add_write_scope("out");
-  std::unique_ptr<Pipes> pipes = Start(stager, server);
-  ASSERT_TRUE(pipes);
-  std::string refused = pipes->Call(
-      4, "tools/call",
-      R"({"name":"write","arguments":{"path":"notes.txt","text":"x"}})");
-  EXPECT_TRUE(absl::StrContains(refused, "\"isError\": true")) << refused;
-  std::string allowed = pipes->Call(
-      5, "tools/call",
-      R"({"name":"write","arguments":{"path":"out/notes.txt","text":"x"}})");
-  EXPECT_TRUE(absl::StrContains(allowed, "wrote out/notes.txt")) << allowed;
-  ExpectListOf(stager, "out/notes.txt");
-  EXPECT_TRUE(stager.End().ok());
-}
-
 // A project that commits a link and names a scope through it would make
 // a place outside the view writable: refused. The control: the same scope
 // without the link starts.
@@ -472,26 +452,37 @@ TEST_F(HostileTest, DirectModeWritesTheProjectAndListsNothing) {
   EXPECT_TRUE(stager.End().ok());
 }
 
-// writeScope narrows the server's writes to its entries.
+// writeScope narrows the server's writes to its entries, in the project
+// (direct mode) or in its view (staged mode, where the write comes back as
+// the list).
 TEST_F(HostileTest, WriteScopeNarrowsTheServersWrites) {
   ASSERT_TRUE(MakeDirectories(JoinPath(project_, "out"), 0755).ok());
-  CommandService& stager = Stager("direct");
-  McpServer server = Server();
-  server.mutable_definition()->add_write_scope("out");
-  std::unique_ptr<Pipes> pipes = Start(stager, server);
-  ASSERT_TRUE(pipes);
-  pipes->Attempt();
-  std::string refused = pipes->Call(
-      4, "tools/call",
-      R"({"name":"write","arguments":{"path":"notes.txt","text":"x"}})");
-  EXPECT_TRUE(absl::StrContains(refused, "\"isError\": true")) << refused;
-  std::string allowed = pipes->Call(
-      5, "tools/call",
-      R"({"name":"write","arguments":{"path":"out/notes.txt","text":"x"}})");
-  EXPECT_TRUE(absl::StrContains(allowed, "wrote out/notes.txt")) << allowed;
-  EXPECT_FALSE(Exists(JoinPath(project_, "notes.txt")));
-  EXPECT_TRUE(Exists(JoinPath(project_, "out/notes.txt")));
-  EXPECT_TRUE(stager.End().ok());
+  for (const char* mode : {"direct", "staged"}) {
+    SCOPED_TRACE(mode);
+    const std::string inside = absl::StrCat("out/", mode, ".txt");
+    CommandService& stager = Stager(mode);
+    McpServer server = Server();
+    server.mutable_definition()->add_write_scope("out");
+    std::unique_ptr<Pipes> pipes = Start(stager, server);
+    ASSERT_TRUE(pipes);
+    std::string refused = pipes->Call(
+        4, "tools/call",
+        R"({"name":"write","arguments":{"path":"notes.txt","text":"x"}})");
+    EXPECT_TRUE(absl::StrContains(refused, "\"isError\": true")) << refused;
+    std::string allowed =
+        pipes->Call(5, "tools/call",
+                    absl::StrCat(R"({"name":"write","arguments":{"path":")",
+                                 inside, R"(","text":"x"}})"));
+    EXPECT_TRUE(absl::StrContains(allowed, "wrote " + inside)) << allowed;
+    EXPECT_FALSE(Exists(JoinPath(project_, "notes.txt")));
+    if (std::string(mode) == "staged") {
+      ExpectListOf(stager, inside);
+      EXPECT_FALSE(Exists(JoinPath(project_, inside)));
+    } else {
+      EXPECT_TRUE(Exists(JoinPath(project_, inside)));
+    }
+    EXPECT_TRUE(stager.End().ok());
+  }
 }
 
 // allowedDomains: the server reaches the hosts listed, through a proxy of
