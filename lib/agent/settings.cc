@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/status_macros.h"
+#include "lib/policy/mcp_servers.h"
 
 namespace garuda {
 namespace agent {
@@ -16,6 +17,12 @@ absl::StatusOr<SessionSettings> LoadSessionSettings(
   // Project settings that would have widened a command's bounds (issue 13).
   for (const std::string& notice : result.merged.notices) {
     result.notices.push_back(notice);
+  }
+  // Without the project's .mcp.json: a file written for other agents too
+  // is read, and its problems said, when the servers are planned.
+  ASSIGN_OR_RETURN(McpServerSources mcp, CollectMcpServers(sources, ""));
+  for (std::string& notice : mcp.notices) {
+    result.notices.push_back(std::move(notice));
   }
 
   const Settings* trusted[] = {&sources.managed_policy, &sources.user_policy,

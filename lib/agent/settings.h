@@ -35,6 +35,11 @@ struct SessionSettings {
   std::vector<std::string> notices;
 };
 
+// The MCP servers of the settings files are checked here too, so that a
+// mistake in one stops the session before anything starts, naming the
+// file, the server and the field (lib/policy/mcp_servers.h); which of them
+// start is lib/consent/mcp_approval.h's PlanMcpServers.
+//
 // A project's settings may not choose model.provider or model.baseUrl: the
 // API key from the environment goes wherever they point, and a cloned
 // project must not be able to send it elsewhere. They are left out with a

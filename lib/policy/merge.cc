@@ -238,6 +238,8 @@ absl::StatusOr<MergedSettings> MergeSettings(const SettingsSources& sources) {
                                                    out.mutable_sandbox()));
   merged.network_access = net.access;
   merged.allow_list_policy_source = net.allow_list_policy_source;
+  merged.network_denied_domains = std::move(net.denied_domains);
+  merged.network_ports = std::move(net.ports);
   for (std::string& notice : net.notices) {
     merged.notices.push_back(std::move(notice));
   }

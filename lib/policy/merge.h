@@ -58,6 +58,10 @@ struct MergedSettings {
   // file whose list bounds it (then no flag may give all of it).
   NetworkAccess network_access = NetworkAccess::kOff;
   std::string allow_list_policy_source;
+  // The merged denied hosts and ports even when commands have no allow
+  // list (lib/policy/network_merge.h), for an MCP server's own list.
+  std::vector<std::string> network_denied_domains;
+  std::vector<uint32_t> network_ports;
 
   // A project's settings that were left out because they would widen what
   // a command may do, each naming the file, the setting and why, for the

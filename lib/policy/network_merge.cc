@@ -212,6 +212,8 @@ absl::StatusOr<MergedNetwork> MergeNetwork(const SettingsSources& s,
   }
 
   merged.access = access;
+  merged.denied_domains.assign(denied.begin(), denied.end());
+  merged.ports.assign(effective_ports.begin(), effective_ports.end());
   sandbox->clear_allowed_domains();
   sandbox->clear_denied_domains();
   sandbox->clear_allowed_ports();

@@ -24,6 +24,7 @@
 #ifndef GARUDA_LIB_POLICY_NETWORK_MERGE_H_
 #define GARUDA_LIB_POLICY_NETWORK_MERGE_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ struct MergedNetwork {
   // no flag may give a command all of the network.
   std::string allow_list_policy_source;
   std::vector<std::string> notices;
+  // The denied hosts and the ports as merged, whatever the access: what an
+  // MCP server's own allow list (lib/staging/mcp_host.h) goes with.
+  std::vector<std::string> denied_domains;
+  std::vector<uint32_t> ports;
 };
 
 // `person_network` is the person's `network` as merge.cc found it (unset:

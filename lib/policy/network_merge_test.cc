@@ -149,3 +149,29 @@ TEST_F(NetworkMergeTest, BadEntriesAreErrorsNamingTheFile) {
 
 }  // namespace
 }  // namespace garuda
+
+namespace garuda {
+namespace {
+
+// An MCP server's own allow list goes with the person's ports and denied
+// hosts even when commands have no list (the control: with a list they
+// are the same as the list's).
+TEST_F(NetworkMergeTest, PortsAndDeniedHostsAreKeptWithoutAnAllowList) {
+  sources_.user_settings = Parse(
+      R"({"sandbox":{"allowedPorts":[8443],"deniedDomains":["evil.test"]}})");
+  MergedSettings merged = Merge();
+  EXPECT_EQ(merged.network_access, NetworkAccess::kOff);
+  EXPECT_TRUE(merged.settings.sandbox().allowed_ports().empty());
+  EXPECT_THAT(merged.network_ports, ElementsAre(8443));
+  EXPECT_THAT(merged.network_denied_domains, ElementsAre("evil.test"));
+  sources_.user_settings = Parse(
+      R"({"sandbox":{"allowedDomains":["a.test"],"allowedPorts":[8443],)"
+      R"("deniedDomains":["evil.test"]}})");
+  merged = Merge();
+  EXPECT_THAT(merged.settings.sandbox().allowed_ports(), ElementsAre(8443));
+  EXPECT_THAT(merged.network_ports, ElementsAre(8443));
+  EXPECT_THAT(merged.network_denied_domains, ElementsAre("evil.test"));
+}
+
+}  // namespace
+}  // namespace garuda

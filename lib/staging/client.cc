@@ -82,6 +82,45 @@ class StagerChannel : public CommandService {
     return client_.Call(request).status();
   }
 
+  absl::StatusOr<McpServerPipes> StartMcpServer(
+      const McpServer& server) override {
+    stager::StagerRequest request;
+    *request.mutable_start_mcp_server()->mutable_server() = server;
+    std::vector<UniqueFd> fds;
+    ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request, &fds));
+    if (!reply.has_mcp_server_started()) {
+      return absl::DataLossError("garuda-stager: no McpServerStarted reply");
+    }
+    if (fds.size() != 2) {
+      return absl::DataLossError(absl::StrCat(
+          "garuda-stager: MCP server \"", server.name(), "\" came with ",
+          fds.size(), " descriptors instead of 2 (its stdin and stdout)"));
+    }
+    McpServerPipes pipes;
+    pipes.to_server = std::move(fds[0]);
+    pipes.from_server = std::move(fds[1]);
+    pipes.started = reply.mcp_server_started();
+    return pipes;
+  }
+
+  absl::StatusOr<Ran> McpServerChanges(const std::string& name) override {
+    stager::StagerRequest request;
+    request.mutable_collect_mcp_changes()->set_name(name);
+    std::vector<UniqueFd> fds;
+    ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request, &fds));
+    return TakeResult(std::move(reply), fds);
+  }
+
+  absl::Status StopMcpServer(const std::string& name) override {
+    stager::StagerRequest request;
+    request.mutable_stop_mcp_server()->set_name(name);
+    ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request));
+    if (!reply.has_mcp_server_stopped()) {
+      return absl::DataLossError("garuda-stager: no McpServerStopped reply");
+    }
+    return absl::OkStatus();
+  }
+
  private:
   ipc::Client<stager::StagerRequest, stager::StagerReply> client_;
 };

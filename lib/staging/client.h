@@ -6,13 +6,15 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/changeset.h"
-#include "lib/staging/command_watch.h"
 #include "lib/ipc/helper_process.h"
+#include "lib/staging/command_watch.h"
+#include "proto/settings.pb.h"
 #include "proto/stager_service.pb.h"
 
 namespace garuda {
@@ -41,6 +43,31 @@ class CommandService {
     return Run(command);
   }
   virtual absl::Status End() = 0;
+
+  // A local MCP server started by the stager in the session's sandbox
+  // (StartMcpServer in proto/stager_service.proto): its stdin and stdout,
+  // and where its stderr goes.
+  struct McpServerPipes {
+    UniqueFd to_server;    // the server's stdin
+    UniqueFd from_server;  // the server's stdout
+    stager::McpServerStarted started;
+  };
+  virtual absl::StatusOr<McpServerPipes> StartMcpServer(
+      const McpServer& server) {
+    return absl::UnimplementedError(
+        "this command service cannot start MCP servers");
+  }
+  // Staged mode: what server `name` changed since its start or the last
+  // call, as a staged command's result (change_set empty when nothing
+  // changed), so it goes to the same change question (SettleChangeSet).
+  virtual absl::StatusOr<Ran> McpServerChanges(const std::string& name) {
+    return absl::UnimplementedError(
+        "this command service cannot start MCP servers");
+  }
+  virtual absl::Status StopMcpServer(const std::string& name) {
+    return absl::UnimplementedError(
+        "this command service cannot start MCP servers");
+  }
 };
 
 // Over `garuda-stager serve`'s channel (`stager` not owned).

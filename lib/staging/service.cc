@@ -27,6 +27,7 @@
 #include "lib/ipc/sealed_memfd.h"
 #include "lib/netproxy/session_proxy.h"
 #include "lib/staging/job_commands.h"
+#include "lib/staging/mcp_host.h"
 #include "lib/staging/network_start.h"
 #include "lib/staging/command_watch.h"
 #include "lib/staging/session.h"
@@ -84,6 +85,22 @@ absl::StatusOr<UniqueFd> SealedChangeSet(const ChangeSet& change_set) {
   return ipc::SealedMemfd("garuda-changeset", [&](int fd) {
     return WriteChangeSet(change_set, fd, "the change list (memfd)");
   });
+}
+
+// A staged change list into a reply: its counts, and the sealed memfd when
+// it changes something. For a staged command and an MCP server alike.
+absl::Status PutChangeSet(const ChangeSet& change_set, int conflicts,
+                          stager::CommandResult* result,
+                          std::vector<UniqueFd>* reply_fds) {
+  result->set_changed_files(change_set.changes.size());
+  result->set_change_set_incomplete(change_set.summary.incomplete());
+  result->set_conflicts(conflicts);
+  if (!change_set.NoChanges()) {
+    ASSIGN_OR_RETURN(UniqueFd fd, SealedChangeSet(change_set));
+    reply_fds->push_back(std::move(fd));
+    result->set_has_change_set(true);
+  }
+  return absl::OkStatus();
 }
 
 // Up to `limit` bytes of the memfd `fd`; `truncated` when it holds more.
@@ -262,6 +279,35 @@ class StagerService {
             stager::StagerReply* reply, std::vector<UniqueFd>* reply_fds) {
           return Run(request.run(), fds, reply->mutable_result(), reply_fds);
         });
+    dispatcher.OnWithReplyFds(
+        stager::StagerRequest::kStartMcpServer, {kServing},
+        [&](const stager::StagerRequest& request, std::vector<UniqueFd>&,
+            stager::StagerReply* reply, std::vector<UniqueFd>* reply_fds) {
+          ASSIGN_OR_RETURN(McpHost * mcp, Mcp());
+          return mcp->Start(request.start_mcp_server().server(),
+                            reply->mutable_mcp_server_started(), reply_fds);
+        });
+    dispatcher.OnWithReplyFds(
+        stager::StagerRequest::kCollectMcpChanges, {kServing},
+        [&](const stager::StagerRequest& request, std::vector<UniqueFd>&,
+            stager::StagerReply* reply, std::vector<UniqueFd>* reply_fds) {
+          ASSIGN_OR_RETURN(McpHost * mcp, Mcp());
+          std::optional<ChangeSet> change_set;
+          int conflicts = 0;
+          RETURN_IF_ERROR(mcp->Collect(request.collect_mcp_changes().name(),
+                                       reply->mutable_result(), &change_set,
+                                       &conflicts));
+          if (!change_set) return absl::OkStatus();
+          return PutChangeSet(*change_set, conflicts, reply->mutable_result(),
+                              reply_fds);
+        });
+    dispatcher.On(stager::StagerRequest::kStopMcpServer, {kServing},
+                  [&](const stager::StagerRequest& request,
+                      std::vector<UniqueFd>&, stager::StagerReply* reply) {
+                    ASSIGN_OR_RETURN(McpHost * mcp, Mcp());
+                    return mcp->Stop(request.stop_mcp_server().name(),
+                                     reply->mutable_mcp_server_stopped());
+                  });
     dispatcher.On(
         stager::StagerRequest::kEnd, {kServing},
         [&](const stager::StagerRequest&, std::vector<UniqueFd>&,
@@ -284,6 +330,7 @@ class StagerService {
 
   // The view goes (unmounted, its folder removed); the runner ends.
   void End() {
+    mcp_.reset();
     view_.reset();
     proxy_.reset();
     host_client_.reset();
@@ -306,6 +353,40 @@ class StagerService {
     for (const std::string& notice : notices_) {
       description->add_notices(notice);
     }
+  }
+
+  // The session's MCP servers (lib/staging/mcp_host.h), set up at the
+  // first request about one.
+  absl::StatusOr<McpHost*> Mcp() {
+    if (mode_ == kHostMode) {
+      return absl::FailedPreconditionError(
+          "the on_host runner starts no MCP server");
+    }
+    if (mcp_) return mcp_.get();
+    McpHostOptions mcp;
+    mcp.settings = &settings_;
+    mcp.project = project_;
+    mcp.mode = mode_;
+    ASSIGN_OR_RETURN(std::string home, HomeDirectory());
+    ASSIGN_OR_RETURN(
+        std::string session,
+        GarudaSessionFolder(home, options_.session_id.empty()
+                                      ? absl::StrCat("stager-", ::getpid())
+                                      : options_.session_id));
+    mcp.log_folder = JoinPath(session, "mcp");
+    mcp.self = options_.self;
+    mcp.probe = &probe_;
+    mcp.problem = problem_;
+    if (view_) mcp.backend = view_->backend();
+    mcp.staging_error = staging_error_;
+    if (job_) {
+      const jobs::JobGuard* job = &*job_;
+      mcp.narrow = [job](SandboxPolicy* policy) {
+        ScopeJobCommand(*job, policy);
+      };
+    }
+    mcp_ = std::make_unique<McpHost>(std::move(mcp));
+    return mcp_.get();
   }
 
   absl::StatusOr<std::string> WorkingDirectory(const std::string& relative) {
@@ -412,16 +493,8 @@ class StagerService {
           }));
       AddNetworkEvents(settings_, std::move(asked), result);
       FillResult(outcome.result, false, result);
-      const ChangeSet& change_set = outcome.change_set;
-      result->set_changed_files(change_set.changes.size());
-      result->set_change_set_incomplete(change_set.summary.incomplete());
-      result->set_conflicts(outcome.conflicts);
-      if (!change_set.NoChanges()) {
-        ASSIGN_OR_RETURN(UniqueFd fd, SealedChangeSet(change_set));
-        reply_fds->push_back(std::move(fd));
-        result->set_has_change_set(true);
-      }
-      return absl::OkStatus();
+      return PutChangeSet(outcome.change_set, outcome.conflicts, result,
+                          reply_fds);
     }
     ASSIGN_OR_RETURN(SandboxPolicy policy,
                      DirectCommandPolicy(settings_, command));
@@ -541,6 +614,7 @@ class StagerService {
   std::unique_ptr<StagedView> view_;
   std::string staging_error_;
   PrivateWalk private_walk_;
+  std::unique_ptr<McpHost> mcp_;
   std::unique_ptr<netproxy::SessionProxy> proxy_;  // with an allow list
   std::unique_ptr<ipc::PendingHelper> host_launcher_;
   std::unique_ptr<ipc::HelperProcess> host_;
@@ -560,7 +634,7 @@ absl::StatusOr<std::unique_ptr<StagerServer>> StagerServer::Open(
   ASSIGN_OR_RETURN(
       ipc::Channel channel,
       ipc::ChannelFromFd(options.channel_fd,
-                         ipc::ChannelOptions{"garuda-agent", 1 << 20, 1}));
+                         ipc::ChannelOptions{"garuda-agent", 1 << 20, 2}));
   std::unique_ptr<StagerServer> serve(
       new StagerServer(std::move(channel), options));
   RETURN_IF_ERROR(serve->service_->Start());

@@ -316,6 +316,52 @@ absl::Status StagedView::EnterAndLock() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<SandboxPolicy> StagedView::PolicyOver(
+    const MergedSettings& settings, const CommandRequest& request,
+    const std::string& view) {
+  ASSIGN_OR_RETURN(SandboxPolicy policy,
+                   DirectCommandPolicy(settings, request));
+  policy.set_project_writable(false);
+  BindMount* bind = policy.add_binds();
+  bind->set_source(view);
+  bind->set_target(request.project);
+  bind->set_writable(true);
+  return policy;
+}
+
+absl::StatusOr<SandboxPolicy> StagedView::MountedPolicy(
+    const MergedSettings& settings, const CommandRequest& request) {
+  absl::StatusOr<std::string> view = backend_->Mount();
+  if (!view.ok()) return ViewFailed(view.status());
+  return PolicyOver(settings, request, *view);
+}
+
+absl::StatusOr<ChangeSet> StagedView::ListWrittenSince(
+    const SandboxPolicy& policy, const std::string& shown_command,
+    const struct timespec& t0, bool only_written, int* conflicts) {
+  BuildOptions options;
+  options.project = policy.project();
+  options.command = shown_command;
+  // The test seam for an incomplete list: a lower file limit can only
+  // make a list incomplete, which garuda-applier never applies.
+  const char* limit = std::getenv(kFileLimitVariable);
+  uint64_t lower = 0;
+  if (limit != nullptr && absl::SimpleAtoi(limit, &lower) &&
+      lower < options.file_limit) {
+    options.file_limit = lower;
+  }
+  absl::StatusOr<ChangeSet> change_set = backend_->List(options);
+  if (!change_set.ok()) {
+    return absl::Status(change_set.status().code(),
+                        absl::StrCat("the change list could not be made: ",
+                                     change_set.status().message()));
+  }
+  RefuseDeniedPaths(&*change_set, policy);
+  KeepCommandChanges(&*change_set, policy.project(), backend_->ListedRoot(),
+                     only_written, t0, conflicts);
+  return change_set;
+}
+
 absl::StatusOr<StagedOutcome> StagedView::Run(
     const MergedSettings& settings, const CommandRequest& request,
     const RunOptions& run, uint64_t wall_time_ms,
@@ -352,14 +398,8 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
       mounted_ahead ? std::move(mounted_ahead_) : backend_->Mount();
   if (!view.ok()) return ViewFailed(view.status());
 
-  ASSIGN_OR_RETURN(SandboxPolicy policy,
-                   DirectCommandPolicy(settings, request));
-  policy.set_project_writable(false);
+  ASSIGN_OR_RETURN(SandboxPolicy policy, PolicyOver(settings, request, *view));
   LowerWallTime(wall_time_ms, &policy);
-  BindMount* bind = policy.add_binds();
-  bind->set_source(*view);
-  bind->set_target(request.project);
-  bind->set_writable(true);
 
   StagedOutcome outcome;
   ASSIGN_OR_RETURN(outcome.result, RunInSandbox(policy, started_after_line));
@@ -368,32 +408,13 @@ absl::StatusOr<StagedOutcome> StagedView::Run(
         absl::StrCat("the command did not start: ", outcome.result.reason));
   }
   timings->Mark("command");
-
-  BuildOptions options;
-  options.project = request.project;
-  options.command = shown_command;
-  // The test seam for an incomplete list: a lower file limit can only
-  // make a list incomplete, which garuda-applier never applies.
-  const char* limit = std::getenv(kFileLimitVariable);
-  uint64_t lower = 0;
-  if (limit != nullptr && absl::SimpleAtoi(limit, &lower) &&
-      lower < options.file_limit) {
-    options.file_limit = lower;
-  }
-  absl::StatusOr<ChangeSet> change_set = backend_->List(options);
-  if (!change_set.ok()) {
-    return absl::Status(change_set.status().code(),
-                        absl::StrCat("the change list could not be made: ",
-                                     change_set.status().message()));
-  }
-  outcome.change_set = *std::move(change_set);
+  ASSIGN_OR_RETURN(outcome.change_set,
+                   ListWrittenSince(policy, shown_command, t0,
+                                    /*only_written=*/backend_->name() == "copy",
+                                    &outcome.conflicts));
   if (outcome.result.kind != RunResult::Kind::kExited) {
     outcome.change_set.header.set_ended_early(outcome.result.DescribeKind());
   }
-  RefuseDeniedPaths(&outcome.change_set, policy);
-  KeepCommandChanges(&outcome.change_set, request.project,
-                     backend_->ListedRoot(), backend_->name() == "copy", t0,
-                     &outcome.conflicts);
   timings->Mark("list");
   // garuda-stager serve: one line per command (GARUDA_STAGER_TIMINGS=1).
   if (timings == &unused) unused.Print();

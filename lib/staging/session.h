@@ -117,10 +117,29 @@ class StagedView {
                                     uint64_t wall_time_ms,
                                     const std::string& shown_command);
 
+  // The halves of Run for a process that outlives one call (an MCP server,
+  // lib/staging/mcp_host.h), on a view of its own: the view mounted (it
+  // stays mounted; the view is never refreshed under a running process) and
+  // `request`'s policy with the view bound over the project; then, as often
+  // as asked, what was written in the view: with `only_written`, the paths
+  // written at or after t0 only (the copy backend always needs it; a
+  // process that lives across several lists too). `conflicts` counts the
+  // paths that also changed in the project since t0.
+  absl::StatusOr<SandboxPolicy> MountedPolicy(const MergedSettings& settings,
+                                              const CommandRequest& request);
+  absl::StatusOr<ChangeSet> ListWrittenSince(const SandboxPolicy& policy,
+                                             const std::string& shown_command,
+                                             const struct timespec& t0,
+                                             bool only_written, int* conflicts);
+
  private:
   StagedView(const StagedViewOptions& options) : options_(options) {}
   absl::Status Make(const MergedSettings& settings);
   absl::Status ViewFailed(const absl::Status& status) const;
+  // `request`'s policy with `view` (mounted) bound over the project.
+  absl::StatusOr<SandboxPolicy> PolicyOver(const MergedSettings& settings,
+                                           const CommandRequest& request,
+                                           const std::string& view);
   // After a command of a view that serves several: the next command's view
   // mounted on a thread of its own, joined by the next Run().
   void MountAheadForNext();
