@@ -92,13 +92,19 @@ std::string Describe(const PermissionRule& rule) {
   return absl::StrCat(rule.text, " (", rule.source, ")");
 }
 
+// The rule names the request's tool (or, for an MCP tool, its server).
+bool NamesTool(const PermissionRule& rule, const PermissionRequest& request) {
+  return rule.tool == request.tool ||
+         (!request.server_rule.empty() && rule.tool == request.server_rule);
+}
+
 // The first rule of `rules` for the request's tool that matches any of
 // `texts`.
 const PermissionRule* FirstMatch(const std::vector<PermissionRule>& rules,
-                                 absl::string_view tool,
+                                 const PermissionRequest& request,
                                  const std::vector<std::string>& texts) {
   for (const PermissionRule& rule : rules) {
-    if (rule.tool != tool) continue;
+    if (!NamesTool(rule, request)) continue;
     for (const std::string& text : texts) {
       if (MatchesText(rule, text)) return &rule;
     }
@@ -145,7 +151,7 @@ absl::StatusOr<LoadedPermissions> LoadPermissions(
 }
 
 bool RuleMatches(const PermissionRule& rule, const PermissionRequest& request) {
-  if (rule.tool != request.tool) return false;
+  if (!NamesTool(rule, request)) return false;
   if (rule.any) return true;
   if (!IsCommandRule(request.tool))
     return MatchPathGlob(rule.pattern, request.argument);
@@ -171,12 +177,12 @@ Decision Permissions::Decide(const PermissionRequest& request) const {
     texts.push_back(request.argument);
   }
 
-  if (const PermissionRule* rule = FirstMatch(deny_, request.tool, texts)) {
+  if (const PermissionRule* rule = FirstMatch(deny_, request, texts)) {
     decision.verdict = Verdict::kDeny;
     decision.reason = absl::StrCat("denied by ", Describe(*rule));
     return decision;
   }
-  if (const PermissionRule* rule = FirstMatch(ask_, request.tool, texts)) {
+  if (const PermissionRule* rule = FirstMatch(ask_, request, texts)) {
     decision.verdict = Verdict::kAsk;
     decision.reason = absl::StrCat("asks by ", Describe(*rule));
     return decision;
@@ -190,7 +196,7 @@ Decision Permissions::Decide(const PermissionRequest& request) const {
       bash ? split.parts : std::vector<std::string>{request.argument};
   const PermissionRule* whole_tool = nullptr;
   for (const PermissionRule* rule : all) {
-    if (rule->tool == request.tool && rule->any) {
+    if (NamesTool(*rule, request) && rule->any) {
       whole_tool = rule;
       break;
     }
@@ -208,7 +214,7 @@ Decision Permissions::Decide(const PermissionRequest& request) const {
     for (const std::string& part : parts) {
       const PermissionRule* found = nullptr;
       for (const PermissionRule* rule : all) {
-        if (rule->tool == request.tool && MatchesText(*rule, part)) {
+        if (NamesTool(*rule, request) && MatchesText(*rule, part)) {
           found = rule;
           break;
         }
@@ -245,6 +251,8 @@ Decision Permissions::Decide(const PermissionRequest& request) const {
 
 std::optional<std::string> Permissions::SessionRuleFor(
     const PermissionRequest& request) {
+  // The one tool: a yes for one MCP tool is not one for its whole server.
+  if (IsMcpRuleName(request.tool)) return request.tool;
   if (IsCommandRule(request.tool)) {
     CommandSplit split = SplitCommand(request.argument);
     if (!split.complete || split.parts.size() != 1) return std::nullopt;

@@ -28,6 +28,10 @@ struct PermissionRequest {
   // bash: the command. Path tools: the path relative to the project root,
   // normalized ("" for the root), as the tool resolved it.
   std::string argument;
+  // An MCP tool's server rule ("mcp__github" for "mcp__github__search"):
+  // a rule of this name decides the call as well as one of `tool`. Given
+  // apart because a server's name may itself hold "__".
+  std::string server_rule;
 };
 
 enum class Verdict {

@@ -1,5 +1,6 @@
 #include "lib/permissions/permissions.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace garuda {
@@ -183,6 +184,86 @@ TEST(LoadPermissionsTest, ProjectMayAddDenyAndAskButNotAllow) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("/home/u/.garuda/policy.json"),
             std::string::npos);
+}
+
+// An MCP call as lib/agent/mcp_servers.cc asks: the tool's rule and its
+// server's.
+PermissionRequest McpCall(const std::string& server, const std::string& tool) {
+  PermissionRequest request;
+  request.tool = absl::StrCat("mcp__", server, "__", tool);
+  request.server_rule = absl::StrCat("mcp__", server);
+  return request;
+}
+
+TEST(McpRulesTest, ToolRuleAndServerRule) {
+  Permissions p = Make({"mcp__fs__read_text_file", "mcp__everything"},
+                       {"mcp__fs__list_directory"}, {"mcp__fs__write_file"});
+  EXPECT_EQ(p.Decide(McpCall("fs", "read_text_file")).verdict, Verdict::kAllow);
+  EXPECT_EQ(p.Decide(McpCall("fs", "list_directory")).verdict, Verdict::kAsk);
+  EXPECT_EQ(p.Decide(McpCall("fs", "write_file")).verdict, Verdict::kDeny);
+  // Another tool of the server: no rule (the caller asks).
+  EXPECT_EQ(p.Decide(McpCall("fs", "move_file")).verdict, Verdict::kNoRule);
+  // The server rule covers every tool of that server, and no other's.
+  EXPECT_EQ(p.Decide(McpCall("everything", "echo")).verdict, Verdict::kAllow);
+  EXPECT_EQ(p.Decide(McpCall("everything2", "echo")).verdict, Verdict::kNoRule);
+  // Negative control: without its server rule in the request, the server's
+  // allow rule does not reach the tool (the rule is matched on the server,
+  // not on a prefix of the name).
+  PermissionRequest bare = McpCall("everything", "echo");
+  bare.server_rule.clear();
+  EXPECT_EQ(p.Decide(bare).verdict, Verdict::kNoRule);
+}
+
+TEST(McpRulesTest, ServerDenyWinsOverToolAllow) {
+  Permissions p = Make({"mcp__fs__read_text_file"}, {}, {"mcp__fs"});
+  EXPECT_EQ(p.Decide(McpCall("fs", "read_text_file")).verdict, Verdict::kDeny);
+}
+
+TEST(McpRulesTest, ServerNameWithUnderscores) {
+  // "mcp__a" must not decide a server named "a__b".
+  Permissions p = Make({}, {}, {"mcp__a"});
+  EXPECT_EQ(p.Decide(McpCall("a__b", "t")).verdict, Verdict::kNoRule);
+  EXPECT_EQ(p.Decide(McpCall("a", "b__t")).verdict, Verdict::kDeny);
+}
+
+TEST(McpRulesTest, RulesTakeNoPattern) {
+  Permissions p;
+  absl::Status status = p.AddRule(Verdict::kAllow, "mcp__fs(*)", "s.json");
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("an MCP rule takes no pattern"),
+            std::string::npos)
+      << status;
+  EXPECT_FALSE(p.AddRule(Verdict::kAllow, "mcp__", "s.json").ok());
+  EXPECT_FALSE(p.AddRule(Verdict::kAllow, "mcp__a b", "s.json").ok());
+  EXPECT_TRUE(p.AddRule(Verdict::kAllow, "mcp__a-b__c_d", "s.json").ok());
+}
+
+TEST(McpRulesTest, SessionAnswerCoversTheOneTool) {
+  PermissionRequest call = McpCall("fs", "read_text_file");
+  std::optional<std::string> rule = Permissions::SessionRuleFor(call);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(*rule, "mcp__fs__read_text_file");
+  Permissions p;
+  ASSERT_TRUE(p.RememberForSession(*rule).ok());
+  EXPECT_EQ(p.Decide(call).verdict, Verdict::kAllow);
+  EXPECT_EQ(p.Decide(McpCall("fs", "write_file")).verdict, Verdict::kNoRule);
+}
+
+TEST(McpRulesTest, ProjectCannotAllowButUserCan) {
+  SettingsSources sources;
+  sources.project_settings.mutable_permissions()->add_allow("mcp__fs");
+  sources.project_settings_path = "/p/.garuda/settings.json";
+  absl::StatusOr<LoadedPermissions> loaded = LoadPermissions(sources);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->permissions.Decide(McpCall("fs", "write_file")).verdict,
+            Verdict::kNoRule);
+  ASSERT_EQ(loaded->notices.size(), 1u);
+  // Negative control: the same rule in the person's settings allows.
+  sources.user_settings.mutable_permissions()->add_allow("mcp__fs");
+  loaded = LoadPermissions(sources);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->permissions.Decide(McpCall("fs", "write_file")).verdict,
+            Verdict::kAllow);
 }
 
 }  // namespace

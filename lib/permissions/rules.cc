@@ -20,6 +20,19 @@ const RuleName* FindRuleName(absl::string_view name) {
   return nullptr;
 }
 
+bool IsMcpRuleName(absl::string_view name) {
+  if (!absl::ConsumePrefix(&name, kMcpRulePrefix) || name.empty()) {
+    return false;
+  }
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' &&
+        c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::string RuleNameList() {
   std::vector<std::string> names;
   for (const RuleName& row : kRuleNames) names.push_back(row.name);
@@ -44,10 +57,21 @@ absl::StatusOr<PermissionRule> ParsePermissionRule(absl::string_view text,
   if (rest.empty()) return error("an empty rule");
   size_t open = rest.find('(');
   absl::string_view tool = rest.substr(0, open);
+  if (IsMcpRuleName(tool)) {
+    if (open != absl::string_view::npos) {
+      return error(absl::StrCat(
+          "an MCP rule takes no pattern; write \"", tool,
+          "\" alone (mcp__SERVER__TOOL for one tool, mcp__SERVER for every "
+          "tool of the server)"));
+    }
+    rule.tool = std::string(tool);
+    return rule;
+  }
   const RuleName* name = FindRuleName(tool);
   if (name == nullptr) {
     return error(absl::StrCat("unknown tool \"", tool, "\" (one of ",
-                              RuleNameList(), ")"));
+                              RuleNameList(),
+                              ", or mcp__SERVER / mcp__SERVER__TOOL)"));
   }
   rule.tool = std::string(tool);
   if (open == absl::string_view::npos) return rule;

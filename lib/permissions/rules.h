@@ -48,6 +48,14 @@ inline constexpr RuleName kRuleNames[] = {
 // The row of `name`, or null when no rule may name it.
 const RuleName* FindRuleName(absl::string_view name);
 
+// MCP tools (docs/mcp.md) are named by their server at run time, so their
+// rules are not rows of kRuleNames: `mcp__<server>__<tool>` decides one
+// tool, `mcp__<server>` every tool of that server. They take no pattern
+// (a server's arguments have no shape a person could write one for).
+inline constexpr char kMcpRulePrefix[] = "mcp__";
+// `name` starts with "mcp__" and has only [A-Za-z0-9_-] after it.
+bool IsMcpRuleName(absl::string_view name);
+
 // "bash, read_file, ...": for messages.
 std::string RuleNameList();
 
@@ -55,6 +63,7 @@ std::string RuleNameList();
 bool IsPathTool(absl::string_view tool);
 
 struct PermissionRule {
+  // A name of kRuleNames, or an MCP rule's (IsMcpRuleName).
   std::string tool;
   // Without parentheses the rule covers every call of the tool.
   bool any = true;

@@ -199,6 +199,7 @@ absl::StatusOr<PermissionRequest> ToolTable::PermissionRequestFor(
   const PermissionTarget& target = Find(tool)->spec.permission;
   PermissionRequest request;
   request.tool = target.rule;
+  request.server_rule = target.server_rule;
   std::string path = provider::StringMember(input, "path");
   switch (target.argument) {
     case TargetArgument::kNone:

@@ -62,6 +62,8 @@ enum class TargetArgument {
 struct PermissionTarget {
   std::string rule;
   TargetArgument argument = TargetArgument::kNone;
+  // An MCP tool's server rule (lib/permissions PermissionRequest).
+  std::string server_rule;
 };
 
 // What the person sees under a finished call.
