@@ -56,6 +56,13 @@ Session::Session(SessionConfig config, SessionParts parts)
   facts.strict = config_.strict;
   system_prompt_ = SystemPrompt(facts) + config_.instructions_prompt;
   tools_ = BuiltinToolTable(Offers());
+  AddMcpRows();
+}
+
+void Session::AddMcpRows() {
+  if (parts_.mcp == nullptr) return;
+  absl::Status added = parts_.mcp->AddRows(tools_);
+  if (!added.ok()) parts_.interaction->ShowNotice(added.message());
 }
 
 BuiltinOffers Session::Offers() const {
@@ -192,6 +199,7 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
   pieces.stops = &stops_;
   pieces.compaction = &compaction_;
   pieces.calls = &calls;
+  pieces.before_request = [this] { AddMcpRows(); };
   if (depth_ > 0) {
     pieces.wrap_up = [this, cancel](int step, CountingMeter* meter,
                                     TurnOutcome* outcome) {

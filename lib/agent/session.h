@@ -117,6 +117,8 @@ class Session {
   ToolContext Tools() const;
   // Which rows of the table a request offers.
   BuiltinOffers Offers() const;
+  // The MCP servers' rows the table lacks (parts_.mcp).
+  void AddMcpRows();
 
   // ---- Child agents (lib/agent/session_children.cc) ----
   // A child of `parent`: a fresh conversation with its rules and helpers,

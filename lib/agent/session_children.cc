@@ -397,6 +397,7 @@ Session::Session(const Session& parent, SessionParts parts,
       root_interaction_(parent.root_interaction_),
       session_audit_(parent.session_audit_) {
   tools_ = BuiltinToolTable(Offers());
+  AddMcpRows();
 }
 
 Session::~Session() = default;

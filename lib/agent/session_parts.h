@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "lib/agent/interaction.h"
 #include "lib/agent/journal.h"
+#include "lib/agent/mcp_rows.h"
 #include "lib/agent/services.h"
 #include "lib/agent/turn_events.h"
 #include "lib/budget/client.h"
@@ -45,6 +46,8 @@ struct SessionParts {
   // and the refusal of every command outside the sandbox. Empty: no job.
   std::function<absl::Status(const std::string& path)> check_write;
   std::string host_refusal;
+  // The session's MCP servers (lib/agent/mcp_servers.h); may be null.
+  McpRows* mcp = nullptr;
 };
 
 }  // namespace agent

@@ -30,6 +30,9 @@ constexpr char kHelp[] =
     "  /schedule [NAME]  propose this as an unattended job "
     "(.garuda/jobs/NAME.json)\n"
     "  /clear         start a new conversation (the model forgets this one)\n"
+    "  /mcp           the MCP servers (state, sandbox, tools, last error); "
+    "/mcp restart|resources|prompts NAME, /mcp read NAME URI, /mcp prompt "
+    "NAME PROMPT [ARG=VALUE ...]\n"
     "  /exit          leave";
 
 }  // namespace
@@ -55,6 +58,7 @@ absl::StatusOr<Session::LineOutcome> SlashCommands::Run(
       {"/compact", false, &SlashCommands::Compact},
       {"/schedule", true, &SlashCommands::Schedule},
       {"/clear", false, &SlashCommands::Clear},
+      {"/mcp", true, &SlashCommands::Mcp},
   };
   if (line == "/exit" || line == "/quit") return Session::LineOutcome::kExit;
   for (const Row& row : kCommands) {
@@ -68,6 +72,13 @@ absl::StatusOr<Session::LineOutcome> SlashCommands::Run(
   }
   out().ShowNotice(absl::StrCat("Unknown command ", line, ". ", kHelp));
   return Session::LineOutcome::kContinue;
+}
+
+absl::Status SlashCommands::Mcp(const std::string& arguments) {
+  out().ShowNotice(c_.parts->mcp != nullptr
+                       ? c_.parts->mcp->Command(arguments)
+                       : "No MCP servers in this session (docs/mcp.md).");
+  return absl::OkStatus();
 }
 
 absl::Status SlashCommands::Help(const std::string&) {

@@ -54,6 +54,7 @@ class SlashCommands {
   PersonDisplay& out() { return *c_.parts->interaction; }
 
   absl::Status Help(const std::string&);
+  absl::Status Mcp(const std::string& arguments);
   absl::Status Undo(const std::string&);
   absl::Status Output(const std::string&);
   absl::Status Audit(const std::string&);

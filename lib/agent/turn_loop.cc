@@ -78,6 +78,7 @@ absl::Status TurnLoop::Run(const std::string& text) {
   const Conversation& conversation = *p_.conversation;
   size_t measured_messages = 0;
   for (int step = 0; step < kMaxStepsPerTurn; ++step) {
+    if (p_.before_request) p_.before_request();
     provider::ModelRequest request = p_.requests->Next(step, measured_messages);
     measured_messages = conversation.messages().size();
     // After a cancel (also one seen by a child), no new request starts.

@@ -42,6 +42,9 @@ struct TurnPieces {
   std::function<absl::Status(int step, CountingMeter* meter,
                              TurnOutcome* outcome)>
       wrap_up;
+  // Before each request: rows added at run time (a server's changed MCP
+  // tools). May be empty.
+  std::function<void()> before_request;
 };
 
 class TurnLoop {

@@ -1180,11 +1180,13 @@ TEST_F(AgentProgramTest, StreamJsonEventsMatchTheSchema) {
   };
   fields_match(OneShotReport::descriptor(), "report", false);
   fields_match(OneShotReport::descriptor(), "result", true);
-  // Printed only when set: a task call's child, a kept change list.
+  // Printed only when set: a task call's child, a kept change list, an MCP
+  // tool's call.
   fields_match(ToolCallReport::descriptor(), "toolCallReport", false,
-               {"child", "keptChanges"});
+               {"child", "keptChanges", "mcp"});
   fields_match(ToolCallReport::descriptor(), "tool_result", true,
-               {"child", "keptChanges"});
+               {"child", "keptChanges", "mcp"});
+  fields_match(McpCallReport::descriptor(), "mcpCallReport", false);
   fields_match(ChildAgentReport::descriptor(), "childAgentReport", false);
   fields_match(KeptChangeSet::descriptor(), "keptChangeSet", false);
   fields_match(UsageReport::descriptor(), "usageReport", false);
