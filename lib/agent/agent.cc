@@ -132,6 +132,10 @@ absl::StatusOr<std::unique_ptr<StartedSession>> StartSession(
   // A helper that died must be an error on its channel, not a signal.
   ::signal(SIGPIPE, SIG_IGN);
   auto started = std::make_unique<StartedSession>();
+  // Before the lockdown: a project's server may need the person's approval.
+  ASSIGN_OR_RETURN(
+      started->mcp_plan,
+      PlanSessionMcp(options, opened.project->root(), opened.terminal));
   ASSIGN_OR_RETURN(started->helpers, StartSessionHelpers(options, opened));
   absl::StatusOr<stager::SessionDescription> description =
       started->helpers->stager().Describe();
@@ -193,6 +197,10 @@ int ServeSession(const AgentOptions& options, OpenedSession& opened,
       SessionConfigFor(opened, description, lockdown_summary);
   SessionParts parts = SessionPartsFor(opened, helpers, code_tools);
   parts.interaction = interaction.get();
+  std::unique_ptr<McpServers> mcp =
+      StartSessionMcp(started.mcp_plan, parts.stager, description,
+                      opened.project->root(), &config.notices);
+  parts.mcp = mcp.get();
   std::unique_ptr<StreamJsonWriter> stream;
   if (options.one_shot &&
       options.output == AgentOptions::Output::kStreamJson) {

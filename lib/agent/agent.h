@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "lib/agent/agent_options.h"
 #include "lib/agent/helpers.h"
+#include "lib/agent/mcp_session.h"
 #include "lib/agent/session_setup.h"
 #include "lib/knowledge/code_tools_client.h"
 #include "proto/stager_service.pb.h"
@@ -30,6 +31,8 @@ struct StartedSession {
   // The stager's answer to DescribeSession: mode, profile, backend.
   stager::SessionDescription description;
   std::unique_ptr<knowledge::CodeToolsHelper> code_tools;  // null: none
+  // The MCP servers to start (the stager starts them with the session).
+  McpServerPlan mcp_plan;
   ~StartedSession();
 };
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "lib/agent/command_tool.h"
+#include "lib/agent/tool_run.h"
 #include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 #include "lib/provider/json.h"

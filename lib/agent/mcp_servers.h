@@ -30,12 +30,13 @@
 #include "absl/time/time.h"
 #include "lib/agent/mcp_rows.h"
 #include "lib/agent/services.h"
-#include "lib/agent/tool_run.h"
 #include "lib/mcp/client.h"
 #include "lib/tools/tool_table.h"
 
 namespace garuda {
 namespace agent {
+
+class ToolRun;  // lib/agent/tool_run.h
 
 // A server's process as a launcher started it.
 struct McpStarted {
