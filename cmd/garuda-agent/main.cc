@@ -12,6 +12,7 @@
 #include "lib/agent/agent.h"
 #include "lib/agent/agent_lockdown.h"
 #include "lib/agent/session_setup.h"
+#include "lib/agent_cli/mcp_command.h"
 #include "lib/agent_cli/subcommands.h"
 #include "lib/base/flags.h"
 #include "lib/lockdown/roles.h"
@@ -180,6 +181,7 @@ int Tool(const cli::CommandLine& line, const std::vector<std::string>& args) {
 const std::vector<cli::Subcommand> kSubcommands = {
     {"", cli::kSessionUsage, Session, 1, 1},
     {"sessions", cli::kSessionsUsage, cli::Sessions, 2, 2},
+    {"mcp", cli::kMcpUsage, cli::McpCommand, 3, 4},  // mcp_command.h
     {"acp", cli::kAcpUsage, cli::AcpFront, 2, 2},  // in acp.cc
     {"acp-session", cli::kAcpSessionUsage, cli::AcpSession, 2, 2},
     {"run", cli::kRunUsage, cli::RunJob, 2, 99},
