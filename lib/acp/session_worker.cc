@@ -20,10 +20,12 @@
 #include "absl/strings/str_join.h"
 #include "lib/acp/acp_interaction.h"
 #include "lib/acp/json_rpc.h"
+#include "lib/acp/mcp_servers.h"
 #include "lib/acp/prompt.h"
 #include "lib/acp/worker_channel.h"
 #include "lib/acp/worker_link.h"
 #include "lib/agent/agent.h"
+#include "lib/agent/mcp_servers.h"
 #include "lib/agent/session.h"
 #include "lib/agent/session_setup.h"
 #include "lib/base/cancel_flag.h"
@@ -105,7 +107,7 @@ struct Opening {
   bool load = false;
   std::string cwd;
   std::string session_id;
-  std::vector<std::string> mcp_servers;  // their names
+  Value mcp_servers;  // the editor's list, as sent
 };
 
 absl::StatusOr<Opening> ReadOpening(LineReader& reader) {
@@ -126,12 +128,8 @@ absl::StatusOr<Opening> ReadOpening(LineReader& reader) {
   const Value& params = opening.request.params;
   opening.cwd = StringField(params, "cwd").value_or("");
   opening.session_id = StringField(params, "sessionId").value_or("");
-  if (const Value* servers = Field(params, "mcpServers");
-      servers != nullptr && servers->kind_case() == Value::kListValue) {
-    for (const Value& server : servers->list_value().values()) {
-      opening.mcp_servers.push_back(
-          StringField(server, "name").value_or("(unnamed)"));
-    }
+  if (const Value* servers = Field(params, "mcpServers")) {
+    opening.mcp_servers = *servers;
   }
   return opening;
 }
@@ -245,11 +243,18 @@ int SessionWorker::Serve(const std::string& lockdown_summary) {
       *opened, *(*started)->helpers, (*started)->code_tools.get());
   parts.interaction = &interaction;
   parts.events = &interaction.events();
+  agent::SessionConfig config = agent::SessionConfigFor(
+      *opened, (*started)->description, lockdown_summary);
+  // The editor's servers start as the settings' do: by the stager, in the
+  // session's sandbox.
+  McpServerPlan mcp_plan = (*started)->mcp_plan;
+  AddEditorMcpServers(&opening->mcp_servers, &mcp_plan);
+  std::unique_ptr<agent::McpServers> mcp = agent::StartSessionMcp(
+      mcp_plan, parts.stager, (*started)->description,
+      opened->project->root(), &config.notices);
+  parts.mcp = mcp.get();
   absl::StatusOr<std::unique_ptr<agent::Session>> session =
-      agent::Session::Start(
-          agent::SessionConfigFor(*opened, (*started)->description,
-                                  lockdown_summary),
-          parts);
+      agent::Session::Start(std::move(config), parts);
   if (!session.ok()) {
     fail(kInternalError, session.status().message());
     return stop(1);
@@ -263,14 +268,6 @@ int SessionWorker::Serve(const std::string& lockdown_summary) {
   if (!opening->load) Set(result, "sessionId", Str(opened->session_id));
   link.Send(ResultLine(id, result));
   std::string notices = interaction.TakeNotices();
-  if (!opening->mcp_servers.empty()) {
-    std::string line = absl::StrCat(
-        "garuda-agent: MCP servers are not supported yet; the ",
-        opening->mcp_servers.size(), " configured (",
-        absl::StrJoin(opening->mcp_servers, ", "), ") were not started.");
-    Log(line);
-    absl::StrAppend(&notices, line, "\n");
-  }
   interaction.set_in_turn(true);
   if (!notices.empty()) interaction.ShowText(notices);
 

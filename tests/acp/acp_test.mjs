@@ -226,7 +226,7 @@ function selected(optionId) {
   return { outcome: { outcome: "selected", optionId } };
 }
 
-test("initialize, a new session and a prompt with streamed text; mcpServers said once", async () => {
+test("initialize, a new session and a prompt with streamed text; an MCP server that does not start is said once", async () => {
   const world = makeWorld();
   const baseUrl = await startProvider(world, [{ ...text("Hello, editor. All good.", 4), inputTokens: 10, outputTokens: 5 }]);
   const agent = startAgent(world, baseUrl);
@@ -251,10 +251,10 @@ test("initialize, a new session and a prompt with streamed text; mcpServers said
   assert.ok(kinds(updates).includes("usage_update"), kinds(updates).join(","));
   const usage = updates.find((u) => u.update.sessionUpdate === "usage_update").update;
   assert.ok(usage.used > 0, JSON.stringify(usage));
-  // mcpServers: accepted, none started, said once to the editor and on stderr.
-  assert.equal(said.split("MCP servers are not supported yet").length - 1, 1, said);
-  assert.match(said, /files/);
-  assert.match(agent.stderr, /MCP servers are not supported yet/);
+  // mcpServers: started by the stager as the settings' servers are; this
+  // one exits at once, which is said once to the editor, and the session
+  // goes on.
+  assert.equal(said.split("MCP server files did not start").length - 1, 1, said);
   for (const u of updates) assert.equal(u.sessionId, session.sessionId);
 });
 
@@ -285,6 +285,43 @@ test("a prompt's embedded resource reaches the model; an image block is refused 
   );
   // The session goes on.
   assert.equal(fs.readFileSync(world.requestsLog, "utf8").split("\n").filter(Boolean).length, 1);
+});
+
+// The pinned server-everything (tests/mcp), copied into the project: the
+// sandbox shows the project, not the test's runfiles.
+function vendorEverything(world) {
+  const modules = path.join(root, "tests/mcp/node_modules");
+  fs.cpSync(modules, path.join(world.project, "node_modules"), { recursive: true, dereference: true });
+  return path.join(world.project, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+}
+
+test("an editor's MCP server runs in the sandbox; its tool is asked, and its answer comes back", async () => {
+  const world = makeWorld();
+  const script = vendorEverything(world);
+  const baseUrl = await startProvider(world, [
+    call("m1", "mcp__everything__echo", { message: "from the editor's server" }),
+    text("Echoed."),
+  ]);
+  const agent = startAgent(world, baseUrl);
+  const { peer, updates, questions, clientCalls } = connect(agent, () => selected("allow_once"));
+  await initialize(peer);
+  const session = await newSession(peer, world, [
+    { name: "everything", command: "node", args: [script, "stdio"], env: [] },
+    { name: "remote", type: "http", url: "https://mcp.example.com/mcp", headers: [] },
+  ]);
+  assert.equal((await prompt(peer, session.sessionId, "echo it")).stopReason, "end_turn");
+  assert.deepEqual(clientCalls, []);
+  const said = agentText(updates);
+  assert.match(said, /MCP server everything: \d+ tools \(OS sandbox/, said);
+  assert.match(said, /MCP server remote skipped: /, said);
+  // No rule: the editor was asked, with the server's name.
+  assert.equal(questions.length, 1);
+  assert.match(JSON.stringify(questions[0].toolCall), /everything: echo/);
+  const ended = updates.find((u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === "m1");
+  assert.equal(ended.update.status, "completed");
+  const requests = fs.readFileSync(world.requestsLog, "utf8");
+  assert.match(requests, /Echo: from the editor's server/);
+  assert.match(auditText(world), /"kind":"mcp_call"/);
 });
 
 test("a bash call in direct mode runs in the sandbox without a question", async () => {
