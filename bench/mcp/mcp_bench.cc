@@ -3,9 +3,11 @@
 // tools/call round trip, for @modelcontextprotocol/server-everything, each
 // way of starting it in a column, all in one run (bench/mcp/README.md).
 //
-// Today's column: started plainly (fork/exec, as other agents start
-// servers). The sandboxed column (the stager's StartMcpServer) is a row of
-// kLaunchers below, added when that request exists.
+// Two columns: started plainly (fork/exec, as other agents start servers),
+// and sandboxed (garuda-stager's StartMcpServer in a session of its own, as
+// every garuda-agent session starts servers). Both run the same copy of the
+// server, in a project folder, since the sandbox shows the project and not
+// the bench's runfiles.
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +25,10 @@
 #include "absl/time/time.h"
 #include "lib/acp/json_rpc.h"
 #include "lib/base/status_macros.h"
+#include "lib/ipc/helper_process.h"
 #include "lib/mcp/client.h"
+#include "lib/staging/client.h"
+#include "proto/settings.pb.h"
 #include "tests/mcp/plain_server.h"
 
 namespace garuda {
@@ -54,11 +59,74 @@ absl::StatusOr<Launched> StartPlainly(const std::string& script) {
   return launched;
 }
 
+// One garuda-stager session for the whole run, as an agent's session has
+// one; each start is a StartMcpServer on it (the stager's session itself
+// is started once per session, not per server, so it is not in a start).
+class StagerSession {
+ public:
+  static absl::StatusOr<std::unique_ptr<StagerSession>> Start(
+      const std::string& project) {
+    ipc::HelperOptions options;
+    options.argv = {"cmd/garuda-stager/garuda-stager",
+                    "serve",
+                    "--channel-fd=3",
+                    "--project",
+                    project,
+                    "--mode",
+                    "direct",
+                    "--session-id",
+                    "mcp-bench"};
+    auto session = std::unique_ptr<StagerSession>(new StagerSession);
+    ASSIGN_OR_RETURN(session->helper_, ipc::HelperProcess::Spawn(options));
+    session->service_ = StagerChannelClient(session->helper_.get());
+    return session;
+  }
+  ~StagerSession() {
+    if (service_) service_->End().IgnoreError();
+  }
+
+  absl::StatusOr<Launched> StartServer(const std::string& script) {
+    McpServer server;
+    // A name per start, so that no start pays for stopping the last one.
+    server.set_name(absl::StrCat("everything", ++started_));
+    server.set_source(McpServer::USER);
+    McpServerSettings& d = *server.mutable_definition();
+    d.set_command("node");
+    d.add_args(script);
+    d.add_args("stdio");
+    ASSIGN_OR_RETURN(CommandService::McpServerPipes pipes,
+                     service_->StartMcpServer(server));
+    Launched launched;
+    launched.to_server = std::move(pipes.to_server);
+    launched.from_server = std::move(pipes.from_server);
+    CommandService* service = service_.get();
+    std::string name = server.name();
+    launched.keep = std::shared_ptr<void>(nullptr, [service, name](void*) {
+      service->StopMcpServer(name).IgnoreError();
+    });
+    return launched;
+  }
+
+ private:
+  StagerSession() = default;
+  std::unique_ptr<ipc::HelperProcess> helper_;
+  std::unique_ptr<CommandService> service_;
+  int started_ = 0;
+};
+
+StagerSession* g_stager = nullptr;
+
+absl::StatusOr<Launched> StartSandboxed(const std::string& script) {
+  if (g_stager == nullptr) {
+    return absl::FailedPreconditionError("garuda-stager did not start");
+  }
+  return g_stager->StartServer(script);
+}
+
 // Each way of starting a server, one column each.
-// TODO(mcpagent/mcphost): {"sandboxed", start through the stager's
-// StartMcpServer in a session's sandbox}, once the stager starts servers.
 const Launcher kLaunchers[] = {
     {"plain", StartPlainly},
+    {"sandboxed", StartSandboxed},
 };
 
 struct Figures {
@@ -132,6 +200,36 @@ int Main(int argc, char** argv) {
                  script.c_str());
     return 1;
   }
+  // The project both columns run the server from: the packages copied in
+  // (the sandbox shows the project, not these runfiles), and the stager's
+  // logs in a HOME of the bench's own.
+  char base_template[] = "/tmp/mcp-bench-XXXXXX";
+  const char* base = ::mkdtemp(base_template);
+  if (base == nullptr) {
+    std::perror("mcp_bench: mkdtemp");
+    return 1;
+  }
+  const std::string project = absl::StrCat(base, "/project");
+  const std::string copy =
+      absl::StrCat("mkdir -p ", project, " ", base, "/home && cp -rL ", cwd,
+                   "/tests/mcp/node_modules ", project, "/node_modules");
+  if (std::system(copy.c_str()) != 0) {
+    std::fprintf(stderr, "mcp_bench: %s failed\n", copy.c_str());
+    return 1;
+  }
+  ::setenv("HOME", absl::StrCat(base, "/home").c_str(), 1);
+  const std::string project_script =
+      absl::StrCat(project,
+                   "/node_modules/@modelcontextprotocol/server-everything/dist/"
+                   "index.js");
+  absl::StatusOr<std::unique_ptr<StagerSession>> stager =
+      StagerSession::Start(project);
+  if (stager.ok()) {
+    g_stager = stager->get();
+  } else {
+    std::fprintf(stderr, "mcp_bench: garuda-stager: %s\n",
+                 std::string(stager.status().message()).c_str());
+  }
   std::vector<Figures> columns(std::size(kLaunchers));
   // Alternating rounds, so that a busy moment of the machine falls on every
   // column alike.
@@ -140,7 +238,7 @@ int Main(int argc, char** argv) {
     for (size_t i = 0; i < std::size(kLaunchers); ++i) {
       if (!columns[i].error.empty()) continue;
       absl::Status measured =
-          Measure(kLaunchers[i], script, std::max(1, starts / rounds),
+          Measure(kLaunchers[i], project_script, std::max(1, starts / rounds),
                   std::max(1, calls / rounds), columns[i]);
       if (!measured.ok()) columns[i].error = std::string(measured.message());
     }
@@ -177,9 +275,20 @@ int Main(int argc, char** argv) {
       std::printf("%s: %s\n", kLaunchers[i].name, columns[i].error.c_str());
     }
   }
+  if (columns.size() == 2 && columns[0].error.empty() &&
+      columns[1].error.empty()) {
+    std::printf(
+        "sandboxed beside plain: call %.2f x, start %+.1f ms (goals, issue "
+        "27: at most 1.2 x and +50 ms)\n",
+        Median(columns[1].call_us) / Median(columns[0].call_us),
+        Median(columns[1].start_ms) - Median(columns[0].start_ms));
+  }
   std::printf(
       "goals (issue 27, sandboxed beside plain): a call at most 1.2 x, a "
       "start at most +50 ms\n");
+  g_stager = nullptr;
+  stager = absl::StatusOr<std::unique_ptr<StagerSession>>(nullptr);
+  std::system(absl::StrCat("rm -rf ", base).c_str());
   return 0;
 }
 
