@@ -393,6 +393,87 @@ TEST_F(McpSessionTest, AStoppedServerIsRestartedOnceThenDown) {
   EXPECT_FALSE(Offered(4, kEcho));
 }
 
+TEST_F(McpSessionTest, CtrlCCancelsTheCall) {
+  ProviderScript script;
+  *script.add_replies() = garuda::testing::ToolCallReply(
+      "call_1", "mcp__everything__trigger-long-running-operation",
+      R"({"duration":20,"steps":40})");
+  *script.add_replies() = garuda::testing::TextReply("Done.");
+  ASSERT_NO_FATAL_FAILURE(
+      Begin(script, {Plain("everything", "server-everything", {"stdio"})}));
+  // The person says yes and then presses Ctrl-C: the call starts with the
+  // turn's cancel set, and is given up at once.
+  person_.permission_answers.push_back(PermissionAnswer::kYes);
+  person_.on_permission = [this](const PermissionQuestion&) {
+    cancel_.Cancel();
+  };
+  const absl::Time before = absl::Now();
+  TurnOutcome outcome = Turn("Run the long one");
+  EXPECT_LT(absl::Now() - before, absl::Seconds(15));
+  ASSERT_EQ(outcome.tool_calls.size(), 1u);
+  EXPECT_EQ(outcome.tool_calls[0].mcp().outcome(), "cancelled");
+  EXPECT_TRUE(absl::StrContains(outcome.tool_calls[0].output(), "Ctrl-C"));
+}
+
+TEST_F(McpSessionTest, ACallOverItsTimeLimitIsGivenUpAndTheTurnGoesOn) {
+  ASSERT_TRUE(permissions_
+                  .AddRule(Verdict::kAllow, "mcp__everything",
+                           "~/.garuda/settings.json")
+                  .ok());
+  ProviderScript script;
+  *script.add_replies() = garuda::testing::ToolCallReply(
+      "call_1", "mcp__everything__trigger-long-running-operation",
+      R"({"duration":10,"steps":10})");
+  *script.add_replies() = garuda::testing::TextReply("Done.");
+  McpServerEntry everything =
+      Plain("everything", "server-everything", {"stdio"});
+  everything.call_timeout = absl::Seconds(1);
+  ASSERT_NO_FATAL_FAILURE(Begin(script, {std::move(everything)}));
+  TurnOutcome outcome = Turn("Run the long one");
+  EXPECT_EQ(outcome.answer, "Done.");
+  ASSERT_EQ(outcome.tool_calls.size(), 1u);
+  EXPECT_EQ(outcome.tool_calls[0].mcp().outcome(), "timeout");
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "did not answer within 1 s"))
+      << RequestBody(1);
+  EXPECT_EQ(mcp_->Servers()[0].state, McpState::kReady);
+}
+
+TEST_F(McpSessionTest, AServerThatHangsAtStartIsReportedAndTheOthersStart) {
+  ProviderScript script;
+  *script.add_replies() = garuda::testing::TextReply("Hi.");
+  McpServerEntry hangs;
+  hangs.name = "hangs";
+  hangs.origin = "the test";
+  hangs.start_timeout = absl::Seconds(1);
+  hangs.start = [this]() -> absl::StatusOr<McpStarted> {
+    // Reads its input and never answers.
+    absl::StatusOr<mcp::PlainServer> process =
+        mcp::PlainServer::Start({"node", "-e", "process.stdin.resume()"},
+                                absl::StrCat(TempDir(), "/hangs.stderr"));
+    if (!process.ok()) return process.status();
+    McpStarted started;
+    started.transport =
+        mcp::StdioTransport(std::move(process->to_server),
+                            std::move(process->from_server), "hangs");
+    processes_.push_back(
+        std::make_unique<mcp::PlainServer>(*std::move(process)));
+    return started;
+  };
+  ASSERT_NO_FATAL_FAILURE(Begin(
+      script,
+      {std::move(hangs), Plain("everything", "server-everything", {"stdio"})}));
+  EXPECT_TRUE(
+      absl::StrContains(person_.AllNotices(), "MCP server hangs did not start"))
+      << person_.AllNotices();
+  std::vector<McpServerView> views = mcp_->Servers();
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_EQ(views[0].state, McpState::kFailed);
+  EXPECT_EQ(views[1].state, McpState::kReady);
+  TurnOutcome outcome = Turn("Hello");
+  EXPECT_EQ(outcome.answer, "Hi.");
+  EXPECT_TRUE(Offered(0, kEcho));
+}
+
 TEST_F(McpSessionTest, SlashMcpListsRestartsAndReads) {
   ProviderScript script;
   *script.add_replies() = garuda::testing::TextReply("Hi.");
