@@ -562,32 +562,24 @@ absl::Status McpServers::Restart(const std::string& name) {
   return Connect(*server);
 }
 
-namespace {
-
-// The client of a ready server, or why there is none.
-absl::StatusOr<mcp::Client*> ReadyClient(const std::string& name,
-                                         McpState state,
-                                         const std::string& last_error,
-                                         mcp::Client* client) {
-  if (state != McpState::kReady || client == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the MCP server ", name, " is ", McpStateName(state),
-                     last_error.empty() ? "" : absl::StrCat(": ", last_error)));
-  }
-  return client;
-}
-
-}  // namespace
-
-absl::StatusOr<std::string> McpServers::Resources(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+absl::StatusOr<mcp::Client*> McpServers::ReadyClient(
+    const std::string& name) const {
   Server* server = Find(name);
   if (server == nullptr) {
     return absl::NotFoundError(absl::StrCat("no MCP server named ", name));
   }
-  ASSIGN_OR_RETURN(mcp::Client * client,
-                   ReadyClient(name, server->state, server->last_error,
-                               server->client.get()));
+  if (server->state != McpState::kReady || server->client == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the MCP server ", name, " is ", McpStateName(server->state),
+        server->last_error.empty() ? ""
+                                   : absl::StrCat(": ", server->last_error)));
+  }
+  return server->client.get();
+}
+
+absl::StatusOr<std::string> McpServers::Resources(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(mcp::Client * client, ReadyClient(name));
   ASSIGN_OR_RETURN(std::vector<mcp::Resource> resources,
                    client->ListResources());
   if (resources.empty()) return absl::StrCat(name, ": no resources");
@@ -604,13 +596,7 @@ absl::StatusOr<std::string> McpServers::Resources(const std::string& name) {
 absl::StatusOr<std::string> McpServers::ReadResource(const std::string& name,
                                                      const std::string& uri) {
   absl::MutexLock lock(&mu_);
-  Server* server = Find(name);
-  if (server == nullptr) {
-    return absl::NotFoundError(absl::StrCat("no MCP server named ", name));
-  }
-  ASSIGN_OR_RETURN(mcp::Client * client,
-                   ReadyClient(name, server->state, server->last_error,
-                               server->client.get()));
+  ASSIGN_OR_RETURN(mcp::Client * client, ReadyClient(name));
   ASSIGN_OR_RETURN(mcp::ResourceContents contents, client->ReadResource(uri));
   if (contents.is_blob) {
     return absl::StrCat(contents.uri, ": ", contents.blob_bytes,
@@ -621,13 +607,7 @@ absl::StatusOr<std::string> McpServers::ReadResource(const std::string& name,
 
 absl::StatusOr<std::string> McpServers::Prompts(const std::string& name) {
   absl::MutexLock lock(&mu_);
-  Server* server = Find(name);
-  if (server == nullptr) {
-    return absl::NotFoundError(absl::StrCat("no MCP server named ", name));
-  }
-  ASSIGN_OR_RETURN(mcp::Client * client,
-                   ReadyClient(name, server->state, server->last_error,
-                               server->client.get()));
+  ASSIGN_OR_RETURN(mcp::Client * client, ReadyClient(name));
   ASSIGN_OR_RETURN(std::vector<mcp::Prompt> prompts, client->ListPrompts());
   if (prompts.empty()) return absl::StrCat(name, ": no prompts");
   std::string text =
@@ -653,13 +633,7 @@ absl::StatusOr<std::string> McpServers::GetPrompt(
     const std::string& name, const std::string& prompt,
     const std::map<std::string, std::string>& arguments) {
   absl::MutexLock lock(&mu_);
-  Server* server = Find(name);
-  if (server == nullptr) {
-    return absl::NotFoundError(absl::StrCat("no MCP server named ", name));
-  }
-  ASSIGN_OR_RETURN(mcp::Client * client,
-                   ReadyClient(name, server->state, server->last_error,
-                               server->client.get()));
+  ASSIGN_OR_RETURN(mcp::Client * client, ReadyClient(name));
   ASSIGN_OR_RETURN(mcp::PromptResult result,
                    client->GetPrompt(prompt, arguments));
   std::string text = absl::StrCat(name, " prompt ", prompt);

@@ -149,6 +149,9 @@ class McpServers : public McpRows {
 
   Server* Find(const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The client of a ready server, or why there is none.
+  absl::StatusOr<mcp::Client*> ReadyClient(const std::string& name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Launch, Connect, ListTools; the state and error set either way.
   absl::Status Connect(Server& server) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetTools(Server& server, mcp::ToolList list)
