@@ -151,6 +151,13 @@ std::string FormatStatus(const BudgetStatus& status) {
                             "above this agent's reservations\n",
                             agent.overrun());
     }
+    if (agent.capped() > 0) {
+      absl::StrAppendFormat(&out,
+                            "       capped: %d reports above what one request "
+                            "can cost, charged at that cap (%d reported "
+                            "tokens not charged)\n",
+                            agent.capped(), agent.capped_tokens());
+    }
   }
   return out;
 }

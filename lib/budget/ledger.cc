@@ -151,7 +151,10 @@ absl::StatusOr<SettleResult> Ledger::Settle(AgentId id, uint64_t reservation,
   if (charged > tokens) {
     agent.overrun = SaturatingAdd(agent.overrun, charged - tokens);
   }
-  if (capped) ++agent.capped;
+  if (capped) {
+    ++agent.capped;
+    agent.capped_tokens = SaturatingAdd(agent.capped_tokens, used - cap);
+  }
   open_.erase(it);
   AddUsed(id, charged - tokens);
   SettleResult result{charged, Left(id)};
@@ -322,8 +325,8 @@ BudgetStatus Ledger::Status() const {
       spent = SaturatingAdd(spent, agent.close_charge - agent.used);
     }
     if (id != kTopAgent && agent.open) {
-      leased = SaturatingAdd(leased,
-                             std::max<int64_t>(0, agent.lease - agent.used));
+      leased =
+          SaturatingAdd(leased, std::max<int64_t>(0, agent.lease - agent.used));
     }
     AgentUsage* row = status.add_agents();
     row->set_agent(id);
@@ -345,6 +348,8 @@ BudgetStatus Ledger::Status() const {
     row->set_refused(agent.refused);
     row->set_overrun(agent.overrun);
     row->set_reported(agent.reported);
+    row->set_capped(agent.capped);
+    row->set_capped_tokens(agent.capped_tokens);
   }
   status.set_spent(spent);
   status.set_reserved(reserved);

@@ -148,6 +148,7 @@ class Ledger {
     int64_t unreported = 0;
     int64_t overrun = 0;
     int64_t capped = 0;  // settles charged at the cap
+    int64_t capped_tokens = 0;  // reported above those caps, not charged
     int64_t closed_children = 0;  // charges of closed children
     int64_t floor = 0;
     int64_t requests = 0;

@@ -468,7 +468,8 @@ TEST(LedgerOverflowTest, SaturatingAddHoldsTheRange) {
 // child whose charges reach its parent.
 TEST(LedgerOverflowTest, ChargesFarBeyondReservationsNeverWrap) {
   Ledger ledger(kMaxTokens);
-  const AgentId child = Child(ledger, kTopAgent, kMaxTokens / 2, kMaxTokens / 2);
+  const AgentId child =
+      Child(ledger, kTopAgent, kMaxTokens / 2, kMaxTokens / 2);
   std::vector<std::pair<AgentId, uint64_t>> open;
   for (int i = 0; i < 5000; ++i) {
     open.push_back({kTopAgent, Grant(ledger, kTopAgent, 1)});
@@ -514,6 +515,19 @@ TEST(LedgerOverflowTest, AReportAtOrUnderTheCapIsChargedAsReported) {
   EXPECT_EQ(settled->charged, 1100);  // reservation + lease: the cap itself
   EXPECT_FALSE(settled->capped);
   EXPECT_EQ(ledger.Status().spent(), 1100);
+  EXPECT_EQ(ledger.Status().agents(0).capped(), 0);
+}
+
+TEST(LedgerOverflowTest, AReportAboveTheCapIsCountedInTheStatus) {
+  Ledger ledger(1000);
+  uint64_t reservation = Grant(ledger, kTopAgent, 100);
+  auto settled = ledger.Settle(kTopAgent, reservation, 5000, true);
+  ASSERT_TRUE(settled.ok());
+  EXPECT_TRUE(settled->capped);
+  EXPECT_EQ(settled->charged, 1100);
+  const AgentUsage row = ledger.Status().agents(0);
+  EXPECT_EQ(row.capped(), 1);
+  EXPECT_EQ(row.capped_tokens(), 3900);
 }
 
 }  // namespace
