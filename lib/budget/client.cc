@@ -67,6 +67,11 @@ absl::StatusOr<Reserved> BudgetClient::Reserve(int64_t tokens,
   request.mutable_reserve()->set_request_id(request_id);
   ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
   if (!reply.has_reserved()) return WrongReply("Reserve");
+  if (!reply.reserved().granted() && refill_ &&
+      refill_(tokens - reply.reserved().left())) {
+    ASSIGN_OR_RETURN(reply, Call(request, nullptr));
+    if (!reply.has_reserved()) return WrongReply("Reserve");
+  }
   return reply.reserved();
 }
 
@@ -110,6 +115,16 @@ absl::StatusOr<ChildClosed> BudgetClient::CloseChild(
   ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
   if (!reply.has_child_closed()) return WrongReply("CloseChild");
   return reply.child_closed();
+}
+
+absl::StatusOr<ChildExtended> BudgetClient::ExtendChild(uint32_t child,
+                                                        int64_t tokens) {
+  BudgetRequest request;
+  request.mutable_extend_child()->set_child(child);
+  request.mutable_extend_child()->set_tokens(tokens);
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  if (!reply.has_child_extended()) return WrongReply("ExtendChild");
+  return reply.child_extended();
 }
 
 absl::StatusOr<FloorSet> BudgetClient::SetFloor(int64_t tokens) {

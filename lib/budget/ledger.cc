@@ -201,6 +201,39 @@ absl::StatusOr<OpenChildResult> Ledger::OpenChild(
   return result;
 }
 
+absl::StatusOr<ExtendChildResult> Ledger::ExtendChild(AgentId parent_id,
+                                                      AgentId child_id,
+                                                      int64_t tokens) {
+  auto found = OpenAgent(parent_id, "ExtendChild");
+  if (!found.ok()) return found.status();
+  auto child_it = agents_.find(child_id);
+  if (child_id == kTopAgent || child_it == agents_.end() ||
+      child_it->second.parent != parent_id || !child_it->second.open) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("ExtendChild: agent ", child_id,
+                     " is not an open child of agent ", parent_id));
+  }
+  absl::Status valid = CheckTokens(tokens, "ExtendChild: tokens", false);
+  if (!valid.ok()) return valid;
+  Agent& parent = **found;
+  Agent& child = child_it->second;
+  ExtendChildResult result;
+  const int64_t room = parent.lease - parent.used - parent.floor;
+  if (tokens > room || AncestorOverLease(parent_id)) {
+    result.lease = child.lease;
+    result.left = Left(parent_id);
+    return result;
+  }
+  // The parent holds max(lease, used) for an open child.
+  const int64_t held = std::max(child.lease, child.used);
+  child.lease += tokens;
+  AddUsed(parent_id, std::max(child.lease, child.used) - held);
+  result.granted = true;
+  result.lease = child.lease;
+  result.left = Left(parent_id);
+  return result;
+}
+
 absl::StatusOr<CloseChildResult> Ledger::CloseChild(AgentId parent_id,
                                                     AgentId child_id,
                                                     int64_t reported_tokens) {

@@ -39,6 +39,31 @@ void ExpectBalanced(const Ledger& ledger) {
             status.spent() + status.reserved());
 }
 
+TEST(LedgerTest, ExtendChildAddsAllOrNothingAboveTheFloor) {
+  Ledger ledger(10000);
+  const AgentId child = Child(ledger, kTopAgent, 4000, 4000);
+  ASSERT_TRUE(ledger.SetFloor(kTopAgent, 3000).ok());
+  // 10000 - 4000 - 3000: 3000 above the floor.
+  auto too_much = ledger.ExtendChild(kTopAgent, child, 3001);
+  ASSERT_TRUE(too_much.ok()) << too_much.status();
+  EXPECT_FALSE(too_much->granted);  // not even a part of it
+  EXPECT_EQ(too_much->lease, 4000);
+  EXPECT_EQ(ledger.Left(kTopAgent), 6000);
+  auto more = ledger.ExtendChild(kTopAgent, child, 2500);
+  ASSERT_TRUE(more.ok()) << more.status();
+  EXPECT_TRUE(more->granted);
+  EXPECT_EQ(more->lease, 6500);
+  EXPECT_EQ(more->left, 3500);
+  // The child can reserve it; the parent keeps its floor.
+  Grant(ledger, child, 6500);
+  EXPECT_EQ(ledger.Left(kTopAgent), 3500);
+  ExpectBalanced(ledger);
+  // Only the parent of an open child may extend it.
+  EXPECT_FALSE(ledger.ExtendChild(child, kTopAgent, 1).ok());
+  EXPECT_FALSE(ledger.ExtendChild(kTopAgent, 99, 1).ok());
+  EXPECT_FALSE(ledger.ExtendChild(kTopAgent, child, 0).ok());
+}
+
 TEST(LedgerTest, ReservesWhatFitsAndRefusesTheRest) {
   Ledger ledger(1000);
   uint64_t first = Grant(ledger, kTopAgent, 600);

@@ -161,6 +161,20 @@ absl::Status BudgetServer::OnSetFloor(AgentId agent,
   return absl::OkStatus();
 }
 
+absl::Status BudgetServer::OnExtendChild(AgentId agent,
+                                         const BudgetRequest& request,
+                                         BudgetReply* reply) {
+  const ExtendChild& extend = request.extend_child();
+  ASSIGN_OR_RETURN(
+      ExtendChildResult result,
+      ledger_->ExtendChild(agent, extend.child(), extend.tokens()));
+  ChildExtended* out = reply->mutable_child_extended();
+  out->set_granted(result.granted);
+  out->set_lease(result.lease);
+  out->set_left(result.left);
+  return absl::OkStatus();
+}
+
 absl::Status BudgetServer::OnStatus(AgentId, const BudgetRequest&,
                                     BudgetReply* reply) {
   *reply->mutable_status() = ledger_->ledger().Status();
@@ -189,6 +203,7 @@ std::unique_ptr<BudgetServer::Connection> BudgetServer::NewConnection(
       .On(BudgetRequest::kSettle, {0}, plain(&BudgetServer::OnSettle))
       .On(BudgetRequest::kCloseChild, {0}, plain(&BudgetServer::OnCloseChild))
       .On(BudgetRequest::kSetFloor, {0}, plain(&BudgetServer::OnSetFloor))
+      .On(BudgetRequest::kExtendChild, {0}, plain(&BudgetServer::OnExtendChild))
       .On(BudgetRequest::kStatus, {0}, plain(&BudgetServer::OnStatus))
       .OnWithReplyFds(
           BudgetRequest::kOpenChild, {0},
