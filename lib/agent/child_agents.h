@@ -91,11 +91,14 @@ class ChildAgents {
   // Starts the child (true), or leaves it waiting for a sibling's unused
   // lease (false, `*waiting`), or refuses it (false, its result in
   // `batch`). An error only when the budgeter or the audit is gone.
-  absl::StatusOr<bool> StartChild(Batch& batch, size_t i, int running,
-                                  bool* waiting);
+  absl::StatusOr<bool> StartChild(Batch& batch, size_t i, bool* waiting);
   // Joins an ended child, closes its lease (the unused part returns) and
   // makes its result, cut to what the floor kept for it.
   absl::StatusOr<TaskDone> FinishChild(Batch& batch, size_t i);
+  // On child `i`'s thread, its Reserve refused: `missing` more tokens of
+  // lease from what the parent has above its floor, when all of them are
+  // free (true), waiting for siblings that may still return theirs.
+  bool Refill(Batch& batch, size_t i, int64_t missing);
 
   ChildHost host_;
 };

@@ -115,6 +115,15 @@ struct ChildAgents::Batch {
   int64_t empty_result_chars = 512;
   absl::Mutex mutex;
   std::deque<size_t> finished ABSL_GUARDED_BY(mutex);
+  // The parent's budget while its children run: its channel is used by the
+  // parent's thread and by children asking for more lease (Refill), one at
+  // a time.
+  absl::Mutex pool;
+  int64_t floor ABSL_GUARDED_BY(pool) = 0;
+  int64_t free ABSL_GUARDED_BY(pool) = 0;  // what is above the floor
+  int running ABSL_GUARDED_BY(pool) = 0;
+  int refilling ABSL_GUARDED_BY(pool) = 0;  // running, waiting in Refill
+  bool all_started ABSL_GUARDED_BY(pool) = false;
 };
 
 ChildAgents::ChildAgents(ChildHost host) : host_(std::move(host)) {}
@@ -184,7 +193,9 @@ int64_t ChildAgents::FirstRequestTokens(const Child& agent) const {
 }
 
 absl::StatusOr<bool> ChildAgents::StartChild(Batch& batch, size_t i,
-                                             int running, bool* waiting) {
+                                             bool* waiting) {
+  absl::MutexLock pool(&batch.pool);
+  const int running = batch.running;
   const provider::ToolCall& call = (*batch.calls)[i];
   Child& agent = *batch.agents[i];
   ChildInteraction& view = *batch.view;
@@ -193,6 +204,8 @@ absl::StatusOr<bool> ChildAgents::StartChild(Batch& batch, size_t i,
   const int pending = static_cast<int>(batch.queue.size()) + running + 1;
   const int64_t floor = settings.keep_floor ? FloorTokens(batch, pending) : 0;
   ASSIGN_OR_RETURN(budget::FloorSet set, host_.parts.budget->SetFloor(floor));
+  batch.floor = floor;
+  batch.free = set.left() - floor;
   int64_t limit = settings.child_token_budget;
   int64_t first = 0;
   if (!settings.worst_case_floor) {
@@ -242,8 +255,14 @@ absl::StatusOr<bool> ChildAgents::StartChild(Batch& batch, size_t i,
   if (!opened.opened.granted()) return refuse(no_lease);
   agent.ledger_id = opened.opened.child();
   agent.lease = opened.opened.lease();
+  batch.free = opened.opened.left() - floor;
   ASSIGN_OR_RETURN(agent.budget,
                    budget::BudgetClient::FromFd(opened.channel.Release()));
+  if (!settings.worst_case_floor) {
+    agent.budget->set_refill([this, &batch, i](int64_t missing) {
+      return Refill(batch, i, missing);
+    });
+  }
   absl::StatusOr<std::unique_ptr<provider::ModelClient>> model =
       provider::ModelClient::Create(host_.parts.model->options());
   if (!model.ok()) {
@@ -284,6 +303,7 @@ absl::StatusOr<bool> ChildAgents::StartChild(Batch& batch, size_t i,
       MakeEvent("child_start", kTaskTool, agent.agent_id, "start",
                 absl::StrCat(OneLineOf(agent.args.description), " (lease ",
                              agent.lease, " tokens)"))));
+  ++batch.running;
   agent.thread = std::thread(
       [&agent, &batch, i, start = std::move(start), run = host_.run_child] {
         agent.run = run(start);
@@ -302,8 +322,14 @@ absl::StatusOr<TaskDone> ChildAgents::FinishChild(Batch& batch, size_t i) {
   budget::ChildReport report;
   report.set_report_id(agent.agent_id);
   report.set_reported_tokens(outcome.usage.charged_tokens());
-  ASSIGN_OR_RETURN(budget::ChildClosed closed,
-                   host_.parts.budget->CloseChild(agent.ledger_id, report));
+  budget::ChildClosed closed;
+  {
+    absl::MutexLock pool(&batch.pool);
+    --batch.running;
+    ASSIGN_OR_RETURN(closed,
+                     host_.parts.budget->CloseChild(agent.ledger_id, report));
+    batch.free = closed.left() - batch.floor;
+  }
   RETURN_IF_ERROR(ran.status());
 
   TaskDone task;
@@ -397,7 +423,45 @@ absl::StatusOr<TaskDone> ChildAgents::FinishChild(Batch& batch, size_t i) {
     (*host_.descriptions)[id] = description;
   }
   *batch.results.add_tool_results() = done.result;
+  if (host_.settings.keep_floor && !host_.settings.worst_case_floor) {
+    // The answer is measured now, and one fewer is to come: what is above
+    // the new floor can go to the children still running.
+    absl::MutexLock pool(&batch.pool);
+    const int pending = static_cast<int>(batch.queue.size()) + batch.running;
+    const int64_t floor = FloorTokens(batch, pending);
+    ASSIGN_OR_RETURN(budget::FloorSet set, host_.parts.budget->SetFloor(floor));
+    batch.floor = floor;
+    batch.free = set.left() - floor;
+  }
   return task;
+}
+
+bool ChildAgents::Refill(Batch& batch, size_t i, int64_t missing) {
+  Child& agent = *batch.agents[i];
+  absl::MutexLock pool(&batch.pool);
+  // Children not started yet come first; no child passes its own limit.
+  if (!batch.all_started || missing <= 0 ||
+      agent.lease + missing > host_.settings.child_token_budget) {
+    return false;
+  }
+  // Near the end of the budget the siblings' requests are ordered, not
+  // split: this child waits until the whole of what it needs is free (a
+  // sibling ended and its rest came back), or gives up when no sibling
+  // that is not waiting too could still return anything.
+  ++batch.refilling;
+  auto ready = [&batch, missing] {
+    batch.pool.AssertHeld();
+    return batch.free >= missing || batch.running - batch.refilling <= 0;
+  };
+  batch.pool.Await(absl::Condition(&ready));
+  --batch.refilling;
+  if (batch.free < missing) return false;
+  absl::StatusOr<budget::ChildExtended> extended =
+      host_.parts.budget->ExtendChild(agent.ledger_id, missing);
+  if (!extended.ok() || !extended->granted()) return false;
+  agent.lease = extended->lease();
+  batch.free = extended->left() - batch.floor;
+  return true;
 }
 
 absl::StatusOr<std::vector<TaskDone>> ChildAgents::RunTasks(
@@ -456,30 +520,35 @@ absl::StatusOr<std::vector<TaskDone>> ChildAgents::RunTasks(
                          false));
   }
 
-  int running = 0;
   absl::Status first_error;
+  auto running = [&batch] {
+    absl::MutexLock pool(&batch.pool);
+    return batch.running;
+  };
   const int max_parallel = std::max(1, host_.settings.max_parallel);
   auto cancelled = [cancel] {
     return cancel != nullptr && cancel->cancelled();
   };
   while (true) {
     bool waiting = false;
-    while (!batch.queue.empty() && running < max_parallel && first_error.ok() &&
-           !cancelled() && !waiting) {
+    while (!batch.queue.empty() && running() < max_parallel &&
+           first_error.ok() && !cancelled() && !waiting) {
       const size_t i = batch.queue.front();
       batch.queue.pop_front();
-      absl::StatusOr<bool> started = StartChild(batch, i, running, &waiting);
+      absl::StatusOr<bool> started = StartChild(batch, i, &waiting);
       if (!started.ok()) {
         first_error = started.status();
-      } else if (*started) {
-        ++running;
       } else if (waiting) {
         batch.queue.push_front(i);
       }
     }
+    {
+      absl::MutexLock pool(&batch.pool);
+      batch.all_started = batch.queue.empty();
+    }
     // Every started child is awaited, also after a failure or a cancel:
     // its reservations stay tracked until it has ended.
-    if (running == 0) break;
+    if (running() == 0) break;
     size_t i = 0;
     {
       absl::MutexLock lock(&batch.mutex);
@@ -488,7 +557,6 @@ absl::StatusOr<std::vector<TaskDone>> ChildAgents::RunTasks(
       i = batch.finished.front();
       batch.finished.pop_front();
     }
-    --running;
     absl::StatusOr<TaskDone> task = FinishChild(batch, i);
     if (!task.ok()) {
       if (first_error.ok()) first_error = task.status();

@@ -384,6 +384,38 @@ TEST_P(ChildrenTest, ControlTheWorstCaseFloorRefusesTwoOfThree) {
   EXPECT_LT(Budget().spent(), 60000 * 6 / 10);
 }
 
+// A sibling that answers at once returns most of its lease; the child that
+// still works gets it when its own lease runs out (ExtendChild), instead of
+// leaving it stranded with the parent.
+TEST_P(ChildrenTest, WhatASiblingReturnsGoesToTheChildStillWorking) {
+  ProviderScript script;
+  *script.add_replies() =
+      Tasks({{"quick", "quick-work"}, {"greedy", "greedy-work"}});
+  *script.add_replies() = ForChild(Text("Quick answer."), "quick-work");
+  for (int i = 0; i < 60; ++i) {
+    *script.add_replies() =
+        ForChild(ReadNotes(absl::StrCat("read_", i), kStepInput, kStepOutput),
+                 "greedy-work");
+  }
+  *script.add_replies() = Text("Both reported.", kStepInput, 20);
+  ASSERT_NO_FATAL_FAILURE(StartServer(script));
+  const int64_t limit = 60000;
+  ASSERT_NO_FATAL_FAILURE(StartSession(limit));
+  TurnOutcome outcome = Turn("Two parts");
+  EXPECT_EQ(outcome.answer, "Both reported.") << outcome.stopped;
+  ASSERT_EQ(outcome.tool_calls.size(), 2u);
+  // Each started with about half of what was above the floor; the greedy
+  // one ended with more than half of the cap.
+  const ChildAgentReport& greedy = outcome.tool_calls[1].child();
+  EXPECT_GT(greedy.lease_tokens(), static_cast<uint32_t>(limit / 2))
+      << greedy.DebugString();
+  EXPECT_EQ(greedy.returned_tokens() + greedy.usage().charged_tokens(),
+            greedy.lease_tokens());
+  budget::BudgetStatus status = Budget();
+  EXPECT_LE(status.spent(), limit);
+  EXPECT_GE(status.spent(), limit * 6 / 10);
+}
+
 // One greedy child whose own limit (150 000) is more than the session has:
 // its lease stops at the parent's floor, so the parent still answers. The
 // control: without the floor the lease takes it all and the parent's final
