@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/budget/quiet_session.h"
 #include "lib/agent/session.h"
 #include "lib/base/files.h"
 #include "lib/budget/client.h"
@@ -41,31 +42,6 @@ constexpr int kStepsPerChild = 60;  // more than any cap pays for
 // A child's answer when it wraps up: longer than the small caps keep.
 const std::string kFindings =
     "Findings: " + std::string(6000, 'f') + " \"quoted\"\n";
-
-class Silent : public agent::Interaction {
- public:
-  bool CanAsk() const override { return false; }
-  void ShowText(absl::string_view) override {}
-  void ShowRetry(absl::string_view) override {}
-  void ShowToolCall(const agent::ToolCallView&) override {}
-  void ShowToolOutcome(const agent::ToolOutcomeView&) override {}
-  void ShowNotice(absl::string_view) override {}
-  agent::PermissionAnswer AskPermission(
-      const agent::PermissionQuestion&) override {
-    return agent::PermissionAnswer::kNo;
-  }
-  Answer AskChangeSet(const ChangeSet&, const Rendered&) override {
-    return Answer::kDiscard;
-  }
-};
-
-class NoAudit : public AuditSink {
- public:
-  absl::Status Record(const audit::AuditEvent&) override {
-    return absl::OkStatus();
-  }
-  absl::Status Close() override { return absl::OkStatus(); }
-};
 
 provider::ScriptedReply Reply(const std::string& text, int64_t output) {
   provider::ScriptedReply reply;
@@ -132,49 +108,23 @@ absl::StatusOr<Row> Run(const std::string& budgeter_path,
   auto server = provider::testing::ScriptedServer::Start(
       provider::testing::ServerKind::kOpenAi, Script(children));
   if (!server.ok()) return server.status();
-  const std::string session_id = absl::StrCat("share-", run);
-  ipc::HelperOptions options;
-  options.argv = {budgeter_path, "serve", "--channel-fd=3",
-                  absl::StrCat("--session=", session_id),
-                  absl::StrCat("--limit=", cap)};
-  options.channel = BudgeterChannelOptions();
-  auto budgeter = ipc::HelperProcess::Spawn(options);
-  if (!budgeter.ok()) return budgeter.status();
-  BudgetClient budget(budgeter->get());
-  auto project = Project::Open(root);
-  if (!project.ok()) return project.status();
-  provider::ClientOptions client_options;
-  client_options.provider = "openai";
-  client_options.model = "bench";
-  client_options.base_url = (*server)->base_url();
-  client_options.max_tokens = kMaxTokens;
-  client_options.min_output_tokens = 100;
-  auto model = provider::ModelClient::Create(client_options);
-  if (!model.ok()) return model.status();
-
-  Silent person;
-  NoAudit audit;
-  Permissions permissions;
-  agent::SessionConfig config;
-  config.session_id = session_id;
-  config.description.set_mode("direct");
-  config.description.set_sandboxed(true);
-  config.agents.max_parallel = 8;
-  config.agents.worst_case_floor = worst_case;
-  agent::SessionParts parts;
-  parts.interaction = &person;
-  parts.project = project->get();
-  parts.permissions = &permissions;
-  parts.audit = &audit;
-  parts.budget = &budget;
-  parts.model = model->get();
-  auto session = agent::Session::Start(std::move(config), parts);
-  if (!session.ok()) return session.status();
+  QuietSessionOptions options;
+  options.budgeter_path = budgeter_path;
+  options.session_id = absl::StrCat("share-", run);
+  options.limit = cap;
+  options.project_root = root;
+  options.base_url = (*server)->base_url();
+  options.max_tokens = kMaxTokens;
+  options.min_output_tokens = 100;
+  options.agents.max_parallel = 8;
+  options.agents.worst_case_floor = worst_case;
+  auto quiet = QuietSession::Start(options);
+  if (!quiet.ok()) return quiet.status();
   CancelFlag cancel;
   absl::StatusOr<agent::TurnOutcome> outcome =
-      (*session)->RunTurn("Split the reading into parts.", &cancel);
+      (*quiet)->session().RunTurn("Split the reading into parts.", &cancel);
   if (!outcome.ok()) return outcome.status();
-  auto status = budget.Status();
+  auto status = (*quiet)->budget().Status();
   if (!status.ok()) return status.status();
 
   Row row;
@@ -198,8 +148,7 @@ absl::StatusOr<Row> Run(const std::string& budgeter_path,
   }
   if (outcome->tool_calls.empty()) row.min_requests = 0;
   row.mean_requests = children > 0 ? static_cast<double>(total) / children : 0;
-  session->reset();
-  if (absl::Status stopped = (*budgeter)->Stop(); !stopped.ok()) {
+  if (absl::Status stopped = (*quiet)->Stop(); !stopped.ok()) {
     return stopped;
   }
   return row;
