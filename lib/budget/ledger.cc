@@ -201,22 +201,30 @@ absl::StatusOr<OpenChildResult> Ledger::OpenChild(
   return result;
 }
 
+absl::StatusOr<Ledger::Agent*> Ledger::OpenChildOf(AgentId parent_id,
+                                                   AgentId child_id,
+                                                   const char* verb) {
+  auto child_it = agents_.find(child_id);
+  if (child_id == kTopAgent || child_it == agents_.end() ||
+      child_it->second.parent != parent_id || !child_it->second.open) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(verb, ": agent ", child_id,
+                     " is not an open child of agent ", parent_id));
+  }
+  return &child_it->second;
+}
+
 absl::StatusOr<ExtendChildResult> Ledger::ExtendChild(AgentId parent_id,
                                                       AgentId child_id,
                                                       int64_t tokens) {
   auto found = OpenAgent(parent_id, "ExtendChild");
   if (!found.ok()) return found.status();
-  auto child_it = agents_.find(child_id);
-  if (child_id == kTopAgent || child_it == agents_.end() ||
-      child_it->second.parent != parent_id || !child_it->second.open) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("ExtendChild: agent ", child_id,
-                     " is not an open child of agent ", parent_id));
-  }
+  auto open_child = OpenChildOf(parent_id, child_id, "ExtendChild");
+  if (!open_child.ok()) return open_child.status();
   absl::Status valid = CheckTokens(tokens, "ExtendChild: tokens", false);
   if (!valid.ok()) return valid;
   Agent& parent = **found;
-  Agent& child = child_it->second;
+  Agent& child = **open_child;
   ExtendChildResult result;
   const int64_t room = parent.lease - parent.used - parent.floor;
   if (tokens > room || AncestorOverLease(parent_id)) {
@@ -239,13 +247,8 @@ absl::StatusOr<CloseChildResult> Ledger::CloseChild(AgentId parent_id,
                                                     int64_t reported_tokens) {
   auto found = OpenAgent(parent_id, "CloseChild");
   if (!found.ok()) return found.status();
-  auto child_it = agents_.find(child_id);
-  if (child_id == kTopAgent || child_it == agents_.end() ||
-      child_it->second.parent != parent_id || !child_it->second.open) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("CloseChild: agent ", child_id,
-                     " is not an open child of agent ", parent_id));
-  }
+  auto open_child = OpenChildOf(parent_id, child_id, "CloseChild");
+  if (!open_child.ok()) return open_child.status();
   absl::Status valid =
       CheckTokens(reported_tokens, "CloseChild: reported tokens", true);
   if (!valid.ok()) return valid;

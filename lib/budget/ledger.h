@@ -170,6 +170,10 @@ class Ledger {
   };
 
   absl::StatusOr<Agent*> OpenAgent(AgentId agent, const char* verb);
+  // `child`, when it is an open child of `parent`; else the error names
+  // `verb`.
+  absl::StatusOr<Agent*> OpenChildOf(AgentId parent, AgentId child,
+                                     const char* verb);
   // Adds `delta` to agent's used and carries the change up the tree.
   void AddUsed(AgentId agent, int64_t delta);
   bool AncestorOverLease(AgentId agent) const;
