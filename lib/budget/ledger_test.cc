@@ -315,6 +315,7 @@ struct Model {
 // that never opened or closed a child would prove little.
 struct Coverage {
   int grants = 0, refusals = 0, settles = 0, opens = 0, closes = 0, floors = 0;
+  int extends = 0;
 };
 
 void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
@@ -332,7 +333,7 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
     Ledger& target =
         separate_budgets && agent != kTopAgent ? *own[agent] : ledger;
     AgentId as = separate_budgets && agent != kTopAgent ? kTopAgent : agent;
-    switch (pick(6)) {
+    switch (pick(7)) {
       case 0:
       case 1: {
         int64_t tokens = 1 + pick(limit / 10);
@@ -434,6 +435,23 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
           ++coverage->floors;
         }
         break;
+      case 6: {
+        // The agent gives one of its open children more lease.
+        std::vector<AgentId> kids;
+        for (AgentId id : model.live) {
+          if (id != kTopAgent && model.parent[id] == agent) kids.push_back(id);
+        }
+        if (kids.empty() || separate_budgets) break;
+        AgentId child = kids[pick(kids.size())];
+        int64_t tokens = 1 + pick(limit / 5);
+        auto result = ledger.ExtendChild(agent, child, tokens);
+        ASSERT_TRUE(result.ok()) << result.status();
+        if (!result->granted) break;
+        model.lease[child] += tokens;
+        ASSERT_EQ(result->lease, model.lease[child]);
+        ++coverage->extends;
+        break;
+      }
     }
     int64_t total = model.Total();
     if (total > limit) *passed_limit = true;
@@ -464,6 +482,7 @@ TEST(LedgerPropertyTest, RandomInterleavingsNeverPassTheLimit) {
   EXPECT_GT(coverage.opens, 1000);
   EXPECT_GT(coverage.closes, 500);
   EXPECT_GT(coverage.floors, 1000);
+  EXPECT_GT(coverage.extends, 200);
   std::printf("grants %d refusals %d settles %d opens %d closes %d floors %d\n",
               coverage.grants, coverage.refusals, coverage.settles,
               coverage.opens, coverage.closes, coverage.floors);
