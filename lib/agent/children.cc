@@ -96,6 +96,17 @@ absl::StatusOr<TaskArguments> ParseTaskArguments(absl::string_view json) {
   return out;
 }
 
+std::string ChildPromptNote(int64_t answer_chars) {
+  return absl::StrCat(
+      kChildPromptMark,
+      ": another agent gave you the task in the first message. Work on it "
+      "with your tools; your last message is your whole answer to that "
+      "agent (it sees nothing else), so put your findings in it. Keep it "
+      "under ",
+      answer_chars > 0 ? answer_chars : budget::kSubagentResultCapChars,
+      " characters: a longer answer is cut there.");
+}
+
 std::string CapChildAnswer(absl::string_view answer, bool* cut) {
   return CutChildAnswer(
       answer, budget::kSubagentResultCapChars,

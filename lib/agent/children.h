@@ -84,6 +84,12 @@ std::string OneLineOf(absl::string_view text);
 // cut inside the cap, never a broken UTF-8 sequence.
 std::string CapChildAnswer(absl::string_view answer, bool* cut);
 
+// The note a child's system prompt ends with, naming the most its answer
+// may carry (0: kSubagentResultCapChars). It starts with kChildPromptMark,
+// so a grandchild's prompt is its parent's without it.
+inline constexpr char kChildPromptMark[] = "\n\nYou are a child agent";
+std::string ChildPromptNote(int64_t answer_chars);
+
 // How many characters a text takes where it is carried (in a request body,
 // after JSON escaping).
 using CarriedSize = std::function<int64_t(absl::string_view text)>;
