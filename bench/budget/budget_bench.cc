@@ -37,9 +37,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/str_format.h"
 #include "bench/budget/child_start.h"
 #include "lib/base/files.h"
 #include "lib/budget/journal.h"
@@ -103,9 +103,10 @@ absl::StatusOr<Figures> Budgeter(const std::string& budgeter_path, int clients,
                                  int iterations, bool as_children = false) {
   const bool top_only = clients == 1 && !as_children;
   ipc::HelperOptions options;
-  options.argv = {budgeter_path, "serve", "--channel-fd=3",
-                  absl::StrCat("--session=bench-", as_children ? "children-" : "", clients),
-                  absl::StrCat("--limit=", kMaxTokens)};
+  options.argv = {
+      budgeter_path, "serve", "--channel-fd=3",
+      absl::StrCat("--session=bench-", as_children ? "children-" : "", clients),
+      absl::StrCat("--limit=", kMaxTokens)};
   options.channel = BudgeterChannelOptions();
   auto process = ipc::HelperProcess::Spawn(options);
   if (!process.ok()) return process.status();
@@ -388,8 +389,8 @@ int Main(int argc, char** argv) {
       auto figures = Budgeter(budgeter, children,
                               std::max(20, iterations / children), true);
       if (!figures.ok()) {
-        std::fprintf(stderr, "garuda-budgeter with %d children: %s\n",
-                     children, std::string(figures.status().message()).c_str());
+        std::fprintf(stderr, "garuda-budgeter with %d children: %s\n", children,
+                     std::string(figures.status().message()).c_str());
         exit_code = 1;
         continue;
       }
@@ -404,8 +405,9 @@ int Main(int argc, char** argv) {
                      std::string(starts.status().message()).c_str());
         exit_code = 1;
       } else {
-        std::printf("agent turns, %d rounds each (scripted model on loopback):\n",
-                    rounds);
+        std::printf(
+            "agent turns, %d rounds each (scripted model on loopback):\n",
+            rounds);
         std::printf("%-34s %8s %10s %12s %16s\n", "turn", "children",
                     "requests", "median us", "per child us");
         for (const ChildStartFigures& f : *starts) {

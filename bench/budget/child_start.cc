@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "bench/budget/quiet_session.h"
 #include "lib/agent/session.h"
 #include "lib/budget/client.h"
 #include "lib/budget/limits.h"
@@ -21,32 +22,6 @@ namespace budget {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Nobody to show anything to, nobody to ask.
-class Silent : public agent::Interaction {
- public:
-  bool CanAsk() const override { return false; }
-  void ShowText(absl::string_view) override {}
-  void ShowRetry(absl::string_view) override {}
-  void ShowToolCall(const agent::ToolCallView&) override {}
-  void ShowToolOutcome(const agent::ToolOutcomeView&) override {}
-  void ShowNotice(absl::string_view) override {}
-  agent::PermissionAnswer AskPermission(
-      const agent::PermissionQuestion&) override {
-    return agent::PermissionAnswer::kNo;
-  }
-  Answer AskChangeSet(const ChangeSet&, const Rendered&) override {
-    return Answer::kDiscard;
-  }
-};
-
-class NoAudit : public AuditSink {
- public:
-  absl::Status Record(const audit::AuditEvent&) override {
-    return absl::OkStatus();
-  }
-  absl::Status Close() override { return absl::OkStatus(); }
-};
 
 provider::ScriptedReply Answer(const std::string& text) {
   provider::ScriptedReply reply;
@@ -97,48 +72,23 @@ absl::StatusOr<std::vector<ChildStartFigures>> MeasureChildStarts(
       provider::testing::ServerKind::kOpenAi, script);
   if (!server.ok()) return server.status();
 
-  ipc::HelperOptions options;
-  options.argv = {budgeter_path, "serve", "--channel-fd=3",
-                  "--session=bench-children",
-                  absl::StrCat("--limit=", kMaxTokens)};
-  options.channel = BudgeterChannelOptions();
-  auto budgeter = ipc::HelperProcess::Spawn(options);
-  if (!budgeter.ok()) return budgeter.status();
-  BudgetClient budget(budgeter->get());
-
-  auto project = Project::Open(project_root);
-  if (!project.ok()) return project.status();
-  provider::ClientOptions client_options;
-  client_options.provider = "openai";
-  client_options.model = "bench";
-  client_options.base_url = (*server)->base_url();
-  client_options.max_tokens = 1000;
-  auto model = provider::ModelClient::Create(client_options);
-  if (!model.ok()) return model.status();
-
-  Silent person;
-  NoAudit audit;
-  Permissions permissions;
-  agent::SessionConfig config;
-  config.session_id = "bench-children";
-  config.description.set_mode("direct");
-  config.description.set_sandboxed(true);
-  config.agents.max_parallel = 16;
-  agent::SessionParts parts;
-  parts.interaction = &person;
-  parts.project = project->get();
-  parts.permissions = &permissions;
-  parts.audit = &audit;
-  parts.budget = &budget;
-  parts.model = model->get();
-  auto session = agent::Session::Start(std::move(config), parts);
-  if (!session.ok()) return session.status();
+  QuietSessionOptions options;
+  options.budgeter_path = budgeter_path;
+  options.session_id = "bench-children";
+  options.limit = kMaxTokens;
+  options.project_root = project_root;
+  options.base_url = (*server)->base_url();
+  options.max_tokens = 1000;
+  options.agents.max_parallel = 16;
+  auto quiet = QuietSession::Start(options);
+  if (!quiet.ok()) return quiet.status();
+  agent::Session* session = &(*quiet)->session();
 
   CancelFlag cancel;
   auto turn = [&](std::vector<double>* samples) -> absl::Status {
     Clock::time_point start = Clock::now();
     absl::StatusOr<agent::TurnOutcome> outcome =
-        (*session)->RunTurn("go", &cancel);
+        session->RunTurn("go", &cancel);
     if (!outcome.ok()) return outcome.status();
     if (!outcome->stopped.empty()) {
       return absl::InternalError(outcome->stopped);
@@ -147,7 +97,7 @@ absl::StatusOr<std::vector<ChildStartFigures>> MeasureChildStarts(
         std::chrono::duration<double, std::micro>(Clock::now() - start)
             .count());
     // Every turn from an empty conversation, so each is the same size.
-    auto cleared = (*session)->HandleLine("/clear", &cancel);
+    auto cleared = session->HandleLine("/clear", &cancel);
     return cleared.status();
   };
 
@@ -175,8 +125,7 @@ absl::StatusOr<std::vector<ChildStartFigures>> MeasureChildStarts(
         (figures.turn_us - figures.requests * request_us) / count;
     out.push_back(figures);
   }
-  session->reset();
-  if (absl::Status stopped = (*budgeter)->Stop(); !stopped.ok()) {
+  if (absl::Status stopped = (*quiet)->Stop(); !stopped.ok()) {
     return stopped;
   }
   return out;

@@ -36,7 +36,10 @@ bool AnswerCalls::Cancelled() const {
 }
 
 void AnswerCalls::Report(ToolCallDone& done) const {
-  done.report.set_output(ReportOutput(done.result.content()));
+  // A child's report shows its answer; its result also tells the model
+  // what budget is left (session_children.cc).
+  done.report.set_output(ReportOutput(
+      done.report.has_child() ? done.report.output() : done.result.content()));
   if (events_ != nullptr) events_->ToolResult(done.report);
 }
 

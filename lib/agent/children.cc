@@ -96,20 +96,52 @@ absl::StatusOr<TaskArguments> ParseTaskArguments(absl::string_view json) {
   return out;
 }
 
+std::string ChildPromptNote(int64_t answer_chars) {
+  return absl::StrCat(
+      kChildPromptMark,
+      ": another agent gave you the task in the first message. Work on it "
+      "with your tools; your last message is your whole answer to that "
+      "agent (it sees nothing else), so put your findings in it. Keep it "
+      "under ",
+      answer_chars > 0 ? answer_chars : budget::kSubagentResultCapChars,
+      " characters: a longer answer is cut there.");
+}
+
 std::string CapChildAnswer(absl::string_view answer, bool* cut) {
-  const size_t cap = budget::kSubagentResultCapChars;
-  *cut = answer.size() > cap;
+  return CutChildAnswer(
+      answer, budget::kSubagentResultCapChars,
+      [](absl::string_view text) { return static_cast<int64_t>(text.size()); },
+      cut);
+}
+
+std::string CutChildAnswer(absl::string_view answer, int64_t limit,
+                           const CarriedSize& carried, bool* cut) {
+  *cut = carried(answer) > limit;
   if (!*cut) return std::string(answer);
   const std::string note =
-      absl::StrCat("\n[Garuda: the child's answer was cut at ", cap,
+      absl::StrCat("\n[Garuda: the child's answer was cut at ", limit,
                    " characters; ", answer.size(), " were sent.]");
-  size_t keep = cap - note.size();
   // Back to the start of a UTF-8 sequence.
-  while (keep > 0 &&
-         (static_cast<unsigned char>(answer[keep]) & 0xC0) == 0x80) {
-    --keep;
+  auto boundary = [&](size_t keep) {
+    while (keep > 0 &&
+           (static_cast<unsigned char>(answer[keep]) & 0xC0) == 0x80) {
+      --keep;
+    }
+    return keep;
+  };
+  // The longest head that fits with the note: the carried size grows with
+  // the head (whole characters only), so a bisection finds it.
+  size_t fits = 0;
+  size_t too_long = answer.size();
+  while (too_long - fits > 1) {
+    const size_t mid = fits + (too_long - fits) / 2;
+    if (carried(absl::StrCat(answer.substr(0, boundary(mid)), note)) <= limit) {
+      fits = mid;
+    } else {
+      too_long = mid;
+    }
   }
-  return absl::StrCat(answer.substr(0, keep), note);
+  return absl::StrCat(answer.substr(0, boundary(fits)), note);
 }
 
 // ---- ChildInteraction ----

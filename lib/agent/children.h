@@ -19,6 +19,7 @@
 #define GARUDA_LIB_AGENT_CHILDREN_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,16 @@ struct ChildSettings {
   // Off only in the negative control of the floor's test: without the
   // floor a child's lease can take what the parent needs to answer.
   bool keep_floor = true;
+  // The rule before issue 28, kept for bench/budget to compare (not a
+  // setting): each pending answer counted at its worst case (20 000
+  // characters, each escaped to six), a lease of childTokenBudget for
+  // whichever child starts first, and a refusal instead of a wait.
+  bool worst_case_floor = false;
+  // Set by a parent for its child (0 for the session's agent): the child's
+  // lease, and how many characters its answer may carry in the parent's
+  // next request (after JSON escaping).
+  int64_t lease = 0;
+  int64_t answer_chars = 0;
 };
 ChildSettings ChildSettingsFrom(const AgentSettings& agents,
                                 const ModelSettings& model);
@@ -72,6 +83,22 @@ std::string OneLineOf(absl::string_view text);
 // kSubagentResultCapChars bytes (budget/meter.h), the note that says it was
 // cut inside the cap, never a broken UTF-8 sequence.
 std::string CapChildAnswer(absl::string_view answer, bool* cut);
+
+// The note a child's system prompt ends with, naming the most its answer
+// may carry (0: kSubagentResultCapChars). It starts with kChildPromptMark,
+// so a grandchild's prompt is its parent's without it.
+inline constexpr char kChildPromptMark[] = "\n\nYou are a child agent";
+std::string ChildPromptNote(int64_t answer_chars);
+
+// How many characters a text takes where it is carried (in a request body,
+// after JSON escaping).
+using CarriedSize = std::function<int64_t(absl::string_view text)>;
+
+// `answer` cut so that it carries at most `limit` characters as `carried`
+// measures them, the note that says it was cut included; never a broken
+// UTF-8 sequence. Whole when it fits.
+std::string CutChildAnswer(absl::string_view answer, int64_t limit,
+                           const CarriedSize& carried, bool* cut);
 
 // What every agent of one session shares: one lock for the helpers and the
 // questions (staged runs one at a time, one question on the terminal), one

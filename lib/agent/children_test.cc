@@ -58,6 +58,50 @@ TEST(CapChildAnswerTest, NeverCutsAUtf8SequenceInTwo) {
   }
 }
 
+// Carried as JSON carries it: a quote or a backslash takes two characters,
+// a control character six.
+int64_t JsonCarried(absl::string_view text) {
+  int64_t size = 0;
+  for (char c : text) {
+    size += (c == '"' || c == '\\')                ? 2
+            : static_cast<unsigned char>(c) < 0x20 ? 6
+                                                   : 1;
+  }
+  return size;
+}
+
+TEST(CutChildAnswerTest, TheCutIsMeasuredAsTheAnswerIsCarried) {
+  bool cut = true;
+  const std::string quotes(1500, '"');  // 3000 characters carried
+  EXPECT_EQ(CutChildAnswer(quotes, 3000, JsonCarried, &cut), quotes);
+  EXPECT_FALSE(cut);
+  const std::string longer = quotes + "\"";
+  const std::string kept = CutChildAnswer(longer, 3000, JsonCarried, &cut);
+  EXPECT_TRUE(cut);
+  EXPECT_LE(JsonCarried(kept), 3000);
+  EXPECT_GE(JsonCarried(kept), 2998);  // as much as fits
+  EXPECT_TRUE(absl::StrContains(kept, "cut at 3000 characters; 1501 were"));
+  // The control: cut by its bytes, the same answer carries far more.
+  const std::string by_bytes = CutChildAnswer(
+      longer, 3000,
+      [](absl::string_view t) { return static_cast<int64_t>(t.size()); }, &cut);
+  EXPECT_GT(JsonCarried(by_bytes), 3000);
+}
+
+TEST(CutChildAnswerTest, NeverCutsAUtf8SequenceInTwoWhenMeasured) {
+  for (int shift = 0; shift < 3; ++shift) {
+    std::string answer(shift, 'a');
+    while (answer.size() < 9000) answer += "\xE2\x82\xAC";
+    bool cut = false;
+    const std::string kept = CutChildAnswer(answer, 4000, JsonCarried, &cut);
+    ASSERT_TRUE(cut);
+    const size_t note = kept.find("\n[Garuda:");
+    ASSERT_NE(note, std::string::npos);
+    EXPECT_EQ((note - shift) % 3, 0u) << "shift " << shift;
+    EXPECT_LE(JsonCarried(kept), 4000);
+  }
+}
+
 TEST(ChildSettingsTest, DefaultsAndWhatTheSettingsSay) {
   ChildSettings defaults = ChildSettingsFrom(AgentSettings(), ModelSettings());
   EXPECT_EQ(defaults.max_depth, 2);

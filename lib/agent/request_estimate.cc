@@ -22,6 +22,22 @@ absl::StatusOr<std::string> RequestBody(const provider::ModelClient* model,
   return wire->Body(request, options.model, options.max_tokens);
 }
 
+int64_t CarriedChars(const provider::ModelClient* model, absl::string_view text,
+                     bool is_error) {
+  provider::ModelRequest request;
+  provider::ChatMessage* message = request.add_messages();
+  message->set_role("user");
+  provider::ToolResult* result = message->add_tool_results();
+  result->set_tool_call_id("call");
+  result->set_is_error(is_error);
+  absl::StatusOr<std::string> empty = RequestBody(model, request);
+  result->set_content(std::string(text));
+  absl::StatusOr<std::string> with = RequestBody(model, request);
+  if (!empty.ok() || !with.ok()) return static_cast<int64_t>(text.size());
+  return static_cast<int64_t>(with->size()) -
+         static_cast<int64_t>(empty->size());
+}
+
 int64_t InputEstimate(const provider::ModelClient* model,
                       const provider::ModelRequest& request) {
   absl::StatusOr<std::string> body = RequestBody(model, request);

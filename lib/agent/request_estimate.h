@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "lib/provider/client.h"
 #include "proto/provider.pb.h"
 
@@ -28,6 +29,12 @@ inline constexpr char kSummaryNote[] =
 // without a model.
 absl::StatusOr<std::string> RequestBody(const provider::ModelClient* model,
                                         const provider::ModelRequest& request);
+
+// How many characters `text` takes as a tool result's content in a request
+// body of `model` (after JSON escaping): the body with it less the body
+// with an empty result. Its size in bytes without a model.
+int64_t CarriedChars(const provider::ModelClient* model, absl::string_view text,
+                     bool is_error);
 
 // The input estimate of `request`, as the model client makes it.
 int64_t InputEstimate(const provider::ModelClient* model,

@@ -187,8 +187,8 @@ absl::StatusOr<TurnOutcome> Session::RunTurn(const std::string& prompt,
                     [this](const std::vector<provider::ToolCall>& tasks,
                            const provider::ChatMessage& known_results,
                            const CancelFlag* cancel) {
-                      return ChildAgents(*this).RunTasks(tasks, known_results,
-                                                         cancel);
+                      return ChildAgents(ForChildren())
+                          .RunTasks(tasks, known_results, cancel);
                     });
   TurnPieces pieces;
   pieces.model = parts_.model;

@@ -79,6 +79,8 @@ std::string FirstLine(const SessionConfig& config, const SessionParts& parts);
 // reach the project).
 bool Staged(const SessionConfig& config);
 
+struct ChildHost;
+
 class Session {
  public:
   // CheckProfile first; then shows the first line and the notices, and
@@ -124,8 +126,9 @@ class Session {
   // A child of `parent`: a fresh conversation with its rules and helpers,
   // over `parts` (its own interaction, audit tag, lease and model client).
   Session(const Session& parent, SessionParts parts, std::string agent_id);
-  // Runs one answer's `task` calls as child agents of this one.
-  friend class ChildAgents;
+  // What this agent's child agents need of it (child_agents.h): its parts,
+  // its next request, and a way to run a child as a Session of its own.
+  ChildHost ForChildren();
   // A child whose next request the budget refused: one wrap-up request,
   // else a structured "budget exhausted" answer.
   absl::Status WrapUp(int step, const CancelFlag* cancel, CountingMeter* meter,

@@ -190,6 +190,13 @@ std::string BudgetText(const budget::BudgetStatus& status,
                           top ? "main" : (agent.open() ? "running" : "ended"),
                           agent.spent(), agent.reserved(), agent.unreported(),
                           agent.children(), agent.requests());
+    if (agent.capped() > 0) {
+      absl::StrAppendFormat(
+          &out,
+          "  capped: %d usage reports above what one request can cost were "
+          "charged at that cap (%d reported tokens not charged)\n",
+          agent.capped(), agent.capped_tokens());
+    }
   }
   return out;
 }

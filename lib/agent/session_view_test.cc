@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace garuda {
@@ -100,6 +101,21 @@ TEST(SessionViewTest, LastExchangesOfAResumedConversation) {
   messages.push_back(results);
   EXPECT_NE(LastExchanges(messages, 1).find("> after the stop"),
             std::string::npos);
+}
+
+TEST(SessionViewTest, BudgetShowsACappedCharge) {
+  budget::BudgetStatus status;
+  status.set_limit(1000);
+  budget::AgentUsage* top = status.add_agents();
+  top->set_spent(1010);
+  EXPECT_FALSE(absl::StrContains(BudgetText(status, {}), "capped"));
+  top->set_capped(1);
+  top->set_capped_tokens(3900);
+  EXPECT_TRUE(absl::StrContains(BudgetText(status, {}),
+                                "capped: 1 usage reports above what one "
+                                "request can cost were charged at that cap "
+                                "(3900 reported tokens not charged)"))
+      << BudgetText(status, {});
 }
 
 }  // namespace

@@ -67,6 +67,11 @@ absl::StatusOr<Reserved> BudgetClient::Reserve(int64_t tokens,
   request.mutable_reserve()->set_request_id(request_id);
   ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
   if (!reply.has_reserved()) return WrongReply("Reserve");
+  if (!reply.reserved().granted() && refill_ &&
+      refill_(tokens - reply.reserved().left())) {
+    ASSIGN_OR_RETURN(reply, Call(request, nullptr));
+    if (!reply.has_reserved()) return WrongReply("Reserve");
+  }
   return reply.reserved();
 }
 
@@ -112,6 +117,16 @@ absl::StatusOr<ChildClosed> BudgetClient::CloseChild(
   return reply.child_closed();
 }
 
+absl::StatusOr<ChildExtended> BudgetClient::ExtendChild(uint32_t child,
+                                                        int64_t tokens) {
+  BudgetRequest request;
+  request.mutable_extend_child()->set_child(child);
+  request.mutable_extend_child()->set_tokens(tokens);
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  if (!reply.has_child_extended()) return WrongReply("ExtendChild");
+  return reply.child_extended();
+}
+
 absl::StatusOr<FloorSet> BudgetClient::SetFloor(int64_t tokens) {
   BudgetRequest request;
   request.mutable_set_floor()->set_tokens(tokens);
@@ -150,6 +165,13 @@ std::string FormatStatus(const BudgetStatus& status) {
                             "       overrun: the provider reported %d tokens "
                             "above this agent's reservations\n",
                             agent.overrun());
+    }
+    if (agent.capped() > 0) {
+      absl::StrAppendFormat(&out,
+                            "       capped: %d reports above what one request "
+                            "can cost, charged at that cap (%d reported "
+                            "tokens not charged)\n",
+                            agent.capped(), agent.capped_tokens());
     }
   }
   return out;

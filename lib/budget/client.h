@@ -4,6 +4,7 @@
 #define GARUDA_LIB_BUDGET_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,8 +48,16 @@ class BudgetClient {
   absl::StatusOr<Child> OpenChild(int64_t limit, const std::string& report_id);
   absl::StatusOr<ChildClosed> CloseChild(uint32_t child,
                                          const ChildReport& report);
+  absl::StatusOr<ChildExtended> ExtendChild(uint32_t child, int64_t tokens);
   absl::StatusOr<FloorSet> SetFloor(int64_t tokens);
   absl::StatusOr<BudgetStatus> Status();
+
+  // A child's side: asked, when a Reserve is refused, for `missing` more
+  // tokens of lease (its parent's ExtendChild); true when they were added,
+  // and the Reserve is asked once more. May wait for the parent's other
+  // children.
+  using Refill = std::function<bool(int64_t missing)>;
+  void set_refill(Refill refill) { refill_ = std::move(refill); }
 
   // OK while the budgeter answers; UNAVAILABLE, for good, once it is gone.
   absl::Status health() const { return dead_; }
@@ -61,6 +70,7 @@ class BudgetClient {
 
   ipc::Client<BudgetRequest, BudgetReply> client_;
   absl::Status dead_;
+  Refill refill_;
 };
 
 // The text form of a status: the totals, then one row per agent.

@@ -249,6 +249,23 @@ absl::StatusOr<OpenChildResult> JournaledLedger::OpenChild(
   return result;
 }
 
+absl::StatusOr<ExtendChildResult> JournaledLedger::ExtendChild(AgentId parent,
+                                                               AgentId child,
+                                                               int64_t tokens) {
+  RETURN_IF_ERROR(Broken());
+  ASSIGN_OR_RETURN(ExtendChildResult result,
+                   ledger_.ExtendChild(parent, child, tokens));
+  JournalRecord record;
+  JournalExtendChild* extend = record.mutable_extend_child();
+  extend->set_child(child);
+  extend->set_parent(parent);
+  extend->set_tokens(tokens);
+  extend->set_granted(result.granted);
+  extend->set_lease(result.lease);
+  Queue(record, result.granted ? Durability::kWritten : Durability::kQueued);
+  return result;
+}
+
 absl::StatusOr<CloseChildResult> JournaledLedger::CloseRecorded(
     AgentId parent, AgentId child, const ChildReport& report, bool recovered) {
   if (!ledger_.IsOpen(child) || child == kTopAgent ||

@@ -77,6 +77,10 @@ class JournaledLedger {
                                       int64_t used, bool usage_reported);
   absl::StatusOr<OpenChildResult> OpenChild(AgentId parent, int64_t limit,
                                             const std::string& report_id);
+  // More lease for an open child; written before its answer when granted
+  // (it raises a charge of the parent).
+  absl::StatusOr<ExtendChildResult> ExtendChild(AgentId parent, AgentId child,
+                                                int64_t tokens);
   // Records the settles and closes below `child` one by one (so each is in the
   // journal), then the child's own close.
   absl::StatusOr<CloseChildResult> CloseChild(AgentId parent, AgentId child,

@@ -156,10 +156,10 @@ absl::StatusOr<JournalRecord> ParseRecord(absl::string_view line) {
       options);
   if (!status.ok()) {
     // protobuf's message can quote the line.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "not a budget record: ",
-        MakeMessageVisible(absl::string_view(status.message().data(),
-                                      status.message().size()))));
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a budget record: ",
+                     MakeMessageVisible(absl::string_view(
+                         status.message().data(), status.message().size()))));
   }
   if (record.record_case() == JournalRecord::RECORD_NOT_SET) {
     return absl::InvalidArgumentError("a record with none of the known kinds");
@@ -204,6 +204,20 @@ absl::Status ApplyRecord(const JournalRecord& record, Ledger* ledger) {
       }
       if (result.lease != open.lease()) {
         return Mismatch("a lease of", open.lease(), result.lease);
+      }
+      return absl::OkStatus();
+    }
+    case JournalRecord::kExtendChild: {
+      const JournalExtendChild& extend = record.extend_child();
+      ExtendChildResult result;
+      RETURN_IF_ERROR(Take(
+          ledger->ExtendChild(extend.parent(), extend.child(), extend.tokens()),
+          &result));
+      if (result.granted != extend.granted()) {
+        return Mismatch("granted", extend.granted(), result.granted);
+      }
+      if (result.lease != extend.lease()) {
+        return Mismatch("a lease of", extend.lease(), result.lease);
       }
       return absl::OkStatus();
     }

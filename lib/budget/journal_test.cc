@@ -164,6 +164,25 @@ TEST_F(JournalTest, ResumeWithAnotherLimitKeepsWhatWasSpent) {
   EXPECT_FALSE(smaller->Reserve(kTopAgent, 1, "turn", "b")->granted);
 }
 
+TEST_F(JournalTest, AnExtendedLeaseReplaysAndCountsAtACrash) {
+  {
+    auto journal = Open(10000);
+    auto child = journal->OpenChild(kTopAgent, 2000, "task-1");
+    ASSERT_TRUE(child.ok() && child->granted);
+    auto more = journal->ExtendChild(kTopAgent, child->child, 3000);
+    ASSERT_TRUE(more.ok() && more->granted);
+    EXPECT_FALSE(journal->ExtendChild(kTopAgent, child->child, 9000)->granted);
+    ASSERT_TRUE(journal->Reserve(child->child, 4500, "turn", "a").ok());
+    ASSERT_TRUE(journal->Commit().ok());
+  }
+  EXPECT_TRUE(absl::StrContains(Text(), "extendChild")) << Text();
+  // The reservation past the first lease replays (a lease of 2000 could
+  // not have granted it) and counts as spent.
+  auto resumed = Open(10000);
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->ledger().Status().spent(), 4500);
+}
+
 TEST_F(JournalTest, OpenAtACrashCountsAsSpent) {
   {
     auto journal = Open(10000);

@@ -151,7 +151,10 @@ absl::StatusOr<SettleResult> Ledger::Settle(AgentId id, uint64_t reservation,
   if (charged > tokens) {
     agent.overrun = SaturatingAdd(agent.overrun, charged - tokens);
   }
-  if (capped) ++agent.capped;
+  if (capped) {
+    ++agent.capped;
+    agent.capped_tokens = SaturatingAdd(agent.capped_tokens, used - cap);
+  }
   open_.erase(it);
   AddUsed(id, charged - tokens);
   SettleResult result{charged, Left(id)};
@@ -198,18 +201,54 @@ absl::StatusOr<OpenChildResult> Ledger::OpenChild(
   return result;
 }
 
+absl::StatusOr<Ledger::Agent*> Ledger::OpenChildOf(AgentId parent_id,
+                                                   AgentId child_id,
+                                                   const char* verb) {
+  auto child_it = agents_.find(child_id);
+  if (child_id == kTopAgent || child_it == agents_.end() ||
+      child_it->second.parent != parent_id || !child_it->second.open) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(verb, ": agent ", child_id,
+                     " is not an open child of agent ", parent_id));
+  }
+  return &child_it->second;
+}
+
+absl::StatusOr<ExtendChildResult> Ledger::ExtendChild(AgentId parent_id,
+                                                      AgentId child_id,
+                                                      int64_t tokens) {
+  auto found = OpenAgent(parent_id, "ExtendChild");
+  if (!found.ok()) return found.status();
+  auto open_child = OpenChildOf(parent_id, child_id, "ExtendChild");
+  if (!open_child.ok()) return open_child.status();
+  absl::Status valid = CheckTokens(tokens, "ExtendChild: tokens", false);
+  if (!valid.ok()) return valid;
+  Agent& parent = **found;
+  Agent& child = **open_child;
+  ExtendChildResult result;
+  const int64_t room = parent.lease - parent.used - parent.floor;
+  if (tokens > room || AncestorOverLease(parent_id)) {
+    result.lease = child.lease;
+    result.left = Left(parent_id);
+    return result;
+  }
+  // The parent holds max(lease, used) for an open child.
+  const int64_t held = std::max(child.lease, child.used);
+  child.lease += tokens;
+  AddUsed(parent_id, std::max(child.lease, child.used) - held);
+  result.granted = true;
+  result.lease = child.lease;
+  result.left = Left(parent_id);
+  return result;
+}
+
 absl::StatusOr<CloseChildResult> Ledger::CloseChild(AgentId parent_id,
                                                     AgentId child_id,
                                                     int64_t reported_tokens) {
   auto found = OpenAgent(parent_id, "CloseChild");
   if (!found.ok()) return found.status();
-  auto child_it = agents_.find(child_id);
-  if (child_id == kTopAgent || child_it == agents_.end() ||
-      child_it->second.parent != parent_id || !child_it->second.open) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("CloseChild: agent ", child_id,
-                     " is not an open child of agent ", parent_id));
-  }
+  auto open_child = OpenChildOf(parent_id, child_id, "CloseChild");
+  if (!open_child.ok()) return open_child.status();
   absl::Status valid =
       CheckTokens(reported_tokens, "CloseChild: reported tokens", true);
   if (!valid.ok()) return valid;
@@ -322,8 +361,8 @@ BudgetStatus Ledger::Status() const {
       spent = SaturatingAdd(spent, agent.close_charge - agent.used);
     }
     if (id != kTopAgent && agent.open) {
-      leased = SaturatingAdd(leased,
-                             std::max<int64_t>(0, agent.lease - agent.used));
+      leased =
+          SaturatingAdd(leased, std::max<int64_t>(0, agent.lease - agent.used));
     }
     AgentUsage* row = status.add_agents();
     row->set_agent(id);
@@ -345,6 +384,8 @@ BudgetStatus Ledger::Status() const {
     row->set_refused(agent.refused);
     row->set_overrun(agent.overrun);
     row->set_reported(agent.reported);
+    row->set_capped(agent.capped);
+    row->set_capped_tokens(agent.capped_tokens);
   }
   status.set_spent(spent);
   status.set_reserved(reserved);

@@ -58,6 +58,12 @@ struct OpenChildResult {
   int64_t left = 0;  // the parent's, after the lease
 };
 
+struct ExtendChildResult {
+  bool granted = false;
+  int64_t lease = 0;  // the child's
+  int64_t left = 0;   // the parent's
+};
+
 struct CloseChildResult {
   int64_t charged = 0;
   int64_t returned = 0;
@@ -94,6 +100,11 @@ class Ledger {
   // already excludes the parent's open child leases). Refused when that is 0.
   absl::StatusOr<OpenChildResult> OpenChild(AgentId parent, int64_t limit,
                                             const std::string& report_id);
+
+  // Adds `tokens` to the lease of `parent`'s open `child` when they fit in
+  // what the parent has above its floor; else nothing (all or none).
+  absl::StatusOr<ExtendChildResult> ExtendChild(AgentId parent, AgentId child,
+                                                int64_t tokens);
 
   // Closes `parent`'s open `child`: its open children close first (with no
   // report), its open reservations stay charged in full, and it is charged
@@ -147,7 +158,8 @@ class Ledger {
     int64_t reserved = 0;
     int64_t unreported = 0;
     int64_t overrun = 0;
-    int64_t capped = 0;  // settles charged at the cap
+    int64_t capped = 0;           // settles charged at the cap
+    int64_t capped_tokens = 0;    // reported above those caps, not charged
     int64_t closed_children = 0;  // charges of closed children
     int64_t floor = 0;
     int64_t requests = 0;
@@ -158,6 +170,10 @@ class Ledger {
   };
 
   absl::StatusOr<Agent*> OpenAgent(AgentId agent, const char* verb);
+  // `child`, when it is an open child of `parent`; else the error names
+  // `verb`.
+  absl::StatusOr<Agent*> OpenChildOf(AgentId parent, AgentId child,
+                                     const char* verb);
   // Adds `delta` to agent's used and carries the change up the tree.
   void AddUsed(AgentId agent, int64_t delta);
   bool AncestorOverLease(AgentId agent) const;

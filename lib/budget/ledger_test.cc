@@ -39,6 +39,31 @@ void ExpectBalanced(const Ledger& ledger) {
             status.spent() + status.reserved());
 }
 
+TEST(LedgerTest, ExtendChildAddsAllOrNothingAboveTheFloor) {
+  Ledger ledger(10000);
+  const AgentId child = Child(ledger, kTopAgent, 4000, 4000);
+  ASSERT_TRUE(ledger.SetFloor(kTopAgent, 3000).ok());
+  // 10000 - 4000 - 3000: 3000 above the floor.
+  auto too_much = ledger.ExtendChild(kTopAgent, child, 3001);
+  ASSERT_TRUE(too_much.ok()) << too_much.status();
+  EXPECT_FALSE(too_much->granted);  // not even a part of it
+  EXPECT_EQ(too_much->lease, 4000);
+  EXPECT_EQ(ledger.Left(kTopAgent), 6000);
+  auto more = ledger.ExtendChild(kTopAgent, child, 2500);
+  ASSERT_TRUE(more.ok()) << more.status();
+  EXPECT_TRUE(more->granted);
+  EXPECT_EQ(more->lease, 6500);
+  EXPECT_EQ(more->left, 3500);
+  // The child can reserve it; the parent keeps its floor.
+  Grant(ledger, child, 6500);
+  EXPECT_EQ(ledger.Left(kTopAgent), 3500);
+  ExpectBalanced(ledger);
+  // Only the parent of an open child may extend it.
+  EXPECT_FALSE(ledger.ExtendChild(child, kTopAgent, 1).ok());
+  EXPECT_FALSE(ledger.ExtendChild(kTopAgent, 99, 1).ok());
+  EXPECT_FALSE(ledger.ExtendChild(kTopAgent, child, 0).ok());
+}
+
 TEST(LedgerTest, ReservesWhatFitsAndRefusesTheRest) {
   Ledger ledger(1000);
   uint64_t first = Grant(ledger, kTopAgent, 600);
@@ -290,6 +315,7 @@ struct Model {
 // that never opened or closed a child would prove little.
 struct Coverage {
   int grants = 0, refusals = 0, settles = 0, opens = 0, closes = 0, floors = 0;
+  int extends = 0;
 };
 
 void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
@@ -307,7 +333,7 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
     Ledger& target =
         separate_budgets && agent != kTopAgent ? *own[agent] : ledger;
     AgentId as = separate_budgets && agent != kTopAgent ? kTopAgent : agent;
-    switch (pick(6)) {
+    switch (pick(7)) {
       case 0:
       case 1: {
         int64_t tokens = 1 + pick(limit / 10);
@@ -409,6 +435,23 @@ void RunRandom(uint32_t seed, int steps, int64_t limit, bool separate_budgets,
           ++coverage->floors;
         }
         break;
+      case 6: {
+        // The agent gives one of its open children more lease.
+        std::vector<AgentId> kids;
+        for (AgentId id : model.live) {
+          if (id != kTopAgent && model.parent[id] == agent) kids.push_back(id);
+        }
+        if (kids.empty() || separate_budgets) break;
+        AgentId child = kids[pick(kids.size())];
+        int64_t tokens = 1 + pick(limit / 5);
+        auto result = ledger.ExtendChild(agent, child, tokens);
+        ASSERT_TRUE(result.ok()) << result.status();
+        if (!result->granted) break;
+        model.lease[child] += tokens;
+        ASSERT_EQ(result->lease, model.lease[child]);
+        ++coverage->extends;
+        break;
+      }
     }
     int64_t total = model.Total();
     if (total > limit) *passed_limit = true;
@@ -439,6 +482,7 @@ TEST(LedgerPropertyTest, RandomInterleavingsNeverPassTheLimit) {
   EXPECT_GT(coverage.opens, 1000);
   EXPECT_GT(coverage.closes, 500);
   EXPECT_GT(coverage.floors, 1000);
+  EXPECT_GT(coverage.extends, 200);
   std::printf("grants %d refusals %d settles %d opens %d closes %d floors %d\n",
               coverage.grants, coverage.refusals, coverage.settles,
               coverage.opens, coverage.closes, coverage.floors);
@@ -468,7 +512,8 @@ TEST(LedgerOverflowTest, SaturatingAddHoldsTheRange) {
 // child whose charges reach its parent.
 TEST(LedgerOverflowTest, ChargesFarBeyondReservationsNeverWrap) {
   Ledger ledger(kMaxTokens);
-  const AgentId child = Child(ledger, kTopAgent, kMaxTokens / 2, kMaxTokens / 2);
+  const AgentId child =
+      Child(ledger, kTopAgent, kMaxTokens / 2, kMaxTokens / 2);
   std::vector<std::pair<AgentId, uint64_t>> open;
   for (int i = 0; i < 5000; ++i) {
     open.push_back({kTopAgent, Grant(ledger, kTopAgent, 1)});
@@ -514,6 +559,19 @@ TEST(LedgerOverflowTest, AReportAtOrUnderTheCapIsChargedAsReported) {
   EXPECT_EQ(settled->charged, 1100);  // reservation + lease: the cap itself
   EXPECT_FALSE(settled->capped);
   EXPECT_EQ(ledger.Status().spent(), 1100);
+  EXPECT_EQ(ledger.Status().agents(0).capped(), 0);
+}
+
+TEST(LedgerOverflowTest, AReportAboveTheCapIsCountedInTheStatus) {
+  Ledger ledger(1000);
+  uint64_t reservation = Grant(ledger, kTopAgent, 100);
+  auto settled = ledger.Settle(kTopAgent, reservation, 5000, true);
+  ASSERT_TRUE(settled.ok());
+  EXPECT_TRUE(settled->capped);
+  EXPECT_EQ(settled->charged, 1100);
+  const AgentUsage row = ledger.Status().agents(0);
+  EXPECT_EQ(row.capped(), 1);
+  EXPECT_EQ(row.capped_tokens(), 3900);
 }
 
 }  // namespace

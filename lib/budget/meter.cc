@@ -32,11 +32,19 @@ int64_t EstimateFloorTokens(const FloorShape& shape) {
       TokensForChars(kToolResultCapChars * kJsonEscapeFactor +
                      shape.empty_result_message_chars);
   const int64_t per_subagent =
-      TokensForChars(kSubagentResultCapChars * kJsonEscapeFactor +
-                     shape.empty_result_message_chars);
+      shape.answer_reserve_tokens > 0
+          ? shape.answer_reserve_tokens
+          : TokensForChars(kSubagentResultCapChars * kJsonEscapeFactor +
+                           shape.empty_result_message_chars);
   return next + shape.pending_tool_results * per_tool +
          shape.pending_subagent_results * per_subagent +
          shape.compaction_tokens;
+}
+
+int64_t AnswerReserveTokens(int64_t cap, int64_t children) {
+  const int64_t share =
+      std::max<int64_t>(0, cap) / 10 / std::max<int64_t>(1, children);
+  return std::clamp(share, kMinAnswerTokens, kMaxAnswerTokens);
 }
 
 int64_t EstimateCompactionTokens(int64_t previous_context_tokens,
@@ -58,7 +66,6 @@ std::optional<int64_t> ReportedTokens(const ProviderUsage& usage) {
   }
   return total;
 }
-
 
 MeteredCall::MeteredCall(BudgetClient* client, uint64_t reservation,
                          int64_t tokens, std::string purpose,

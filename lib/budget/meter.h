@@ -70,15 +70,31 @@ struct FloorShape {
   int64_t output_limit = 0;
   int64_t pending_tool_results = 0;      // each up to kToolResultCapChars
   int64_t pending_subagent_results = 0;  // each up to kSubagentResultCapChars
+  // What the parent keeps for each pending child answer
+  // (AnswerReserveTokens): the answer is cut to fit it as carried, so this
+  // bound is exact. 0: the worst case, kSubagentResultCapChars with every
+  // character escaped (the rule before issue 28; benchmarks compare it).
+  int64_t answer_reserve_tokens = 0;
   // The message around one empty result (role, ids, field names), measured
   // from the provider format.
   int64_t empty_result_message_chars = 0;
   // A compaction due before the next request reserves its summary request.
   int64_t compaction_tokens = 0;
 };
-// max(last reservation, input + output limit) + a worst-case bound per
-// pending result + compaction.
+// max(last reservation, input + output limit) + a bound per pending result
+// (answer_reserve_tokens per child answer, else the worst case) +
+// compaction.
 int64_t EstimateFloorTokens(const FloorShape& shape);
+
+// The part of a parent's next request kept for one child's answer, the
+// answer's result message included, when `children` children answer in one
+// batch and the parent can spend `cap` tokens: a tenth of the cap shared by
+// the batch's answers, never below kMinAnswerTokens (about 2000 characters,
+// a page of findings) nor above kMaxAnswerTokens (the 20 000-character
+// answer cap). docs/budget.md says why.
+inline constexpr int64_t kMinAnswerTokens = 512;
+inline constexpr int64_t kMaxAnswerTokens = 5120;
+int64_t AnswerReserveTokens(int64_t cap, int64_t children);
 
 // A compaction (also /compact) reserves its summary request:
 // max(previous context, the summary request's whole input, its system prompt

@@ -53,6 +53,30 @@ TEST(EstimateTest, FloorBoundsEachPendingResultWithWorstCaseEscaping) {
   EXPECT_EQ(EstimateFloorTokens(shape), 10096 + 2 * 150020 + 30020 + 5000);
 }
 
+TEST(EstimateTest, FloorWithAnAnswerReserveCountsItPerChild) {
+  FloorShape shape;
+  shape.last_reservation = 10000;
+  shape.current_input_tokens = 6000;
+  shape.output_limit = 4096;
+  shape.pending_subagent_results = 3;
+  shape.empty_result_message_chars = 80;
+  shape.answer_reserve_tokens = 2000;
+  EXPECT_EQ(EstimateFloorTokens(shape), 10096 + 3 * 2000);
+  // The control: without it, each child counts at its worst case.
+  shape.answer_reserve_tokens = 0;
+  EXPECT_EQ(EstimateFloorTokens(shape), 10096 + 3 * 30020);
+}
+
+TEST(EstimateTest, TheAnswerReserveIsATenthOfTheCapSharedWithinBounds) {
+  EXPECT_EQ(AnswerReserveTokens(60000, 3), 2000);
+  EXPECT_EQ(AnswerReserveTokens(200000, 8), 2500);
+  // Never below a useful answer, never above the 20 000-character cap.
+  EXPECT_EQ(AnswerReserveTokens(30000, 8), kMinAnswerTokens);
+  EXPECT_EQ(AnswerReserveTokens(200000, 1), kMaxAnswerTokens);
+  EXPECT_EQ(AnswerReserveTokens(0, 0), kMinAnswerTokens);
+  EXPECT_GE(kMaxAnswerTokens * kCharsPerToken, kSubagentResultCapChars);
+}
+
 TEST(EstimateTest, CompactionReservesTheLargerInputPlusItsSummary) {
   EXPECT_EQ(EstimateCompactionTokens(30000, 80000), 30000 + 4096);
   EXPECT_EQ(EstimateCompactionTokens(10000, 80001), 20001 + 4096);

@@ -95,8 +95,13 @@ absl::Status BudgetServer::OnSettle(AgentId agent, const BudgetRequest& request,
                       " (the reservation plus the agent's whole lease), "
                       "which stops its grants"));
   }
-  reply->mutable_settled()->set_charged(result.charged);
-  reply->mutable_settled()->set_left(result.left);
+  Settled* settled = reply->mutable_settled();
+  settled->set_charged(result.charged);
+  settled->set_left(result.left);
+  if (result.capped) {
+    settled->set_capped(true);
+    settled->set_reported(settle.used());
+  }
   return absl::OkStatus();
 }
 
@@ -156,6 +161,20 @@ absl::Status BudgetServer::OnSetFloor(AgentId agent,
   return absl::OkStatus();
 }
 
+absl::Status BudgetServer::OnExtendChild(AgentId agent,
+                                         const BudgetRequest& request,
+                                         BudgetReply* reply) {
+  const ExtendChild& extend = request.extend_child();
+  ASSIGN_OR_RETURN(
+      ExtendChildResult result,
+      ledger_->ExtendChild(agent, extend.child(), extend.tokens()));
+  ChildExtended* out = reply->mutable_child_extended();
+  out->set_granted(result.granted);
+  out->set_lease(result.lease);
+  out->set_left(result.left);
+  return absl::OkStatus();
+}
+
 absl::Status BudgetServer::OnStatus(AgentId, const BudgetRequest&,
                                     BudgetReply* reply) {
   *reply->mutable_status() = ledger_->ledger().Status();
@@ -184,6 +203,7 @@ std::unique_ptr<BudgetServer::Connection> BudgetServer::NewConnection(
       .On(BudgetRequest::kSettle, {0}, plain(&BudgetServer::OnSettle))
       .On(BudgetRequest::kCloseChild, {0}, plain(&BudgetServer::OnCloseChild))
       .On(BudgetRequest::kSetFloor, {0}, plain(&BudgetServer::OnSetFloor))
+      .On(BudgetRequest::kExtendChild, {0}, plain(&BudgetServer::OnExtendChild))
       .On(BudgetRequest::kStatus, {0}, plain(&BudgetServer::OnStatus))
       .OnWithReplyFds(
           BudgetRequest::kOpenChild, {0},
@@ -296,8 +316,7 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
     for (Answer& answer : answers) {
       Connection& connection = *answer.connection;
       if (connection.channel.fd() < 0) continue;  // ended this round
-      if (!connection.dispatcher.Send(connection.channel, answer.answer)
-               .ok()) {
+      if (!connection.dispatcher.Send(connection.channel, answer.answer).ok()) {
         for (size_t i = 0; i < connections_.size(); ++i) {
           if (connections_[i].get() == &connection) ended[i] = any_ended = true;
         }
@@ -355,8 +374,7 @@ absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          bool json) {
   ASSIGN_OR_RETURN(std::string directory, GarudaSessionFolder(home, session));
   const std::string path = BudgetJournalFile(directory);
-  absl::StatusOr<UniqueFd> opened =
-      OpenRegularFile(path, JournalFileOptions());
+  absl::StatusOr<UniqueFd> opened = OpenRegularFile(path, JournalFileOptions());
   if (absl::IsNotFound(opened.status())) {
     return absl::NotFoundError(absl::StrCat(
         "session ", session, " has no budget journal (", path, ")"));

@@ -85,6 +85,8 @@ class BudgetServer {
                            std::vector<UniqueFd>* reply_fds);
   absl::Status OnCloseChild(AgentId agent, const BudgetRequest& request,
                             BudgetReply* reply);
+  absl::Status OnExtendChild(AgentId agent, const BudgetRequest& request,
+                             BudgetReply* reply);
   absl::Status OnSetFloor(AgentId agent, const BudgetRequest& request,
                           BudgetReply* reply);
   absl::Status OnStatus(AgentId agent, const BudgetRequest& request,
@@ -127,7 +129,6 @@ absl::Status ServeLedger(OpenedLedger opened,
 // text for a person or as one JSON object (BudgetStatus).
 absl::StatusOr<std::string> StatusReport(const std::string& home,
                                          const std::string& session, bool json);
-
 
 }  // namespace budget
 }  // namespace garuda

@@ -558,9 +558,19 @@ TEST_F(BudgetProcessTest, UsageFarBeyondItsReservationNeverWraps) {
   auto settled = agent.Settle(reserved->reservation(), int64_t{1} << 40, true);
   ASSERT_TRUE(settled.ok()) << settled.status();
   EXPECT_EQ(settled->charged(), 1010);
+  // The reply says it was capped, and what was reported (issue 28).
+  EXPECT_TRUE(settled->capped());
+  EXPECT_EQ(settled->reported(), int64_t{1} << 40);
   EXPECT_EQ(agent.Status()->agents(0).overrun(), 1000);
+  EXPECT_EQ(agent.Status()->agents(0).capped(), 1);
+  EXPECT_EQ(agent.Status()->agents(0).capped_tokens(),
+            (int64_t{1} << 40) - 1010);
   ASSERT_TRUE(small->Stop().ok());
   EXPECT_EQ(JournalStatus("capped").spent(), 1010);
+  // A resume replays the same cap and says so in the breakdown.
+  EXPECT_EQ(JournalStatus("capped").agents(0).capped(), 1);
+  EXPECT_TRUE(absl::StrContains(FormatStatus(JournalStatus("capped")),
+                                "capped: 1 reports above"));
 }
 
 // --- issue 14 point 13: bytes that are not a request ---

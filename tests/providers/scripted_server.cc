@@ -10,8 +10,8 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -488,7 +488,8 @@ void ScriptedServer::HandleConnection(UniqueFd connection) {
       for (int i = 0; i < script_.replies_size() && chosen < 0; ++i) {
         if (used_[i]) continue;
         bool fits = true;
-        for (const std::string& text : script_.replies(i).when_body_contains()) {
+        for (const std::string& text :
+             script_.replies(i).when_body_contains()) {
           fits = fits && absl::StrContains(request.body(), text);
         }
         if (fits) chosen = i;
@@ -501,6 +502,10 @@ void ScriptedServer::HandleConnection(UniqueFd connection) {
       reply.set_error_message("the script has no reply left");
     } else {
       reply = script_.replies(chosen);
+      if (reply.input_from_body()) {
+        reply.set_input_tokens(
+            static_cast<int64_t>((request.body().size() + 3) / 4));
+      }
     }
   }
   const RenderedReply rendered = Render(kind_, reply);
