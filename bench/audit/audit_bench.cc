@@ -29,6 +29,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -57,6 +58,12 @@ ABSL_FLAG(int, tree_rounds, 5,
           "Alternating rounds of append without and with the tree.");
 ABSL_FLAG(bool, tree_append_only, false,
           "Measure only append without and with the tree.");
+ABSL_FLAG(std::string, append_case, "",
+          "Run only this append once (plain1, tree1, plain97, tree97) and "
+          "print its rate: for valgrind --tool=callgrind, whose instruction "
+          "counts do not depend on the machine's load.");
+ABSL_FLAG(int, fsync_max_ms, 100,
+          "fsyncMaxMs of the append runs: how often a steady stream signs.");
 
 namespace garuda {
 namespace {
@@ -93,7 +100,8 @@ double AppendThroughWriter(const std::string& dir, int lines,
   options.audit_root = JoinPath(dir, home + "/.garuda/audit");
   options.project = dir;
   options.config.fsync_max_lines = fsync_max_lines;
-  options.config.fsync_max_ms = 100;
+  options.config.fsync_max_ms =
+      static_cast<uint32_t>(absl::GetFlag(FLAGS_fsync_max_ms));
   options.config.checkpoint = checkpoint || signer != nullptr;
   options.signer = signer;
   absl::StatusOr<std::unique_ptr<AuditWriter>> writer =
@@ -421,6 +429,18 @@ int main(int argc, char** argv) {
   // a shared machine one run says little.
   std::shared_ptr<const NoteSigner> signer =
       std::make_shared<const NoteSigner>(*GenerateNoteSigner("bench.example"));
+  if (const std::string only = absl::GetFlag(FLAGS_append_case);
+      !only.empty()) {
+    const bool with_tree = absl::StartsWith(only, "tree");
+    const int per_call = absl::EndsWith(only, "97") ? 97 : 1;
+    if (!absl::EndsWith(only, "1") && per_call == 1)
+      Die("unknown --append_case");
+    std::printf(
+        "%s: %.0f lines/s\n", only.c_str(),
+        AppendThroughWriter(dir, grouped, 1000, with_tree ? signer : nullptr,
+                            per_call, only, !with_tree));
+    return 0;
+  }
   {
     std::vector<double> plain_one, tree_one, plain_batch, tree_batch;
     std::vector<double> ratio_one, ratio_batch;

@@ -148,6 +148,20 @@ void MerkleEdge::Append(const MerkleHash& leaf_hash,
   ++size_;
 }
 
+int MerkleEdge::AppendInto(const MerkleHash& leaf_hash, uint8_t* stored) {
+  MerkleHash hash = leaf_hash;
+  std::memcpy(stored, hash.data(), 32);
+  int level = 0;
+  while ((size_ >> level) & 1) {
+    hash = MerkleNodeHash(edge_[level], hash);
+    ++level;
+    std::memcpy(stored + 32 * level, hash.data(), 32);
+  }
+  edge_[level] = hash;
+  ++size_;
+  return level + 1;
+}
+
 MerkleHash MerkleEdge::Root() const {
   if (size_ == 0) return MerkleEmptyTreeHash();
   int level = absl::countr_zero(size_);

@@ -55,6 +55,11 @@ class MerkleEdge {
   // Appends a leaf; `stored` (when given) receives the hashes the stored
   // tree gains: the leaf's hash, then those of the subtrees it completes.
   void Append(const MerkleHash& leaf_hash, std::vector<MerkleHash>* stored);
+  // The same, the hashes written one after another (32 bytes each) to
+  // `stored`, which has room for 1 + the trailing one bits of size()
+  // (at most 64 hashes); returns how many. No allocation: the auditor calls
+  // it once per line.
+  int AppendInto(const MerkleHash& leaf_hash, uint8_t* stored);
   MerkleHash Root() const;
   // The edge of the stored tree of `size` leaves.
   static absl::StatusOr<MerkleEdge> Load(uint64_t size,

@@ -1,5 +1,6 @@
 #include "lib/crypto/merkle.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,24 @@ TEST(MerkleTest, RootsOfThePublishedVectors) {
     absl::StatusOr<MerkleEdge> loaded = MerkleEdge::Load(size, tree.Reader());
     ASSERT_TRUE(loaded.ok());
     EXPECT_EQ(loaded->Root(), edge.Root());
+  }
+}
+
+// The auditor's form of Append writes the same hashes as the vector one.
+TEST(MerkleTest, AppendIntoStoresWhatAppendStores) {
+  MerkleEdge with_vector, with_buffer;
+  for (int i = 0; i < 300; ++i) {
+    const MerkleHash leaf = MerkleLeafHash(absl::StrCat("line ", i));
+    std::vector<MerkleHash> stored;
+    with_vector.Append(leaf, &stored);
+    uint8_t buffer[64 * 32];
+    const int count = with_buffer.AppendInto(leaf, buffer);
+    ASSERT_EQ(count, static_cast<int>(stored.size())) << "leaf " << i;
+    for (int j = 0; j < count; ++j) {
+      EXPECT_EQ(std::memcmp(buffer + 32 * j, stored[j].data(), 32), 0)
+          << "leaf " << i << " hash " << j;
+    }
+    EXPECT_EQ(with_buffer.Root(), with_vector.Root());
   }
 }
 
