@@ -1,6 +1,5 @@
 #include "lib/audit/tree_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -18,155 +17,13 @@
 #include "absl/strings/str_split.h"
 #include "lib/audit/line_format.h"
 #include "lib/audit/paths.h"
+#include "lib/audit/tree_files.h"
 #include "lib/base/errno_status.h"
 #include "lib/base/files.h"
 #include "lib/base/sha256.h"
 #include "lib/base/status_macros.h"
 
 namespace garuda {
-namespace {
-
-constexpr absl::string_view kLockFile = "lock";
-constexpr absl::string_view kLogsFile = "logs";
-constexpr absl::string_view kEntriesFile = "entries";
-constexpr absl::string_view kCheckpointFile = "checkpoint";
-constexpr absl::string_view kDurableFile = "durable";
-// "<20 digits> <44 base64 characters>\n"
-constexpr size_t kDurableMarkBytes = 20 + 1 + 44 + 1;
-// tree/logs holds one short name per session; far below this.
-constexpr size_t kMaxLogsFileBytes = 64 << 20;
-// A line the auditor wrote is at most kMaxAuditLineBytes; a window of twice
-// that always holds a whole line and a read.
-constexpr size_t kLineWindowBytes = 2 * kMaxAuditLineBytes + 2;
-
-void PutBigEndian(uint64_t value, int bytes, std::string* out) {
-  for (int i = bytes - 1; i >= 0; --i) {
-    out->push_back(static_cast<char>(value >> (8 * i)));
-  }
-}
-
-uint64_t GetBigEndian(const char* data, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i)
-    value = value << 8 | static_cast<uint8_t>(data[i]);
-  return value;
-}
-
-absl::StatusOr<uint64_t> FileSize(int fd, const std::string& path) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    return LastErrnoStatus(absl::StrCat("fstat(", path, ")"));
-  }
-  return static_cast<uint64_t>(st.st_size);
-}
-
-absl::Status PreadExact(int fd, void* buffer, size_t size, uint64_t offset,
-                        const std::string& path) {
-  char* out = static_cast<char*>(buffer);
-  while (size > 0) {
-    ssize_t got = ::pread(fd, out, size, static_cast<off_t>(offset));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return LastErrnoStatus(absl::StrCat("pread(", path, ")"));
-    if (got == 0) {
-      return absl::DataLossError(
-          absl::StrCat(path, " ends before offset ", offset + size));
-    }
-    out += got;
-    size -= static_cast<size_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-  return absl::OkStatus();
-}
-
-StoredHashReader HashReaderOf(int fd, std::string path, uint64_t size) {
-  return [fd, path, size](int level, uint64_t n) -> absl::StatusOr<MerkleHash> {
-    // The subtree's hash is stored in the entry of its last leaf.
-    const uint64_t last = ((n + 1) << level) - 1;
-    if (last >= size) {
-      return absl::DataLossError(
-          absl::StrCat(path, " holds ", size, " leaves; the hash of level ",
-                       level, " index ", n, " is not among them"));
-    }
-    MerkleHash hash;
-    RETURN_IF_ERROR(PreadExact(
-        fd, hash.data(), hash.size(),
-        TreeEntryOffset(last) + kTreeLeafRecordBytes + 32 * level, path));
-    return hash;
-  };
-}
-
-// The number of whole entries in `bytes` of tree/entries (a writer that
-// died mid-write leaves a partial one).
-uint64_t ConsistentSize(uint64_t bytes) {
-  uint64_t low = 0, high = bytes / (kTreeLeafRecordBytes + 32) + 1;
-  while (low + 1 < high) {
-    uint64_t middle = low + (high - low) / 2;
-    if (TreeEntryOffset(middle) <= bytes) {
-      low = middle;
-    } else {
-      high = middle;
-    }
-  }
-  return low;
-}
-
-// The names in tree/logs; a last line without its newline (a torn write)
-// is left out.
-absl::StatusOr<std::vector<std::string>> ReadLogNames(
-    int fd, const std::string& path, uint64_t* complete_bytes) {
-  ASSIGN_OR_RETURN(uint64_t size, FileSize(fd, path));
-  if (size > kMaxLogsFileBytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(path, " is larger than ", kMaxLogsFileBytes, " bytes"));
-  }
-  std::string content(size, '\0');
-  RETURN_IF_ERROR(PreadExact(fd, content.data(), size, 0, path));
-  size_t end = content.rfind('\n');
-  end = end == std::string::npos ? 0 : end + 1;
-  if (complete_bytes != nullptr) *complete_bytes = end;
-  std::vector<std::string> names;
-  if (end == 0) return names;
-  for (absl::string_view name :
-       absl::StrSplit(absl::string_view(content).substr(0, end - 1), '\n')) {
-    names.emplace_back(name);
-  }
-  return names;
-}
-
-// Calls `visit` with each entry of leaves [from, to) of tree/entries, read
-// whole, about 1 MiB at a time, until it returns false; `*stopped` is the
-// leaf it returned false for, or `to`.
-absl::Status VisitEntries(int fd, const std::string& path, uint64_t from,
-                          uint64_t to,
-                          const std::function<bool(const char*)>& visit,
-                          uint64_t* stopped) {
-  std::string chunk;
-  uint64_t leaf = from;
-  while (leaf < to) {
-    uint64_t last = leaf + 1;
-    while (last < to &&
-           TreeEntryOffset(last + 1) - TreeEntryOffset(leaf) < (1 << 20)) {
-      ++last;
-    }
-    const uint64_t start = TreeEntryOffset(leaf);
-    chunk.resize(static_cast<size_t>(TreeEntryOffset(last) - start));
-    RETURN_IF_ERROR(PreadExact(fd, chunk.data(), chunk.size(), start, path));
-    for (; leaf < last; ++leaf) {
-      if (!visit(chunk.data() + (TreeEntryOffset(leaf) - start))) {
-        *stopped = leaf;
-        return absl::OkStatus();
-      }
-    }
-  }
-  *stopped = to;
-  return absl::OkStatus();
-}
-
-std::string FolderPath(const std::string& folder, absl::string_view name) {
-  return JoinPath(folder, name);
-}
-
-}  // namespace
 
 std::optional<TreeDurableMark> ParseTreeDurableMark(absl::string_view text) {
   if (text.size() != kDurableMarkBytes || text[20] != ' ' ||
@@ -293,6 +150,9 @@ absl::StatusOr<std::unique_ptr<TreeAppender>> TreeAppender::Open(
   ASSIGN_OR_RETURN(
       tree->durable_,
       OpenFile(FolderPath(tree->folder_, kDurableFile), flags, 0600));
+  ASSIGN_OR_RETURN(
+      tree->covered_fd_,
+      OpenFile(FolderPath(tree->folder_, kCoveredFile), flags, 0600));
   ASSIGN_OR_RETURN(Lock lock, tree->LockAndCatchUp());
   RETURN_IF_ERROR(tree->CatchUpLogsLocked());
   RETURN_IF_ERROR(tree->RepairTailLocked(project_audit_folder));
@@ -323,8 +183,8 @@ absl::StatusOr<TreeAppender::Lock> TreeAppender::LockAndCatchUp() {
       }
     }
     ASSIGN_OR_RETURN(
-        edge_,
-        MerkleEdge::Load(size, HashReaderOf(entries_.get(), entries, size)));
+        edge_, MerkleEdge::Load(size, HashReaderOf(entries_.get(), entries,
+                                                   size, &entry_bytes_read_)));
   }
   return lock;
 }
@@ -363,196 +223,19 @@ absl::StatusOr<uint32_t> TreeAppender::RegisterLogLocked(
   return number;
 }
 
-absl::Status TreeAppender::RecoverLocked(
-    const std::string& project_audit_folder) {
-  RETURN_IF_ERROR(CatchUpLogsLocked());
-  // How far each log is in the tree already.
-  std::vector<uint64_t> covered(log_numbers_.size(), 0);
-  {
-    uint64_t end_leaf = 0;
-    RETURN_IF_ERROR(VisitEntries(
-        entries_.get(), FolderPath(folder_, kEntriesFile), 0, edge_.size(),
-        [&](const char* record) {
-          uint64_t log = GetBigEndian(record, 4);
-          uint64_t end =
-              GetBigEndian(record + 8, 8) + GetBigEndian(record + 4, 4) + 1;
-          if (log < covered.size()) covered[log] = std::max(covered[log], end);
-          return true;
-        },
-        &end_leaf));
-  }
-  std::vector<std::string> names;
-  {
-    DIR* dir = ::opendir(project_audit_folder.c_str());
-    if (dir == nullptr) {
-      return LastErrnoStatus(
-          absl::StrCat("opendir(", project_audit_folder, ")"));
-    }
-    while (struct dirent* entry = ::readdir(dir)) {
-      absl::string_view name = entry->d_name;
-      if (name[0] != '.' && name.size() > kLogSuffix.size() &&
-          absl::EndsWith(name, kLogSuffix)) {
-        names.emplace_back(name.substr(0, name.size() - kLogSuffix.size()));
-      }
-    }
-    ::closedir(dir);
-  }
-  std::sort(names.begin(), names.end());
-  for (const std::string& name : names) {
-    if (!CheckLogName(name).ok()) continue;
-    auto found = log_numbers_.find(name);
-    uint64_t from =
-        found == log_numbers_.end() || found->second >= covered.size()
-            ? 0
-            : covered[found->second];
-    const std::string path =
-        JoinPath(project_audit_folder, absl::StrCat(name, kLogSuffix));
-    absl::StatusOr<UniqueFd> fd = OpenRegularFile(path, {});
-    // A FIFO or a link among the logs is verify's to report, not a reason
-    // for the auditor to stop.
-    if (!fd.ok()) continue;
-    // A log whose auditor is alive holds its lock, and that auditor adds
-    // its own lines with its next group: only logs nobody writes any more
-    // (their auditor died, or wrote before the tree) are taken up here.
-    if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) continue;
-    ASSIGN_OR_RETURN(uint64_t file_size, FileSize(fd->get(), path));
-    if (file_size <= from) continue;
-    std::string window;
-    uint64_t at = from;
-    const uint64_t tree_size_before = edge_.size();
-    std::optional<uint32_t> number;
-    if (found != log_numbers_.end()) number = found->second;
-    while (at < file_size) {
-      size_t want = static_cast<size_t>(
-          std::min<uint64_t>(file_size - at, kLineWindowBytes));
-      window.resize(want);
-      RETURN_IF_ERROR(PreadExact(fd->get(), window.data(), want, at, path));
-      size_t pos = 0;
-      while (pos < want) {
-        const void* newline =
-            std::memchr(window.data() + pos, '\n', want - pos);
-        if (newline == nullptr) break;
-        size_t end = static_cast<const char*>(newline) - window.data();
-        if (!number) {
-          ASSIGN_OR_RETURN(uint32_t registered, RegisterLogLocked(name));
-          number = registered;
-        }
-        absl::string_view line =
-            absl::string_view(window).substr(pos, end - pos);
-        AppendLeafLocked(*number, static_cast<uint32_t>(line.size()), at + pos,
-                         MerkleLeafHash(line));
-        pos = end + 1;
-      }
-      if (pos == 0) {
-        if (want == kLineWindowBytes) {
-          return absl::DataLossError(absl::StrCat(
-              path, ": a line at byte ", at, " is longer than ",
-              kLineWindowBytes,
-              " bytes, which the auditor never writes; "
-              "move the log away and run garuda-audit verify on it"));
-        }
-        break;  // a torn last line: not a line yet
-      }
-      at += pos;
-      RETURN_IF_ERROR(FlushLocked());
-    }
-    // Its auditor may have died before its fsync: the lines taken up are
-    // made durable before any checkpoint signs them.
-    if (edge_.size() != tree_size_before && ::fdatasync(fd->get()) != 0) {
-      return LastErrnoStatus(absl::StrCat("fdatasync(", path, ")"));
-    }
-  }
-  return FlushLocked();
-}
-
-uint64_t TreeAppender::DurableSizeLocked() {
-  char mark[kDurableMarkBytes + 1];
-  ssize_t got = ::pread(durable_.get(), mark, sizeof(mark), 0);
-  std::optional<TreeDurableMark> parsed =
-      got < 0 ? std::nullopt
-              : ParseTreeDurableMark(
-                    absl::string_view(mark, static_cast<size_t>(got)));
-  if (!parsed || parsed->size > edge_.size()) return 0;
-  absl::StatusOr<MerkleHash> tree_root =
-      TreeRoot(parsed->size,
-               HashReaderOf(entries_.get(), FolderPath(folder_, kEntriesFile),
-                            edge_.size()));
-  if (!tree_root.ok() || *tree_root != parsed->root) return 0;
-  return parsed->size;
-}
-
-absl::Status TreeAppender::RepairTailLocked(
-    const std::string& project_audit_folder) {
-  const std::string entries = FolderPath(folder_, kEntriesFile);
-  const uint64_t size = edge_.size();
-  const uint64_t from = DurableSizeLocked();
-  durable_size_ = from;
-  if (from == size) return absl::OkStatus();
-  ASSIGN_OR_RETURN(
-      MerkleEdge edge,
-      MerkleEdge::Load(from, HashReaderOf(entries_.get(), entries, size)));
-  // The logs the tail names, opened as they come (a power failure leaves a
-  // tail of one group per session at most, so few).
-  std::map<uint32_t, std::optional<LogLineReader>> readers;
-  std::vector<std::string> names(log_numbers_.size());
-  for (const auto& [name, number] : log_numbers_) names[number] = name;
-  // The entry holds the leaf hash of the line it names, and the hashes the
-  // edge gains with it.
-  auto entry_matches_line = [&](const char* entry) {
-    const uint64_t log = GetBigEndian(entry, 4);
-    const uint32_t length = static_cast<uint32_t>(GetBigEndian(entry + 4, 4));
-    const uint64_t offset = GetBigEndian(entry + 8, 8);
-    if (log >= names.size()) return false;
-    auto reader = readers.find(static_cast<uint32_t>(log));
-    if (reader == readers.end()) {
-      absl::StatusOr<LogLineReader> opened = LogLineReader::Open(
-          JoinPath(project_audit_folder, absl::StrCat(names[log], kLogSuffix)));
-      std::optional<LogLineReader> kept;
-      if (opened.ok()) kept = std::move(opened).value();
-      reader =
-          readers.emplace(static_cast<uint32_t>(log), std::move(kept)).first;
-    }
-    if (!reader->second) return false;
-    absl::StatusOr<absl::string_view> line =
-        reader->second->LineAt(offset, length);
-    if (!line.ok()) return false;
-    stored_.clear();
-    edge.Append(MerkleLeafHash(*line), &stored_);
-    const char* hashes = entry + kTreeLeafRecordBytes;
-    for (size_t i = 0; i < stored_.size(); ++i) {
-      if (std::memcmp(hashes + 32 * i, stored_[i].data(), 32) != 0) {
-        return false;
-      }
-    }
-    return true;
-  };
-  uint64_t good = from;
-  RETURN_IF_ERROR(VisitEntries(entries_.get(), entries, from, size,
-                               entry_matches_line, &good));
-  if (good == size) return absl::OkStatus();
-  // Not the lines of the logs from here on: what a power failure left of
-  // entries written after the last sync (or a tree ahead of a log that lost
-  // its tail). The lines that are in the logs are added again by
-  // RecoverLocked.
-  if (::ftruncate(entries_.get(), TreeEntryOffset(good)) != 0) {
-    return LastErrnoStatus(absl::StrCat("ftruncate(", entries, ")"));
-  }
-  ASSIGN_OR_RETURN(edge_, MerkleEdge::Load(good, HashReaderOf(entries_.get(),
-                                                              entries, good)));
-  return absl::OkStatus();
-}
-
 void TreeAppender::AppendLeafLocked(uint32_t log, uint32_t length,
                                     uint64_t offset, const MerkleHash& hash) {
-  PutBigEndian(log, 4, &entry_buffer_);
-  PutBigEndian(length, 4, &entry_buffer_);
-  PutBigEndian(offset, 8, &entry_buffer_);
-  stored_.clear();
-  edge_.Append(hash, &stored_);
-  for (const MerkleHash& stored : stored_) {
-    entry_buffer_.append(reinterpret_cast<const char*>(stored.data()),
-                         stored.size());
-  }
+  // Written in place: once the buffer has grown to a group's size, a leaf
+  // costs no allocation.
+  const size_t at = entry_buffer_.size();
+  entry_buffer_.resize(at + kTreeLeafRecordBytes +
+                       32 * TreeEntryHashes(edge_.size()));
+  char* entry = entry_buffer_.data() + at;
+  StoreBigEndian(log, 4, entry);
+  StoreBigEndian(length, 4, entry + 4);
+  StoreBigEndian(offset, 8, entry + 8);
+  edge_.AppendInto(hash,
+                   reinterpret_cast<uint8_t*>(entry + kTreeLeafRecordBytes));
 }
 
 absl::Status TreeAppender::FlushLocked() {
@@ -564,15 +247,19 @@ absl::Status TreeAppender::FlushLocked() {
   return written;
 }
 
+void TreeAppender::LeafOfLine(absl::string_view line, uint64_t offset,
+                              std::vector<PendingLeaf>* pending) {
+  pending->push_back(
+      {offset, static_cast<uint32_t>(line.size()), MerkleLeafHash(line)});
+}
+
 void TreeAppender::LeavesOf(absl::string_view lines, uint64_t offset,
                             std::vector<PendingLeaf>* pending) {
   size_t pos = 0;
   while (pos < lines.size()) {
     size_t end = lines.find('\n', pos);
     if (end == absl::string_view::npos) end = lines.size();
-    absl::string_view line = lines.substr(pos, end - pos);
-    pending->push_back({offset + pos, static_cast<uint32_t>(line.size()),
-                        MerkleLeafHash(line)});
+    LeafOfLine(lines.substr(pos, end - pos), offset + pos, pending);
     pos = end + 1;
   }
 }
@@ -618,7 +305,7 @@ absl::Status TreeAppender::WriteDurableMarkLocked() {
     return LastErrnoStatus(absl::StrCat("write(", path, ")"));
   }
   durable_size_ = edge_.size();
-  return absl::OkStatus();
+  return WriteCoverageLocked();
 }
 
 absl::Status TreeAppender::CheckpointCommitted() {

@@ -18,6 +18,12 @@
 //                    derived from the logs, which are synced first); the
 //                    next auditor that opens the tree checks them against
 //                    the logs and cuts the tree back where they disagree
+//   tree/covered     a mark like tree/durable's, then per log (in the order
+//                    of tree/logs) one line: the byte where the last of its
+//                    lines the first <size> leaves hold ends. An open reads
+//                    only the entries past it to learn how far each log is
+//                    in the tree, instead of the whole tree; missing, torn
+//                    or not a prefix of the tree, the whole tree is read
 //   tree/checkpoint  the latest signed checkpoint (a C2SP signed note)
 //   tree/key         the verifier key of the signing key (what the auditor
 //                    signs with; a reader may trust another copy more)
@@ -166,6 +172,10 @@ class TreeAppender {
   // log at `offset`) into `pending`.
   static void LeavesOf(absl::string_view lines, uint64_t offset,
                        std::vector<PendingLeaf>* pending);
+  // The leaf of one line (without its newline) at `offset`: for a writer
+  // that knows where its lines end and need not look for them again.
+  static void LeafOfLine(absl::string_view line, uint64_t offset,
+                         std::vector<PendingLeaf>* pending);
   // Appends `pending` as leaves of this appender's log, in one write.
   // Under the lock.
   absl::Status AppendLeaves(const std::vector<PendingLeaf>& pending);
@@ -193,6 +203,9 @@ class TreeAppender {
 
   uint64_t size() const { return edge_.size(); }
   MerkleHash root() const { return edge_.Root(); }
+  // Bytes of tree/entries this appender has read since it was opened (a
+  // test's seam: an open reads the tail past tree/covered, not the tree).
+  uint64_t entry_bytes_read() const { return entry_bytes_read_; }
   const std::string& folder() const { return folder_; }
 
  private:
@@ -209,11 +222,23 @@ class TreeAppender {
   // larger than the tree, or its root is not the tree's at that size.
   uint64_t DurableSizeLocked();
   absl::Status RepairTailLocked(const std::string& project_audit_folder);
-  // tree/durable := the current size and root (the entries are synced).
+  // tree/durable := the current size and root (the entries are synced),
+  // then tree/covered.
   absl::Status WriteDurableMarkLocked();
+  // covered_ from tree/covered when it holds a prefix of the tree, else
+  // empty.
+  absl::Status LoadCoverageLocked();
+  // covered_ brought up to the tree's size from the entries past it.
+  absl::Status AdvanceCoverageLocked();
+  absl::Status WriteCoverageLocked();
 
   std::string folder_;
-  UniqueFd lock_, logs_fd_, entries_, durable_;
+  UniqueFd lock_, logs_fd_, entries_, durable_, covered_fd_;
+  // Per log number, the end of its last line among the first
+  // covered_leaves_ leaves (kept up to date as leaves are appended).
+  std::vector<uint64_t> covered_;
+  uint64_t covered_leaves_ = 0;
+  uint64_t entry_bytes_read_ = 0;
   uint64_t durable_size_ = 0;  // as this appender last wrote tree/durable
   // AddSignedCheckpoint gave the entries to sync to its caller's batch.
   bool synced_with_checkpoint_ = false;

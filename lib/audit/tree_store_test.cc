@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "lib/audit/paths.h"
 #include "lib/audit/test_util.h"
@@ -185,6 +186,72 @@ TEST_F(TreeStoreTest, ATornDurableMarkMeansTheWholeTreeIsChecked) {
   std::unique_ptr<TreeAppender> tree = Open();
   ASSERT_NE(tree, nullptr);
   EXPECT_EQ(ReadEntries(), ExpectedEntries(40));
+}
+
+// An open learns how far each log is in the tree from tree/covered and the
+// entries past it, so what it reads of tree/entries does not grow with the
+// tree. Control: without tree/covered (a tree from before it) the open
+// reads the whole tree, and both opens end with the same tree.
+TEST_F(TreeStoreTest, AnOpenOfALargeTreeReadsOnlyItsTail) {
+  constexpr int kLines = 4000, kTail = 10;
+  log_ = TestLog("a", kLines + kTail);
+  lines_ = SplitLines(log_);
+  Build(kLines, kLines + kTail);
+  // The tail the group added is past tree/durable and tree/covered.
+  const std::string tree_folder = TreeFolderOf(project_);
+  const std::string before = ReadEntries();
+  const std::string covered =
+      ReadFileToString(JoinPath(tree_folder, "covered")).value();
+  EXPECT_EQ(covered.substr(0, 21), absl::StrFormat("%020d ", kLines));
+  std::unique_ptr<TreeAppender> tree = Open();
+  ASSERT_NE(tree, nullptr);
+  EXPECT_EQ(tree->size(), static_cast<uint64_t>(kLines + kTail));
+  const uint64_t tail_bytes =
+      TreeEntryOffset(kLines + kTail) - TreeEntryOffset(kLines);
+  // The tail twice (checked against the log, then its coverage) and a few
+  // hashes per root check: far below the tree.
+  EXPECT_LE(tree->entry_bytes_read(), 2 * tail_bytes + 4096)
+      << "of " << TreeEntryOffset(kLines + kTail);
+  const std::string after = ReadEntries();
+  tree.reset();
+
+  // Control: the same state without tree/covered.
+  ASSERT_TRUE(WriteFile(Entries(), before).ok());
+  ASSERT_EQ(::unlink(JoinPath(tree_folder, "covered").c_str()), 0);
+  std::unique_ptr<TreeAppender> full = Open();
+  ASSERT_NE(full, nullptr);
+  EXPECT_GE(full->entry_bytes_read(), TreeEntryOffset(kLines));
+  EXPECT_EQ(ReadEntries(), after);
+  EXPECT_EQ(after, ExpectedEntries(kLines + kTail));
+}
+
+// A tree/covered that is not a prefix of the tree (its root is not the
+// tree's at its size) is not trusted: the open reads the whole tree and
+// misses no line. Control: the same file left whole is trusted.
+TEST_F(TreeStoreTest, ACoveredFileOfAnotherTreeIsNotTrusted) {
+  Build(30, 30);
+  const std::string path = JoinPath(TreeFolderOf(project_), "covered");
+  const std::string good = ReadFileToString(path).value();
+  {
+    std::unique_ptr<TreeAppender> tree = Open();
+    ASSERT_NE(tree, nullptr);
+    EXPECT_LT(tree->entry_bytes_read(), TreeEntryOffset(30));
+  }
+  // It claims all of log "a" is covered, under another root.
+  std::string lying = good;
+  lying.replace(21, 4, "AAAA");
+  lying.replace(lying.rfind('\n', lying.size() - 2) + 1, std::string::npos,
+                absl::StrCat(log_.size() + 1000, "\n"));
+  ASSERT_TRUE(WriteFile(path, lying).ok());
+  std::string more;
+  for (int i = 30; i < 35; ++i) more += lines_[i];
+  UniqueFd fd = OpenFile(LogPath(project_), O_WRONLY | O_APPEND).value();
+  ASSERT_TRUE(WriteAll(fd.get(), more).ok());
+  std::unique_ptr<TreeAppender> tree = Open();
+  ASSERT_NE(tree, nullptr);
+  EXPECT_GE(tree->entry_bytes_read(), TreeEntryOffset(30));
+  EXPECT_EQ(tree->size(), 35u);
+  EXPECT_EQ(ReadEntries(), ExpectedEntries(35));
 }
 
 // verify, between the power failure and the next open: a torn tail past

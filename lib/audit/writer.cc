@@ -168,21 +168,27 @@ absl::Status AuditWriter::WriteEventsLocked(
   line_buffer_.clear();
   std::string head = head_;
   absl::Time now = options_.clock();
+  const size_t pending_before = tree_pending_.size();
   for (size_t i = 0; i < events.size(); ++i) {
+    const size_t start = line_buffer_.size();
     head = AppendAuditLine(seq_ + 1 + i, now, head, events[i], &line_buffer_);
+    if (tree_ != nullptr) {
+      // The leaf's hash now, while the line is at hand and its end known;
+      // the tree takes it with the group.
+      TreeAppender::LeafOfLine(
+          absl::string_view(line_buffer_)
+              .substr(start, line_buffer_.size() - start - 1),
+          log_bytes_ + start, &tree_pending_);
+    }
   }
   // One write for the batch. O_APPEND and a single writer keep lines whole
   // unless the process dies mid-write: that is the torn tail verify knows.
   absl::Status written = WriteAll(fd_.get(), line_buffer_);
   if (!written.ok()) {
+    tree_pending_.resize(pending_before);
     broken_ = absl::Status(written.code(),
                            absl::StrCat(log_path_, ": ", written.message()));
     return broken_;
-  }
-  if (tree_ != nullptr) {
-    // The leaves' hashes now, while the lines are at hand; the tree takes
-    // them with the group.
-    TreeAppender::LeavesOf(line_buffer_, log_bytes_, &tree_pending_);
   }
   log_bytes_ += line_buffer_.size();
   if (seq_ == synced_seq_) {
