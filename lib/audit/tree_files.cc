@@ -15,19 +15,6 @@
 
 namespace garuda {
 
-void StoreBigEndian(uint64_t value, int bytes, char* out) {
-  for (int i = 0; i < bytes; ++i) {
-    out[i] = static_cast<char>(value >> (8 * (bytes - 1 - i)));
-  }
-}
-
-uint64_t GetBigEndian(const char* data, int bytes) {
-  uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i)
-    value = value << 8 | static_cast<uint8_t>(data[i]);
-  return value;
-}
-
 absl::StatusOr<uint64_t> FileSize(int fd, const std::string& path) {
   struct stat st;
   if (::fstat(fd, &st) != 0) {

@@ -32,9 +32,20 @@ inline constexpr size_t kMaxLogsFileBytes = 64 << 20;
 // that always holds a whole line and a read.
 inline constexpr size_t kLineWindowBytes = 2 * kMaxAuditLineBytes + 2;
 
-// Big-endian integers of `bytes` bytes, as tree/entries stores them.
-void StoreBigEndian(uint64_t value, int bytes, char* out);
-uint64_t GetBigEndian(const char* data, int bytes);
+// Big-endian integers of `bytes` bytes, as tree/entries stores them
+// (inline: the appender writes one record per line).
+inline void StoreBigEndian(uint64_t value, int bytes, char* out) {
+  for (int i = 0; i < bytes; ++i) {
+    out[i] = static_cast<char>(value >> (8 * (bytes - 1 - i)));
+  }
+}
+
+inline uint64_t GetBigEndian(const char* data, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i)
+    value = value << 8 | static_cast<uint8_t>(data[i]);
+  return value;
+}
 
 absl::StatusOr<uint64_t> FileSize(int fd, const std::string& path);
 // Exactly `size` bytes at `offset`; DATA_LOSS when the file ends before.

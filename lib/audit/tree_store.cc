@@ -227,6 +227,11 @@ void TreeAppender::AppendLeafLocked(uint32_t log, uint32_t length,
                                     uint64_t offset, const MerkleHash& hash) {
   // Written in place: once the buffer has grown to a group's size, a leaf
   // costs no allocation.
+  if (covered_leaves_ == edge_.size()) {
+    if (log >= covered_.size()) covered_.resize(log + 1, 0);
+    covered_[log] = std::max<uint64_t>(covered_[log], offset + length + 1);
+    ++covered_leaves_;
+  }
   const size_t at = entry_buffer_.size();
   entry_buffer_.resize(at + kTreeLeafRecordBytes +
                        32 * TreeEntryHashes(edge_.size()));
