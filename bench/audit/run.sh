@@ -5,6 +5,11 @@
 # The scratch folder must be on the disk you care about (not tmpfs: fsync
 # there costs nothing); it defaults to a new folder under /var/tmp and is
 # removed afterwards.
+# Instructions per line, whatever the machine's load (docs/audit.md, "Where
+# the tree's cost per line goes"): run the binary under
+#   valgrind --tool=callgrind audit_bench --dir=D --auditor=x --audit=x \
+#     --append_case=tree97 --grouped_lines=N --fsync_max_ms=1000000
+# at two sizes N and divide the difference by the difference of N.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bazel build -c opt //bench/audit:audit_bench //cmd/garuda-auditor //cmd/garuda-audit >&2
