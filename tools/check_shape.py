@@ -89,16 +89,22 @@ def strip_comments_and_literals(text):
     return "".join(out)
 
 
-def matching_brace(text, open_index):
+def matching(text, open_index, opening="{", closing="}"):
+    """The index of the bracket that closes the one at open_index (the end
+    of the text when none does)."""
     depth = 0
     for i in range(open_index, len(text)):
-        if text[i] == "{":
+        if text[i] == opening:
             depth += 1
-        elif text[i] == "}":
+        elif text[i] == closing:
             depth -= 1
             if depth == 0:
                 return i
-    return len(text) - 1
+    return len(text)
+
+
+def matching_brace(text, open_index):
+    return min(matching(text, open_index), len(text) - 1)
 
 
 CLASS_HEAD = re.compile(
@@ -116,35 +122,18 @@ def remove_macro_calls(statement):
         m = MACRO_CALL.search(statement)
         if not m:
             return statement
-        depth, j = 0, m.end() - 1
-        while j < len(statement):
-            if statement[j] == "(":
-                depth += 1
-            elif statement[j] == ")":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        statement = statement[:m.start()] + " " + statement[j + 1:]
+        end = matching(statement, m.end() - 1, "(", ")")
+        statement = statement[:m.start()] + " " + statement[end + 1:]
 
 
 def strip_template_prefix(statement):
     s = statement.lstrip()
     while s.startswith("template"):
         k = s.find("<")
-        if k < 0:
+        end = matching(s, k, "<", ">") if k >= 0 else len(s)
+        if end >= len(s):
             return s
-        depth = 0
-        for j in range(k, len(s)):
-            if s[j] == "<":
-                depth += 1
-            elif s[j] == ">":
-                depth -= 1
-                if depth == 0:
-                    s = s[j + 1:].lstrip()
-                    break
-        else:
-            return s
+        s = s[end + 1:].lstrip()
     return s
 
 
