@@ -75,8 +75,8 @@ absl::StatusOr<ApplyResult> Applier::Run() {
       deferred.emplace();
       ASSIGN_OR_RETURN(lock_, apply_internal::LockUndoFolder(undo_folder_));
       ASSIGN_OR_RETURN(std::vector<RecoveryResult> recovered,
-                       apply_internal::RecoverLocked(undo_folder_, folders_.root(),
-                                                     options_.project));
+                       apply_internal::RecoverLocked(
+                           undo_folder_, folders_.root(), options_.project));
       for (const RecoveryResult& one : recovered) {
         result.recovered.push_back(one.Line());
       }
@@ -105,9 +105,9 @@ absl::StatusOr<ApplyResult> Applier::Run() {
   }
   id_ = apply_internal::NewUndoId();
   if (!options_.undo_root.empty()) {
-    ASSIGN_OR_RETURN(
-        record_, apply_internal::WriteUndoRecord(change_set_, base_contents_,
-                                                 folders_.root(), options_, id_));
+    ASSIGN_OR_RETURN(record_, apply_internal::WriteUndoRecord(
+                                  change_set_, base_contents_, folders_.root(),
+                                  options_, id_));
     result.undo_id = id_;
   }
   absl::Status status = Prepare();
@@ -144,7 +144,8 @@ absl::Status Applier::CheckProject(ApplyResult* result) {
         entry.base().type() == FILE_TYPE_REGULAR) {
       content = &base_contents_[entry.path()];
     }
-    absl::StatusOr<Fingerprint> now = folders_.FingerprintOf(entry.path(), content);
+    absl::StatusOr<Fingerprint> now =
+        folders_.FingerprintOf(entry.path(), content);
     if (UnderReplacedPath(entry.path())) {
       // A link or file above it that this list turns into a folder: the
       // path is new, beneath a folder the apply makes.
@@ -172,8 +173,9 @@ absl::Status Applier::CheckProject(ApplyResult* result) {
     // A folder that goes away must hold nothing the list does not remove.
     if (entry.base().type() == FILE_TYPE_DIRECTORY &&
         removed.count(entry.path())) {
-      ASSIGN_OR_RETURN(UniqueFd folder, OpenBeneath(folders_.root(), entry.path(),
-                                                    O_RDONLY | O_DIRECTORY));
+      ASSIGN_OR_RETURN(
+          UniqueFd folder,
+          OpenBeneath(folders_.root(), entry.path(), O_RDONLY | O_DIRECTORY));
       for (const std::string& name : ListFolderNames(folder.get())) {
         std::string child = absl::StrCat(entry.path(), "/", name);
         if (!removed.count(child)) {
@@ -245,8 +247,8 @@ void ProjectFolders::Forget(const std::string& path) {
   }
 }
 
-absl::StatusOr<Fingerprint> ProjectFolders::FingerprintOf(const std::string& path,
-                                                         std::string* content) {
+absl::StatusOr<Fingerprint> ProjectFolders::FingerprintOf(
+    const std::string& path, std::string* content) {
   absl::StatusOr<Held> parent = Cached(Parent(path));
   if (absl::IsNotFound(parent.status())) {
     Fingerprint absent;

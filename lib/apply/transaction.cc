@@ -352,7 +352,8 @@ std::vector<std::string> Applier::RemoveTemporaries() {
                                     strerror(errno), ")"));
       }
     }
-    if (::unlinkat(folders_.root(), plan_.work_name.c_str(), AT_REMOVEDIR) != 0 &&
+    if (::unlinkat(folders_.root(), plan_.work_name.c_str(), AT_REMOVEDIR) !=
+            0 &&
         errno != ENOENT) {
       left.push_back(absl::StrCat(plan_.work_name, " (", strerror(errno), ")"));
     }
