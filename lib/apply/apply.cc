@@ -47,7 +47,8 @@ absl::StatusOr<ApplyResult> Applier::Run() {
     result.outcome = ApplyOutcome::kRefused;
     return result;
   }
-  ASSIGN_OR_RETURN(root_, OpenRoot(options_.project));
+  ASSIGN_OR_RETURN(UniqueFd root, OpenRoot(options_.project));
+  folders_.set_root(std::move(root));
   std::optional<DeferredTerminationSignals> deferred;
   // One apply at a time in a project, and whatever an interrupted one
   // left is finished or reversed before this one looks at the project.
@@ -74,8 +75,8 @@ absl::StatusOr<ApplyResult> Applier::Run() {
       deferred.emplace();
       ASSIGN_OR_RETURN(lock_, apply_internal::LockUndoFolder(undo_folder_));
       ASSIGN_OR_RETURN(std::vector<RecoveryResult> recovered,
-                       apply_internal::RecoverLocked(undo_folder_, root_.get(),
-                                                     options_.project));
+                       apply_internal::RecoverLocked(
+                           undo_folder_, folders_.root(), options_.project));
       for (const RecoveryResult& one : recovered) {
         result.recovered.push_back(one.Line());
       }
@@ -83,7 +84,7 @@ absl::StatusOr<ApplyResult> Applier::Run() {
   }
   std::vector<ResolvedLink> links;
   RETURN_IF_ERROR(
-      CheckLinks(change_set_, root_.get(), &links, &result.problems));
+      CheckLinks(change_set_, folders_.root(), &links, &result.problems));
   if (!result.problems.empty()) {
     result.outcome = ApplyOutcome::kRefused;
     return result;
@@ -104,9 +105,9 @@ absl::StatusOr<ApplyResult> Applier::Run() {
   }
   id_ = apply_internal::NewUndoId();
   if (!options_.undo_root.empty()) {
-    ASSIGN_OR_RETURN(
-        record_, apply_internal::WriteUndoRecord(change_set_, base_contents_,
-                                                 root_.get(), options_, id_));
+    ASSIGN_OR_RETURN(record_, apply_internal::WriteUndoRecord(
+                                  change_set_, base_contents_, folders_.root(),
+                                  options_, id_));
     result.undo_id = id_;
   }
   absl::Status status = Prepare();
@@ -143,7 +144,8 @@ absl::Status Applier::CheckProject(ApplyResult* result) {
         entry.base().type() == FILE_TYPE_REGULAR) {
       content = &base_contents_[entry.path()];
     }
-    absl::StatusOr<Fingerprint> now = ProjectFingerprint(entry.path(), content);
+    absl::StatusOr<Fingerprint> now =
+        folders_.FingerprintOf(entry.path(), content);
     if (UnderReplacedPath(entry.path())) {
       // A link or file above it that this list turns into a folder: the
       // path is new, beneath a folder the apply makes.
@@ -171,8 +173,9 @@ absl::Status Applier::CheckProject(ApplyResult* result) {
     // A folder that goes away must hold nothing the list does not remove.
     if (entry.base().type() == FILE_TYPE_DIRECTORY &&
         removed.count(entry.path())) {
-      ASSIGN_OR_RETURN(UniqueFd folder, OpenBeneath(root_.get(), entry.path(),
-                                                    O_RDONLY | O_DIRECTORY));
+      ASSIGN_OR_RETURN(
+          UniqueFd folder,
+          OpenBeneath(folders_.root(), entry.path(), O_RDONLY | O_DIRECTORY));
       for (const std::string& name : ListFolderNames(folder.get())) {
         std::string child = absl::StrCat(entry.path(), "/", name);
         if (!removed.count(child)) {
@@ -189,7 +192,7 @@ absl::Status Applier::CheckProject(ApplyResult* result) {
     for (std::string parent = Parent(entry.path()); !parent.empty();
          parent = Parent(parent)) {
       if (by_path_.count(parent)) break;  // checked by CheckEntries
-      absl::StatusOr<Fingerprint> above = ProjectFingerprint(parent);
+      absl::StatusOr<Fingerprint> above = folders_.FingerprintOf(parent);
       if (!above.ok() && !absl::IsFailedPrecondition(above.status())) {
         return above.status();
       }
@@ -224,29 +227,29 @@ bool Applier::UnderReplacedPath(const std::string& path) const {
   return false;
 }
 
-absl::StatusOr<UniqueFd> Applier::Folder(const std::string& path) {
+absl::StatusOr<UniqueFd> ProjectFolders::Open(const std::string& path) const {
   return OpenBeneath(root_.get(), path, O_RDONLY | O_DIRECTORY);
 }
 
-absl::StatusOr<Held> Applier::CachedFolder(const std::string& path) {
-  auto it = folders_.find(path);
-  if (it != folders_.end()) return it->second;
-  ASSIGN_OR_RETURN(UniqueFd fd, Folder(path));
+absl::StatusOr<Held> ProjectFolders::Cached(const std::string& path) {
+  auto it = cached_.find(path);
+  if (it != cached_.end()) return it->second;
+  ASSIGN_OR_RETURN(UniqueFd fd, Open(path));
   Held held = std::make_shared<UniqueFd>(std::move(fd));
-  folders_.emplace(path, held);
+  cached_.emplace(path, held);
   return held;
 }
 
-void Applier::ForgetFolders(const std::string& path) {
-  for (auto it = folders_.lower_bound(path); it != folders_.end();) {
+void ProjectFolders::Forget(const std::string& path) {
+  for (auto it = cached_.lower_bound(path); it != cached_.end();) {
     if (it->first != path && !absl::StartsWith(it->first, path + "/")) break;
-    it = folders_.erase(it);
+    it = cached_.erase(it);
   }
 }
 
-absl::StatusOr<Fingerprint> Applier::ProjectFingerprint(const std::string& path,
-                                                        std::string* content) {
-  absl::StatusOr<Held> parent = CachedFolder(Parent(path));
+absl::StatusOr<Fingerprint> ProjectFolders::FingerprintOf(
+    const std::string& path, std::string* content) {
+  absl::StatusOr<Held> parent = Cached(Parent(path));
   if (absl::IsNotFound(parent.status())) {
     Fingerprint absent;
     absent.set_type(FILE_TYPE_ABSENT);
@@ -262,7 +265,7 @@ absl::Status Applier::Plan() {
   for (const Change& change : change_set_.changes) order.push_back(&change);
   int counter = 0;
   struct stat root_stat;
-  if (::fstat(root_.get(), &root_stat) != 0) {
+  if (::fstat(folders_.root(), &root_stat) != 0) {
     return LastErrnoStatus("fstat(the project)");
   }
   const dev_t root_device = root_stat.st_dev;
@@ -291,7 +294,7 @@ absl::Status Applier::Plan() {
       }
     }
     absl::StatusOr<Held> folder = absl::NotFoundError("replaced");
-    if (stays) folder = CachedFolder(parent);
+    if (stays) folder = folders_.Cached(parent);
     if (!folder.ok() && !absl::IsNotFound(folder.status())) {
       return folder.status();
     }
@@ -370,7 +373,7 @@ absl::Status Applier::PlanParents(const std::string& path,
   for (std::string parent = Parent(path); !parent.empty();
        parent = Parent(parent)) {
     if (by_path_.count(parent) || made->count(parent)) break;
-    ASSIGN_OR_RETURN(Fingerprint above, ProjectFingerprint(parent));
+    ASSIGN_OR_RETURN(Fingerprint above, folders_.FingerprintOf(parent));
     if (above.type() == FILE_TYPE_DIRECTORY) break;
     if (above.type() != FILE_TYPE_ABSENT) {
       return absl::FailedPreconditionError(

@@ -50,11 +50,11 @@ absl::Status Applier::Prepare() {
   if (!record_.empty()) {
     ASSIGN_OR_RETURN(journal_, apply_internal::WriteJournal(record_, plan_));
   }
-  if (::mkdirat(root_.get(), plan_.work_name.c_str(), 0700) != 0) {
+  if (::mkdirat(folders_.root(), plan_.work_name.c_str(), 0700) != 0) {
     return LastErrnoStatus(
         absl::StrCat("mkdir(", plan_.work_name, ") in the project"));
   }
-  ASSIGN_OR_RETURN(UniqueFd work, Folder(plan_.work_name));
+  ASSIGN_OR_RETURN(UniqueFd work, folders_.Open(plan_.work_name));
   work_ = std::make_shared<UniqueFd>(std::move(work));
   for (const Change& change : change_set_.changes) {
     auto it = temp_of_.find(&change.entry);
@@ -62,7 +62,7 @@ absl::Status Applier::Prepare() {
     const auto& [name, in_work] = it->second;
     Held folder = work_;
     if (!in_work) {
-      ASSIGN_OR_RETURN(folder, CachedFolder(Parent(change.entry.path())));
+      ASSIGN_OR_RETURN(folder, folders_.Cached(Parent(change.entry.path())));
     }
     // Known before it exists, so that no failure below leaves it behind.
     temps_.push_back(
@@ -74,7 +74,7 @@ absl::Status Applier::Prepare() {
   // one fsync per file (10 000 fsyncs cost a minute on ext4); a small one
   // was synced file by file (a syncfs also waits for every other writer
   // of that file system: seconds on a busy disk, for one file).
-  if (!SyncEach() && ::syncfs(root_.get()) != 0) {
+  if (!SyncEach() && ::syncfs(folders_.root()) != 0) {
     return LastErrnoStatus("syncfs(the project's file system)");
   }
   return absl::OkStatus();
@@ -127,7 +127,7 @@ absl::Status Applier::Execute() {
   // Make the renames durable before the apply counts as done: the
   // folders whose entries changed, or the whole file system.
   if (!SyncEach()) {
-    if (::syncfs(root_.get()) != 0) {
+    if (::syncfs(folders_.root()) != 0) {
       return LastErrnoStatus("syncfs(the project's file system)");
     }
   } else {
@@ -165,7 +165,7 @@ absl::Status Applier::Changed(const Step& step) {
 absl::Status Applier::RunStep(Step& step) {
   const std::string& path = step.plan.path;
   std::string name = Basename(path);
-  ASSIGN_OR_RETURN(step.parent, CachedFolder(Parent(path)));
+  ASSIGN_OR_RETURN(step.parent, folders_.Cached(Parent(path)));
   int parent = step.parent->get();
   step.temp_folder = step.plan.temp_in_work ? work_ : step.parent;
   int temp_folder = step.temp_folder->get();
@@ -177,7 +177,7 @@ absl::Status Applier::RunStep(Step& step) {
       result = ::renameat2(parent, name.c_str(), temp_folder, temp,
                            RENAME_NOREPLACE);
       what = "move aside ";
-      if (result == 0) ForgetFolders(path);
+      if (result == 0) folders_.Forget(path);
       break;
     case StepKind::kExchange:
       result =
@@ -194,7 +194,7 @@ absl::Status Applier::RunStep(Step& step) {
       what = "mkdir ";
       break;
     case StepKind::kChangeMode: {
-      ASSIGN_OR_RETURN(UniqueFd self, Folder(path));
+      ASSIGN_OR_RETURN(UniqueFd self, folders_.Open(path));
       step.self = std::make_shared<UniqueFd>(std::move(self));
       struct stat st;
       if (::fstat(step.self->get(), &st) != 0) {
@@ -352,7 +352,8 @@ std::vector<std::string> Applier::RemoveTemporaries() {
                                     strerror(errno), ")"));
       }
     }
-    if (::unlinkat(root_.get(), plan_.work_name.c_str(), AT_REMOVEDIR) != 0 &&
+    if (::unlinkat(folders_.root(), plan_.work_name.c_str(), AT_REMOVEDIR) !=
+            0 &&
         errno != ENOENT) {
       left.push_back(absl::StrCat(plan_.work_name, " (", strerror(errno), ")"));
     }
@@ -362,7 +363,7 @@ std::vector<std::string> Applier::RemoveTemporaries() {
 
 void Applier::Commit() {
   (void)RemoveTemporaries();
-  folders_.clear();
+  folders_.Clear();
   if (journal_) {
     journal_ = UniqueFd();
     ::unlink(JoinPath(record_, apply_internal::kJournalName).c_str());

@@ -9,26 +9,12 @@
 namespace garuda {
 namespace {
 
-class SyntaxChecker {
- public:
-  explicit SyntaxChecker(absl::string_view text) : text_(text) {}
+// The position in the text and the messages that name it: what
+// SyntaxChecker's grammar reads through.
+class JsonScanner {
+ protected:
+  explicit JsonScanner(absl::string_view text) : text_(text) {}
 
-  absl::Status Check(bool object_only) {
-    SkipSpace();
-    if (AtEnd()) return Error("expected a JSON value, found the end of the file");
-    if (object_only && Peek() != '{') {
-      return Error(absl::StrCat("expected a JSON object ('{' ... '}'), found ", Found()));
-    }
-    if (!Value(0)) return error_;
-    SkipSpace();
-    if (!AtEnd()) {
-      return Error(absl::StrCat("expected the end of the file after the value, found ",
-                                Found()));
-    }
-    return absl::OkStatus();
-  }
-
- private:
   bool AtEnd() const { return pos_ >= text_.size(); }
   char Peek() const { return AtEnd() ? '\0' : text_[pos_]; }
 
@@ -71,6 +57,31 @@ class SyntaxChecker {
     return false;
   }
 
+  absl::string_view text_;
+  size_t pos_ = 0;
+  absl::Status error_;
+};
+
+class SyntaxChecker : private JsonScanner {
+ public:
+  explicit SyntaxChecker(absl::string_view text) : JsonScanner(text) {}
+
+  absl::Status Check(bool object_only) {
+    SkipSpace();
+    if (AtEnd()) return Error("expected a JSON value, found the end of the file");
+    if (object_only && Peek() != '{') {
+      return Error(absl::StrCat("expected a JSON object ('{' ... '}'), found ", Found()));
+    }
+    if (!Value(0)) return error_;
+    SkipSpace();
+    if (!AtEnd()) {
+      return Error(absl::StrCat("expected the end of the file after the value, found ",
+                                Found()));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
   bool Value(int depth) {
     switch (Peek()) {
       case '{':
@@ -299,10 +310,6 @@ class SyntaxChecker {
       SkipSpace();
     }
   }
-
-  absl::string_view text_;
-  size_t pos_ = 0;
-  absl::Status error_;
 };
 
 }  // namespace

@@ -32,30 +32,13 @@ struct Side {
   bool whiteout = false;
 };
 
-class Walker {
- public:
-  Walker(const BuildOptions& options, bool overlay)
-      : options_(options), overlay_(overlay) {}
+// Reads the two trees for the walk: folder listings, the two sides of a
+// path, overlay attributes. What cannot be read makes the change set
+// incomplete (or, for a path, refused) rather than failing the build.
+class WalkReader {
+ protected:
+  explicit WalkReader(bool overlay) : overlay_(overlay) {}
 
-  absl::StatusOr<ChangeSet> Run(const std::string& new_root) {
-    ASSIGN_OR_RETURN(UniqueFd project, OpenRoot(options_.project));
-    ASSIGN_OR_RETURN(UniqueFd staged, OpenRoot(new_root));
-    new_root_ = std::make_shared<UniqueFd>(std::move(staged));
-    ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(options_.project));
-    result_.header.set_project_root(options_.project);
-    result_.header.set_source(overlay_ ? "overlay" : "copy");
-    result_.header.set_command(options_.command);
-    CompareFolders("", new_root_->get(), project.get(), /*ignored=*/false,
-                   /*merge=*/overlay_);
-    for (const auto& [folder, files] : ignored_) {
-      IgnoredCount* count = result_.summary.add_ignored();
-      count->set_folder(folder);
-      count->set_files(files);
-    }
-    return std::move(result_);
-  }
-
- private:
   void Incomplete(const std::string& reason) {
     if (!result_.summary.incomplete()) {
       result_.summary.set_incomplete(true);
@@ -71,18 +54,6 @@ class Walker {
 
   static std::string Child(const std::string& parent, const std::string& name) {
     return parent.empty() ? name : absl::StrCat(parent, "/", name);
-  }
-
-  // Counts one path against the file limit; false once the walk must stop.
-  bool Count() {
-    if (stopped_) return false;
-    if (++walked_ > options_.file_limit) {
-      Incomplete(absl::StrCat("the walk passed the limit of ",
-                              options_.file_limit, " files"));
-      stopped_ = true;
-      return false;
-    }
-    return true;
   }
 
   // Sorted names in the folder `fd` (-1: none).
@@ -185,6 +156,47 @@ class Walker {
       Incomplete(absl::StrCat("unknown overlay attribute ", name, " on ",
                               VisiblePath(relative),
                               "; the change list cannot be trusted"));
+      return false;
+    }
+    return true;
+  }
+
+  const bool overlay_;
+  std::shared_ptr<UniqueFd> new_root_;
+  ChangeSet result_;
+};
+
+class Walker : private WalkReader {
+ public:
+  Walker(const BuildOptions& options, bool overlay)
+      : WalkReader(overlay), options_(options) {}
+
+  absl::StatusOr<ChangeSet> Run(const std::string& new_root) {
+    ASSIGN_OR_RETURN(UniqueFd project, OpenRoot(options_.project));
+    ASSIGN_OR_RETURN(UniqueFd staged, OpenRoot(new_root));
+    new_root_ = std::make_shared<UniqueFd>(std::move(staged));
+    ASSIGN_OR_RETURN(rules_, IgnoreRules::ForProject(options_.project));
+    result_.header.set_project_root(options_.project);
+    result_.header.set_source(overlay_ ? "overlay" : "copy");
+    result_.header.set_command(options_.command);
+    CompareFolders("", new_root_->get(), project.get(), /*ignored=*/false,
+                   /*merge=*/overlay_);
+    for (const auto& [folder, files] : ignored_) {
+      IgnoredCount* count = result_.summary.add_ignored();
+      count->set_folder(folder);
+      count->set_files(files);
+    }
+    return std::move(result_);
+  }
+
+ private:
+  // Counts one path against the file limit; false once the walk must stop.
+  bool Count() {
+    if (stopped_) return false;
+    if (++walked_ > options_.file_limit) {
+      Incomplete(absl::StrCat("the walk passed the limit of ",
+                              options_.file_limit, " files"));
+      stopped_ = true;
       return false;
     }
     return true;
@@ -537,11 +549,8 @@ class Walker {
   }
 
   const BuildOptions& options_;
-  const bool overlay_;
   const SensitiveNames& sensitive_ = SensitiveNames::Default();
   std::unique_ptr<IgnoreRules> rules_;
-  std::shared_ptr<UniqueFd> new_root_;
-  ChangeSet result_;
   std::map<std::string, uint64_t> ignored_;
   static constexpr uint64_t kKeptFileBytes = 1 << 20;
   static constexpr uint64_t kKeptTotalBytes = uint64_t{256} << 20;
