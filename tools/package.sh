@@ -96,11 +96,12 @@ FLAGS="$(words flags)" VALUE_FLAGS="$(words value-flags)" \
   SUBCOMMANDS="$(words subcommands garuda-agent)" \
   JOBS_WORDS="$(words words garuda-agent jobs)" \
   TOOL_WORDS="$(words words garuda-agent tool)" \
+  MCP_WORDS="$(words words garuda-agent mcp)" \
   python3 - packaging/garuda-agent.bash.in \
   >"$tree/usr/share/bash-completion/completions/garuda-agent" <<'PY'
 import os, sys
 text = open(sys.argv[1]).read()
-for key in ("FLAGS", "VALUE_FLAGS", "SUBCOMMANDS", "JOBS_WORDS", "TOOL_WORDS"):
+for key in ("FLAGS", "VALUE_FLAGS", "SUBCOMMANDS", "JOBS_WORDS", "TOOL_WORDS", "MCP_WORDS"):
     text = text.replace("@%s@" % key, os.environ[key])
 sys.stdout.write(text)
 PY

@@ -118,12 +118,13 @@ touch "$HOME/.garuda/sessions/20260101-aaaa/journal.jsonl" "$HOME/.garuda/sessio
 mkdir -p "$T/jobs-project/.garuda/jobs"
 touch "$T/jobs-project/.garuda/jobs/nightly-deps.json" "$T/jobs-project/.garuda/jobs/weekly.json"
 check "completion: flags" same "$(complete_words --res)" "--resume "
-check "completion: subcommands" same "$(complete_words "")" "acp acp-session jobs run sessions tool "
+check "completion: subcommands" same "$(complete_words "")" "acp acp-session jobs mcp run sessions tool "
 check "completion: --resume session ids" same "$(complete_words --resume "")" "20260101-aaaa 20260102-bbbb "
 check "completion: run job names" same "$(COMPLETE_IN="$T/jobs-project" complete_words run "")" "nightly-deps weekly "
 check "completion: run job names of --project" \
   same "$(complete_words --project "$T/jobs-project" run n)" "nightly-deps "
 check "completion: jobs timer" same "$(complete_words jobs "")" "timer "
+check "completion: mcp operations" same "$(complete_words mcp "")" "check list "
 check "completion: tool operations" same "$(complete_words tool "")" "callers find_references impact "
 check "completion: --output-format" same "$(complete_words -p x --output-format "")" "json stream-json text "
 
