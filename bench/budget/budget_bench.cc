@@ -307,9 +307,13 @@ std::string LoadAverage() {
   return absl::StrFormat("%.2f %.2f %.2f", load[0], load[1], load[2]);
 }
 
+// Of an even count, the mean of the two middle values.
 double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 2];
+  const size_t half = values.size() / 2;
+  return values.size() % 2 == 1 ? values[half]
+                                : (values[half - 1] + values[half]) / 2;
 }
 
 // Issue 32's goal (at most 1.2 times the echo): the single client's pair and
