@@ -65,7 +65,10 @@ absl::StatusOr<Reserved> BudgetClient::Reserve(int64_t tokens,
   request.mutable_reserve()->set_tokens(tokens);
   request.mutable_reserve()->set_purpose(purpose);
   request.mutable_reserve()->set_request_id(request_id);
-  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  // Copied only when a refused Reserve may be asked once more.
+  ASSIGN_OR_RETURN(
+      BudgetReply reply,
+      Call(refill_ ? BudgetRequest(request) : std::move(request), nullptr));
   if (!reply.has_reserved()) return WrongReply("Reserve");
   if (!reply.reserved().granted() && refill_ &&
       refill_(tokens - reply.reserved().left())) {
@@ -81,7 +84,7 @@ absl::StatusOr<Settled> BudgetClient::Settle(uint64_t reservation, int64_t used,
   request.mutable_settle()->set_reservation(reservation);
   request.mutable_settle()->set_used(used);
   request.mutable_settle()->set_usage_reported(usage_reported);
-  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(std::move(request), nullptr));
   if (!reply.has_settled()) return WrongReply("Settle");
   return reply.settled();
 }
@@ -92,7 +95,7 @@ absl::StatusOr<BudgetClient::Child> BudgetClient::OpenChild(
   request.mutable_open_child()->set_limit(limit);
   request.mutable_open_child()->set_report_id(report_id);
   std::vector<UniqueFd> fds;
-  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, &fds));
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(std::move(request), &fds));
   if (!reply.has_child_opened()) return WrongReply("OpenChild");
   Child child;
   child.opened = reply.child_opened();
@@ -112,7 +115,7 @@ absl::StatusOr<ChildClosed> BudgetClient::CloseChild(
   BudgetRequest request;
   request.mutable_close_child()->set_child(child);
   *request.mutable_close_child()->mutable_report() = report;
-  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(std::move(request), nullptr));
   if (!reply.has_child_closed()) return WrongReply("CloseChild");
   return reply.child_closed();
 }
@@ -122,7 +125,7 @@ absl::StatusOr<ChildExtended> BudgetClient::ExtendChild(uint32_t child,
   BudgetRequest request;
   request.mutable_extend_child()->set_child(child);
   request.mutable_extend_child()->set_tokens(tokens);
-  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(std::move(request), nullptr));
   if (!reply.has_child_extended()) return WrongReply("ExtendChild");
   return reply.child_extended();
 }
@@ -130,7 +133,7 @@ absl::StatusOr<ChildExtended> BudgetClient::ExtendChild(uint32_t child,
 absl::StatusOr<FloorSet> BudgetClient::SetFloor(int64_t tokens) {
   BudgetRequest request;
   request.mutable_set_floor()->set_tokens(tokens);
-  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(std::move(request), nullptr));
   if (!reply.has_floor_set()) return WrongReply("SetFloor");
   return reply.floor_set();
 }
@@ -138,7 +141,7 @@ absl::StatusOr<FloorSet> BudgetClient::SetFloor(int64_t tokens) {
 absl::StatusOr<BudgetStatus> BudgetClient::Status() {
   BudgetRequest request;
   request.mutable_status();
-  ASSIGN_OR_RETURN(BudgetReply reply, Call(request, nullptr));
+  ASSIGN_OR_RETURN(BudgetReply reply, Call(std::move(request), nullptr));
   if (!reply.has_status()) return WrongReply("Status");
   return reply.status();
 }
