@@ -57,10 +57,10 @@ McpServerEntry StagerMcpEntry(const McpServer& server, CommandService* stager,
       // Remote: through a proxy of its own that the stager makes; the
       // headers stay in this process (lib/staging/mcp_remote_client.h).
       std::string network;
-      ASSIGN_OR_RETURN(started.transport,
-                       ConnectRemoteMcpServer(
-                           stager, server, McpStartTimeout(server.definition()),
-                           &network));
+      ASSIGN_OR_RETURN(
+          started.transport,
+          ConnectRemoteMcpServer(
+              stager, server, McpStartTimeout(server.definition()), &network));
       started.sandbox = absl::StrCat("remote, ", network);
       return started;
     }

@@ -299,9 +299,9 @@ absl::StatusOr<McpServerProxy> McpHost::StartProxy(
   ASSIGN_OR_RETURN(started.attached, started.proxy->Begin());
   started.allowed.assign(net.settings.sandbox().allowed_domains().begin(),
                          net.settings.sandbox().allowed_domains().end());
-  started.network = absl::StrCat("network: only ",
-                                 absl::StrJoin(started.allowed, ", "),
-                                 " through its proxy");
+  started.network =
+      absl::StrCat("network: only ", absl::StrJoin(started.allowed, ", "),
+                   " through its proxy");
   for (const std::string& notice : net.notices) {
     absl::StrAppend(&started.network, " (", notice, ")");
   }
