@@ -1,6 +1,6 @@
 // Remote MCP servers (a definition with a url) as garuda-stager serves them
-// (docs/mcp.md, "Remote servers"): the agent may connect nowhere but to its
-// provider, so it asks the stager for each connection. For each server the
+// (docs/mcp.md, "Remote servers"): the agent may open no TCP connection but
+// to its provider, so it asks the stager for the way out. For each server the
 // stager starts, once, a proxy of the server's own (McpHost::StartProxy,
 // exactly a stdio server's: its allowedDomains, the session's denied hosts
 // and ports) and hands it a listening Unix socket of its own instead of a
