@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/base/status_macros.h"
+#include "lib/policy/mcp_servers.h"
+#include "lib/staging/mcp_remote_client.h"
 
 namespace garuda {
 namespace agent {
@@ -50,9 +52,20 @@ McpServerEntry StagerMcpEntry(const McpServer& server, CommandService* stager,
   entry.start_timeout = McpStartTimeout(server.definition());
   entry.call_timeout = McpCallTimeout(server.definition());
   entry.start = [server, stager]() -> absl::StatusOr<McpStarted> {
+    McpStarted started;
+    if (McpTransport(server.definition()) == "http") {
+      // Remote: through a proxy of its own that the stager makes; the
+      // headers stay in this process (lib/staging/mcp_remote_client.h).
+      std::string network;
+      ASSIGN_OR_RETURN(
+          started.transport,
+          ConnectRemoteMcpServer(
+              stager, server, McpStartTimeout(server.definition()), &network));
+      started.sandbox = absl::StrCat("remote, ", network);
+      return started;
+    }
     ASSIGN_OR_RETURN(CommandService::McpServerPipes pipes,
                      stager->StartMcpServer(server));
-    McpStarted started;
     started.transport =
         mcp::StdioTransport(std::move(pipes.to_server),
                             std::move(pipes.from_server), server.name());

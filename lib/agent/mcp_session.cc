@@ -76,10 +76,11 @@ std::unique_ptr<McpServers> StartSessionMcp(
   const bool staged = description.mode() == "staged";
   std::vector<McpServerEntry> entries;
   for (const McpServer& server : plan.start) {
-    if (McpTransport(server.definition()) != "stdio") {
+    const std::string transport = McpTransport(server.definition());
+    if (transport != "stdio" && transport != "http") {
       servers->Skip(server.name(), McpOrigin(server),
-                    "a remote (url) server: this agent connects to nothing "
-                    "but the model provider yet");
+                    absl::StrCat("its type \"", transport,
+                                 "\" is not one this agent speaks"));
       continue;
     }
     entries.push_back(StagerMcpEntry(server, stager, staged));

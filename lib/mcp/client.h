@@ -81,8 +81,14 @@ struct HttpOptions {
   // shown to the model nor written into a message.
   std::vector<std::pair<std::string, std::string>> headers;
   // The session's HTTP proxy, "127.0.0.1:PORT": the only way out. Empty is
-  // refused (there is no direct connection).
+  // refused (there is no direct connection) unless `proxy_unix_address` is
+  // set.
   std::string proxy_host_port;
+  // A remote server's own proxy as garuda-stager gives it to the agent
+  // (ConnectMcpProxy, lib/staging/mcp_remote_client.h): the Unix socket
+  // address (abstract: a leading '\0') each connection goes to, in place of
+  // proxy_host_port's TCP, which then only names the proxy for CONNECT.
+  std::string proxy_unix_address;
   absl::Duration connect_timeout = absl::Seconds(30);
 };
 

@@ -193,6 +193,7 @@ class Http : public Transport {
       }
       provider::HttpOptions http;
       http.proxy = options_.proxy_host_port;
+      http.proxy_unix_address = options_.proxy_unix_address;
       http.connect_timeout = absl::Seconds(5);
       http.idle_timeout = absl::Seconds(5);
       (void)provider::PostStreaming(end, http, nullptr, [](absl::string_view) {
@@ -298,6 +299,7 @@ class Http : public Transport {
     provider::HttpOptions http;
     http.connect_timeout = options_.connect_timeout;
     http.proxy = options_.proxy_host_port;
+    http.proxy_unix_address = options_.proxy_unix_address;
     http.keep_headers = {"mcp-session-id"};
     // Kept as soon as it arrives: the answer to initialize may stream, and
     // the next request must already carry it.
@@ -435,6 +437,10 @@ absl::StatusOr<std::unique_ptr<Transport>> HttpTransport(
     return absl::InvalidArgumentError(ServerMessage(
         server_name, absl::StrCat("url \"", options.url,
                                   "\" is neither https:// nor http://")));
+  }
+  if (options.proxy_host_port.empty() && !options.proxy_unix_address.empty()) {
+    // Only the name libcurl gives the proxy it reaches over the Unix socket.
+    options.proxy_host_port = "127.0.0.1:3128";
   }
   if (options.proxy_host_port.empty()) {
     return absl::FailedPreconditionError(ServerMessage(

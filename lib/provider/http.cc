@@ -1,7 +1,11 @@
 #include "lib/provider/http.h"
 
 #include <curl/curl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -106,6 +110,32 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return Cancelled(*static_cast<Transfer*>(user)) ? 1 : 0;
 }
 
+// HttpOptions::proxy_unix_address: a Unix socket, and the address libcurl
+// connects it to rewritten (which CURLOPT_OPENSOCKETFUNCTION may do).
+// Handing libcurl a socket connected elsewhere does not work with the
+// libcurl of Debian 12 (7.88): it calls connect(2) on it even after
+// CURL_SOCKOPT_ALREADY_CONNECTED (curl issue 10626, fixed in 8.0).
+curl_socket_t OpenUnixSocket(void* user, curlsocktype, curl_sockaddr* address) {
+  const auto& path = *static_cast<const std::string*>(user);
+  sockaddr_un unix_address = {};
+  unix_address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() > sizeof unix_address.sun_path) {
+    return CURL_SOCKET_BAD;
+  }
+  std::memcpy(unix_address.sun_path, path.data(), path.size());
+  const socklen_t size =
+      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+  // libcurl's storage behind `address` is a sockaddr_storage.
+  static_assert(sizeof(sockaddr_un) <= sizeof(sockaddr_storage), "");
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return CURL_SOCKET_BAD;
+  address->family = AF_UNIX;
+  address->protocol = 0;
+  address->addrlen = size;
+  std::memcpy(&address->addr, &unix_address, size);
+  return fd;
+}
+
 }  // namespace
 
 void InitializeHttp() {
@@ -193,6 +223,10 @@ HttpOutcome PostStreaming(
     curl_easy_setopt(e, CURLOPT_PROXY, options.proxy.c_str());
     curl_easy_setopt(e, CURLOPT_NOPROXY, "");
     curl_easy_setopt(e, CURLOPT_HTTPPROXYTUNNEL, 1L);
+    if (!options.proxy_unix_address.empty()) {
+      curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, OpenUnixSocket);
+      curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &options.proxy_unix_address);
+    }
   }
 
   const CURLcode code = curl_easy_perform(e);

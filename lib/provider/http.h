@@ -38,6 +38,12 @@ struct HttpOptions {
   // https:// alike, whatever no_proxy says (lib/mcp: the session's proxy).
   // Empty: libcurl's default (the environment's proxy variables).
   std::string proxy;
+  // With `proxy`: the proxy is reached at this Unix socket address (the
+  // bytes of sun_path; abstract when the first is '\0') instead of over
+  // TCP: the agent, which may not connect anywhere but to its provider,
+  // reaches a remote MCP server's proxy this way (lib/staging/mcp_remote.h).
+  // `proxy` still names it, so that libcurl speaks CONNECT through it.
+  std::string proxy_unix_address;
   // Answer headers to keep in HttpOutcome::headers (lower-case names), and
   // to hand, as each arrives (before any of the body), to `on_header`.
   std::vector<std::string> keep_headers;

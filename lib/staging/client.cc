@@ -111,6 +111,21 @@ class StagerChannel : public CommandService {
     return TakeResult(std::move(reply), fds);
   }
 
+  absl::StatusOr<stager::McpProxyConnected> ConnectMcpProxy(
+      const McpServer& server) override {
+    stager::StagerRequest request;
+    *request.mutable_connect_mcp_proxy()->mutable_server() = server;
+    ASSIGN_OR_RETURN(stager::StagerReply reply, client_.Call(request));
+    if (!reply.has_mcp_proxy_connected() ||
+        reply.mcp_proxy_connected().address().empty()) {
+      return absl::DataLossError(absl::StrCat(
+          "garuda-stager: no McpProxyConnected reply with an address for MCP "
+          "server \"",
+          server.name(), "\""));
+    }
+    return reply.mcp_proxy_connected();
+  }
+
   absl::Status StopMcpServer(const std::string& name) override {
     stager::StagerRequest request;
     request.mutable_stop_mcp_server()->set_name(name);

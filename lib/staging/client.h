@@ -64,6 +64,13 @@ class CommandService {
     return absl::UnimplementedError(
         "this command service cannot start MCP servers");
   }
+  // A remote MCP server (ConnectMcpProxy): the Unix socket address of its
+  // own proxy, where the caller speaks HTTP CONNECT.
+  virtual absl::StatusOr<stager::McpProxyConnected> ConnectMcpProxy(
+      const McpServer& server) {
+    return absl::UnimplementedError(
+        "this command service cannot reach remote MCP servers");
+  }
   virtual absl::Status StopMcpServer(const std::string& name) {
     return absl::UnimplementedError(
         "this command service cannot start MCP servers");

@@ -284,6 +284,30 @@ absl::StatusOr<MergedSettings> McpHost::NetworkOf(
   return net;
 }
 
+absl::StatusOr<McpServerProxy> McpHost::StartProxy(
+    const McpServer& server) const {
+  ASSIGN_OR_RETURN(MergedSettings net, NetworkOf(server));
+  std::vector<std::string> lines;
+  absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> proxy =
+      StartSessionProxy(net, options_.project, options_.self, &lines);
+  if (!proxy.ok()) {
+    return Refused(server, absl::StrCat("its network proxy did not start: ",
+                                        proxy.status().message()));
+  }
+  McpServerProxy started;
+  started.proxy = *std::move(proxy);
+  ASSIGN_OR_RETURN(started.attached, started.proxy->Begin());
+  started.allowed.assign(net.settings.sandbox().allowed_domains().begin(),
+                         net.settings.sandbox().allowed_domains().end());
+  started.network =
+      absl::StrCat("network: only ", absl::StrJoin(started.allowed, ", "),
+                   " through its proxy");
+  for (const std::string& notice : net.notices) {
+    absl::StrAppend(&started.network, " (", notice, ")");
+  }
+  return started;
+}
+
 absl::StatusOr<SandboxPolicy> McpHost::PolicyFor(const McpServer& server,
                                                  Running* running) {
   const McpServerSettings& d = server.definition();
@@ -426,23 +450,10 @@ absl::Status McpHost::Start(const McpServer& server,
 
   std::string network = "no network";
   if (server.definition().allowed_domains_size() > 0) {
-    ASSIGN_OR_RETURN(MergedSettings net, NetworkOf(server));
-    std::vector<std::string> lines;
-    absl::StatusOr<std::unique_ptr<netproxy::SessionProxy>> proxy =
-        StartSessionProxy(net, options_.project, options_.self, &lines);
-    if (!proxy.ok()) {
-      return Refused(server, absl::StrCat("its network proxy did not start: ",
-                                          proxy.status().message()));
-    }
-    running->proxy = *std::move(proxy);
-    ASSIGN_OR_RETURN(running->attached, running->proxy->Begin());
-    network = absl::StrCat(
-        "network: only ",
-        absl::StrJoin(net.settings.sandbox().allowed_domains(), ", "),
-        " through its proxy");
-    for (const std::string& notice : net.notices) {
-      absl::StrAppend(&network, " (", notice, ")");
-    }
+    ASSIGN_OR_RETURN(McpServerProxy proxy, StartProxy(server));
+    running->proxy = std::move(proxy.proxy);
+    running->attached = std::move(proxy.attached);
+    network = std::move(proxy.network);
   }
 
   RETURN_IF_ERROR(MakeDirectories(options_.log_folder, 0700));

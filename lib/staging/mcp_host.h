@@ -42,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/changeset.h"
+#include "lib/netproxy/session_proxy.h"
 #include "lib/policy/merge.h"
 #include "lib/staging/stager_settings.h"
 #include "proto/sandbox_policy.pb.h"
@@ -78,6 +79,19 @@ struct McpHostOptions {
   std::string self = "/proc/self/exe";
 };
 
+// A proxy of a server's own: its allowedDomains (within a policy's allow
+// list), the session's denied hosts and allowed ports; attached once, for
+// the server's life, to whatever hands it a listener (a stdio server's
+// sandbox; for a remote server, the stager itself: mcp_remote.h).
+struct McpServerProxy {
+  std::unique_ptr<netproxy::SessionProxy> proxy;
+  std::unique_ptr<netproxy::SessionProxy::Run> attached;
+  // The hosts it lets through, normalized.
+  std::vector<std::string> allowed;
+  // For /mcp: "network: only a.example, b.example through its proxy".
+  std::string network;
+};
+
 class McpHost {
  public:
   explicit McpHost(McpHostOptions options);
@@ -99,11 +113,16 @@ class McpHost {
   absl::Status Stop(const std::string& name, stager::McpServerStopped* reply);
   void StopAll();
 
+  // The proxy of `server` (which has allowedDomains), started and attached;
+  // FAILED_PRECONDITION naming the server when it cannot be.
+  absl::StatusOr<McpServerProxy> StartProxy(const McpServer& server) const;
+  // "MCP server "NAME" (FILE) is not started: WHY".
+  absl::Status Refused(const McpServer& server, absl::string_view why) const;
+
  private:
   struct Running;
   absl::StatusOr<SandboxPolicy> PolicyFor(const McpServer& server,
                                           Running* running);
-  absl::Status Refused(const McpServer& server, absl::string_view why) const;
   // The settings of the server's own proxy: its allowedDomains as the allow
   // list, within a policy's; the session's denied hosts and ports.
   absl::StatusOr<MergedSettings> NetworkOf(const McpServer& server) const;

@@ -25,6 +25,7 @@
 #include "lib/staging/command_reply.h"
 #include "lib/staging/job_commands.h"
 #include "lib/staging/mcp_host.h"
+#include "lib/staging/mcp_remote.h"
 #include "lib/staging/network_start.h"
 #include "lib/staging/command_watch.h"
 #include "lib/staging/session.h"
@@ -170,6 +171,17 @@ class StagerService {
           return PutChangeSet(*change_set, conflicts, reply->mutable_result(),
                               reply_fds);
         });
+    dispatcher.On(stager::StagerRequest::kConnectMcpProxy, {kServing},
+                  [&](const stager::StagerRequest& request,
+                      std::vector<UniqueFd>&, stager::StagerReply* reply) {
+                    ASSIGN_OR_RETURN(McpHost * mcp, Mcp());
+                    if (!mcp_remote_) {
+                      mcp_remote_ = std::make_unique<McpRemote>(mcp);
+                    }
+                    return mcp_remote_->Connect(
+                        request.connect_mcp_proxy().server(),
+                        reply->mutable_mcp_proxy_connected());
+                  });
     dispatcher.On(stager::StagerRequest::kStopMcpServer, {kServing},
                   [&](const stager::StagerRequest& request,
                       std::vector<UniqueFd>&, stager::StagerReply* reply) {
@@ -199,6 +211,7 @@ class StagerService {
 
   // The view goes (unmounted, its folder removed); the runner ends.
   void End() {
+    mcp_remote_.reset();
     mcp_.reset();
     view_.reset();
     proxy_.reset();
@@ -484,6 +497,7 @@ class StagerService {
   std::string staging_error_;
   PrivateWalk private_walk_;
   std::unique_ptr<McpHost> mcp_;
+  std::unique_ptr<McpRemote> mcp_remote_;  // uses mcp_
   std::unique_ptr<netproxy::SessionProxy> proxy_;  // with an allow list
   std::unique_ptr<ipc::PendingHelper> host_launcher_;
   std::unique_ptr<ipc::HelperProcess> host_;
