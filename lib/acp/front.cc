@@ -118,7 +118,7 @@ Value InitializeResult() {
   Set(prompt, "embeddedContext", Bool(true));
   Set(capabilities, "promptCapabilities", std::move(prompt));
   Value mcp = Object();
-  Set(mcp, "http", Bool(false));
+  Set(mcp, "http", Bool(true));
   Set(mcp, "sse", Bool(false));
   Set(capabilities, "mcpCapabilities", std::move(mcp));
   Set(result, "agentCapabilities", std::move(capabilities));

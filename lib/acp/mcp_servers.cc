@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/acp/json_rpc.h"
+#include "lib/base/status_macros.h"
 #include "lib/policy/mcp_servers.h"
 
 namespace garuda {
@@ -45,13 +46,25 @@ absl::StatusOr<McpServer> EditorServer(const Value& entry) {
     return named;
   }
   std::string type = StringField(entry, "type").value_or("");
-  if (!type.empty() && type != "stdio") {
-    return absl::UnimplementedError(
-        absl::StrCat("a remote (", type,
-                     ") server: this agent connects to nothing but "
-                     "the model provider yet"));
-  }
   McpServerSettings& d = *server.mutable_definition();
+  if (type == "http") {
+    // ACP has no allowedDomains: the editor's server may reach its own url's
+    // host and nothing else (a policy's list still bounds it).
+    d.set_type("http");
+    d.set_url(StringField(entry, "url").value_or(""));
+    ASSIGN_OR_RETURN(std::string host, UrlHost(d.url()));
+    d.add_allowed_domains(host);
+    RETURN_IF_ERROR(NameValues(Field(entry, "headers"), "\"headers\"",
+                               d.mutable_headers()));
+    RETURN_IF_ERROR(CheckMcpServerDefinition(*name, d));
+    server.set_definition_sha256(McpDefinitionSha256(*name, d));
+    return server;
+  }
+  if (!type.empty() && type != "stdio") {
+    return absl::UnimplementedError(absl::StrCat(
+        "a ", type,
+        " server: only stdio and http (Streamable HTTP) are spoken"));
+  }
   d.set_command(StringField(entry, "command").value_or(""));
   if (const Value* args = Field(entry, "args");
       args != nullptr && args->kind_case() == Value::kListValue) {

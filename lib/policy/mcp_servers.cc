@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "lib/base/files.h"
@@ -307,6 +308,34 @@ absl::StatusOr<McpServerSources> CollectMcpServers(
   }
   RETURN_IF_ERROR(add_all(file.mcp_servers(), mcp_json, McpServer::PROJECT));
   return out;
+}
+
+absl::StatusOr<std::string> UrlHost(const std::string& url) {
+  absl::string_view rest = url;
+  if (!absl::ConsumePrefix(&rest, "https://") &&
+      !absl::ConsumePrefix(&rest, "http://")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", url, "\" is neither https:// nor http://"));
+  }
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  const size_t at = rest.rfind('@');
+  if (at != absl::string_view::npos) rest.remove_prefix(at + 1);
+  absl::string_view host = rest;
+  if (absl::StartsWith(rest, "[")) {
+    const size_t close = rest.find(']');
+    if (close == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", url, "\" has an unclosed [ in its host"));
+    }
+    host = rest.substr(1, close - 1);
+  } else {
+    host = rest.substr(0, rest.find(':'));
+  }
+  if (host.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", url, "\" names no host"));
+  }
+  return absl::AsciiStrToLower(host);
 }
 
 }  // namespace garuda

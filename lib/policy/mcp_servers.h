@@ -47,6 +47,10 @@ absl::Status CheckMcpServerName(absl::string_view name);
 absl::Status CheckMcpServerDefinition(absl::string_view name,
                                       const McpServerSettings& definition);
 
+// The host of an http:// or https:// url, lower case, without port,
+// brackets or user info; INVALID_ARGUMENT when there is none.
+absl::StatusOr<std::string> UrlHost(const std::string& url);
+
 // "stdio" or "http", from the type or, without one, the fields (a command
 // makes it stdio).
 std::string McpTransport(const McpServerSettings& definition);

@@ -47,34 +47,6 @@ absl::Status NotConnected(const McpServer& server, absl::string_view field,
 
 }  // namespace
 
-absl::StatusOr<std::string> UrlHost(const std::string& url) {
-  absl::string_view rest = url;
-  if (!absl::ConsumePrefix(&rest, "https://") &&
-      !absl::ConsumePrefix(&rest, "http://")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", url, "\" is neither https:// nor http://"));
-  }
-  rest = rest.substr(0, rest.find_first_of("/?#"));
-  const size_t at = rest.rfind('@');
-  if (at != absl::string_view::npos) rest.remove_prefix(at + 1);
-  absl::string_view host = rest;
-  if (absl::StartsWith(rest, "[")) {
-    const size_t close = rest.find(']');
-    if (close == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("\"", url, "\" has an unclosed [ in its host"));
-    }
-    host = rest.substr(1, close - 1);
-  } else {
-    host = rest.substr(0, rest.find(':'));
-  }
-  if (host.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", url, "\" names no host"));
-  }
-  return absl::AsciiStrToLower(host);
-}
-
 absl::StatusOr<std::unique_ptr<McpRemote::Proxy>> McpRemote::Start(
     const McpServer& server) {
   const McpServerSettings& d = server.definition();

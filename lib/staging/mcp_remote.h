@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "lib/base/unique_fd.h"
+#include "lib/policy/mcp_servers.h"
 #include "lib/staging/mcp_host.h"
 #include "proto/settings.pb.h"
 #include "proto/stager_service.pb.h"
@@ -55,10 +56,6 @@ class McpRemote {
   const McpHost* host_;
   std::map<std::string, std::unique_ptr<Proxy>> proxies_;
 };
-
-// The host of an http:// or https:// url, lower case, without port,
-// brackets or user info; INVALID_ARGUMENT when there is none.
-absl::StatusOr<std::string> UrlHost(const std::string& url);
 
 }  // namespace garuda
 

@@ -236,6 +236,9 @@ test("initialize, a new session and a prompt with streamed text; an MCP server t
   assert.equal(init.agentCapabilities.loadSession, true);
   assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
   assert.equal(init.agentCapabilities.promptCapabilities.image, false);
+  // Stdio and Streamable HTTP servers; the older SSE transport is not spoken.
+  assert.equal(init.agentCapabilities.mcpCapabilities.http, true);
+  assert.equal(init.agentCapabilities.mcpCapabilities.sse, false);
   assert.equal(init.agentInfo.name, "garuda-agent");
   assert.match(init.agentInfo.version, /^\d+\.\d+\.\d+/);
 
@@ -307,7 +310,7 @@ test("an editor's MCP server runs in the sandbox; its tool is asked, and its ans
   await initialize(peer);
   const session = await newSession(peer, world, [
     { name: "everything", command: "node", args: [script, "stdio"], env: [] },
-    { name: "remote", type: "http", url: "https://mcp.example.com/mcp", headers: [] },
+    { name: "remote", type: "sse", url: "https://mcp.example.com/sse", headers: [] },
   ]);
   assert.equal((await prompt(peer, session.sessionId, "echo it")).stopReason, "end_turn");
   assert.deepEqual(clientCalls, []);

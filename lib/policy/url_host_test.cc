@@ -1,4 +1,4 @@
-#include "lib/staging/mcp_remote.h"
+#include "lib/policy/mcp_servers.h"
 
 #include "gtest/gtest.h"
 
