@@ -168,8 +168,24 @@ absl::Status McpTools::AddRows(const McpServerList& servers, ToolTable& table) {
       }
     }
     for (auto& [name, tool] : s.tools) {
-      if (!tool->listed || table.Find(name) != nullptr) continue;
-      absl::Status registered = table.Register(RowFor(s, tool));
+      if (!tool->listed) continue;
+      ToolRow row = RowFor(s, tool);
+      if (const ToolRow* shown = table.Find(name); shown != nullptr) {
+        // Listed again after a list_changed: the schema is read through
+        // the tool's state, the description and kind are the row's.
+        if (shown->spec.description == row.spec.description &&
+            shown->spec.kind == row.spec.kind) {
+          continue;
+        }
+        absl::Status replaced = table.Replace(std::move(row));
+        if (!replaced.ok()) {
+          s.problems.push_back(absl::StrCat(
+              "the tool ", tool->tool.name,
+              " keeps its earlier description: ", replaced.message()));
+        }
+        continue;
+      }
+      absl::Status registered = table.Register(std::move(row));
       if (!registered.ok()) {
         tool->listed = false;
         tool->offered = false;

@@ -102,6 +102,19 @@ absl::Status ToolTable::Register(ToolRow row) {
   return absl::OkStatus();
 }
 
+absl::Status ToolTable::Replace(ToolRow row) {
+  for (ToolRow& existing : rows_) {
+    if (existing.spec.name != row.spec.name) continue;
+    for (ToolProfile profile : {ToolProfile::kDefault, ToolProfile::kStrict}) {
+      RETURN_IF_ERROR(ParseSchema(row.spec, profile).status());
+    }
+    existing = std::move(row);
+    return absl::OkStatus();
+  }
+  return absl::NotFoundError(absl::StrCat("there is no tool named \"",
+                                          row.spec.name, "\" to replace"));
+}
+
 const ToolRow* ToolTable::Find(absl::string_view name) const {
   for (const ToolRow& row : rows_) {
     if (row.spec.name == name) return &row;

@@ -121,6 +121,11 @@ class ToolTable {
   // is empty or the schema is not a JSON object with "properties".
   absl::Status Register(ToolRow row);
 
+  // The row of the same name, replaced (an MCP server that listed its tool
+  // again with another description). NOT_FOUND when there is none;
+  // INVALID_ARGUMENT as Register for a bad schema, the old row kept.
+  absl::Status Replace(ToolRow row);
+
   // The row of `name`, or null.
   const ToolRow* Find(absl::string_view name) const;
   // NOT_FOUND for the model: "there is no tool named ..." with the names.

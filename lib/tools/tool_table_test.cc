@@ -76,6 +76,29 @@ TEST(ToolTableTest, RegisterRefusesATakenNameAndABadSchema) {
   EXPECT_TRUE(absl::IsInvalidArgument(table.Register(std::move(nameless))));
 }
 
+TEST(ToolTableTest, ReplaceChangesTheRowOfThatNameOnly) {
+  ToolTable table;
+  ASSERT_TRUE(table.Register(LookupRow()).ok());
+  ToolRow again = LookupRow();
+  again.spec.description = "Look a word up, now in two languages.";
+  ASSERT_TRUE(table.Replace(std::move(again)).ok());
+  ASSERT_EQ(table.rows().size(), 1u);
+  std::vector<provider::ToolDefinition> definitions =
+      table.Definitions(ToolProfile::kDefault);
+  ASSERT_EQ(definitions.size(), 1u);
+  EXPECT_EQ(definitions[0].description(),
+            "Look a word up, now in two languages.");
+
+  ToolRow other = LookupRow();
+  other.spec.name = "define";
+  EXPECT_TRUE(absl::IsNotFound(table.Replace(std::move(other))));
+  ToolRow bad = LookupRow();
+  bad.spec.schema = [](ToolProfile) { return std::string("[]"); };
+  EXPECT_TRUE(absl::IsInvalidArgument(table.Replace(std::move(bad))));
+  EXPECT_EQ(table.Definitions(ToolProfile::kDefault)[0].description(),
+            "Look a word up, now in two languages.");
+}
+
 TEST(ToolTableTest, ARowNotOfferedIsLeftOutOfTheRequest) {
   bool offered = false;
   ToolTable table;

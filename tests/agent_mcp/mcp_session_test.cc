@@ -88,16 +88,22 @@ class McpSessionTest : public ::testing::Test {
   // kept for a test that stops it.
   McpServerEntry Plain(const std::string& name, const std::string& package,
                        std::vector<std::string> args) {
+    return Started(name,
+                   mcp::NodeArgv(mcp::PinnedServerScript(package), args));
+  }
+
+  // Any program as a server, started plainly.
+  McpServerEntry Started(const std::string& name,
+                         std::vector<std::string> argv) {
     McpServerEntry entry;
     entry.name = name;
     entry.origin = "the test";
     entry.sandbox = "started plainly by the test";
     entry.start_timeout = absl::Seconds(30);
     entry.call_timeout = absl::Seconds(30);
-    entry.start = [this, name, package, args]() -> absl::StatusOr<McpStarted> {
+    entry.start = [this, name, argv]() -> absl::StatusOr<McpStarted> {
       absl::StatusOr<mcp::PlainServer> process = mcp::PlainServer::Start(
-          mcp::NodeArgv(mcp::PinnedServerScript(package), args),
-          absl::StrCat(TempDir(), "/", name, ".stderr"));
+          argv, absl::StrCat(TempDir(), "/", name, ".stderr"));
       if (!process.ok()) return process.status();
       McpStarted started;
       started.transport = mcp::StdioTransport(
@@ -537,6 +543,60 @@ TEST_F(McpSessionTest, ListChangedAddsTheNewTool) {
   }
   ASSERT_NE(table.Find("mcp__everything__get-roots-list"), nullptr);
   EXPECT_NE(table.Find(kEcho), nullptr);
+}
+
+// A server that lists its tool again (list_changed) with another
+// description: the next request offers the new one, not the one of the
+// first listing. The server says "listing N" in the description of its N-th
+// tools/list, and announces list_changed when its tool is called, before
+// the call's answer (so the client has read it when the answer arrives).
+TEST_F(McpSessionTest, ListChangedRefreshesADescription) {
+  const std::string script = TempDir() + "/changing_server.py";
+  garuda::testing::Write(script, R"(import json, sys
+listings = 0
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    message = json.loads(line)
+    ident, method = message.get("id"), message.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": ident, "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "changing", "version": "1"}}})
+    elif method == "tools/list":
+        listings += 1
+        send({"jsonrpc": "2.0", "id": ident, "result": {"tools": [{
+            "name": "greet", "description": "listing %d" % listings,
+            "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0",
+              "method": "notifications/tools/list_changed"})
+        send({"jsonrpc": "2.0", "id": ident, "result": {
+            "content": [{"type": "text", "text": "hello"}]}})
+    elif ident is not None:
+        send({"jsonrpc": "2.0", "id": ident,
+              "error": {"code": -32601, "message": "not here"}})
+)");
+  ASSERT_TRUE(
+      permissions_
+          .AddRule(Verdict::kAllow, "mcp__changing", "~/.garuda/settings.json")
+          .ok());
+  ProviderScript replies;
+  *replies.add_replies() = garuda::testing::ToolCallReply(
+      "call_1", "mcp__changing__greet", "{}");
+  *replies.add_replies() = garuda::testing::TextReply("Greeted.");
+  ASSERT_NO_FATAL_FAILURE(
+      Begin(replies, {Started("changing", {"python3", script})}));
+
+  TurnOutcome outcome = Turn("Greet");
+  ASSERT_EQ(outcome.tool_calls.size(), 1u);
+  ASSERT_EQ(server_->requests().size(), 2u);
+  EXPECT_TRUE(absl::StrContains(RequestBody(0), "listing 1"));
+  EXPECT_TRUE(absl::StrContains(RequestBody(1), "listing 2"))
+      << RequestBody(1);
+  EXPECT_FALSE(absl::StrContains(RequestBody(1), "listing 1"));
 }
 
 // Staged mode: server-filesystem works in a staging copy (as the stager's
