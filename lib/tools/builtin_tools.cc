@@ -173,7 +173,8 @@ constexpr char kFindReferencesDescription[] =
     "found (precise: a language server; syntactic: our index resolved it; "
     "search_based: a name match only) and the line. A result found without "
     "a compiler starts with a warning: check it before relying on it.";
-constexpr char kFindReferencesSchema[] = R"({"type": "object", "properties": {
+// find_references and callers take the symbol alone.
+constexpr char kSymbolSchema[] = R"({"type": "object", "properties": {
   %p
 }, "additionalProperties": false})";
 
@@ -181,10 +182,6 @@ constexpr char kCallersDescription[] =
     "The functions and methods that call or use a symbol in the project's "
     "Java and Python files, one per caller, with where the call is. As "
     "find_references, a warning first when the result is approximate.";
-constexpr char kCallersSchema[] = R"({"type": "object", "properties": {
-  %p
-}, "additionalProperties": false})";
-
 constexpr char kImpactDescription[] =
     "What a change to a symbol may affect: its callers, their callers, to "
     "a depth, with a risk label that is a heuristic (a count of affected "
@@ -338,9 +335,8 @@ BuiltinTools MakeBuiltins() {
   tools.reads = {ReadFile(), ListFiles(), Grep()};
   tools.edits = {EditFile(), WriteFile()};
   tools.code = {
-      CodeTool("find_references", kFindReferencesDescription,
-               kFindReferencesSchema),
-      CodeTool("callers", kCallersDescription, kCallersSchema),
+      CodeTool("find_references", kFindReferencesDescription, kSymbolSchema),
+      CodeTool("callers", kCallersDescription, kSymbolSchema),
       CodeTool("impact", kImpactDescription, kImpactSchema),
   };
   return tools;
