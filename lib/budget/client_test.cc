@@ -1,8 +1,8 @@
-// The top agent's client waits for each answer in one poll on the socket and
-// the budgeter's pidfd (ipc::HelperProcess::Call). The pidfd is what notices
-// the budgeter's death when its end of the channel outlives it: here a
-// background process of the shell that execs the budgeter holds that end, so
-// no end of file ever comes. The negative control talks over the same socket
+// The top agent's client waits for each answer in a read that looks at the
+// budgeter's pidfd every ipc::kWatchTick (ipc::HelperProcess::Call). The
+// pidfd is what notices the budgeter's death when its end of the channel
+// outlives it: here a background process of the shell that execs the
+// budgeter holds that end, so no end of file ever comes. The negative control talks over the same socket
 // without the pidfd, and only a receive timeout ends its wait.
 #include "lib/budget/client.h"
 

@@ -5,6 +5,7 @@
 #ifndef GARUDA_LIB_BUDGET_SERVER_H_
 #define GARUDA_LIB_BUDGET_SERVER_H_
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,7 +41,7 @@ class BudgetServer {
   // error: nothing more may be answered). A child channel that breaks the
   // protocol is ended alone, with an error reply.
   //
-  // Group commit: every request that is ready in one poll round is handled
+  // Group commit: every request that is ready in one round is handled
   // (lib/ipc's Dispatcher table, one per channel), then the journal is
   // written with one write, then the replies go out. No reply that raises a
   // charge leaves before its record is written (see journal.h); fdatasync
@@ -54,6 +55,8 @@ class BudgetServer {
     AgentId agent;
     ipc::Channel channel;
     Dispatcher dispatcher;
+    // The channel's SO_RCVTIMEO (0: not set yet).
+    std::chrono::milliseconds receive_timeout{0};
   };
   struct Answer {
     Connection* connection;
@@ -68,6 +71,9 @@ class BudgetServer {
   JournaledLedger::Clock::time_point FlushDue() const;
   // poll(2)'s timeout: until the flush is due, or none.
   int PollTimeoutMs() const;
+  // With the top agent's channel alone, the server waits in its read:
+  // gives that read the timeout after which a pending flush is due.
+  absl::Status WaitAlone(Connection& connection);
   // Reads one request from `connection` and handles it, queueing its
   // answer. OK when the channel goes on; OUT_OF_RANGE when the peer closed
   // it; any other error has ended it (a protocol violation).

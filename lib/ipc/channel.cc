@@ -140,7 +140,7 @@ absl::Status Channel::SendUnchecked(
 absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
                                      bool fds_allowed,
                                      std::vector<UniqueFd>* fds, int watch_fd,
-                                     bool wait_first, size_t* received,
+                                     size_t* received,
                                      size_t* first_read) {
   const std::string& peer = options_.peer_name;
   const int max_fds = std::max(options_.max_fds_per_frame, 0);
@@ -156,25 +156,20 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
   }
   size_t done = 0;
   *received = 0;
-  // While watching, poll only when the socket has nothing to read: before
-  // the first read of a frame when the caller expects to wait, and after a
-  // read that found nothing. The rest of a frame is usually there already.
-  bool wait = wait_first;
-  while (done < size) {
-    if (watch_fd >= 0 && wait) {
-      struct pollfd polls[2] = {{socket_.get(), POLLIN, 0},
-                                {watch_fd, POLLIN, 0}};
-      int ready = ::poll(polls, 2, -1);
-      if (ready < 0) {
-        if (errno == EINTR) continue;
-        return LastErrnoStatus(absl::StrCat("poll on the channel to ", peer));
-      }
-      if (polls[0].revents == 0 && polls[1].revents != 0) {
-        return absl::UnavailableError(absl::StrCat("stopped waiting for ", peer,
-                                                   " after ", done, " of ",
-                                                   size, " bytes"));
-      }
+  if (watch_fd >= 0 && !watch_tick_set_) {
+    // While watching, each read blocks for at most a tick, after which
+    // `watch_fd` is looked at: a read that blocks is woken by the data
+    // itself, which costs less than a poll on both before every read.
+    struct timeval tick = {0, static_cast<suseconds_t>(
+                                  absl::ToInt64Microseconds(kWatchTick))};
+    if (::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &tick,
+                     sizeof tick) != 0) {
+      return LastErrnoStatus(
+          absl::StrCat("setsockopt(SO_RCVTIMEO) on the channel to ", peer));
     }
+    watch_tick_set_ = true;
+  }
+  while (done < size) {
     struct iovec iov = {buffer + done, capacity - done};
     struct msghdr msg = {};
     msg.msg_iov = &iov;
@@ -182,15 +177,27 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
     msg.msg_control = control;
     msg.msg_controllen = space;
     // MSG_CMSG_CLOEXEC: a descriptor we receive never leaks into a program
-    // we start later. While watching, a read never blocks: with nothing to
-    // read it goes back to poll.
-    ssize_t n =
-        ::recvmsg(socket_.get(), &msg,
-                  MSG_CMSG_CLOEXEC | (watch_fd >= 0 ? MSG_DONTWAIT : 0));
+    // we start later.
+    ssize_t n = ::recvmsg(socket_.get(), &msg, MSG_CMSG_CLOEXEC);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (watch_fd >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        wait = true;
+        // A tick with nothing to read: stop only when `watch_fd` fired and
+        // the socket still has nothing (an answer sent just before the peer
+        // died is still read).
+        struct pollfd polls[2] = {{socket_.get(), POLLIN, 0},
+                                  {watch_fd, POLLIN, 0}};
+        int ready = ::poll(polls, 2, 0);
+        if (ready < 0 && errno != EINTR) {
+          return LastErrnoStatus(
+              absl::StrCat("poll on the channel to ", peer));
+        }
+        if (ready > 0 && polls[0].revents == 0 && polls[1].revents != 0) {
+          *received = done;
+          return absl::UnavailableError(absl::StrCat("stopped waiting for ",
+                                                     peer, " after ", done,
+                                                     " of ", size, " bytes"));
+        }
         continue;
       }
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -243,7 +250,6 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
       *first_read = static_cast<size_t>(n);
     }
     done += static_cast<size_t>(n);
-    wait = false;
   }
   *received = done;
   return absl::OkStatus();
@@ -307,7 +313,7 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
     status = ReadFrameBytes(&read_buffer_[read_end_], kFrameHeaderBytes - have,
                             room, fds_allowed,
                             fds == nullptr ? nullptr : &arrived, watch_fd,
-                            /*wait_first=*/true, &received, &first_read);
+                            &received, &first_read);
     read_end_ += received;
     have += received;
     if (absl::IsOutOfRange(status)) {
@@ -335,12 +341,10 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
   }
   const size_t total = kFrameHeaderBytes + length;
   if (have < total) {
-    // The body follows its header in the same sendmsg, so it is read
-    // without polling first.
     size_t room = MakeRoom(total);
     status = ReadFrameBytes(&read_buffer_[read_end_], total - have, room,
                             /*fds_allowed=*/false, nullptr, watch_fd,
-                            /*wait_first=*/false, &received);
+                            &received);
     read_end_ += received;
     have += received;
     if (absl::IsOutOfRange(status)) {

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "google/protobuf/message_lite.h"
 #include "lib/base/unique_fd.h"
@@ -25,6 +26,12 @@
 
 namespace garuda {
 namespace ipc {
+
+// How often a ReceiveWatching() that is still waiting looks at its watch
+// descriptor: what a dead peer whose end of the channel lives on in another
+// process can cost before it is noticed. A peer whose end closes with it is
+// noticed at once (end of file).
+inline constexpr absl::Duration kWatchTick = absl::Milliseconds(250);
 
 template <typename Request, typename Reply>
 class Dispatcher;
@@ -75,10 +82,14 @@ class Channel {
   absl::Status Receive(google::protobuf::MessageLite* message,
                        std::vector<UniqueFd>* fds = nullptr);
 
-  // Like Receive(), but before each read waits on the socket and on
-  // `watch_fd` (e.g. a pidfd) together. When `watch_fd` becomes readable while
-  // the socket has nothing to read, returns UNAVAILABLE ("stopped waiting")
-  // and ends the channel: a peer that died mid-frame never leaves us blocked.
+  // Like Receive(), but also watches `watch_fd` (e.g. a pidfd): the reads
+  // block in recvmsg(2) for at most kWatchTick each (the first call gives
+  // the socket that receive timeout, so the channel should have none of its
+  // own), and when `watch_fd` is readable while the socket has nothing to
+  // read, returns UNAVAILABLE ("stopped waiting") and ends the channel: a
+  // peer that died mid-frame never leaves us blocked. The wait is in the
+  // read rather than in a poll on both: on a virtual machine, a poll's
+  // wake-up took about 10 us more per exchange (docs/budget.md).
   absl::Status ReceiveWatching(google::protobuf::MessageLite* message,
                                std::vector<UniqueFd>* fds, int watch_fd);
 
@@ -106,12 +117,12 @@ class Channel {
   // Receives at least `size` and at most `capacity` bytes into `buffer`.
   // Descriptors are accepted only when `fds_allowed` and only on the first
   // read; they go to `*fds`, and `*first_read` is what that read brought.
-  // With a `watch_fd`, polls before the first read only when `wait_first`
-  // (else only once a read finds nothing). `received` says how many bytes
-  // arrived, also before an error.
+  // With a `watch_fd`, each read blocks for at most kWatchTick, then
+  // `watch_fd` is looked at. `received` says how many bytes arrived, also
+  // before an error.
   absl::Status ReadFrameBytes(char* buffer, size_t size, size_t capacity,
                               bool fds_allowed, std::vector<UniqueFd>* fds,
-                              int watch_fd, bool wait_first, size_t* received,
+                              int watch_fd, size_t* received,
                               size_t* first_read = nullptr);
   // Room in the read buffer for a frame of `frame_bytes` from read_start_
   // (moving what is unread to the front when needed); returns how much the
@@ -133,6 +144,7 @@ class Channel {
   std::string read_buffer_;
   size_t read_start_ = 0;
   size_t read_end_ = 0;
+  bool watch_tick_set_ = false;  // SO_RCVTIMEO is kWatchTick
 };
 
 // One sendmsg(2) of `size` bytes at `data` with `fds` riding on the first

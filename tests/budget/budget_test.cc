@@ -429,6 +429,45 @@ TEST_F(BudgetProcessTest, ResumeReplaysTheJournal) {
   EXPECT_EQ(other.Status()->spent(), 0);
 }
 
+// A settle that lowers a charge is queued, not written, when it is answered
+// (journal.h); the budgeter writes it once idle. With the top agent alone it
+// waits in its read, whose timeout is then the flush's timer; with a child's
+// channel too it waits in poll(2). Either way the record reaches the journal
+// while the session goes on: without the idle flush it would stay queued
+// until the next grant or the end.
+TEST_F(BudgetProcessTest, AnIdleBudgeterWritesTheSettleItHeld) {
+  for (bool with_child : {false, true}) {
+    SCOPED_TRACE(with_child ? "a child's channel open" : "the top agent alone");
+    const std::string session = with_child ? "idle-child" : "idle-alone";
+    auto budgeter = StartBudgeter(session, 100000);
+    ASSERT_TRUE(budgeter);
+    BudgetClient parent(budgeter.get());
+    std::vector<Spawned> held;
+    if (with_child) {
+      held = StartChildren(parent, 1, 4000, {"--mode=hold", "--chunk=600"});
+      ASSERT_EQ(held[0].process->ReadLine(), "ready");
+    }
+    const int64_t child_reserved = with_child ? 600 : 0;
+    auto reserved = parent.Reserve(30000, "turn", "a");
+    ASSERT_TRUE(reserved.ok()) << reserved.status();
+    ASSERT_TRUE(reserved->granted());
+    auto settled = parent.Settle(reserved->reservation(), 1000, true);
+    ASSERT_TRUE(settled.ok()) << settled.status();
+    // Polled with a deadline far beyond kIdleBeforeFlush: an idle flush
+    // comes within milliseconds; none at all never shows it.
+    BudgetStatus status;
+    for (int i = 0; i < 1000; ++i) {
+      status = JournalStatus(session);
+      if (status.spent() == 1000) break;
+      ::usleep(10 * 1000);
+    }
+    EXPECT_EQ(status.spent(), 1000) << "the settle never reached the journal";
+    EXPECT_EQ(status.reserved(), child_reserved);
+    for (Spawned& child : held) child.process.reset();
+    EXPECT_TRUE(budgeter->Stop().ok());
+  }
+}
+
 TEST_F(BudgetProcessTest, CorruptJournalStopsTheStartWithItsLineNumber) {
   {
     auto budgeter = StartBudgeter("corrupt", 10000);
