@@ -21,6 +21,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
 #include "lib/rules/sandbox_defaults.h"
+#include "sandbox/later_denied.h"
 #include "sandbox/private_walk.h"
 
 namespace garuda {
@@ -88,7 +89,9 @@ absl::StatusOr<struct stat> CheckBeneath(const std::string& base,
   return st;
 }
 
-absl::Status AddDenied(std::string path, MountPlan* plan) {
+}  // namespace
+
+absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
@@ -104,11 +107,24 @@ absl::Status AddDenied(std::string path, MountPlan* plan) {
         absl::StrCat("denied path ", path, " goes through a symbolic link (to ",
                      real, "); remove the link or deny ", real, " instead"));
   }
-  plan->steps.push_back({S_ISDIR(st.st_mode) ? MountStep::Kind::kDenyDir
-                                             : MountStep::Kind::kDenyFile,
-                         "", path});
+  steps->push_back({S_ISDIR(st.st_mode) ? MountStep::Kind::kDenyDir
+                                        : MountStep::Kind::kDenyFile,
+                    "", path});
   return absl::OkStatus();
 }
+
+std::vector<std::string> OutermostPaths(std::vector<std::string> paths) {
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  std::vector<std::string> kept;
+  for (const std::string& path : paths) {
+    if (!kept.empty() && absl::StartsWith(path, kept.back() + "/")) continue;
+    kept.push_back(path);
+  }
+  return kept;
+}
+
+namespace {
 
 // A job's write scope (T6): each entry that exists bound writable beneath
 // the project, opened without following a link, as a writable path is.
@@ -312,9 +328,12 @@ absl::Status ApplyStep(const MountStep& step) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
-    const SandboxPolicy& policy, const std::string& project,
-    PrivateWalk* private_walk) {
+namespace {
+
+// The policy's denied paths, absolute, with its patterns expanded; not yet
+// sorted or pruned.
+absl::StatusOr<std::vector<std::string>> NamedDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project) {
   std::vector<std::string> denied;
   for (const std::string& given : policy.denied_paths()) {
     if (given.empty()) continue;
@@ -340,31 +359,47 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
     }
     ::globfree(&matches);
   }
+  return denied;
+}
+
+absl::Status CheckPrivateUnder(const SandboxPolicy& policy) {
   for (const std::string& folder : policy.deny_private_under()) {
     if (!IsAbsolute(folder)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "denyPrivateUnder \"", folder, "\" must be an absolute path"));
     }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void FindPrivatePaths(const SandboxPolicy& policy, PrivateWalk* private_walk,
+                      std::vector<std::string>* found) {
+  for (const std::string& folder : policy.deny_private_under()) {
     if (private_walk != nullptr) {
-      private_walk->Find(folder, &denied);
+      private_walk->Find(folder, found);
     } else {
-      FindPrivateUnder(folder, &denied);
+      FindPrivateUnder(folder, found);
     }
   }
+}
+
+absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project,
+    PrivateWalk* private_walk) {
+  RETURN_IF_ERROR(CheckPrivateUnder(policy));
+  ASSIGN_OR_RETURN(std::vector<std::string> denied,
+                   NamedDeniedPaths(policy, project));
+  FindPrivatePaths(policy, private_walk, &denied);
   // A path inside one denied already adds nothing, and would need a mount
   // point inside a folder nobody may open.
-  std::sort(denied.begin(), denied.end());
-  denied.erase(std::unique(denied.begin(), denied.end()), denied.end());
-  std::vector<std::string> kept;
-  for (const std::string& path : denied) {
-    if (!kept.empty() && absl::StartsWith(path, kept.back() + "/")) continue;
-    kept.push_back(path);
-  }
-  return kept;
+  return OutermostPaths(std::move(denied));
 }
 
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
-                                         PrivateWalk* private_walk) {
+                                         PrivateWalk* private_walk,
+                                         PrivatePaths private_paths) {
   MountPlan plan;
   if (!IsAbsolute(policy.project())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -477,10 +512,16 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
         {MountStep::Kind::kBind, source, bind.target(), bind.writable()});
     if (bind.writable()) plan.writable.push_back(bind.target());
   }
-  ASSIGN_OR_RETURN(std::vector<std::string> denied,
-                   ExpandDeniedPaths(policy, project, private_walk));
+  std::vector<std::string> denied;
+  if (private_paths == PrivatePaths::kInThePlan) {
+    ASSIGN_OR_RETURN(denied, ExpandDeniedPaths(policy, project, private_walk));
+  } else {
+    RETURN_IF_ERROR(CheckPrivateUnder(policy));
+    ASSIGN_OR_RETURN(denied, NamedDeniedPaths(policy, project));
+    denied = OutermostPaths(std::move(denied));
+  }
   for (const std::string& path : denied) {
-    RETURN_IF_ERROR(AddDenied(path, &plan));
+    RETURN_IF_ERROR(AddDeniedStep(path, &plan.steps));
   }
 
   plan.working_directory =
@@ -488,7 +529,7 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
   return plan;
 }
 
-absl::Status ApplyMountPlan(const MountPlan& plan) {
+absl::Status ApplyMountPlan(const MountPlan& plan, int later_steps_fd) {
   // Safe: we are in a new mount namespace; making every mount private means
   // nothing we mount or unmount from here on reaches the host's namespace.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
@@ -521,13 +562,24 @@ absl::Status ApplyMountPlan(const MountPlan& plan) {
       0) {
     return LastErrnoStatus("mount the new root");
   }
-  for (const MountStep& step : plan.steps) {
-    absl::Status status = ApplyStep(step);
-    if (!status.ok()) {
-      return absl::Status(
-          status.code(),
-          absl::StrCat("sandbox root, ", step.target, ": ", status.message()));
+  auto apply = [](const std::vector<MountStep>& steps) -> absl::Status {
+    for (const MountStep& step : steps) {
+      absl::Status status = ApplyStep(step);
+      if (!status.ok()) {
+        return absl::Status(status.code(),
+                            absl::StrCat("sandbox root, ", step.target, ": ",
+                                         status.message()));
+      }
     }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(apply(plan.steps));
+  if (later_steps_fd >= 0) {
+    // The private paths, found by the supervisor meanwhile: applied last,
+    // as the plan's own denied paths are, and before the root is sealed.
+    ASSIGN_OR_RETURN(std::vector<MountStep> later,
+                     ReceiveDenySteps(later_steps_fd));
+    RETURN_IF_ERROR(apply(later));
   }
   // Nothing may create files in the new root itself. Safe: it only adds
   // restrictions to our own tmpfs.

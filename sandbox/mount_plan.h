@@ -61,15 +61,35 @@ struct MountPlan {
 absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
     const SandboxPolicy& policy, const std::string& project,
     PrivateWalk* private_walk = nullptr);
+// Appends what deny_private_under finds on this host: every file or folder
+// there that others may not read (walked afresh without `private_walk`).
+void FindPrivatePaths(const SandboxPolicy& policy, PrivateWalk* private_walk,
+                      std::vector<std::string>* found);
+// Sorted, without repeats, and without any path inside another one of them.
+std::vector<std::string> OutermostPaths(std::vector<std::string> paths);
+// The step that hides `path` (an empty folder or file nobody may open);
+// nothing when it does not exist; an error naming it when a link is on the
+// way.
+absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps);
+
+enum class PrivatePaths {
+  kInThePlan,
+  // Left out of the plan: the supervisor finds them while PID 1 builds the
+  // rest of the root, and sends PID 1 their steps (sandbox/later_denied.h).
+  kSentLater,
+};
 // `private_walk`: the walk of denyPrivateUnder kept between the runs of a
 // process that starts many (sandbox/private_walk.h); null: walked afresh.
-absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
-                                         PrivateWalk* private_walk = nullptr);
+absl::StatusOr<MountPlan> BuildMountPlan(
+    const SandboxPolicy& policy, PrivateWalk* private_walk = nullptr,
+    PrivatePaths private_paths = PrivatePaths::kInThePlan);
 
 // Inside the child, in its own user and mount namespaces: builds the new
 // root from `plan` on a private tmpfs and pivots into it. The host's tree is
-// no longer reachable afterwards.
-absl::Status ApplyMountPlan(const MountPlan& plan);
+// no longer reachable afterwards. With `later_steps_fd`, the plan's steps
+// are followed by the steps read from it (ReceiveDenySteps) before the root
+// is made read-only; without all of them the root is never finished.
+absl::Status ApplyMountPlan(const MountPlan& plan, int later_steps_fd = -1);
 
 }  // namespace garuda
 

@@ -48,6 +48,9 @@ struct ChildIo {
   // With a network_proxy policy: where PID 1 sends its loopback listener
   // (sandbox/network_proxy.h).
   int proxy_fd = -1;
+  // With deny_private_under: where the supervisor sends the steps that hide
+  // what it found (sandbox/later_denied.h), while PID 1 builds the root.
+  int later_steps_fd = -1;
 };
 
 constexpr char kMemoryByCgroup = 1;

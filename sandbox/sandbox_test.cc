@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
 #include "lib/base/unique_fd.h"
@@ -177,6 +178,63 @@ TEST_F(SandboxTest, ASecretAddedBetweenRunsIsHiddenWithTheWalkKept) {
   auto open = RunInSandbox(policy_, options);
   ASSERT_TRUE(open.ok());
   EXPECT_EQ(open->stdout_data, "opensecret");
+}
+
+// What deny_private_under finds is walked after the clone and sent to PID 1
+// (sandbox/later_denied.h), beside the plan's own denied paths: a private
+// path inside a named one is left to the named one's mount, a private
+// folder around a named path covers it, and a private file alone is hidden.
+TEST_F(SandboxTest, PrivatePathsSentLaterAreHiddenBesideNamedOnes) {
+  const std::string etc = JoinPath(project_, "etc");
+  ASSERT_TRUE(MakeDirectories(JoinPath(etc, "ssl"), 0755).ok());
+  ASSERT_TRUE(MakeDirectories(JoinPath(etc, "keys/named"), 0700).ok());
+  ASSERT_TRUE(WriteFileAtomically(JoinPath(etc, "public"), "open", 0644).ok());
+  ASSERT_TRUE(WriteFileAtomically(JoinPath(etc, "secret"), "s", 0600).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(etc, "ssl/private.key"), "k", 0600).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(etc, "keys/named/key"), "n", 0644).ok());
+  const std::string script =
+      "cat etc/public; cat etc/secret 2>/dev/null && echo LEAK-secret; "
+      "cat etc/ssl/private.key 2>/dev/null && echo LEAK-ssl; "
+      "cat etc/keys/named/key 2>/dev/null && echo LEAK-keys; true";
+  policy_.add_denied_paths("etc/ssl");
+  policy_.add_denied_paths("etc/keys/named");
+  policy_.add_deny_private_under(etc);
+  RunResult hidden = Run(script);
+  EXPECT_EQ(hidden.kind, RunResult::Kind::kExited) << hidden.Describe();
+  EXPECT_EQ(hidden.stdout_data, "open");
+  // The control: without either list every one of them is read.
+  policy_.clear_denied_paths();
+  policy_.clear_deny_private_under();
+  EXPECT_EQ(Run(script).stdout_data,
+            "opensLEAK-secret\nkLEAK-ssl\nnLEAK-keys\n");
+}
+
+// A private path that cannot be hidden (a link on the way to it) ends the
+// run after the clone, before PID 1 has sealed the root: nothing of the
+// command runs, and the error names the link.
+TEST_F(SandboxTest, APrivatePathThatCannotBeHiddenStopsTheRun) {
+  const std::string real = JoinPath(root_, "real");
+  ASSERT_TRUE(MakeDirectories(JoinPath(real, "etc"), 0755).ok());
+  ASSERT_TRUE(
+      WriteFileAtomically(JoinPath(real, "etc/secret"), "s", 0600).ok());
+  const std::string via = JoinPath(root_, "via");
+  ASSERT_EQ(::symlink(real.c_str(), via.c_str()), 0);
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "touch ran"};
+  policy_.add_deny_private_under(JoinPath(via, "etc"));
+  auto refused = RunInSandbox(policy_, options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "symbolic link"))
+      << refused.status();
+  EXPECT_FALSE(Exists(JoinPath(project_, "ran")));
+  // The control: the same folder by its own path runs.
+  policy_.clear_deny_private_under();
+  policy_.add_deny_private_under(JoinPath(real, "etc"));
+  auto ran = RunInSandbox(policy_, options);
+  ASSERT_TRUE(ran.ok()) << ran.status();
+  EXPECT_TRUE(Exists(JoinPath(project_, "ran")));
 }
 
 TEST_F(SandboxTest, WorktreeWithAGitFileRuns) {

@@ -1,0 +1,117 @@
+#include "sandbox/later_denied.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/base/errno_status.h"
+#include "lib/base/status_macros.h"
+
+namespace garuda {
+namespace {
+
+// Each step is its kind's letter, its path and a NUL; the list ends with
+// kEnd. A path never holds a NUL.
+constexpr char kDenyDirLetter = 'd';
+constexpr char kDenyFileLetter = 'f';
+constexpr char kEnd = 'E';
+// Far above any /etc; a list this long is a fault, not a host.
+constexpr size_t kMostBytes = 16 << 20;
+
+bool InsideOrSame(const std::string& path, const std::string& folder) {
+  return path == folder || absl::StartsWith(path, folder + "/");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<MountStep>> PrivateDenySteps(
+    const SandboxPolicy& policy, const MountPlan& plan,
+    PrivateWalk* private_walk) {
+  std::vector<std::string> found;
+  FindPrivatePaths(policy, private_walk, &found);
+  std::vector<std::string> denied_by_plan;
+  for (const MountStep& step : plan.steps) {
+    if (step.kind == MountStep::Kind::kDenyDir ||
+        step.kind == MountStep::Kind::kDenyFile) {
+      denied_by_plan.push_back(step.target);
+    }
+  }
+  std::vector<MountStep> steps;
+  for (const std::string& path : OutermostPaths(std::move(found))) {
+    bool covered = false;
+    for (const std::string& denied : denied_by_plan) {
+      covered = covered || InsideOrSame(path, denied);
+    }
+    if (!covered) RETURN_IF_ERROR(AddDeniedStep(path, &steps));
+  }
+  return steps;
+}
+
+absl::Status SendDenySteps(int fd, const std::vector<MountStep>& steps) {
+  std::string bytes;
+  for (const MountStep& step : steps) {
+    bytes.push_back(step.kind == MountStep::Kind::kDenyDir ? kDenyDirLetter
+                                                           : kDenyFileLetter);
+    absl::StrAppend(&bytes, step.target);
+    bytes.push_back('\0');
+  }
+  bytes.push_back(kEnd);
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    // MSG_NOSIGNAL: PID 1 may have died of a failed setup already.
+    ssize_t n =
+        ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return LastErrnoStatus("send the private paths' steps to PID 1");
+    }
+    sent += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<MountStep>> ReceiveDenySteps(int fd) {
+  std::string bytes;
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return LastErrnoStatus("read the private paths' steps");
+    }
+    if (n == 0) break;
+    bytes.append(buffer, static_cast<size_t>(n));
+    if (bytes.size() > kMostBytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the private paths' steps exceed ", kMostBytes,
+                       " bytes"));
+    }
+  }
+  std::vector<MountStep> steps;
+  size_t at = 0;
+  while (at < bytes.size() && bytes[at] != kEnd) {
+    const char letter = bytes[at];
+    const size_t nul = bytes.find('\0', at + 1);
+    if ((letter != kDenyDirLetter && letter != kDenyFileLetter) ||
+        nul == std::string::npos || nul == at + 1) {
+      return absl::DataLossError(absl::StrCat(
+          "the private paths' steps are malformed at byte ", at));
+    }
+    steps.push_back({letter == kDenyDirLetter ? MountStep::Kind::kDenyDir
+                                              : MountStep::Kind::kDenyFile,
+                     "", bytes.substr(at + 1, nul - at - 1)});
+    at = nul + 1;
+  }
+  if (at + 1 != bytes.size()) {
+    // No end marker (the supervisor stopped before it), or bytes after it.
+    return absl::DataLossError(
+        "the supervisor did not send the whole list of private paths to hide");
+  }
+  return steps;
+}
+
+}  // namespace garuda
