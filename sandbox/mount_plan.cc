@@ -21,7 +21,7 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
 #include "lib/rules/sandbox_defaults.h"
-#include "sandbox/later_denied.h"
+#include "sandbox/denied_paths.h"
 #include "sandbox/private_walk.h"
 
 namespace garuda {
@@ -36,10 +36,6 @@ bool IsAbsolute(const std::string& path) {
 }
 
 // --- Host side ---------------------------------------------------------
-
-bool IsPattern(const std::string& path) {
-  return path.find_first_of("*?[") != std::string::npos;
-}
 
 bool UnderRun(const std::string& path) {
   return path == "/run" || absl::StartsWith(path, "/run/") ||
@@ -111,17 +107,6 @@ absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps) {
                                         : MountStep::Kind::kDenyFile,
                     "", path});
   return absl::OkStatus();
-}
-
-std::vector<std::string> OutermostPaths(std::vector<std::string> paths) {
-  std::sort(paths.begin(), paths.end());
-  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-  std::vector<std::string> kept;
-  for (const std::string& path : paths) {
-    if (!kept.empty() && absl::StartsWith(path, kept.back() + "/")) continue;
-    kept.push_back(path);
-  }
-  return kept;
 }
 
 namespace {
@@ -327,75 +312,6 @@ absl::Status ApplyStep(const MountStep& step) {
 }
 
 }  // namespace
-
-namespace {
-
-// The policy's denied paths, absolute, with its patterns expanded; not yet
-// sorted or pruned.
-absl::StatusOr<std::vector<std::string>> NamedDeniedPaths(
-    const SandboxPolicy& policy, const std::string& project) {
-  std::vector<std::string> denied;
-  for (const std::string& given : policy.denied_paths()) {
-    if (given.empty()) continue;
-    std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
-    while (path.size() > 1 && path.back() == '/') path.pop_back();
-    if (!IsAbsolute(given) || !IsPattern(given)) {
-      denied.push_back(path);
-      continue;
-    }
-    glob_t matches = {};
-    int result = ::glob(path.c_str(), GLOB_NOSORT, nullptr, &matches);
-    if (result != 0 && result != GLOB_NOMATCH) {
-      ::globfree(&matches);
-      return absl::InternalError(
-          absl::StrCat("denied path pattern ", given, ": glob failed"));
-    }
-    for (size_t i = 0; i < matches.gl_pathc; ++i) {
-      struct stat st;
-      if (::lstat(matches.gl_pathv[i], &st) != 0 || S_ISLNK(st.st_mode)) {
-        continue;
-      }
-      denied.push_back(matches.gl_pathv[i]);
-    }
-    ::globfree(&matches);
-  }
-  return denied;
-}
-
-absl::Status CheckPrivateUnder(const SandboxPolicy& policy) {
-  for (const std::string& folder : policy.deny_private_under()) {
-    if (!IsAbsolute(folder)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "denyPrivateUnder \"", folder, "\" must be an absolute path"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-void FindPrivatePaths(const SandboxPolicy& policy, PrivateWalk* private_walk,
-                      std::vector<std::string>* found) {
-  for (const std::string& folder : policy.deny_private_under()) {
-    if (private_walk != nullptr) {
-      private_walk->Find(folder, found);
-    } else {
-      FindPrivateUnder(folder, found);
-    }
-  }
-}
-
-absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
-    const SandboxPolicy& policy, const std::string& project,
-    PrivateWalk* private_walk) {
-  RETURN_IF_ERROR(CheckPrivateUnder(policy));
-  ASSIGN_OR_RETURN(std::vector<std::string> denied,
-                   NamedDeniedPaths(policy, project));
-  FindPrivatePaths(policy, private_walk, &denied);
-  // A path inside one denied already adds nothing, and would need a mount
-  // point inside a folder nobody may open.
-  return OutermostPaths(std::move(denied));
-}
 
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
                                          PrivateWalk* private_walk,

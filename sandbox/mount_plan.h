@@ -53,20 +53,6 @@ struct MountPlan {
 // not exist, any of them reached through a symbolic link, or a denied path
 // reached through one, is an error naming it. With the network off, nothing
 // under /run is bound (host sockets such as the DNS resolver's live there).
-// The policy's denied paths as they are on this host: project-relative ones
-// made absolute, absolute patterns expanded by glob(3) (a match that is a
-// symbolic link is left out: its target is matched on its own, or is not
-// in the sandbox), and every file or folder under deny_private_under that
-// others may not read. For BuildMountPlan and bubblewrap's arguments.
-absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
-    const SandboxPolicy& policy, const std::string& project,
-    PrivateWalk* private_walk = nullptr);
-// Appends what deny_private_under finds on this host: every file or folder
-// there that others may not read (walked afresh without `private_walk`).
-void FindPrivatePaths(const SandboxPolicy& policy, PrivateWalk* private_walk,
-                      std::vector<std::string>* found);
-// Sorted, without repeats, and without any path inside another one of them.
-std::vector<std::string> OutermostPaths(std::vector<std::string> paths);
 // The step that hides `path` (an empty folder or file nobody may open);
 // nothing when it does not exist; an error naming it when a link is on the
 // way.
@@ -75,7 +61,7 @@ absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps);
 enum class PrivatePaths {
   kInThePlan,
   // Left out of the plan: the supervisor finds them while PID 1 builds the
-  // rest of the root, and sends PID 1 their steps (sandbox/later_denied.h).
+  // rest of the root, and sends PID 1 their steps (sandbox/denied_paths.h).
   kSentLater,
 };
 // `private_walk`: the walk of denyPrivateUnder kept between the runs of a

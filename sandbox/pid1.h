@@ -49,7 +49,7 @@ struct ChildIo {
   // (sandbox/network_proxy.h).
   int proxy_fd = -1;
   // With deny_private_under: where the supervisor sends the steps that hide
-  // what it found (sandbox/later_denied.h), while PID 1 builds the root.
+  // what it found (sandbox/denied_paths.h), while PID 1 builds the root.
   int later_steps_fd = -1;
 };
 

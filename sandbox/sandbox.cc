@@ -19,7 +19,7 @@
 #include "lib/base/unique_fd.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/confine.h"
-#include "sandbox/later_denied.h"
+#include "sandbox/denied_paths.h"
 #include "sandbox/mount_plan.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/pid1.h"
@@ -123,7 +123,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   RETURN_IF_ERROR(CheckNetworkProxy(policy, options.proxy_handoff_fd));
   RETURN_IF_ERROR(CreateMissingProjectPaths(policy));
   // The walk for deny_private_under runs after the clone, beside PID 1's
-  // own setup (sandbox/later_denied.h).
+  // own setup (sandbox/denied_paths.h).
   const bool private_later = policy.deny_private_under_size() > 0;
   ASSIGN_OR_RETURN(MountPlan plan,
                    BuildMountPlan(policy, options.private_walk,

@@ -181,7 +181,7 @@ TEST_F(SandboxTest, ASecretAddedBetweenRunsIsHiddenWithTheWalkKept) {
 }
 
 // What deny_private_under finds is walked after the clone and sent to PID 1
-// (sandbox/later_denied.h), beside the plan's own denied paths: a private
+// (sandbox/denied_paths.h), beside the plan's own denied paths: a private
 // path inside a named one is left to the named one's mount, a private
 // folder around a named path covers it, and a private file alone is hidden.
 TEST_F(SandboxTest, PrivatePathsSentLaterAreHiddenBesideNamedOnes) {

@@ -1,4 +1,4 @@
-#include "sandbox/later_denied.h"
+#include "sandbox/denied_paths.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,7 +25,7 @@ SocketPair MakePair() {
   return {UniqueFd(ends[0]), UniqueFd(ends[1])};
 }
 
-TEST(LaterDeniedTest, StepsArriveAsSent) {
+TEST(DeniedPathsTest, StepsArriveAsSent) {
   SocketPair pair = MakePair();
   std::vector<MountStep> sent = {
       {MountStep::Kind::kDenyDir, "", "/etc/ssl/private"},
@@ -51,7 +51,7 @@ TEST(LaterDeniedTest, StepsArriveAsSent) {
 
 // A supervisor that stops before the end marker (it failed, or died) leaves
 // PID 1 with an error, never with a shorter list that it would apply.
-TEST(LaterDeniedTest, AListCutShortIsAnError) {
+TEST(DeniedPathsTest, AListCutShortIsAnError) {
   SocketPair pair = MakePair();
   const std::string cut = std::string("d/etc/ssl/private") + '\0' + "f/etc/sh";
   ASSERT_EQ(::write(pair.write.get(), cut.data(), cut.size()),

@@ -1,15 +1,20 @@
-#include "sandbox/later_denied.h"
+#include "sandbox/denied_paths.h"
 
+#include <glob.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/base/errno_status.h"
+#include "lib/base/files.h"
 #include "lib/base/status_macros.h"
+#include "sandbox/private_walk.h"
 
 namespace garuda {
 namespace {
@@ -26,7 +31,91 @@ bool InsideOrSame(const std::string& path, const std::string& folder) {
   return path == folder || absl::StartsWith(path, folder + "/");
 }
 
+bool IsAbsolute(const std::string& path) {
+  return !path.empty() && path[0] == '/';
+}
+
+bool IsPattern(const std::string& path) {
+  return path.find_first_of("*?[") != std::string::npos;
+}
+
 }  // namespace
+
+std::vector<std::string> OutermostPaths(std::vector<std::string> paths) {
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  std::vector<std::string> kept;
+  for (const std::string& path : paths) {
+    if (!kept.empty() && absl::StartsWith(path, kept.back() + "/")) continue;
+    kept.push_back(path);
+  }
+  return kept;
+}
+
+// The policy's denied paths, absolute, with its patterns expanded; not yet
+// sorted or pruned.
+absl::StatusOr<std::vector<std::string>> NamedDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project) {
+  std::vector<std::string> denied;
+  for (const std::string& given : policy.denied_paths()) {
+    if (given.empty()) continue;
+    std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (!IsAbsolute(given) || !IsPattern(given)) {
+      denied.push_back(path);
+      continue;
+    }
+    glob_t matches = {};
+    int result = ::glob(path.c_str(), GLOB_NOSORT, nullptr, &matches);
+    if (result != 0 && result != GLOB_NOMATCH) {
+      ::globfree(&matches);
+      return absl::InternalError(
+          absl::StrCat("denied path pattern ", given, ": glob failed"));
+    }
+    for (size_t i = 0; i < matches.gl_pathc; ++i) {
+      struct stat st;
+      if (::lstat(matches.gl_pathv[i], &st) != 0 || S_ISLNK(st.st_mode)) {
+        continue;
+      }
+      denied.push_back(matches.gl_pathv[i]);
+    }
+    ::globfree(&matches);
+  }
+  return denied;
+}
+
+absl::Status CheckPrivateUnder(const SandboxPolicy& policy) {
+  for (const std::string& folder : policy.deny_private_under()) {
+    if (!IsAbsolute(folder)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "denyPrivateUnder \"", folder, "\" must be an absolute path"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void FindPrivatePaths(const SandboxPolicy& policy, PrivateWalk* private_walk,
+                      std::vector<std::string>* found) {
+  for (const std::string& folder : policy.deny_private_under()) {
+    if (private_walk != nullptr) {
+      private_walk->Find(folder, found);
+    } else {
+      FindPrivateUnder(folder, found);
+    }
+  }
+}
+
+absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project,
+    PrivateWalk* private_walk) {
+  RETURN_IF_ERROR(CheckPrivateUnder(policy));
+  ASSIGN_OR_RETURN(std::vector<std::string> denied,
+                   NamedDeniedPaths(policy, project));
+  FindPrivatePaths(policy, private_walk, &denied);
+  // A path inside one denied already adds nothing, and would need a mount
+  // point inside a folder nobody may open.
+  return OutermostPaths(std::move(denied));
+}
 
 absl::StatusOr<std::vector<MountStep>> PrivateDenySteps(
     const SandboxPolicy& policy, const MountPlan& plan,
@@ -86,9 +175,8 @@ absl::StatusOr<std::vector<MountStep>> ReceiveDenySteps(int fd) {
     if (n == 0) break;
     bytes.append(buffer, static_cast<size_t>(n));
     if (bytes.size() > kMostBytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the private paths' steps exceed ", kMostBytes,
-                       " bytes"));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the private paths' steps exceed ", kMostBytes, " bytes"));
     }
   }
   std::vector<MountStep> steps;
@@ -98,8 +186,8 @@ absl::StatusOr<std::vector<MountStep>> ReceiveDenySteps(int fd) {
     const size_t nul = bytes.find('\0', at + 1);
     if ((letter != kDenyDirLetter && letter != kDenyFileLetter) ||
         nul == std::string::npos || nul == at + 1) {
-      return absl::DataLossError(absl::StrCat(
-          "the private paths' steps are malformed at byte ", at));
+      return absl::DataLossError(
+          absl::StrCat("the private paths' steps are malformed at byte ", at));
     }
     steps.push_back({letter == kDenyDirLetter ? MountStep::Kind::kDenyDir
                                               : MountStep::Kind::kDenyFile,
