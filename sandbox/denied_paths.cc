@@ -27,10 +27,6 @@ constexpr char kEnd = 'E';
 // Far above any /etc; a list this long is a fault, not a host.
 constexpr size_t kMostBytes = 16 << 20;
 
-bool InsideOrSame(const std::string& path, const std::string& folder) {
-  return path == folder || absl::StartsWith(path, folder + "/");
-}
-
 bool IsAbsolute(const std::string& path) {
   return !path.empty() && path[0] == '/';
 }
@@ -117,25 +113,14 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
   return OutermostPaths(std::move(denied));
 }
 
-absl::StatusOr<std::vector<MountStep>> PrivateDenySteps(
-    const SandboxPolicy& policy, const MountPlan& plan,
-    PrivateWalk* private_walk) {
-  std::vector<std::string> found;
-  FindPrivatePaths(policy, private_walk, &found);
-  std::vector<std::string> denied_by_plan;
-  for (const MountStep& step : plan.steps) {
-    if (step.kind == MountStep::Kind::kDenyDir ||
-        step.kind == MountStep::Kind::kDenyFile) {
-      denied_by_plan.push_back(step.target);
-    }
-  }
+absl::StatusOr<std::vector<MountStep>> DeniedSteps(const SandboxPolicy& policy,
+                                                   const MountPlan& plan,
+                                                   PrivateWalk* private_walk) {
+  ASSIGN_OR_RETURN(std::vector<std::string> denied,
+                   ExpandDeniedPaths(policy, plan.project, private_walk));
   std::vector<MountStep> steps;
-  for (const std::string& path : OutermostPaths(std::move(found))) {
-    bool covered = false;
-    for (const std::string& denied : denied_by_plan) {
-      covered = covered || InsideOrSame(path, denied);
-    }
-    if (!covered) RETURN_IF_ERROR(AddDeniedStep(path, &steps));
+  for (const std::string& path : denied) {
+    RETURN_IF_ERROR(AddDeniedStep(path, &steps));
   }
   return steps;
 }
@@ -156,7 +141,7 @@ absl::Status SendDenySteps(int fd, const std::vector<MountStep>& steps) {
         ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return LastErrnoStatus("send the private paths' steps to PID 1");
+      return LastErrnoStatus("send the denied paths' steps to PID 1");
     }
     sent += static_cast<size_t>(n);
   }
@@ -170,13 +155,13 @@ absl::StatusOr<std::vector<MountStep>> ReceiveDenySteps(int fd) {
     ssize_t n = ::read(fd, buffer, sizeof buffer);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return LastErrnoStatus("read the private paths' steps");
+      return LastErrnoStatus("read the denied paths' steps");
     }
     if (n == 0) break;
     bytes.append(buffer, static_cast<size_t>(n));
     if (bytes.size() > kMostBytes) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "the private paths' steps exceed ", kMostBytes, " bytes"));
+          "the denied paths' steps exceed ", kMostBytes, " bytes"));
     }
   }
   std::vector<MountStep> steps;
@@ -187,7 +172,7 @@ absl::StatusOr<std::vector<MountStep>> ReceiveDenySteps(int fd) {
     if ((letter != kDenyDirLetter && letter != kDenyFileLetter) ||
         nul == std::string::npos || nul == at + 1) {
       return absl::DataLossError(
-          absl::StrCat("the private paths' steps are malformed at byte ", at));
+          absl::StrCat("the denied paths' steps are malformed at byte ", at));
     }
     steps.push_back({letter == kDenyDirLetter ? MountStep::Kind::kDenyDir
                                               : MountStep::Kind::kDenyFile,
@@ -197,7 +182,7 @@ absl::StatusOr<std::vector<MountStep>> ReceiveDenySteps(int fd) {
   if (at + 1 != bytes.size()) {
     // No end marker (the supervisor stopped before it), or bytes after it.
     return absl::DataLossError(
-        "the supervisor did not send the whole list of private paths to hide");
+        "the supervisor did not send the whole list of paths to hide");
   }
   return steps;
 }

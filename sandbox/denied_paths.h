@@ -2,11 +2,13 @@
 // paths (patterns expanded) and what deny_private_under finds by walking the
 // host's folders.
 //
-// The walk takes about 2.5 ms for /etc on the development VM, as long as
-// PID 1's whole setup, so RunInSandbox does it after the clone, while PID 1
-// builds the rest of the root, and hands PID 1 the steps over a socket; PID 1
-// applies them after the plan's own steps and only then seals the root and
-// starts anything (sandbox/mount_plan.h, PrivatePaths::kSentLater).
+// Finding them reads the host's folders (/etc three times over for the
+// default patterns, and all of /etc for what others may not read: about
+// 3 ms on the development VM, longer than PID 1's whole setup), so
+// RunInSandbox does it after the clone, while PID 1 builds the rest of the
+// root, and hands PID 1 the steps over a socket; PID 1 applies them after
+// the plan's steps, last as before, and only then seals the root and starts
+// anything (sandbox/mount_plan.h, DeniedPaths::kSentLater).
 #ifndef GARUDA_SANDBOX_DENIED_PATHS_H_
 #define GARUDA_SANDBOX_DENIED_PATHS_H_
 
@@ -25,7 +27,7 @@ namespace garuda {
 // symbolic link is left out: its target is matched on its own, or is not
 // in the sandbox), and every file or folder under deny_private_under that
 // others may not read; sorted, outermost only. For bubblewrap's arguments
-// and a plan with PrivatePaths::kInThePlan.
+// and a plan with DeniedPaths::kInThePlan.
 absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
     const SandboxPolicy& policy, const std::string& project,
     PrivateWalk* private_walk = nullptr);
@@ -41,14 +43,11 @@ void FindPrivatePaths(const SandboxPolicy& policy, PrivateWalk* private_walk,
 // Sorted, without repeats, and without any path inside another one of them.
 std::vector<std::string> OutermostPaths(std::vector<std::string> paths);
 
-// The steps that hide what deny_private_under finds, for a plan built with
-// PrivatePaths::kSentLater: a path the plan denies already, or one inside a
-// path it denies, is left out (it would need a mount point in a folder
-// nobody may open). A path that contains one the plan denies is kept: its
-// mount, made later, covers that one's.
-absl::StatusOr<std::vector<MountStep>> PrivateDenySteps(
-    const SandboxPolicy& policy, const MountPlan& plan,
-    PrivateWalk* private_walk);
+// The steps that hide every denied path (ExpandDeniedPaths), for a plan
+// built with DeniedPaths::kSentLater.
+absl::StatusOr<std::vector<MountStep>> DeniedSteps(const SandboxPolicy& policy,
+                                                   const MountPlan& plan,
+                                                   PrivateWalk* private_walk);
 
 // Writes `steps` to `fd` and the end marker after them.
 absl::Status SendDenySteps(int fd, const std::vector<MountStep>& steps);

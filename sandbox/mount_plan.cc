@@ -124,7 +124,8 @@ absl::Status AddScopeBinds(const SandboxPolicy& policy,
         CheckBeneath(project, entry, "scope path", entry);
     if (absl::IsNotFound(st.status())) continue;
     if (!st.ok()) return st.status();
-    plan->steps.push_back({MountStep::Kind::kBindBeneath, project, entry, true});
+    plan->steps.push_back(
+        {MountStep::Kind::kBindBeneath, project, entry, true});
     plan->writable.push_back(JoinPath(project, entry));
   }
   return absl::OkStatus();
@@ -315,7 +316,7 @@ absl::Status ApplyStep(const MountStep& step) {
 
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
                                          PrivateWalk* private_walk,
-                                         PrivatePaths private_paths) {
+                                         DeniedPaths denied_paths) {
   MountPlan plan;
   if (!IsAbsolute(policy.project())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -428,18 +429,17 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
         {MountStep::Kind::kBind, source, bind.target(), bind.writable()});
     if (bind.writable()) plan.writable.push_back(bind.target());
   }
-  std::vector<std::string> denied;
-  if (private_paths == PrivatePaths::kInThePlan) {
-    ASSIGN_OR_RETURN(denied, ExpandDeniedPaths(policy, project, private_walk));
+  if (denied_paths == DeniedPaths::kInThePlan) {
+    ASSIGN_OR_RETURN(std::vector<std::string> denied,
+                     ExpandDeniedPaths(policy, project, private_walk));
+    for (const std::string& path : denied) {
+      RETURN_IF_ERROR(AddDeniedStep(path, &plan.steps));
+    }
   } else {
     RETURN_IF_ERROR(CheckPrivateUnder(policy));
-    ASSIGN_OR_RETURN(denied, NamedDeniedPaths(policy, project));
-    denied = OutermostPaths(std::move(denied));
-  }
-  for (const std::string& path : denied) {
-    RETURN_IF_ERROR(AddDeniedStep(path, &plan.steps));
   }
 
+  plan.project = project;
   plan.working_directory =
       policy.working_directory().empty() ? project : policy.working_directory();
   return plan;
@@ -491,8 +491,8 @@ absl::Status ApplyMountPlan(const MountPlan& plan, int later_steps_fd) {
   };
   RETURN_IF_ERROR(apply(plan.steps));
   if (later_steps_fd >= 0) {
-    // The private paths, found by the supervisor meanwhile: applied last,
-    // as the plan's own denied paths are, and before the root is sealed.
+    // The denied paths, found by the supervisor meanwhile: applied last, so
+    // that they win, and before the root is sealed.
     ASSIGN_OR_RETURN(std::vector<MountStep> later,
                      ReceiveDenySteps(later_steps_fd));
     RETURN_IF_ERROR(apply(later));

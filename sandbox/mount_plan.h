@@ -39,6 +39,7 @@ struct MountStep {
 
 struct MountPlan {
   std::vector<MountStep> steps;
+  std::string project;  // the policy's, with every link resolved
   // Where the command may write (Landlock): the project when writable,
   // writable paths and binds, the private /tmp and /dev.
   std::vector<std::string> writable;
@@ -58,17 +59,18 @@ struct MountPlan {
 // way.
 absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps);
 
-enum class PrivatePaths {
+enum class DeniedPaths {
   kInThePlan,
-  // Left out of the plan: the supervisor finds them while PID 1 builds the
-  // rest of the root, and sends PID 1 their steps (sandbox/denied_paths.h).
+  // Left out of the plan: the supervisor finds them (named paths, patterns
+  // and the private walk) while PID 1 builds the rest of the root, and
+  // sends PID 1 their steps (sandbox/denied_paths.h).
   kSentLater,
 };
 // `private_walk`: the walk of denyPrivateUnder kept between the runs of a
 // process that starts many (sandbox/private_walk.h); null: walked afresh.
 absl::StatusOr<MountPlan> BuildMountPlan(
     const SandboxPolicy& policy, PrivateWalk* private_walk = nullptr,
-    PrivatePaths private_paths = PrivatePaths::kInThePlan);
+    DeniedPaths denied_paths = DeniedPaths::kInThePlan);
 
 // Inside the child, in its own user and mount namespaces: builds the new
 // root from `plan` on a private tmpfs and pivots into it. The host's tree is

@@ -48,8 +48,8 @@ struct ChildIo {
   // With a network_proxy policy: where PID 1 sends its loopback listener
   // (sandbox/network_proxy.h).
   int proxy_fd = -1;
-  // With deny_private_under: where the supervisor sends the steps that hide
-  // what it found (sandbox/denied_paths.h), while PID 1 builds the root.
+  // Where the supervisor sends the steps that hide the denied paths
+  // (sandbox/denied_paths.h), found while PID 1 builds the root.
   int later_steps_fd = -1;
 };
 

@@ -122,13 +122,10 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   }
   RETURN_IF_ERROR(CheckNetworkProxy(policy, options.proxy_handoff_fd));
   RETURN_IF_ERROR(CreateMissingProjectPaths(policy));
-  // The walk for deny_private_under runs after the clone, beside PID 1's
-  // own setup (sandbox/denied_paths.h).
-  const bool private_later = policy.deny_private_under_size() > 0;
-  ASSIGN_OR_RETURN(MountPlan plan,
-                   BuildMountPlan(policy, options.private_walk,
-                                  private_later ? PrivatePaths::kSentLater
-                                                : PrivatePaths::kInThePlan));
+  // The denied paths are found after the clone, beside PID 1's own setup
+  // (sandbox/denied_paths.h).
+  ASSIGN_OR_RETURN(MountPlan plan, BuildMountPlan(policy, options.private_walk,
+                                                  DeniedPaths::kSentLater));
   ASSIGN_OR_RETURN(Confinement confinement,
                    PrepareConfinement(policy, plan.writable));
   ASSIGN_OR_RETURN(Pipe error_pipe, MakePipe());
@@ -157,7 +154,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     go = Pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
   }
   Pipe later_steps;
-  if (private_later) {
+  {
     int ends[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
       return LastErrnoStatus("socketpair");
@@ -212,7 +209,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   if (later_steps.write) {
     later_steps.read.Reset();
     absl::StatusOr<std::vector<MountStep>> steps =
-        PrivateDenySteps(policy, plan, options.private_walk);
+        DeniedSteps(policy, plan, options.private_walk);
     if (!steps.ok()) {
       // PID 1 waits for the steps before it seals the root: it never
       // starts anything. Ended here, with the reason as the run's error.
