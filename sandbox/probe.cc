@@ -32,6 +32,8 @@
 namespace garuda {
 namespace {
 
+constexpr char kOverlayFeature[] = "overlayfs in a user namespace";
+
 std::string ReadSetting(const char* path) {
   auto text = ReadFileToString(path);
   return text.ok() ? std::string(absl::StripAsciiWhitespace(*text)) : "";
@@ -369,6 +371,13 @@ bool PretendingNoSandbox() {
 
 bool ProbeReport::SandboxWorks() const { return FirstMissing() == nullptr; }
 
+bool ProbeReport::OverlayWorks() const {
+  for (const ProbeFeature& feature : features) {
+    if (feature.name == kOverlayFeature) return feature.available;
+  }
+  return false;
+}
+
 const ProbeFeature* ProbeReport::FirstMissing() const {
   for (const ProbeFeature& feature : features) {
     if (feature.required && !feature.available) return &feature;
@@ -415,7 +424,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   ProbeReport report;
   ProbeFeature userns{"user namespaces"};
   ProbeFeature mounts{"mounts in a user namespace"};
-  ProbeFeature overlay{"overlayfs in a user namespace"};
+  ProbeFeature overlay{kOverlayFeature};
   overlay.required = false;
 
   if (PretendingNoSandbox()) {
@@ -428,7 +437,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
     return report;
   }
 
-  NamespaceCheck check = CheckNamespaces(options.full);
+  NamespaceCheck check = CheckNamespaces(options.overlay);
   userns.available = check.cloned;
   if (!check.cloned) {
     userns.reason = check.clone_error;
@@ -442,7 +451,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
     overlay.fix = mounts.fix;
   } else {
     mounts.available = true;
-    if (options.full) {
+    if (options.overlay) {
       overlay.available = check.failed_step == 0;
       if (!overlay.available) {
         overlay.reason =
@@ -455,7 +464,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   }
   report.features.push_back(userns);
   report.features.push_back(mounts);
-  if (options.full) report.features.push_back(overlay);
+  if (options.overlay) report.features.push_back(overlay);
 
   ProbeFeature landlock{"landlock"};
   report.landlock_abi = LandlockAbi();
@@ -477,8 +486,8 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   }
   report.features.push_back(seccomp);
 
-  if (options.full && report.SandboxWorks()) RunCanaries(&report);
-  if (options.full) ProbeCgroups(&report);
+  if (options.canaries && report.SandboxWorks()) RunCanaries(&report);
+  if (options.cgroups) ProbeCgroups(&report);
   return report;
 }
 

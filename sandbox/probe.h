@@ -25,6 +25,9 @@ struct ProbeReport {
 
   // Every required feature is available (and its canary passed).
   bool SandboxWorks() const;
+  // An overlay could be mounted in a user namespace (what backend "auto"
+  // takes overlay on); false when the probe did not check.
+  bool OverlayWorks() const;
   // The first required feature that is missing, or nullptr.
   const ProbeFeature* FirstMissing() const;
   // One line per feature, for a terminal.
@@ -33,11 +36,23 @@ struct ProbeReport {
   std::string ToJson() const;
 };
 
+// What a probe checks beyond the quick part, which is always made: one
+// child in new user and mount namespaces (identity maps, a tmpfs), the
+// Landlock ABI and a seccomp filter loaded in a forked child. The default
+// is the full probe (`garuda-stager probe`, a serve session's start).
 struct ProbeOptions {
-  // Run the canaries and the overlay check (a full probe); without them the
-  // probe only reads kernel settings and creates one namespace: what
-  // `garuda-stager run` does before each command.
-  bool full = true;
+  // An overlay mounted in the quick part's namespace child (no process
+  // more): "overlayfs in a user namespace", which backend "auto" reads.
+  bool overlay = true;
+  // The canaries: a real sandbox in which a write outside the writable
+  // paths and a connect to the host's loopback must fail.
+  bool canaries = true;
+  // A cgroup made per limit, with a process born or moved into it.
+  bool cgroups = true;
+
+  // The quick part alone: what a direct run asks for the reason its
+  // sandbox failed, and a new staging view before anything is made.
+  static ProbeOptions Quick() { return {false, false, false}; }
 };
 
 // The name of the test seam: when this environment variable is "1", the

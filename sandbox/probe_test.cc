@@ -49,11 +49,58 @@ TEST(ProbeTest, ReportsTheCgroupsOfTheLimits) {
   }
   EXPECT_EQ(lines, 2) << report.ToText();
   // The quick probe (before each run) skips them.
-  ProbeOptions quick;
-  quick.full = false;
-  for (const ProbeFeature& feature : ProbeSandbox(quick).features) {
+  for (const ProbeFeature& feature :
+       ProbeSandbox(ProbeOptions::Quick()).features) {
     EXPECT_EQ(feature.name.find("cgroup"), std::string::npos);
   }
+}
+
+// What a new staging view with backend "auto" runs: the quick probe with
+// the overlay check, and nothing of the full probe's canaries or cgroups.
+TEST(ProbeTest, TheOverlayCheckAloneAddsNoCanaryOrCgroup) {
+  ::unsetenv(kPretendNoSandboxVariable);
+  ProbeReport full = ProbeSandbox({});
+  ProbeOptions options = ProbeOptions::Quick();
+  options.overlay = true;
+  ProbeReport quick = ProbeSandbox(options);
+  EXPECT_TRUE(quick.SandboxWorks()) << quick.ToText();
+  // The same answer as the full probe's, from the same check.
+  EXPECT_EQ(quick.OverlayWorks(), full.OverlayWorks()) << full.ToText();
+  int overlay_lines = 0;
+  for (const ProbeFeature& feature : quick.features) {
+    if (feature.name == "overlayfs in a user namespace") ++overlay_lines;
+    EXPECT_EQ(feature.name.find("canary"), std::string::npos);
+    EXPECT_EQ(feature.name.find("cgroup"), std::string::npos);
+  }
+  EXPECT_EQ(overlay_lines, 1) << quick.ToText();
+  // Control: the full probe has both, and the quick one without the
+  // overlay check has no overlay line (OverlayWorks() false, so "auto"
+  // would never take overlay from a probe that did not check).
+  int canaries = 0;
+  for (const ProbeFeature& feature : full.features) {
+    if (feature.name.rfind("canary", 0) == 0) ++canaries;
+  }
+  EXPECT_EQ(canaries, 2);
+  ProbeReport bare = ProbeSandbox(ProbeOptions::Quick());
+  EXPECT_FALSE(bare.OverlayWorks());
+  for (const ProbeFeature& feature : bare.features) {
+    EXPECT_NE(feature.name, "overlayfs in a user namespace");
+  }
+}
+
+TEST(ProbeTest, OverlayWorksReadsTheOverlayLineOnly) {
+  ProbeReport report;
+  EXPECT_FALSE(report.OverlayWorks());  // not checked
+  ProbeFeature other{"mounts in a user namespace"};
+  other.available = true;
+  report.features.push_back(other);
+  ProbeFeature overlay{"overlayfs in a user namespace"};
+  overlay.required = false;
+  overlay.reason = "mount overlay: Operation not permitted";
+  report.features.push_back(overlay);
+  EXPECT_FALSE(report.OverlayWorks());  // checked, failed
+  report.features.back().available = true;
+  EXPECT_TRUE(report.OverlayWorks());
 }
 
 TEST(ProbeTest, PretendNoSandboxGivesReasonAndFix) {
@@ -67,9 +114,7 @@ TEST(ProbeTest, PretendNoSandboxGivesReasonAndFix) {
   EXPECT_NE(report.ToText().find("does NOT work"), std::string::npos);
   // Negative control: only "1" pretends.
   ::setenv(kPretendNoSandboxVariable, "0", 1);
-  ProbeOptions quick;
-  quick.full = false;
-  EXPECT_TRUE(ProbeSandbox(quick).SandboxWorks());
+  EXPECT_TRUE(ProbeSandbox(ProbeOptions::Quick()).SandboxWorks());
   ::unsetenv(kPretendNoSandboxVariable);
 }
 

@@ -238,13 +238,18 @@ absl::Status StagedView::Make(const MergedSettings& settings) {
   // mounted. A view that exists was made with a working sandbox; should it
   // stop working, the command fails to start with the reason (never runs
   // another way), so later calls skip this probe.
-  ProbeReport quick;
+  ProbeReport own;
   const ProbeReport* report = options_.probe;
   if (report == nullptr) {
-    ProbeOptions probe;
-    probe.full = false;
-    quick = ProbeSandbox(probe);
-    report = &quick;
+    // One quick probe. For "auto" its namespace child also mounts an
+    // overlay: the one answer of a full probe that "auto" reads. The full
+    // probe's canaries and cgroups (real sandboxes started and checked)
+    // would decide nothing more here: a sandbox that cannot be set up
+    // fails the command's start with the reason either way.
+    ProbeOptions probe = ProbeOptions::Quick();
+    probe.overlay = wanted == "auto";
+    own = ProbeSandbox(probe);
+    report = &own;
   }
   if (const ProbeFeature* missing = report->FirstMissing()) {
     remove_at_end_ = true;  // the new folder holds nothing yet
@@ -253,18 +258,7 @@ absl::Status StagedView::Make(const MergedSettings& settings) {
         missing->name, ": ", missing->reason, ".\n  fix: ", missing->fix));
   }
   kind_ = wanted;
-  if (wanted == "auto") {
-    kind_ = "copy";
-    ProbeReport full;
-    if (options_.probe == nullptr) full = ProbeSandbox({});
-    for (const ProbeFeature& feature :
-         (options_.probe == nullptr ? full : *options_.probe).features) {
-      // "auto" takes overlay when the probe's overlay canary passes.
-      if (absl::StartsWith(feature.name, "overlayfs") && feature.available) {
-        kind_ = "overlay";
-      }
-    }
-  }
+  if (wanted == "auto") kind_ = report->OverlayWorks() ? "overlay" : "copy";
   backend_ = MakeStagingBackend(kind_, project, folder_.path);
   absl::Status made = absl::OkStatus();
   const char* fail = std::getenv(kFailStagingVariable);

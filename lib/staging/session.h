@@ -64,8 +64,9 @@ struct StagedViewOptions {
   std::string session;  // a named session kept across calls; empty: this
                         // process only (removed at its end, or at the next
                         // start for the project when the process was killed)
-  // A full probe already made (its overlay canary decides "auto"); nullptr:
-  // a quick probe checks the sandbox, and "auto" runs the full one.
+  // A probe already made (a full one: serve's at its start; its overlay
+  // check decides "auto"); nullptr: a new view runs one quick probe, with
+  // the overlay check for "auto".
   const ProbeReport* probe = nullptr;
   StagingTimings* timings = nullptr;  // may be nullptr
   // garuda-stager serve: this process runs several commands on the view

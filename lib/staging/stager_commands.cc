@@ -188,10 +188,8 @@ class DirectRun : public OpenedStager {
           absl::StrCat("the sandbox could not be set up: ", result->reason);
       std::string fix =
           "run `garuda-stager probe` for what this machine allows";
-      ProbeOptions quick;
-      quick.full = false;
       if (std::optional<SandboxProblem> problem =
-              FirstSandboxProblem(ProbeSandbox(quick))) {
+              FirstSandboxProblem(ProbeSandbox(ProbeOptions::Quick()))) {
         absl::StrAppend(&reason, " (", problem->reason, ")");
         fix = problem->fix;
       }
@@ -315,10 +313,8 @@ std::unique_ptr<OpenedStager> OpenStagerRun(const StagerRunOptions& options) {
   // seam's answer is said here, before a lockdown (nothing runs in the
   // sandbox; a host run is --allow-host's, which takes none).
   if (PretendingNoSandbox()) {
-    ProbeOptions quick;
-    quick.full = false;
     std::optional<SandboxProblem> problem =
-        FirstSandboxProblem(ProbeSandbox(quick));
+        FirstSandboxProblem(ProbeSandbox(ProbeOptions::Quick()));
     return std::make_unique<Ended>(WithoutSandbox(
         *settings, options, *project, problem->reason, problem->fix));
   }
