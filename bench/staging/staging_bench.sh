@@ -8,16 +8,23 @@
 # and the spec's recorded figures for reference.
 #
 #   bazel run -c opt //bench/staging:staging_bench [-- --runs N --iterations M
-#       --backends "overlay copy" --keep --serve-only]
+#       --backends "overlay copy" --keep --serve-only --one-shot-only]
 #
 # The per-command overhead is measured twice: through the CLI (one
 # `garuda-stager run --session` process per command) and through
 # `garuda-stager serve` (one process for the session, as garuda-agent runs
 # it; bench/staging/serve_bench.cc). --serve-only skips everything else.
 #
+# The one-shot overhead (issue 32's goal: at most 20 ms): `garuda-stager run
+# --mode staged -- true` with no session and the default backend (a new
+# view, its probe, its removal: what a person's single staged command pays)
+# minus `run --mode direct -- true`, over M interleaved pairs; --backends
+# does not apply to it. --one-shot-only skips everything else.
+#
 # STAGER_BEFORE=/path/to/an/older/garuda-stager: the copy backend's
 # per-command overhead of that binary too, interleaved with ours (before and
-# after a change, in the same conditions), through the CLI and through serve.
+# after a change, in the same conditions), through the CLI and through
+# serve; and its one-shot overhead, interleaved with ours.
 #
 # Every figure is the median of N runs (default 5); the per-command overhead
 # is the median, over M iterations (default 30), of a staged call minus the
@@ -29,6 +36,7 @@ RUNS=5
 ITERATIONS=30
 KEEP=0
 SERVE_ONLY=0
+ONE_SHOT_ONLY=0
 BACKENDS="overlay copy"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -37,7 +45,8 @@ while [[ $# -gt 0 ]]; do
     --keep) KEEP=1; shift ;;
     --backends) BACKENDS="$2"; shift 2 ;;
     --serve-only) SERVE_ONLY=1; shift ;;
-    *) echo "usage: staging_bench [--runs N] [--iterations M] [--backends \"overlay copy\"] [--keep] [--serve-only]" >&2; exit 2 ;;
+    --one-shot-only) ONE_SHOT_ONLY=1; shift ;;
+    *) echo "usage: staging_bench [--runs N] [--iterations M] [--backends \"overlay copy\"] [--keep] [--serve-only | --one-shot-only]" >&2; exit 2 ;;
   esac
 done
 
@@ -110,7 +119,61 @@ change_cmd() {
   echo "i=0; for f in d*/f*.txt; do [ \$i -ge $1 ] && break; echo changed >> \"\$f\"; i=\$((i+1)); done"
 }
 
+# The median of the numbers given as arguments.
+median_of() { printf '%s\n' "$@" | median; }
+# goal_line NAME MS GOAL_MS: the figure against its goal, as the other
+# benches print theirs.
+goal_line() {
+  printf '  %-58s %10s    (goal: at most %s ms; %s)\n' "$1" \
+    "$(awk -v a="$2" -v g="$3" 'BEGIN {printf "%.2fx", a / g}')" "$3" \
+    "$(awk -v a="$2" -v g="$3" 'BEGIN {print (a <= g) ? "met" : "not met"}')"
+}
+
+# One-shot staged calls against direct ones: M rounds of direct, then ours
+# and STAGER_BEFORE's (when given) in alternating order, each staged call's
+# overhead taken against the direct call of its round.
+one_shot() {
+  echo
+  echo "Garuda one-shot staged commands (run --mode staged -- true: no session, the default backend)"
+  echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; median of $ITERATIONS interleaved"
+  echo "  the default backend here: $("$STAGER" run --mode staged -- true 2>&1 >/dev/null |
+    sed -n 's/.*staged mode, \([a-z]*\) backend.*/\1/p' | head -1)"
+  local directs=() stageds=() diffs=() befores=() before_diffs=() i d s b
+  for ((i = 0; i < ITERATIONS; i++)); do
+    d=$(time_ms "$STAGER" run --mode direct -- true)
+    if [[ -n "${STAGER_BEFORE:-}" && $((i % 2)) == 1 ]]; then
+      b=$(time_ms "$STAGER_BEFORE" run --mode staged -- true)
+    fi
+    s=$(time_ms "$STAGER" run --mode staged -- true)
+    if [[ -n "${STAGER_BEFORE:-}" && $((i % 2)) == 0 ]]; then
+      b=$(time_ms "$STAGER_BEFORE" run --mode staged -- true)
+    fi
+    directs+=("$d")
+    stageds+=("$s")
+    diffs+=("$(awk -v a="$s" -v b="$d" 'BEGIN {printf "%.1f", a - b}')")
+    if [[ -n "${STAGER_BEFORE:-}" ]]; then
+      befores+=("$b")
+      before_diffs+=("$(awk -v a="$b" -v b="$d" 'BEGIN {printf "%.1f", a - b}')")
+    fi
+  done
+  fmt "direct, garuda-stager run -- true" "$(median_of "${directs[@]}")"
+  fmt "one-shot staged, garuda-stager run --mode staged -- true" "$(median_of "${stageds[@]}")"
+  local overhead
+  overhead=$(median_of "${diffs[@]}")
+  fmt "one-shot overhead (staged minus direct, per round)" "$overhead"
+  if [[ -n "${STAGER_BEFORE:-}" ]]; then
+    fmt "  STAGER_BEFORE, one-shot staged (interleaved)" "$(median_of "${befores[@]}")"
+    fmt "  STAGER_BEFORE, one-shot overhead" "$(median_of "${before_diffs[@]}")"
+  fi
+  goal_line "one-shot overhead against its goal" "$overhead" 20
+  echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
 cd "$P"
+if [[ $ONE_SHOT_ONLY == 1 ]]; then
+  one_shot
+  exit 0
+fi
 echo
 echo "Garuda staged commands through garuda-stager serve (one process per session, as garuda-agent runs it)"
 echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; median of $ITERATIONS interleaved"
@@ -122,6 +185,7 @@ GARUDA_STAGER_TIMINGS=1 "$SERVE_BENCH" --stager "$STAGER" --project "$P" \
 echo "  (copy: its watches say what changed; copy-walk: GARUDA_STAGER_WALK=1, both trees walked at each"
 echo "   command; copy-before: STAGER_BEFORE's copy backend, when given)"
 [[ $SERVE_ONLY == 1 ]] && exit 0
+one_shot
 
 echo
 echo "Garuda staged commands (median of $RUNS runs; wall time of whole CLI calls unless said)"
