@@ -49,14 +49,32 @@ bool InContainer() {
          ::access("/run/.containerenv", F_OK) == 0;
 }
 
-// In a child with new user and mount namespaces: maps, a tmpfs, and (when
-// asked) an overlay on it. The message of the first failure comes back on
-// the pipe.
+// The steps of the namespace child, as its exit code: the first that
+// failed, or kAllPassed.
+enum NamespaceStep {
+  kAllPassed = 0,
+  kMaps = 1,
+  kMountTmpfs = 2,
+  kMountOverlay = 3,
+  kLoadSeccomp = 4,
+};
+
+// In a child with new user and mount namespaces: maps, a tmpfs, (when
+// asked) an overlay on it, and last a seccomp filter that allows
+// everything, loaded as a sandbox loads its own (no_new_privs first): the
+// quick probe in one process rather than one per check. The message of the
+// first failure comes back on the pipe.
 struct NamespaceCheck {
   bool cloned = false;
   std::string clone_error;
-  int failed_step = 0;  // 0 ok, 1 maps, 2 mount, 3 overlay
+  int failed_step = kAllPassed;
   std::string message;
+
+  // Whether the child got as far as the seccomp step (else the caller
+  // checks seccomp in a child of its own).
+  bool seccomp_checked() const {
+    return cloned && (failed_step == kAllPassed || failed_step == kLoadSeccomp);
+  }
 };
 
 NamespaceCheck CheckNamespaces(bool overlay) {
@@ -78,7 +96,7 @@ NamespaceCheck CheckNamespaces(bool overlay) {
     return check;
   }
   if (pid == 0) {
-    auto fail = [&](int step, const std::string& what) {
+    auto fail = [&](NamespaceStep step, const std::string& what) {
       std::string text = absl::StrCat(what, ": ", std::strerror(errno));
       (void)!::write(write_end.get(), text.data(), text.size());
       ::_exit(step);
@@ -86,7 +104,7 @@ NamespaceCheck CheckNamespaces(bool overlay) {
     auto write_file = [&](const char* path, const std::string& text) {
       int fd = ::open(path, O_WRONLY | O_CLOEXEC);
       if (fd < 0 || ::write(fd, text.data(), text.size()) < 0) {
-        fail(1, absl::StrCat("write ", path));
+        fail(kMaps, absl::StrCat("write ", path));
       }
       ::close(fd);
     };
@@ -97,7 +115,7 @@ NamespaceCheck CheckNamespaces(bool overlay) {
     // the overlay are never seen by the host.
     if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
         ::mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, nullptr) != 0) {
-      fail(2, "mount tmpfs");
+      fail(kMountTmpfs, "mount tmpfs");
     }
     if (overlay) {
       for (const char* dir : {"/tmp/l", "/tmp/u", "/tmp/w", "/tmp/m"}) {
@@ -106,10 +124,21 @@ NamespaceCheck CheckNamespaces(bool overlay) {
       if (::mount("overlay", "/tmp/m", "overlay", 0,
                   "lowerdir=/tmp/l,upperdir=/tmp/u,workdir=/tmp/w,"
                   "userxattr") != 0) {
-        fail(3, "mount overlay");
+        fail(kMountOverlay, "mount overlay");
       }
     }
-    ::_exit(0);
+    // Safe: the filter allows everything and binds only this child, which
+    // exits right after.
+    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+      fail(kLoadSeccomp, "prctl(PR_SET_NO_NEW_PRIVS)");
+    }
+    scmp_filter_ctx ctx = ::seccomp_init(SCMP_ACT_ALLOW);
+    int loaded = ctx == nullptr ? -ENOMEM : ::seccomp_load(ctx);
+    if (loaded != 0) {
+      errno = -loaded;
+      fail(kLoadSeccomp, "seccomp_load");
+    }
+    ::_exit(kAllPassed);
   }
   write_end.Reset();
   check.cloned = true;
@@ -117,7 +146,7 @@ NamespaceCheck CheckNamespaces(bool overlay) {
   ::waitpid(pid, &status, 0);
   auto message = ReadAll(read_end.get());
   if (message.ok()) check.message = *message;
-  check.failed_step = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+  check.failed_step = WIFEXITED(status) ? WEXITSTATUS(status) : kMountTmpfs;
   return check;
 }
 
@@ -138,8 +167,11 @@ std::string LandlockReason() {
                       "CONFIG_SECURITY_LANDLOCK)");
 }
 
+constexpr char kSeccompMissing[] =
+    "a seccomp filter cannot be loaded (CONFIG_SECCOMP_FILTER off?)";
+
 // Loads a filter that allows everything, in a child, to see that seccomp
-// filters can be loaded at all.
+// filters can be loaded at all (when the namespace child could not).
 bool SeccompLoads(std::string* reason) {
   pid_t pid = ::fork();
   if (pid < 0) {
@@ -154,7 +186,7 @@ bool SeccompLoads(std::string* reason) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  *reason = "a seccomp filter cannot be loaded (CONFIG_SECCOMP_FILTER off?)";
+  *reason = kSeccompMissing;
   return false;
 }
 
@@ -444,7 +476,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
     ExplainUserNamespaces(ReadNamespaceSettings(), &userns);
     mounts.reason = overlay.reason = "needs user namespaces";
     mounts.fix = overlay.fix = userns.fix;
-  } else if (check.failed_step == 1 || check.failed_step == 2) {
+  } else if (check.failed_step == kMaps || check.failed_step == kMountTmpfs) {
     mounts.reason = check.message;
     ExplainUserNamespaces(ReadNamespaceSettings(), &mounts);
     overlay.reason = "needs mounts in a user namespace";
@@ -452,7 +484,7 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   } else {
     mounts.available = true;
     if (options.overlay) {
-      overlay.available = check.failed_step == 0;
+      overlay.available = check.failed_step != kMountOverlay;
       if (!overlay.available) {
         overlay.reason =
             absl::StrCat(check.message, " (kernel ", KernelRelease(), ")");
@@ -480,7 +512,14 @@ ProbeReport ProbeSandbox(const ProbeOptions& options) {
   report.features.push_back(landlock);
 
   ProbeFeature seccomp{"seccomp"};
-  seccomp.available = SeccompLoads(&seccomp.reason);
+  if (check.seccomp_checked()) {
+    seccomp.available = check.failed_step == kAllPassed;
+    if (!seccomp.available) {
+      seccomp.reason = absl::StrCat(kSeccompMissing, ": ", check.message);
+    }
+  } else {
+    seccomp.available = SeccompLoads(&seccomp.reason);
+  }
   if (!seccomp.available) {
     seccomp.fix = "use a kernel with CONFIG_SECCOMP_FILTER";
   }

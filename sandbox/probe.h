@@ -37,9 +37,9 @@ struct ProbeReport {
 };
 
 // What a probe checks beyond the quick part, which is always made: one
-// child in new user and mount namespaces (identity maps, a tmpfs), the
-// Landlock ABI and a seccomp filter loaded in a forked child. The default
-// is the full probe (`garuda-stager probe`, a serve session's start).
+// child in new user and mount namespaces that maps its ids, mounts a tmpfs
+// and loads a seccomp filter, and the Landlock ABI. The default is the full
+// probe (`garuda-stager probe`, a serve session's start).
 struct ProbeOptions {
   // An overlay mounted in the quick part's namespace child (no process
   // more): "overlayfs in a user namespace", which backend "auto" reads.
