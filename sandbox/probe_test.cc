@@ -1,6 +1,10 @@
 #include "sandbox/probe.h"
 
+#include <seccomp.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gtest/gtest.h"
 #include "sandbox/cgroup.h"
@@ -86,6 +90,61 @@ TEST(ProbeTest, TheOverlayCheckAloneAddsNoCanaryOrCgroup) {
   for (const ProbeFeature& feature : bare.features) {
     EXPECT_NE(feature.name, "overlayfs in a user namespace");
   }
+}
+
+// Runs the quick probe (with the overlay check) in a child, after a filter
+// that refuses to load further filters when `refuse` (the machine without
+// seccomp, as far as the probe can tell). Exit code bits: 1 the sandbox
+// works, 2 the seccomp line is available, 4 its reason names the refused
+// load, 8 the overlay line is available.
+int QuickProbeInChild(bool refuse) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (refuse) {
+      scmp_filter_ctx ctx = ::seccomp_init(SCMP_ACT_ALLOW);
+      ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1,
+                         SCMP_A0(SCMP_CMP_EQ, PR_SET_SECCOMP));
+      ::seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 0);
+      if (ctx == nullptr || ::seccomp_load(ctx) != 0) ::_exit(64);
+    }
+    ProbeOptions options = ProbeOptions::Quick();
+    options.overlay = true;
+    ProbeReport report = ProbeSandbox(options);
+    int code = report.SandboxWorks() ? 1 : 0;
+    for (const ProbeFeature& feature : report.features) {
+      if (feature.name == "seccomp") {
+        if (feature.available) code |= 2;
+        if (feature.reason.find("prctl(PR_SET_SECCOMP): Operation not "
+                                "permitted") != std::string::npos &&
+            !feature.fix.empty()) {
+          code |= 4;
+        }
+      }
+    }
+    if (report.OverlayWorks()) code |= 8;
+    ::_exit(code);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The quick probe checks seccomp in its namespace child, not in a fork of
+// its own: a filter that cannot be loaded there is reported missing, with
+// the reason, and the sandbox does not work.
+TEST(ProbeTest, SeccompRefusedInTheNamespaceChildIsMissing) {
+  ::unsetenv(kPretendNoSandboxVariable);
+  bool overlay = ProbeSandbox({}).OverlayWorks();
+  int refused = QuickProbeInChild(true);
+  ASSERT_NE(refused, 64) << "the test's own filter did not load";
+  EXPECT_EQ(refused & 1, 0);  // the sandbox does not work
+  EXPECT_EQ(refused & 2, 0);  // seccomp missing
+  EXPECT_EQ(refused & 4, 4);  // with the reason of the refused load
+  EXPECT_EQ((refused & 8) != 0, overlay);  // the overlay answer unchanged
+  // Control: without the refusing filter, the same probe passes.
+  int allowed = QuickProbeInChild(false);
+  EXPECT_EQ(allowed & 3, 3);
+  EXPECT_EQ((allowed & 8) != 0, overlay);
 }
 
 TEST(ProbeTest, OverlayWorksReadsTheOverlayLineOnly) {
