@@ -137,6 +137,10 @@ goal_line() {
 # and STAGER_BEFORE's (when given) in alternating order, each staged call's
 # overhead taken against the direct call of its round.
 one_shot() {
+  # What the sections before wrote (the serve bench's copies) written back
+  # first: a staged call makes and removes folders, a direct one does not,
+  # so writeback left running would count against the staged side only.
+  sync -f "$P"
   echo
   echo "Garuda one-shot staged commands (run --mode staged -- true: no session, the default backend)"
   echo "  load average at the start: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; median of $ITERATIONS interleaved"
