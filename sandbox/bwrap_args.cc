@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "lib/base/files.h"
 #include "lib/rules/sandbox_defaults.h"
-#include "sandbox/denied_paths.h"
 #include "sandbox/mount_plan.h"
 
 namespace garuda {

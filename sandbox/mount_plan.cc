@@ -21,7 +21,6 @@
 #include "lib/base/unique_fd.h"
 #include "lib/changeset/beneath.h"
 #include "lib/rules/sandbox_defaults.h"
-#include "sandbox/denied_paths.h"
 #include "sandbox/private_walk.h"
 
 namespace garuda {
@@ -36,6 +35,10 @@ bool IsAbsolute(const std::string& path) {
 }
 
 // --- Host side ---------------------------------------------------------
+
+bool IsPattern(const std::string& path) {
+  return path.find_first_of("*?[") != std::string::npos;
+}
 
 bool UnderRun(const std::string& path) {
   return path == "/run" || absl::StartsWith(path, "/run/") ||
@@ -85,9 +88,7 @@ absl::StatusOr<struct stat> CheckBeneath(const std::string& base,
   return st;
 }
 
-}  // namespace
-
-absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps) {
+absl::Status AddDenied(std::string path, MountPlan* plan) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
@@ -103,13 +104,11 @@ absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps) {
         absl::StrCat("denied path ", path, " goes through a symbolic link (to ",
                      real, "); remove the link or deny ", real, " instead"));
   }
-  steps->push_back({S_ISDIR(st.st_mode) ? MountStep::Kind::kDenyDir
-                                        : MountStep::Kind::kDenyFile,
-                    "", path});
+  plan->steps.push_back({S_ISDIR(st.st_mode) ? MountStep::Kind::kDenyDir
+                                             : MountStep::Kind::kDenyFile,
+                         "", path});
   return absl::OkStatus();
 }
-
-namespace {
 
 // A job's write scope (T6): each entry that exists bound writable beneath
 // the project, opened without following a link, as a writable path is.
@@ -124,8 +123,7 @@ absl::Status AddScopeBinds(const SandboxPolicy& policy,
         CheckBeneath(project, entry, "scope path", entry);
     if (absl::IsNotFound(st.status())) continue;
     if (!st.ok()) return st.status();
-    plan->steps.push_back(
-        {MountStep::Kind::kBindBeneath, project, entry, true});
+    plan->steps.push_back({MountStep::Kind::kBindBeneath, project, entry, true});
     plan->writable.push_back(JoinPath(project, entry));
   }
   return absl::OkStatus();
@@ -314,9 +312,59 @@ absl::Status ApplyStep(const MountStep& step) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project,
+    PrivateWalk* private_walk) {
+  std::vector<std::string> denied;
+  for (const std::string& given : policy.denied_paths()) {
+    if (given.empty()) continue;
+    std::string path = IsAbsolute(given) ? given : JoinPath(project, given);
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    if (!IsAbsolute(given) || !IsPattern(given)) {
+      denied.push_back(path);
+      continue;
+    }
+    glob_t matches = {};
+    int result = ::glob(path.c_str(), GLOB_NOSORT, nullptr, &matches);
+    if (result != 0 && result != GLOB_NOMATCH) {
+      ::globfree(&matches);
+      return absl::InternalError(
+          absl::StrCat("denied path pattern ", given, ": glob failed"));
+    }
+    for (size_t i = 0; i < matches.gl_pathc; ++i) {
+      struct stat st;
+      if (::lstat(matches.gl_pathv[i], &st) != 0 || S_ISLNK(st.st_mode)) {
+        continue;
+      }
+      denied.push_back(matches.gl_pathv[i]);
+    }
+    ::globfree(&matches);
+  }
+  for (const std::string& folder : policy.deny_private_under()) {
+    if (!IsAbsolute(folder)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "denyPrivateUnder \"", folder, "\" must be an absolute path"));
+    }
+    if (private_walk != nullptr) {
+      private_walk->Find(folder, &denied);
+    } else {
+      FindPrivateUnder(folder, &denied);
+    }
+  }
+  // A path inside one denied already adds nothing, and would need a mount
+  // point inside a folder nobody may open.
+  std::sort(denied.begin(), denied.end());
+  denied.erase(std::unique(denied.begin(), denied.end()), denied.end());
+  std::vector<std::string> kept;
+  for (const std::string& path : denied) {
+    if (!kept.empty() && absl::StartsWith(path, kept.back() + "/")) continue;
+    kept.push_back(path);
+  }
+  return kept;
+}
+
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
-                                         PrivateWalk* private_walk,
-                                         DeniedPaths denied_paths) {
+                                         PrivateWalk* private_walk) {
   MountPlan plan;
   if (!IsAbsolute(policy.project())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -429,23 +477,18 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
         {MountStep::Kind::kBind, source, bind.target(), bind.writable()});
     if (bind.writable()) plan.writable.push_back(bind.target());
   }
-  if (denied_paths == DeniedPaths::kInThePlan) {
-    ASSIGN_OR_RETURN(std::vector<std::string> denied,
-                     ExpandDeniedPaths(policy, project, private_walk));
-    for (const std::string& path : denied) {
-      RETURN_IF_ERROR(AddDeniedStep(path, &plan.steps));
-    }
-  } else {
-    RETURN_IF_ERROR(CheckPrivateUnder(policy));
+  ASSIGN_OR_RETURN(std::vector<std::string> denied,
+                   ExpandDeniedPaths(policy, project, private_walk));
+  for (const std::string& path : denied) {
+    RETURN_IF_ERROR(AddDenied(path, &plan));
   }
 
-  plan.project = project;
   plan.working_directory =
       policy.working_directory().empty() ? project : policy.working_directory();
   return plan;
 }
 
-absl::Status ApplyMountPlan(const MountPlan& plan, int later_steps_fd) {
+absl::Status ApplyMountPlan(const MountPlan& plan) {
   // Safe: we are in a new mount namespace; making every mount private means
   // nothing we mount or unmount from here on reaches the host's namespace.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
@@ -478,24 +521,13 @@ absl::Status ApplyMountPlan(const MountPlan& plan, int later_steps_fd) {
       0) {
     return LastErrnoStatus("mount the new root");
   }
-  auto apply = [](const std::vector<MountStep>& steps) -> absl::Status {
-    for (const MountStep& step : steps) {
-      absl::Status status = ApplyStep(step);
-      if (!status.ok()) {
-        return absl::Status(status.code(),
-                            absl::StrCat("sandbox root, ", step.target, ": ",
-                                         status.message()));
-      }
+  for (const MountStep& step : plan.steps) {
+    absl::Status status = ApplyStep(step);
+    if (!status.ok()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat("sandbox root, ", step.target, ": ", status.message()));
     }
-    return absl::OkStatus();
-  };
-  RETURN_IF_ERROR(apply(plan.steps));
-  if (later_steps_fd >= 0) {
-    // The denied paths, found by the supervisor meanwhile: applied last, so
-    // that they win, and before the root is sealed.
-    ASSIGN_OR_RETURN(std::vector<MountStep> later,
-                     ReceiveDenySteps(later_steps_fd));
-    RETURN_IF_ERROR(apply(later));
   }
   // Nothing may create files in the new root itself. Safe: it only adds
   // restrictions to our own tmpfs.

@@ -39,7 +39,6 @@ struct MountStep {
 
 struct MountPlan {
   std::vector<MountStep> steps;
-  std::string project;  // the policy's, with every link resolved
   // Where the command may write (Landlock): the project when writable,
   // writable paths and binds, the private /tmp and /dev.
   std::vector<std::string> writable;
@@ -54,30 +53,23 @@ struct MountPlan {
 // not exist, any of them reached through a symbolic link, or a denied path
 // reached through one, is an error naming it. With the network off, nothing
 // under /run is bound (host sockets such as the DNS resolver's live there).
-// The step that hides `path` (an empty folder or file nobody may open);
-// nothing when it does not exist; an error naming it when a link is on the
-// way.
-absl::Status AddDeniedStep(std::string path, std::vector<MountStep>* steps);
-
-enum class DeniedPaths {
-  kInThePlan,
-  // Left out of the plan: the supervisor finds them (named paths, patterns
-  // and the private walk) while PID 1 builds the rest of the root, and
-  // sends PID 1 their steps (sandbox/denied_paths.h).
-  kSentLater,
-};
+// The policy's denied paths as they are on this host: project-relative ones
+// made absolute, absolute patterns expanded by glob(3) (a match that is a
+// symbolic link is left out: its target is matched on its own, or is not
+// in the sandbox), and every file or folder under deny_private_under that
+// others may not read. For BuildMountPlan and bubblewrap's arguments.
+absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
+    const SandboxPolicy& policy, const std::string& project,
+    PrivateWalk* private_walk = nullptr);
 // `private_walk`: the walk of denyPrivateUnder kept between the runs of a
 // process that starts many (sandbox/private_walk.h); null: walked afresh.
-absl::StatusOr<MountPlan> BuildMountPlan(
-    const SandboxPolicy& policy, PrivateWalk* private_walk = nullptr,
-    DeniedPaths denied_paths = DeniedPaths::kInThePlan);
+absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
+                                         PrivateWalk* private_walk = nullptr);
 
 // Inside the child, in its own user and mount namespaces: builds the new
 // root from `plan` on a private tmpfs and pivots into it. The host's tree is
-// no longer reachable afterwards. With `later_steps_fd`, the plan's steps
-// are followed by the steps read from it (ReceiveDenySteps) before the root
-// is made read-only; without all of them the root is never finished.
-absl::Status ApplyMountPlan(const MountPlan& plan, int later_steps_fd = -1);
+// no longer reachable afterwards.
+absl::Status ApplyMountPlan(const MountPlan& plan);
 
 }  // namespace garuda
 

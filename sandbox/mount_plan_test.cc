@@ -5,7 +5,6 @@
 
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
-#include "sandbox/denied_paths.h"
 
 namespace garuda {
 namespace {

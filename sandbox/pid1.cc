@@ -290,11 +290,10 @@ void ForwardInterrupt(int sig) {
   // descriptor of the caller beyond its pipes (the command could not reach
   // them through /proc/1/fd anyway: it has fewer capabilities).
   CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd,
-               io.proxy_fd, io.go_fd, io.later_steps_fd});
+               io.proxy_fd, io.go_fd});
   std::vector<std::string> env = Environment(policy);
   absl::Status status = WriteIdentityMaps(uid, gid);
-  if (status.ok()) status = ApplyMountPlan(plan, io.later_steps_fd);
-  if (io.later_steps_fd >= 0) ::close(io.later_steps_fd);
+  if (status.ok()) status = ApplyMountPlan(plan);
   // Safe: the UTS namespace is the sandbox's own; the host keeps its name.
   if (status.ok() && ::sethostname("garuda", 6) != 0) {
     status = LastErrnoStatus("sethostname");

@@ -48,9 +48,6 @@ struct ChildIo {
   // With a network_proxy policy: where PID 1 sends its loopback listener
   // (sandbox/network_proxy.h).
   int proxy_fd = -1;
-  // Where the supervisor sends the steps that hide the denied paths
-  // (sandbox/denied_paths.h), found while PID 1 builds the root.
-  int later_steps_fd = -1;
 };
 
 constexpr char kMemoryByCgroup = 1;

@@ -19,7 +19,6 @@
 #include "lib/base/unique_fd.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/confine.h"
-#include "sandbox/denied_paths.h"
 #include "sandbox/mount_plan.h"
 #include "sandbox/network_proxy.h"
 #include "sandbox/pid1.h"
@@ -122,10 +121,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   }
   RETURN_IF_ERROR(CheckNetworkProxy(policy, options.proxy_handoff_fd));
   RETURN_IF_ERROR(CreateMissingProjectPaths(policy));
-  // The denied paths are found after the clone, beside PID 1's own setup
-  // (sandbox/denied_paths.h).
-  ASSIGN_OR_RETURN(MountPlan plan, BuildMountPlan(policy, options.private_walk,
-                                                  DeniedPaths::kSentLater));
+  ASSIGN_OR_RETURN(MountPlan plan,
+                   BuildMountPlan(policy, options.private_walk));
   ASSIGN_OR_RETURN(Confinement confinement,
                    PrepareConfinement(policy, plan.writable));
   ASSIGN_OR_RETURN(Pipe error_pipe, MakePipe());
@@ -152,14 +149,6 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
       return LastErrnoStatus("socketpair");
     }
     go = Pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
-  }
-  Pipe later_steps;
-  {
-    int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
-      return LastErrnoStatus("socketpair");
-    }
-    later_steps = Pipe{UniqueFd(ends[0]), UniqueFd(ends[1])};
   }
   uid_t uid = ::getuid();
   gid_t gid = ::getgid();
@@ -194,11 +183,9 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     out.read.Reset();
     err.read.Reset();
     go.write.Reset();
-    later_steps.write.Reset();
     ChildIo io{error_pipe.write.get(), out.write.get(), err.write.get(),
                options.capture_output, go.read.get()};
     io.proxy_fd = options.proxy_handoff_fd;
-    io.later_steps_fd = later_steps.read.get();
     SandboxInit(policy, plan, confinement, options, uid, gid, io,
                 status_pipe.write.get());
   }
@@ -206,22 +193,6 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   status_pipe.write.Reset();
   out.write.Reset();
   err.write.Reset();
-  if (later_steps.write) {
-    later_steps.read.Reset();
-    absl::StatusOr<std::vector<MountStep>> steps =
-        DeniedSteps(policy, plan, options.private_walk);
-    if (!steps.ok()) {
-      // PID 1 waits for the steps before it seals the root: it never
-      // starts anything. Ended here, with the reason as the run's error.
-      ::kill(child->pid, SIGKILL);
-      ::waitpid(child->pid, nullptr, __WALL);
-      return steps.status();
-    }
-    // A failed send is PID 1 gone already (its own error follows) or an
-    // incomplete list, which PID 1 refuses: never a root without them.
-    (void)SendDenySteps(later_steps.write.get(), *steps);
-    later_steps.write.Reset();
-  }
   if (go.write) {
     go.read.Reset();
     // PID 1 builds the sandbox meanwhile (the move of a whole process into

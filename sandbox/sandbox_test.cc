@@ -180,11 +180,11 @@ TEST_F(SandboxTest, ASecretAddedBetweenRunsIsHiddenWithTheWalkKept) {
   EXPECT_EQ(open->stdout_data, "opensecret");
 }
 
-// What deny_private_under finds is walked after the clone and sent to PID 1
-// (sandbox/denied_paths.h), beside the plan's own denied paths: a private
-// path inside a named one is left to the named one's mount, a private
-// folder around a named path covers it, and a private file alone is hidden.
-TEST_F(SandboxTest, PrivatePathsSentLaterAreHiddenBesideNamedOnes) {
+// What deny_private_under finds, beside the policy's named denied paths: a
+// private path inside a named one is left to the named one's mount (a mount
+// point there could not be made), a private folder around a named path
+// covers it, and a private file alone is hidden.
+TEST_F(SandboxTest, PrivatePathsAreHiddenBesideNamedOnes) {
   const std::string etc = JoinPath(project_, "etc");
   ASSERT_TRUE(MakeDirectories(JoinPath(etc, "ssl"), 0755).ok());
   ASSERT_TRUE(MakeDirectories(JoinPath(etc, "keys/named"), 0700).ok());
@@ -211,9 +211,8 @@ TEST_F(SandboxTest, PrivatePathsSentLaterAreHiddenBesideNamedOnes) {
             "opensLEAK-secret\nkLEAK-ssl\nnLEAK-keys\n");
 }
 
-// A private path that cannot be hidden (a link on the way to it) ends the
-// run after the clone, before PID 1 has sealed the root: nothing of the
-// command runs, and the error names the link.
+// A private path that cannot be hidden (a link on the way to it) refuses the
+// run: nothing of the command runs, and the error names the link.
 TEST_F(SandboxTest, APrivatePathThatCannotBeHiddenStopsTheRun) {
   const std::string real = JoinPath(root_, "real");
   ASSERT_TRUE(MakeDirectories(JoinPath(real, "etc"), 0755).ok());
