@@ -418,6 +418,19 @@ absl::Status CommandCgroups::LeaveThread() {
   return result;
 }
 
+std::vector<UniqueFd> CommandCgroups::OpenWaysOut() const {
+  std::vector<UniqueFd> ways;
+  for (const std::optional<Group>* group : {&memory_, &pids_}) {
+    if (!*group) continue;
+    if ((*group)->version != 1) return {};
+    UniqueFd tasks(::open(JoinPath((*group)->parent, "tasks").c_str(),
+                          O_WRONLY | O_CLOEXEC));
+    if (!tasks) return {};
+    ways.push_back(std::move(tasks));
+  }
+  return ways;
+}
+
 uint64_t CommandCgroups::OomKills() const {
   if (!memory_) return 0;
   return memory_->version == 1

@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/base/unique_fd.h"
 
 namespace garuda {
 
@@ -94,6 +95,14 @@ class CommandCgroups {
   // Moves the calling thread back to the cgroups it came from. An error:
   // it is still inside one of them (the run must not go on).
   absl::Status LeaveThread();
+  // The way out for PID 1 once the command has ended: the `tasks` files of
+  // the cgroups the calling thread came from, open for writing, for a
+  // process born inside by EnterThread to write "0" to and leave. Then the
+  // cgroups are empty as soon as the command's processes are reaped, and
+  // can be removed without waiting for PID 1's exit (its namespaces'
+  // teardown). Empty (the caller waits for the exit) unless every cgroup is
+  // a v1 one whose way back opens.
+  std::vector<UniqueFd> OpenWaysOut() const;
 
   bool empty() const { return !memory_ && !pids_; }
   bool memory() const { return memory_.has_value(); }  // enforced by cgroup

@@ -126,7 +126,10 @@ void CloseAllBut(std::vector<int> keep) {
   if (io.stderr_fd >= 0 && ::dup2(io.stderr_fd, 2) < 0) {
     Fail(io.error_fd, LastErrnoStatus("dup2 stderr"));
   }
-  // No descriptor of the caller beyond 0, 1, 2 reaches the command.
+  // No descriptor of the caller beyond 0, 1, 2 reaches the command. The
+  // ways out of the cgroups are closed now, not at execve: an entry runs
+  // without one, and must not be able to leave its limits.
+  for (int fd : io.leave_cgroup_fds) ::close(fd);
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   // A session of its own, without a controlling terminal: /dev/tty cannot
   // be opened (ENXIO), the terminal's foreground cannot be taken, and
@@ -289,8 +292,12 @@ void ForwardInterrupt(int sig) {
   // PID 1 keeps capabilities in the sandbox's namespaces, so it keeps no
   // descriptor of the caller beyond its pipes (the command could not reach
   // them through /proc/1/fd anyway: it has fewer capabilities).
-  CloseAllBut({0, 1, 2, io.error_fd, io.stdout_fd, io.stderr_fd, status_fd,
-               io.proxy_fd, io.go_fd});
+  std::vector<int> kept = {
+      0,         1,           2,       io.error_fd, io.stdout_fd, io.stderr_fd,
+      status_fd, io.proxy_fd, io.go_fd};
+  kept.insert(kept.end(), io.leave_cgroup_fds.begin(),
+              io.leave_cgroup_fds.end());
+  CloseAllBut(std::move(kept));
   std::vector<std::string> env = Environment(policy);
   absl::Status status = WriteIdentityMaps(uid, gid);
   if (status.ok()) status = ApplyMountPlan(plan);
@@ -300,7 +307,8 @@ void ForwardInterrupt(int sig) {
   }
   if (status.ok() && !policy.network()) status = BringUpLoopback();
   if (status.ok() && policy.has_network_proxy()) {
-    status = HandOverLoopbackListener(io.proxy_fd, policy.network_proxy().port());
+    status =
+        HandOverLoopbackListener(io.proxy_fd, policy.network_proxy().port());
   }
   if (!status.ok()) Fail(io.error_fd, status);
   // The supervisor has put this process in the cgroups (while the steps
@@ -370,6 +378,12 @@ void ForwardInterrupt(int sig) {
     if (::waitpid(-1, nullptr, 0) > 0 || errno == EINTR) continue;
     break;  // ECHILD: nothing left
   }
+  // Alone in the cgroups now: out of them, so that the supervisor may
+  // remove them as soon as it reads the report. Safe: this moves only this
+  // process, back to where the supervisor was; a write that fails leaves it
+  // inside, and the supervisor then waits for its exit (CommandCgroups'
+  // removal retries).
+  for (int fd : io.leave_cgroup_fds) (void)!::write(fd, "0", 1);
   (void)!::write(status_fd, &command_status, sizeof command_status);
   ::_exit(0);
 }

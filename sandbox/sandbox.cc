@@ -157,9 +157,12 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   if (!policy.network()) flags |= CLONE_NEWNET;
 
   // PID 1 is born in the cgroups where the supervisor's thread can step in
-  // for the clone (cgroup v1), instead of being moved there afterwards.
+  // for the clone (cgroup v1), instead of being moved there afterwards; and
+  // then leaves them by itself at the end.
+  std::vector<UniqueFd> ways_out = cgroups.OpenWaysOut();
   absl::StatusOr<bool> entered = cgroups.EnterThread();
   if (!entered.ok()) return entered.status();
+  if (!*entered) ways_out.clear();
   absl::StatusOr<Child> child = CloneChild(flags);
   if (*entered && (child.ok() ? child->pid != 0 : true)) {
     absl::Status left = cgroups.LeaveThread();
@@ -186,6 +189,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     ChildIo io{error_pipe.write.get(), out.write.get(), err.write.get(),
                options.capture_output, go.read.get()};
     io.proxy_fd = options.proxy_handoff_fd;
+    for (const UniqueFd& way : ways_out)
+      io.leave_cgroup_fds.push_back(way.get());
     SandboxInit(policy, plan, confinement, options, uid, gid, io,
                 status_pipe.write.get());
   }
@@ -193,6 +198,8 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   status_pipe.write.Reset();
   out.write.Reset();
   err.write.Reset();
+  const bool pid1_leaves_cgroups = !ways_out.empty();
+  ways_out.clear();
   if (go.write) {
     go.read.Reset();
     // PID 1 builds the sandbox meanwhile (the move of a whole process into
@@ -210,8 +217,10 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   RunResult result;
   SuperviseOptions supervise;
   supervise.status_fd = status_pipe.read.get();
-  // Cgroups can be removed only once PID 1 has left them.
-  supervise.stop_at_status = options.return_before_teardown && cgroups.empty();
+  // Cgroups can be removed only once PID 1 has left them: before its report
+  // when it was given the way out, else at its exit.
+  supervise.stop_at_status = options.return_before_teardown &&
+                             (cgroups.empty() || pid1_leaves_cgroups);
   supervise.wall_ms = policy.limits().wall_time_ms();
   supervise.capture_limit = options.capture_limit;
   // Sharing the terminal, Ctrl-C is the person's word to the command (as

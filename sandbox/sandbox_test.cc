@@ -1,6 +1,7 @@
 #include "sandbox/sandbox.h"
 
 #include <dirent.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -756,6 +758,62 @@ TEST_F(LimitsTest, TheCommandIsInItsCgroupAndTheSupervisorIsNot) {
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(off->stdout_data.find("/garuda-"), std::string::npos)
       << off->stdout_data;
+}
+
+// PID 1 leaves its cgroups by itself once the command's processes are
+// reaped (CommandCgroups::OpenWaysOut), so that a run returning at the
+// status (return_before_teardown) removes them without waiting for PID 1's
+// exit: none is left when the run returns, the command was inside.
+TEST_F(LimitsTest, ARunReturningAtTheStatusLeavesNoCgroup) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kPids);
+  if (!place.available) GTEST_SKIP() << "no pids cgroup: " << place.reason;
+  policy_.mutable_limits()->set_processes(10);
+  RunOptions options;
+  options.argv = {"/bin/sh", "-c", "cat /proc/self/cgroup; sleep 60 &"};
+  options.capture_output = true;
+  options.return_before_teardown = true;
+  for (int i = 0; i < 5; ++i) {
+    auto result = RunInSandbox(policy_, options);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_TRUE(result->ok()) << result->Describe();
+    EXPECT_NE(result->stdout_data.find("/garuda-"), std::string::npos)
+        << result->stdout_data;
+    EXPECT_EQ(CgroupsLeft(place.parent), 0);
+  }
+}
+
+// The way out of the cgroups is PID 1's alone: the command's process closes
+// it before anything of the command runs. An entry (no execve, so no
+// close-on-exec) that writes "0" to every descriptor it could have been
+// left on a cgroup file system stays inside its pids cgroup. Without that close it would leave (a
+// write of "0" to a v1 `tasks` file moves the writer).
+TEST_F(LimitsTest, TheCommandCannotTakePid1sWayOut) {
+  CgroupPlace place = FindCgroupPlace(CgroupController::kPids);
+  if (!place.available) GTEST_SKIP() << "no pids cgroup: " << place.reason;
+  if (place.version != 1) GTEST_SKIP() << "PID 1 leaves by itself on v1 only";
+  policy_.mutable_limits()->set_processes(10);
+  RunResult result = RunEntry([] {
+    // Any descriptor on a cgroup file system (the others are PID 1's pipes
+    // to the supervisor, which a write would garble).
+    for (int fd = 3; fd < 1024; ++fd) {
+      struct statfs fs;
+      if (::fstatfs(fd, &fs) == 0 && fs.f_type == CGROUP_SUPER_MAGIC) {
+        (void)!::write(fd, "0", 1);
+      }
+    }
+    auto cgroups = ReadFileToString("/proc/self/cgroup");
+    if (!cgroups.ok()) return 2;
+    size_t pids = cgroups->find(":pids:");
+    if (pids == std::string::npos) return 3;
+    size_t end = cgroups->find('\n', pids);
+    return cgroups->substr(pids, end - pids).find("/garuda-") !=
+                   std::string::npos
+               ? 0
+               : 1;
+  });
+  EXPECT_EQ(result.kind, RunResult::Kind::kExited) << result.Describe();
+  EXPECT_EQ(result.exit_code, 0) << "the command left its pids cgroup";
+  EXPECT_EQ(CgroupsLeft(place.parent), 0);
 }
 
 TEST_F(LimitsTest, AsRootRlimitNprocDoesNotBind) {
