@@ -290,7 +290,7 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
       buffered = buffered || connection->channel.has_buffered_frame();
     }
     // The top agent alone (until it opens a child): it waits in the read
-    // itself, which on a virtual machine answers about 10 us sooner than
+    // itself, which on a virtual machine answered 5 to 17 us sooner than
     // a poll(2) and a read (docs/budget.md). With more channels, one poll
     // waits on all of them.
     const bool alone = connections_.size() == 1;

@@ -89,7 +89,7 @@ class Channel {
   // read, returns UNAVAILABLE ("stopped waiting") and ends the channel: a
   // peer that died mid-frame never leaves us blocked. The wait is in the
   // read rather than in a poll on both: on a virtual machine, a poll's
-  // wake-up took about 10 us more per exchange (docs/budget.md).
+  // wake-up took 5 to 17 us more per exchange (docs/budget.md).
   absl::Status ReceiveWatching(google::protobuf::MessageLite* message,
                                std::vector<UniqueFd>* fds, int watch_fd);
 
