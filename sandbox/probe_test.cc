@@ -43,7 +43,9 @@ TEST(ProbeTest, ReportsTheCgroupsOfTheLimits) {
                                                : CgroupController::kPids);
     // A place that is not there never shows as available; one that is
     // there is proved by making a cgroup and moving a process into it.
-    if (!place.available) EXPECT_FALSE(feature.available) << feature.name;
+    if (!place.available) {
+      EXPECT_FALSE(feature.available) << feature.name;
+    }
     if (feature.available) {
       EXPECT_NE(feature.detail.find(place.parent), std::string::npos);
     } else {

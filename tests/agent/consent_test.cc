@@ -55,8 +55,9 @@ class ConsentTest : public ::testing::Test {
 
   void TearDown() override {
     for (auto& helper : helpers_) {
-      if (helper)
+      if (helper) {
         EXPECT_TRUE(helper->Stop().ok()) << helper->exit_description();
+      }
     }
   }
 

@@ -494,7 +494,9 @@ TEST_F(EscapeTest, BackgroundProcessEndsWithTheCommand) {
   };
   EXPECT_TRUE(run(Where::kHost)) << "negative control";
   EXPECT_FALSE(run(Where::kOurs)) << "a background process survived";
-  if (!bwrap_.empty()) EXPECT_FALSE(run(Where::kBwrap));
+  if (!bwrap_.empty()) {
+    EXPECT_FALSE(run(Where::kBwrap));
+  }
 }
 
 }  // namespace
