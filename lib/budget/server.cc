@@ -1,5 +1,6 @@
 #include "lib/budget/server.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -275,6 +276,13 @@ absl::Status BudgetServer::WaitAlone(Connection& connection) {
 }
 
 absl::Status BudgetServer::ServeAll(ipc::Channel top) {
+  // Read blocking while it is alone (WaitAlone): a descriptor handed over
+  // non-blocking would otherwise make every wait return at once.
+  int flags = ::fcntl(top.fd(), F_GETFL);
+  if (flags < 0 || ((flags & O_NONBLOCK) &&
+                    ::fcntl(top.fd(), F_SETFL, flags & ~O_NONBLOCK) != 0)) {
+    return LastErrnoStatus("fcntl(the top agent's channel)");
+  }
   RETURN_IF_ERROR(SetReceiveTimeout(top.fd(), kWholeFrameWithin));
   connections_.push_back(NewConnection(kTopAgent, std::move(top)));
   connections_[0]->receive_timeout = kWholeFrameWithin;
@@ -299,8 +307,8 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
       polled[0].revents = POLLIN;
     } else {
       if (connections_[0]->receive_timeout != kWholeFrameWithin) {
-        RETURN_IF_ERROR(
-            SetReceiveTimeout(connections_[0]->channel.fd(), kWholeFrameWithin));
+        RETURN_IF_ERROR(SetReceiveTimeout(connections_[0]->channel.fd(),
+                                          kWholeFrameWithin));
         connections_[0]->receive_timeout = kWholeFrameWithin;
       }
       // Records not yet on disk: wake up to flush them once the server has

@@ -140,8 +140,7 @@ absl::Status Channel::SendUnchecked(
 absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
                                      bool fds_allowed,
                                      std::vector<UniqueFd>* fds, int watch_fd,
-                                     size_t* received,
-                                     size_t* first_read) {
+                                     size_t* received, size_t* first_read) {
   const std::string& peer = options_.peer_name;
   const int max_fds = std::max(options_.max_fds_per_frame, 0);
   // Room for one descriptor more than the cap, so that "too many" shows as a
@@ -160,8 +159,8 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
     // While watching, each read blocks for at most a tick, after which
     // `watch_fd` is looked at: a read that blocks is woken by the data
     // itself, which costs less than a poll on both before every read.
-    struct timeval tick = {0, static_cast<suseconds_t>(
-                                  absl::ToInt64Microseconds(kWatchTick))};
+    struct timeval tick = {
+        0, static_cast<suseconds_t>(absl::ToInt64Microseconds(kWatchTick))};
     if (::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVTIMEO, &tick,
                      sizeof tick) != 0) {
       return LastErrnoStatus(
@@ -184,13 +183,14 @@ absl::Status Channel::ReadFrameBytes(char* buffer, size_t size, size_t capacity,
       if (watch_fd >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         // A tick with nothing to read: stop only when `watch_fd` fired and
         // the socket still has nothing (an answer sent just before the peer
-        // died is still read).
+        // died is still read). The poll waits up to a tick itself, so that a
+        // socket that never blocks (O_NONBLOCK) is waited on, not spun on.
         struct pollfd polls[2] = {{socket_.get(), POLLIN, 0},
                                   {watch_fd, POLLIN, 0}};
-        int ready = ::poll(polls, 2, 0);
+        int ready = ::poll(
+            polls, 2, static_cast<int>(absl::ToInt64Milliseconds(kWatchTick)));
         if (ready < 0 && errno != EINTR) {
-          return LastErrnoStatus(
-              absl::StrCat("poll on the channel to ", peer));
+          return LastErrnoStatus(absl::StrCat("poll on the channel to ", peer));
         }
         if (ready > 0 && polls[0].revents == 0 && polls[1].revents != 0) {
           *received = done;
@@ -310,10 +310,9 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
   absl::Status status;
   if (have < kFrameHeaderBytes) {
     size_t room = MakeRoom(kFrameHeaderBytes);
-    status = ReadFrameBytes(&read_buffer_[read_end_], kFrameHeaderBytes - have,
-                            room, fds_allowed,
-                            fds == nullptr ? nullptr : &arrived, watch_fd,
-                            &received, &first_read);
+    status = ReadFrameBytes(
+        &read_buffer_[read_end_], kFrameHeaderBytes - have, room, fds_allowed,
+        fds == nullptr ? nullptr : &arrived, watch_fd, &received, &first_read);
     read_end_ += received;
     have += received;
     if (absl::IsOutOfRange(status)) {
@@ -342,9 +341,9 @@ absl::Status Channel::ReceiveImpl(google::protobuf::MessageLite* message,
   const size_t total = kFrameHeaderBytes + length;
   if (have < total) {
     size_t room = MakeRoom(total);
-    status = ReadFrameBytes(&read_buffer_[read_end_], total - have, room,
-                            /*fds_allowed=*/false, nullptr, watch_fd,
-                            &received);
+    status =
+        ReadFrameBytes(&read_buffer_[read_end_], total - have, room,
+                       /*fds_allowed=*/false, nullptr, watch_fd, &received);
     read_end_ += received;
     have += received;
     if (absl::IsOutOfRange(status)) {

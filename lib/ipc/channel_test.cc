@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -329,6 +331,33 @@ TEST_F(ChannelTest, ReceiveWatchingReadsWhatIsThereFirst) {
   EchoRequest got;
   ASSERT_TRUE(b_->ReceiveWatching(&got, nullptr, watch.read_end.get()).ok());
   EXPECT_EQ(got.echo().text(), "first");
+}
+
+// The wait is in a blocking read with the watch looked at every tick; on a
+// socket that never blocks (O_NONBLOCK) the read returns at once, and the
+// wait must then happen in poll, not in a loop of reads. The watch fires
+// from another thread after a while: the receiving thread's CPU time over
+// that wait stays small (a loop of reads would use all of it).
+TEST_F(ChannelTest, ReceiveWatchingWaitsOnANonBlockingSocketWithoutSpinning) {
+  int flags = ::fcntl(b_->fd(), F_GETFL);
+  ASSERT_EQ(::fcntl(b_->fd(), F_SETFL, flags | O_NONBLOCK), 0);
+  Pipe watch = MakePipe();
+  std::thread fire([&] {
+    struct timespec wait = {0, 400 * 1000 * 1000};
+    ::nanosleep(&wait, nullptr);
+    (void)WriteAll(watch.write_end.get(), "!");
+  });
+  struct timespec cpu_before, cpu_after;
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_before);
+  EchoRequest got;
+  absl::Status status =
+      b_->ReceiveWatching(&got, nullptr, watch.read_end.get());
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_after);
+  fire.join();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  const double cpu_ms = (cpu_after.tv_sec - cpu_before.tv_sec) * 1e3 +
+                        (cpu_after.tv_nsec - cpu_before.tv_nsec) / 1e6;
+  EXPECT_LT(cpu_ms, 100) << "the wait spun on the socket";
 }
 
 // With read_ahead the receiver takes whatever has arrived in one read and
