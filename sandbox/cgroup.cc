@@ -385,8 +385,10 @@ absl::StatusOr<bool> CommandCgroups::EnterThread() {
     if (!*group) continue;
     if ((*group)->version != 1) return false;
     // The way back must be open before the way in is taken.
-    if (::access(JoinPath((*group)->parent, "tasks").c_str(), W_OK) != 0) {
-      return false;
+    if (!(*group)->way_back) {
+      (*group)->way_back = UniqueFd(::open(
+          JoinPath((*group)->parent, "tasks").c_str(), O_WRONLY | O_CLOEXEC));
+      if (!(*group)->way_back) return false;
     }
     groups.push_back(&**group);
   }
@@ -406,27 +408,22 @@ absl::Status CommandCgroups::LeaveThread() {
   absl::Status result;
   for (std::optional<Group>* group : {&memory_, &pids_}) {
     if (!*group || !(*group)->entered) continue;
-    absl::Status left = WriteCgroupFile((*group)->parent, "tasks", "0");
-    if (left.ok()) {
+    if (::write((*group)->way_back.get(), "0", 1) == 1) {
       (*group)->entered = false;
     } else if (result.ok()) {
       result = absl::FailedPreconditionError(absl::StrCat(
           "cannot move the supervisor back out of the command's cgroup ",
-          (*group)->path, ": ", left.message()));
+          (*group)->path, ": write \"0\" to ", (*group)->parent,
+          "/tasks: ", std::strerror(errno)));
     }
   }
   return result;
 }
 
-std::vector<UniqueFd> CommandCgroups::OpenWaysOut() const {
-  std::vector<UniqueFd> ways;
+std::vector<int> CommandCgroups::WaysBack() const {
+  std::vector<int> ways;
   for (const std::optional<Group>* group : {&memory_, &pids_}) {
-    if (!*group) continue;
-    if ((*group)->version != 1) return {};
-    UniqueFd tasks(::open(JoinPath((*group)->parent, "tasks").c_str(),
-                          O_WRONLY | O_CLOEXEC));
-    if (!tasks) return {};
-    ways.push_back(std::move(tasks));
+    if (*group && (*group)->way_back) ways.push_back((*group)->way_back.get());
   }
   return ways;
 }
@@ -459,7 +456,7 @@ void CommandCgroups::Remove(std::optional<Group>& group) {
   // An error path that did not bring the calling thread back: it leaves
   // before the cgroup can go.
   if (group->entered) {
-    (void)WriteCgroupFile(group->parent, "tasks", "0");
+    (void)!::write(group->way_back.get(), "0", 1);
   }
   std::string path = std::move(group->path);
   group.reset();

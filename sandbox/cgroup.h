@@ -95,14 +95,13 @@ class CommandCgroups {
   // Moves the calling thread back to the cgroups it came from. An error:
   // it is still inside one of them (the run must not go on).
   absl::Status LeaveThread();
-  // The way out for PID 1 once the command has ended: the `tasks` files of
-  // the cgroups the calling thread came from, open for writing, for a
-  // process born inside by EnterThread to write "0" to and leave. Then the
-  // cgroups are empty as soon as the command's processes are reaped, and
-  // can be removed without waiting for PID 1's exit (its namespaces'
-  // teardown). Empty (the caller waits for the exit) unless every cgroup is
-  // a v1 one whose way back opens.
-  std::vector<UniqueFd> OpenWaysOut() const;
+  // After EnterThread returned true: the way back of each cgroup (the tasks
+  // file of the cgroup the calling thread came from, open for writing),
+  // for PID 1, born inside, to write "0" to and leave once the command's
+  // processes are reaped. Then the cgroups are empty as soon as the command
+  // has ended, and can be removed without waiting for PID 1's exit (its
+  // namespaces' teardown). The descriptors stay this object's.
+  std::vector<int> WaysBack() const;
 
   bool empty() const { return !memory_ && !pids_; }
   bool memory() const { return memory_.has_value(); }  // enforced by cgroup
@@ -122,7 +121,10 @@ class CommandCgroups {
   struct Group {
     std::string path;
     int version = 0;
-    std::string parent;    // where the calling thread returns (LeaveThread)
+    std::string parent;  // where the calling thread returns (LeaveThread)
+    // `parent`'s tasks file, opened by EnterThread before the thread goes in
+    // (the way back must be open first); LeaveThread writes "0" to it.
+    UniqueFd way_back;
     bool entered = false;  // the calling thread is inside (EnterThread)
   };
   void Remove(std::optional<Group>& group);

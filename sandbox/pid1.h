@@ -48,7 +48,7 @@ struct ChildIo {
   // With a network_proxy policy: where PID 1 sends its loopback listener
   // (sandbox/network_proxy.h).
   int proxy_fd = -1;
-  // With cgroups PID 1 was born in (CommandCgroups::OpenWaysOut): it writes
+  // With cgroups PID 1 was born in (CommandCgroups::WaysBack): it writes
   // "0" to each once every process of the command has been reaped, before
   // it reports, so that the cgroups are empty when the report arrives.
   std::vector<int> leave_cgroup_fds;

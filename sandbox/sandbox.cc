@@ -159,10 +159,10 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   // PID 1 is born in the cgroups where the supervisor's thread can step in
   // for the clone (cgroup v1), instead of being moved there afterwards; and
   // then leaves them by itself at the end.
-  std::vector<UniqueFd> ways_out = cgroups.OpenWaysOut();
   absl::StatusOr<bool> entered = cgroups.EnterThread();
   if (!entered.ok()) return entered.status();
-  if (!*entered) ways_out.clear();
+  const std::vector<int> ways_back =
+      *entered ? cgroups.WaysBack() : std::vector<int>();
   absl::StatusOr<Child> child = CloneChild(flags);
   if (*entered && (child.ok() ? child->pid != 0 : true)) {
     absl::Status left = cgroups.LeaveThread();
@@ -189,8 +189,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
     ChildIo io{error_pipe.write.get(), out.write.get(), err.write.get(),
                options.capture_output, go.read.get()};
     io.proxy_fd = options.proxy_handoff_fd;
-    for (const UniqueFd& way : ways_out)
-      io.leave_cgroup_fds.push_back(way.get());
+    io.leave_cgroup_fds = ways_back;
     SandboxInit(policy, plan, confinement, options, uid, gid, io,
                 status_pipe.write.get());
   }
@@ -198,8 +197,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   status_pipe.write.Reset();
   out.write.Reset();
   err.write.Reset();
-  const bool pid1_leaves_cgroups = !ways_out.empty();
-  ways_out.clear();
+  const bool pid1_leaves_cgroups = !ways_back.empty();
   if (go.write) {
     go.read.Reset();
     // PID 1 builds the sandbox meanwhile (the move of a whole process into

@@ -761,7 +761,7 @@ TEST_F(LimitsTest, TheCommandIsInItsCgroupAndTheSupervisorIsNot) {
 }
 
 // PID 1 leaves its cgroups by itself once the command's processes are
-// reaped (CommandCgroups::OpenWaysOut), so that a run returning at the
+// reaped (CommandCgroups::WaysBack), so that a run returning at the
 // status (return_before_teardown) removes them without waiting for PID 1's
 // exit: none is left when the run returns, the command was inside.
 TEST_F(LimitsTest, ARunReturningAtTheStatusLeavesNoCgroup) {
