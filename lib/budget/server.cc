@@ -268,10 +268,14 @@ absl::Status BudgetServer::WaitAlone(Connection& connection) {
   // sendmsg, so the shorter timeout never cuts one in the middle.
   const std::chrono::milliseconds wait =
       ledger_->flush_pending() ? kIdleBeforeFlush : kWholeFrameWithin;
-  if (connection.receive_timeout != wait) {
-    RETURN_IF_ERROR(SetReceiveTimeout(connection.channel.fd(), wait));
-    connection.receive_timeout = wait;
-  }
+  return connection.KeepReceiveTimeout(wait);
+}
+
+absl::Status BudgetServer::Connection::KeepReceiveTimeout(
+    std::chrono::milliseconds timeout) {
+  if (receive_timeout == timeout) return absl::OkStatus();
+  RETURN_IF_ERROR(SetReceiveTimeout(channel.fd(), timeout));
+  receive_timeout = timeout;
   return absl::OkStatus();
 }
 
@@ -283,9 +287,8 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
                     ::fcntl(top.fd(), F_SETFL, flags & ~O_NONBLOCK) != 0)) {
     return LastErrnoStatus("fcntl(the top agent's channel)");
   }
-  RETURN_IF_ERROR(SetReceiveTimeout(top.fd(), kWholeFrameWithin));
   connections_.push_back(NewConnection(kTopAgent, std::move(top)));
-  connections_[0]->receive_timeout = kWholeFrameWithin;
+  RETURN_IF_ERROR(connections_[0]->KeepReceiveTimeout(kWholeFrameWithin));
   // Kept from round to round: a round allocates nothing of its own.
   std::vector<struct pollfd> polled;
   std::vector<Answer> answers;
@@ -306,11 +309,7 @@ absl::Status BudgetServer::ServeAll(ipc::Channel top) {
       RETURN_IF_ERROR(WaitAlone(*connections_[0]));
       polled[0].revents = POLLIN;
     } else {
-      if (connections_[0]->receive_timeout != kWholeFrameWithin) {
-        RETURN_IF_ERROR(SetReceiveTimeout(connections_[0]->channel.fd(),
-                                          kWholeFrameWithin));
-        connections_[0]->receive_timeout = kWholeFrameWithin;
-      }
+      RETURN_IF_ERROR(connections_[0]->KeepReceiveTimeout(kWholeFrameWithin));
       // Records not yet on disk: wake up to flush them once the server has
       // been idle a while (grouped fdatasync, never on an answer's path).
       int ready =

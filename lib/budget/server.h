@@ -57,6 +57,8 @@ class BudgetServer {
     Dispatcher dispatcher;
     // The channel's SO_RCVTIMEO (0: not set yet).
     std::chrono::milliseconds receive_timeout{0};
+    // Sets SO_RCVTIMEO to `timeout` unless it is that already.
+    absl::Status KeepReceiveTimeout(std::chrono::milliseconds timeout);
   };
   struct Answer {
     Connection* connection;
