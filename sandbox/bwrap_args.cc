@@ -8,6 +8,7 @@
 #include "lib/base/files.h"
 #include "lib/rules/sandbox_defaults.h"
 #include "sandbox/mount_plan.h"
+#include "sandbox/stored_walk.h"
 
 namespace garuda {
 
@@ -20,7 +21,8 @@ std::string FindBwrap() {
 
 std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
                                       const SandboxPolicy& policy,
-                                      int seccomp_fd) {
+                                      int seccomp_fd,
+                                      const StoredWalk* stored) {
   std::vector<std::string> args = {
       bwrap,        "--unshare-all", "--die-with-parent", "--new-session",
       "--cap-drop", "ALL",           "--clearenv"};
@@ -96,8 +98,10 @@ std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
     args.insert(args.end(), {bind.writable() ? "--bind" : "--ro-bind",
                              bind.source(), bind.target()});
   }
-  absl::StatusOr<std::vector<std::string>> denied =
-      ExpandDeniedPaths(policy, policy.project());
+  static const StoredWalk* const walk_each_call = new StoredWalk("", "");
+  absl::StatusOr<std::vector<std::string>> denied = ExpandDeniedPaths(
+      policy, policy.project(),
+      {nullptr, stored != nullptr ? stored : walk_each_call});
   for (const std::string& path :
        denied.ok() ? *denied : std::vector<std::string>()) {
     struct stat st;

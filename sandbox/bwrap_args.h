@@ -11,6 +11,8 @@
 
 namespace garuda {
 
+class StoredWalk;
+
 // The path of bwrap, or empty when it is not installed.
 std::string FindBwrap();
 
@@ -18,10 +20,12 @@ std::string FindBwrap();
 // private /tmp, /proc and /dev, denied paths (an empty 0000 read-only tmpfs
 // over folders, /dev/null over files), environment and working folder, no
 // capabilities, and the seccomp filter read from `seccomp_fd` (compiled
-// BPF; -1 for none).
+// BPF; -1 for none). What denyPrivateUnder hides comes from a walk at each
+// call, or from `stored` (sandbox/stored_walk.h) when it is given.
 std::vector<std::string> BwrapArgsFor(const std::string& bwrap,
                                       const SandboxPolicy& policy,
-                                      int seccomp_fd);
+                                      int seccomp_fd,
+                                      const StoredWalk* stored = nullptr);
 
 }  // namespace garuda
 

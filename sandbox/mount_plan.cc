@@ -22,6 +22,7 @@
 #include "lib/changeset/beneath.h"
 #include "lib/rules/sandbox_defaults.h"
 #include "sandbox/private_walk.h"
+#include "sandbox/stored_walk.h"
 
 namespace garuda {
 namespace {
@@ -127,6 +128,27 @@ absl::Status AddScopeBinds(const SandboxPolicy& policy,
     plan->writable.push_back(JoinPath(project, entry));
   }
   return absl::OkStatus();
+}
+
+// True when a bind of `plan` (the system paths, the project, writable paths
+// and binds) makes `path` visible in the sandbox.
+bool ABindShows(const MountPlan& plan, const std::string& path) {
+  for (const MountStep& step : plan.steps) {
+    std::string target;
+    if (step.kind == MountStep::Kind::kBind) {
+      target = step.target;
+    } else if (step.kind == MountStep::Kind::kBindBeneath) {
+      target = step.target.empty() ? step.source
+                                   : JoinPath(step.source, step.target);
+    } else {
+      continue;
+    }
+    if (target == "/" || path == target ||
+        absl::StartsWith(path, target + "/")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // --- Child side --------------------------------------------------------
@@ -314,7 +336,7 @@ absl::Status ApplyStep(const MountStep& step) {
 
 absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
     const SandboxPolicy& policy, const std::string& project,
-    PrivateWalk* private_walk) {
+    PrivateWalkSource walk) {
   std::vector<std::string> denied;
   for (const std::string& given : policy.denied_paths()) {
     if (given.empty()) continue;
@@ -345,10 +367,12 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
       return absl::InvalidArgumentError(absl::StrCat(
           "denyPrivateUnder \"", folder, "\" must be an absolute path"));
     }
-    if (private_walk != nullptr) {
-      private_walk->Find(folder, &denied);
+    if (walk.kept != nullptr) {
+      walk.kept->Find(folder, &denied);
+    } else if (walk.stored != nullptr) {
+      walk.stored->Find(folder, &denied);
     } else {
-      FindPrivateUnder(folder, &denied);
+      StoredWalk::ForThisMachine().Find(folder, &denied);
     }
   }
   // A path inside one denied already adds nothing, and would need a mount
@@ -364,7 +388,7 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
 }
 
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
-                                         PrivateWalk* private_walk) {
+                                         PrivateWalkSource walk) {
   MountPlan plan;
   if (!IsAbsolute(policy.project())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -478,9 +502,21 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
     if (bind.writable()) plan.writable.push_back(bind.target());
   }
   ASSIGN_OR_RETURN(std::vector<std::string> denied,
-                   ExpandDeniedPaths(policy, project, private_walk));
+                   ExpandDeniedPaths(policy, project, walk));
   for (const std::string& path : denied) {
     RETURN_IF_ERROR(AddDenied(path, &plan));
+  }
+  const StoredWalk& stored =
+      walk.stored != nullptr ? *walk.stored : StoredWalk::ForThisMachine();
+  const std::string& place = stored.place();
+  if (!place.empty() && ABindShows(plan, place) &&
+      std::none_of(denied.begin(), denied.end(), [&](const std::string& d) {
+        return place == d || absl::StartsWith(place, d + "/");
+      })) {
+    // A place reached through a link is not where answers are kept (it is
+    // opened without following links): nothing of ours to hide there.
+    absl::Status hidden = AddDenied(place, &plan);
+    if (!hidden.ok() && !absl::IsFailedPrecondition(hidden)) return hidden;
   }
 
   plan.working_directory =

@@ -15,6 +15,7 @@
 namespace garuda {
 
 class PrivateWalk;
+class StoredWalk;
 
 struct MountStep {
   enum class Kind {
@@ -58,13 +59,21 @@ struct MountPlan {
 // symbolic link is left out: its target is matched on its own, or is not
 // in the sandbox), and every file or folder under deny_private_under that
 // others may not read. For BuildMountPlan and bubblewrap's arguments.
+// Where the answer for denyPrivateUnder comes from: `kept`, the walk kept
+// in memory between the runs of a process that starts many
+// (sandbox/private_walk.h); else `stored`, the walk kept on disk between
+// processes (sandbox/stored_walk.h; null: StoredWalk::ForThisMachine()).
+struct PrivateWalkSource {
+  PrivateWalk* kept = nullptr;
+  const StoredWalk* stored = nullptr;
+};
 absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
     const SandboxPolicy& policy, const std::string& project,
-    PrivateWalk* private_walk = nullptr);
-// `private_walk`: the walk of denyPrivateUnder kept between the runs of a
-// process that starts many (sandbox/private_walk.h); null: walked afresh.
+    PrivateWalkSource walk = {});
+// The plan also hides the stored walk's folder wherever a bind would show
+// it: it names what is hidden, with inodes and change times.
 absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
-                                         PrivateWalk* private_walk = nullptr);
+                                         PrivateWalkSource walk = {});
 
 // Inside the child, in its own user and mount namespaces: builds the new
 // root from `plan` on a private tmpfs and pivots into it. The host's tree is

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/base/files.h"
+#include "sandbox/stored_walk.h"
 
 namespace garuda {
 namespace {
@@ -262,6 +263,31 @@ TEST_F(MountPlanTest, ScopeComesAfterWritablePathsAndBeforeDenied) {
   EXPECT_NE(linked.status().message().find("scope path \"linked\""),
             std::string::npos)
       << linked.status();
+}
+
+// The stored walk's folder (sandbox/stored_walk.h) names what is hidden,
+// with inodes and change times: hidden wherever a bind shows it, read-only
+// or writable. The control: no bind shows it, no mount is spent on it.
+TEST_F(MountPlanTest, TheStoredWalksFolderIsHiddenWhereABindShowsIt) {
+  StoredWalk stored(root_, "store/walks");
+  ASSERT_TRUE(MakeDirectories(stored.place(), 0700).ok());
+  auto hidden = [&] {
+    auto plan = BuildMountPlan(policy_, {nullptr, &stored});
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    for (const MountStep& step : plan->steps) {
+      if (step.kind == MountStep::Kind::kDenyDir &&
+          step.target == stored.place()) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_FALSE(hidden());
+  policy_.add_writable_paths(JoinPath(root_, "store"));
+  EXPECT_TRUE(hidden());
+  policy_.clear_writable_paths();
+  policy_.add_read_only_paths(root_);
+  EXPECT_TRUE(hidden());
 }
 
 }  // namespace

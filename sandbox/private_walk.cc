@@ -44,10 +44,11 @@ struct Watcher {
 // fstat, fcntl and allocation that fdopendir and closedir add per folder
 // (the walk reads some 140 folders of /etc at each one-shot run).
 std::vector<std::pair<std::string, unsigned char>> Entries(
-    int dir_fd, std::vector<char>& buffer) {
+    int dir_fd, std::vector<char>& buffer, WalkRecord* record) {
   std::vector<std::pair<std::string, unsigned char>> entries;
   for (;;) {
     long got = ::syscall(SYS_getdents64, dir_fd, buffer.data(), buffer.size());
+    if (got < 0 && record != nullptr) record->complete = false;
     if (got <= 0) break;
     for (long at = 0; at < got;) {
       const auto* entry = reinterpret_cast<const struct dirent64*>(&buffer[at]);
@@ -64,19 +65,24 @@ std::vector<std::pair<std::string, unsigned char>> Entries(
 
 // `watcher` (may be null) watches each folder before it is read and each
 // entry looked at, so that any change after the look raises an event.
+// `record` (may be null) is told of each entry looked at.
 void Walk(UniqueFd dir, const std::string& folder, Watcher* watcher,
-          std::vector<char>& buffer, std::vector<std::string>* found) {
-  for (const auto& [name, type] : Entries(dir.get(), buffer)) {
+          WalkRecord* record, std::vector<char>& buffer,
+          std::vector<std::string>* found) {
+  for (const auto& [name, type] : Entries(dir.get(), buffer, record)) {
     // A link is never followed, so it needs no stat: most of /etc's entries
     // are links (the certificate store). Replacing it by a file is an
     // event of the folder's watch.
     if (type == DT_LNK) continue;
     struct stat st;
-    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        S_ISLNK(st.st_mode)) {
+    if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      // Removed since the folder was read: the folder changed too.
+      if (errno != ENOENT && record != nullptr) record->complete = false;
       continue;
     }
+    if (S_ISLNK(st.st_mode)) continue;
     std::string path = JoinPath(folder, name);
+    if (record != nullptr) record->looked_at.emplace_back(path, st);
     bool directory = S_ISDIR(st.st_mode);
     bool readable =
         (st.st_mode & S_IROTH) && (!directory || (st.st_mode & S_IXOTH));
@@ -93,18 +99,34 @@ void Walk(UniqueFd dir, const std::string& folder, Watcher* watcher,
     } else if (directory) {
       UniqueFd sub(::openat(dir.get(), name.c_str(),
                             O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-      if (sub) Walk(std::move(sub), path, watcher, buffer, found);
+      if (sub) {
+        Walk(std::move(sub), path, watcher, record, buffer, found);
+      } else if (record != nullptr) {
+        record->complete = false;
+      }
     }
   }
 }
 
 void WalkFolder(const std::string& folder, Watcher* watcher,
-                std::vector<std::string>* found) {
+                WalkRecord* record, std::vector<std::string>* found) {
   if (watcher != nullptr) watcher->Add(folder, kFolderEvents);
+  if (record != nullptr) {
+    struct stat st;
+    if (::lstat(folder.c_str(), &st) == 0) {
+      record->looked_at.emplace_back(folder, st);
+    } else {
+      record->complete = false;
+    }
+  }
   UniqueFd fd(
       ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   std::vector<char> buffer(32 * 1024);
-  if (fd) Walk(std::move(fd), folder, watcher, buffer, found);
+  if (fd) {
+    Walk(std::move(fd), folder, watcher, record, buffer, found);
+  } else if (record != nullptr) {
+    record->complete = false;
+  }
 }
 
 ino_t MountNamespace() {
@@ -143,8 +165,8 @@ std::string MountsAt(int fd, const std::string& folder) {
 }  // namespace
 
 void FindPrivateUnder(const std::string& folder,
-                      std::vector<std::string>* found) {
-  WalkFolder(folder, nullptr, found);
+                      std::vector<std::string>* found, WalkRecord* record) {
+  WalkFolder(folder, nullptr, record, found);
 }
 
 void PrivateWalk::Find(const std::string& folder,
@@ -202,7 +224,7 @@ void PrivateWalk::Walk(const std::string& folder, Stored& stored) {
     stored.mount_namespace = MountNamespace();
     stored.mounts = MountsAt(stored.mountinfo.get(), folder);
   }
-  WalkFolder(folder, &watcher, &stored.found);
+  WalkFolder(folder, &watcher, nullptr, &stored.found);
   stored.usable = watcher.ok;
   if (!stored.usable) {
     stored.events.Reset();

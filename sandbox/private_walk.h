@@ -14,22 +14,36 @@
 #ifndef GARUDA_SANDBOX_PRIVATE_WALK_H_
 #define GARUDA_SANDBOX_PRIVATE_WALK_H_
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lib/base/unique_fd.h"
 
 namespace garuda {
 
+// What a walk looked at: `folder` itself and every entry that is not a
+// link, each with its lstat as the walk saw it (sandbox/stored_walk.h
+// checks a stored answer against them). `complete` is false when a folder
+// the walk meant to read could not be opened or read, or an entry could
+// not be looked at for another reason than its removal.
+struct WalkRecord {
+  std::vector<std::pair<std::string, struct stat>> looked_at;
+  bool complete = true;
+};
+
 // The walk alone, without watches: appends to `found` the paths under
 // `folder` (absolute) that others may not read (or, for a folder, enter).
 // Links are not followed; a private folder is listed, not entered.
+// `record` (may be null) is told what the walk looked at.
 void FindPrivateUnder(const std::string& folder,
-                      std::vector<std::string>* found);
+                      std::vector<std::string>* found,
+                      WalkRecord* record = nullptr);
 
 class PrivateWalk {
  public:

@@ -122,7 +122,7 @@ absl::StatusOr<RunResult> RunInSandbox(const SandboxPolicy& policy,
   RETURN_IF_ERROR(CheckNetworkProxy(policy, options.proxy_handoff_fd));
   RETURN_IF_ERROR(CreateMissingProjectPaths(policy));
   ASSIGN_OR_RETURN(MountPlan plan,
-                   BuildMountPlan(policy, options.private_walk));
+                   BuildMountPlan(policy, {options.private_walk, options.stored_walk}));
   ASSIGN_OR_RETURN(Confinement confinement,
                    PrepareConfinement(policy, plan.writable));
   ASSIGN_OR_RETURN(Pipe error_pipe, MakePipe());

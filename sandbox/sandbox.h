@@ -31,6 +31,7 @@
 namespace garuda {
 
 class PrivateWalk;
+class StoredWalk;
 
 struct RunOptions {
   std::vector<std::string> argv;  // argv[0] is looked up in the policy's PATH
@@ -84,8 +85,11 @@ struct RunOptions {
   int64_t start_after_coarse_ns = 0;
   // RunInSandbox only: the walk of the policy's denyPrivateUnder kept
   // between runs (sandbox/private_walk.h), for a process that starts many
-  // (garuda-stager serve); null: walked at this run's start.
+  // (garuda-stager serve); null: stored_walk's answer.
   PrivateWalk* private_walk = nullptr;
+  // RunInSandbox only, without private_walk: the walk kept on disk between
+  // processes (sandbox/stored_walk.h); null: StoredWalk::ForThisMachine().
+  const StoredWalk* stored_walk = nullptr;
   // RunOnHost only: called about every tick_ms while the command runs, on
   // the calling thread (a caller that captures into files of its own reads
   // them from here for a live view). 0: never.
