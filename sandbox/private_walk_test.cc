@@ -470,6 +470,25 @@ TEST_F(StoredWalkTest, AtMostSixteenAnswersAreKept) {
   EXPECT_EQ(kept, kStoredWalksKept);
 }
 
+// A writer killed between its file and the rename leaves a ".new" file;
+// the next store removes it once it is over a minute old, never a fresh
+// one (another writer's, still being written).
+TEST_F(StoredWalkTest, WhatAKilledWriterLeftIsRemoved) {
+  ASSERT_TRUE(MakeDirectories(store_->place(), 0700).ok());
+  const std::string old_one = JoinPath(store_->place(), ".x.walk.1.1.0.new");
+  const std::string fresh = JoinPath(store_->place(), ".y.walk.2.2.0.new");
+  ASSERT_TRUE(WriteFileAtomically(old_one, "half", 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(fresh, "half", 0600).ok());
+  struct timespec times[2] = {{::time(nullptr) - 120, 0},
+                              {::time(nullptr) - 120, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, old_one.c_str(), times, 0), 0);
+  bool reused = true;
+  FindStored(&reused);
+  EXPECT_EQ(::access(store_->FileFor(etc_).c_str(), F_OK), 0);
+  EXPECT_NE(::access(old_one.c_str(), F_OK), 0);
+  EXPECT_EQ(::access(fresh.c_str(), F_OK), 0);
+}
+
 // Without a place (a stager that is not root): every Find walks.
 TEST_F(PrivateWalkTest, WithoutAPlaceEveryFindWalks) {
   StoredWalk none("", "");

@@ -26,6 +26,7 @@ namespace garuda {
 namespace {
 
 constexpr char kSuffix[] = ".walk";
+constexpr char kUnfinishedSuffix[] = ".new";
 // A stored walk of a large tree: well past any /etc.
 constexpr off_t kMaxStoredBytes = 16 << 20;
 
@@ -67,26 +68,36 @@ bool StillAsLookedAt(const LookedAt& looked_at) {
          ChangedNs(st) == looked_at.changed_ns();
 }
 
+bool EndsWith(const std::string& name, absl::string_view suffix) {
+  return name.size() > suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(),
+                      suffix.data(), suffix.size()) == 0;
+}
+
 // Leaves at most kStoredWalksKept - 1 answers in `place`, the most recently
-// written, before one more is stored.
+// written, before one more is stored; and removes what a writer killed
+// before its rename left (a ".new" file over a minute old).
 void MakeRoom(int place) {
   UniqueFd listing(::openat(place, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   DIR* dir = listing ? ::fdopendir(listing.Release()) : nullptr;
   if (dir == nullptr) return;
   std::vector<std::pair<int64_t, std::string>> kept;
+  const int64_t minute_ago = CoarseNowNs() - 60'000'000'000;
   while (struct dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;
-    if (name.size() <= sizeof kSuffix - 1 ||
-        name.compare(name.size() - (sizeof kSuffix - 1), std::string::npos,
-                     kSuffix) != 0) {
+    bool answer = EndsWith(name, kSuffix);
+    bool unfinished = name[0] == '.' && EndsWith(name, kUnfinishedSuffix);
+    struct stat st;
+    if ((!answer && !unfinished) ||
+        ::fstatat(place, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       continue;
     }
-    struct stat st;
-    if (::fstatat(place, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
-      kept.emplace_back(
-          static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
-              st.st_mtim.tv_nsec,
-          name);
+    int64_t written = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+                      st.st_mtim.tv_nsec;
+    if (answer) {
+      kept.emplace_back(written, name);
+    } else if (written < minute_ago) {
+      ::unlinkat(place, name.c_str(), 0);
     }
   }
   ::closedir(dir);
@@ -105,7 +116,7 @@ void Store(int place, const std::string& name, const std::string& bytes) {
   static std::atomic<int> counter{0};
   std::string temporary =
       absl::StrCat(".", name, ".", ::getpid(), ".", ::syscall(SYS_gettid), ".",
-                   counter.fetch_add(1), ".new");
+                   counter.fetch_add(1), kUnfinishedSuffix);
   UniqueFd file(::openat(place, temporary.c_str(),
                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                          0600));
