@@ -243,7 +243,8 @@ bool StoredWalk::Find(const std::string& folder,
   for (const std::string& path : mine) stored.add_found(path);
   std::string bytes;
   UniqueFd place = OpenPlace(/*create=*/true);
-  if (place && stored.SerializeToString(&bytes)) {
+  if (place && stored.SerializeToString(&bytes) &&
+      static_cast<off_t>(bytes.size()) <= kMaxStoredBytes) {
     Store(place.get(), absl::StrCat(Sha256Hex(folder), kSuffix), bytes);
   }
   return false;

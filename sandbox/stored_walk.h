@@ -17,7 +17,9 @@
 //   changes its folder's change time; chmod, chown or a new hard link
 //   changes the entry's, by whichever name; a mount over any of them
 //   changes the device and inode seen. So an older stored answer put back
-//   in place fails as soon as anything it describes has changed.
+//   in place fails as soon as anything it describes has changed. (A clock
+//   set back to the very nanosecond, or on a whole-second file system the
+//   very second, an entry last changed could hide one change.)
 //   A walk during which anything it looked at had changed less than
 //   kStoredWalkSettleNs before the walk began is not stored: a change in
 //   the same clock tick (or second, on a coarse file system) can leave the
