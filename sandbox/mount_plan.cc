@@ -130,6 +130,10 @@ absl::Status AddScopeBinds(const SandboxPolicy& policy,
   return absl::OkStatus();
 }
 
+const StoredWalk& StoredOf(const PrivateWalkSource& walk) {
+  return walk.stored != nullptr ? *walk.stored : StoredWalk::ForThisMachine();
+}
+
 // True when a bind of `plan` (the system paths, the project, writable paths
 // and binds) makes `path` visible in the sandbox.
 bool ABindShows(const MountPlan& plan, const std::string& path) {
@@ -138,8 +142,7 @@ bool ABindShows(const MountPlan& plan, const std::string& path) {
     if (step.kind == MountStep::Kind::kBind) {
       target = step.target;
     } else if (step.kind == MountStep::Kind::kBindBeneath) {
-      target = step.target.empty() ? step.source
-                                   : JoinPath(step.source, step.target);
+      target = JoinPath(step.source, step.target);
     } else {
       continue;
     }
@@ -369,10 +372,8 @@ absl::StatusOr<std::vector<std::string>> ExpandDeniedPaths(
     }
     if (walk.kept != nullptr) {
       walk.kept->Find(folder, &denied);
-    } else if (walk.stored != nullptr) {
-      walk.stored->Find(folder, &denied);
     } else {
-      StoredWalk::ForThisMachine().Find(folder, &denied);
+      StoredOf(walk).Find(folder, &denied);
     }
   }
   // A path inside one denied already adds nothing, and would need a mount
@@ -506,9 +507,7 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
   for (const std::string& path : denied) {
     RETURN_IF_ERROR(AddDenied(path, &plan));
   }
-  const StoredWalk& stored =
-      walk.stored != nullptr ? *walk.stored : StoredWalk::ForThisMachine();
-  const std::string& place = stored.place();
+  const std::string& place = StoredOf(walk).place();
   if (!place.empty() && ABindShows(plan, place) &&
       std::none_of(denied.begin(), denied.end(), [&](const std::string& d) {
         return place == d || absl::StartsWith(place, d + "/");

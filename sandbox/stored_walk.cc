@@ -30,15 +30,16 @@ constexpr char kUnfinishedSuffix[] = ".new";
 // A stored walk of a large tree: well past any /etc.
 constexpr off_t kMaxStoredBytes = 16 << 20;
 
-int64_t ChangedNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 +
-         st.st_ctim.tv_nsec;
+int64_t Ns(const struct timespec& time) {
+  return static_cast<int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
 }
+
+int64_t ChangedNs(const struct stat& st) { return Ns(st.st_ctim); }
 
 int64_t CoarseNowNs() {
   struct timespec now;
   ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  return Ns(now);
 }
 
 // A local file system whose change times the kernel keeps itself. On a
@@ -68,6 +69,11 @@ bool StillAsLookedAt(const LookedAt& looked_at) {
          ChangedNs(st) == looked_at.changed_ns();
 }
 
+// The name of the file that keeps `folder`'s answer.
+std::string NameFor(const std::string& folder) {
+  return absl::StrCat(Sha256Hex(folder), kSuffix);
+}
+
 bool EndsWith(const std::string& name, absl::string_view suffix) {
   return name.size() > suffix.size() &&
          name.compare(name.size() - suffix.size(), suffix.size(),
@@ -92,8 +98,7 @@ void MakeRoom(int place) {
         ::fstatat(place, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       continue;
     }
-    int64_t written = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
-                      st.st_mtim.tv_nsec;
+    int64_t written = Ns(st.st_mtim);
     if (answer) {
       kept.emplace_back(written, name);
     } else if (written < minute_ago) {
@@ -153,7 +158,7 @@ const StoredWalk& StoredWalk::ForThisMachine() {
 }
 
 std::string StoredWalk::FileFor(const std::string& folder) const {
-  return JoinPath(place_, absl::StrCat(Sha256Hex(folder), kSuffix));
+  return JoinPath(place_, NameFor(folder));
 }
 
 UniqueFd StoredWalk::OpenPlace(bool create) const {
@@ -171,12 +176,9 @@ UniqueFd StoredWalk::OpenPlace(bool create) const {
 }
 
 std::optional<std::vector<std::string>> StoredWalk::Reuse(
-    const std::string& folder) const {
-  UniqueFd place = OpenPlace(/*create=*/false);
-  if (!place) return std::nullopt;
-  std::string name = absl::StrCat(Sha256Hex(folder), kSuffix);
+    int place, const std::string& name, const std::string& folder) const {
   UniqueFd file(
-      ::openat(place.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      ::openat(place, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (!file) return std::nullopt;
   Sha256Digest wanted;
   struct stat st;
@@ -209,9 +211,14 @@ bool StoredWalk::Find(const std::string& folder,
     FindPrivateUnder(folder, found);
     return false;
   }
-  if (std::optional<std::vector<std::string>> kept = Reuse(folder)) {
-    found->insert(found->end(), kept->begin(), kept->end());
-    return true;
+  const std::string name = NameFor(folder);
+  UniqueFd place = OpenPlace(/*create=*/false);
+  if (place) {
+    if (std::optional<std::vector<std::string>> kept =
+            Reuse(place.get(), name, folder)) {
+      found->insert(found->end(), kept->begin(), kept->end());
+      return true;
+    }
   }
   int64_t walked_at =
       walk_start_for_test_ != 0 ? walk_start_for_test_ : CoarseNowNs();
@@ -242,10 +249,10 @@ bool StoredWalk::Find(const std::string& folder,
   }
   for (const std::string& path : mine) stored.add_found(path);
   std::string bytes;
-  UniqueFd place = OpenPlace(/*create=*/true);
+  if (!place) place = OpenPlace(/*create=*/true);
   if (place && stored.SerializeToString(&bytes) &&
       static_cast<off_t>(bytes.size()) <= kMaxStoredBytes) {
-    Store(place.get(), absl::StrCat(Sha256Hex(folder), kSuffix), bytes);
+    Store(place.get(), name, bytes);
   }
   return false;
 }

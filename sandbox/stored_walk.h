@@ -80,8 +80,9 @@ class StoredWalk {
   void SetWalkStartForTest(int64_t ns) { walk_start_for_test_ = ns; }
 
  private:
+  // The answer in `name` under the open `place`, if it passes both checks.
   std::optional<std::vector<std::string>> Reuse(
-      const std::string& folder) const;
+      int place, const std::string& name, const std::string& folder) const;
   // The folder of the answers, made when `create` and missing.
   UniqueFd OpenPlace(bool create) const;
 
