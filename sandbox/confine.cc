@@ -85,11 +85,10 @@ absl::StatusOr<Confinement> PrepareConfinement(
   if (policy.has_network_proxy() && !policy.network() && role == "command") {
     role = "command_proxied";
   }
-  ASSIGN_OR_RETURN(SeccompPolicy seccomp,
-                   SeccompPolicyForRole(
-                       role, policy.network() || policy.has_network_proxy()));
-  ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(seccomp));
-  ASSIGN_OR_RETURN(std::string bpf, filter.ExportBpf());
+  ASSIGN_OR_RETURN(
+      std::string bpf,
+      SeccompBpfForRole(role,
+                        policy.network() || policy.has_network_proxy()));
   if (bpf.empty() || bpf.size() % sizeof(struct sock_filter) != 0 ||
       bpf.size() / sizeof(struct sock_filter) > BPF_MAXINSNS) {
     return absl::InternalError(absl::StrCat(

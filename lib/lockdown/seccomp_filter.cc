@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <set>
 #include <utility>
 
@@ -247,6 +249,23 @@ absl::StatusOr<SeccompPolicy> SeccompPolicyForRole(absl::string_view role,
                    MergeIncludes(top, name, ReadEmbedded));
   if (allow_network) return WithNetwork(std::move(merged));
   return merged;
+}
+
+absl::StatusOr<std::string> SeccompBpfForRole(absl::string_view role,
+                                              bool allow_network) {
+  static std::mutex mutex;
+  static auto* const compiled =
+      new std::map<std::pair<std::string, bool>, std::string>();
+  const std::pair<std::string, bool> key(role, allow_network);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = compiled->find(key);
+  if (found != compiled->end()) return found->second;
+  ASSIGN_OR_RETURN(SeccompPolicy policy,
+                   SeccompPolicyForRole(role, allow_network));
+  ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(policy));
+  ASSIGN_OR_RETURN(std::string bpf, filter.ExportBpf());
+  compiled->emplace(key, bpf);
+  return bpf;
 }
 
 std::vector<std::string> SeccompRoleNames() {

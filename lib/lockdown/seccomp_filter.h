@@ -29,6 +29,14 @@ absl::StatusOr<SeccompPolicy> LoadSeccompPolicy(const std::string& path);
 absl::StatusOr<SeccompPolicy> SeccompPolicyForRole(absl::string_view role,
                                                    bool allow_network);
 
+// SeccompPolicyForRole's filter as compiled BPF (SeccompFilter::ExportBpf),
+// compiled once per process for each role and network choice: the policies
+// are compiled into the program, so a role's program never changes while
+// it runs, and a process that starts many sandboxes (a session's stager)
+// no longer pays libseccomp's 0.3 ms for each. Thread-safe.
+absl::StatusOr<std::string> SeccompBpfForRole(absl::string_view role,
+                                              bool allow_network);
+
 // The names SeccompPolicyForRole knows, sorted.
 std::vector<std::string> SeccompRoleNames();
 

@@ -361,5 +361,28 @@ TEST(PolicyTest, IncludedPartMayNotSetDefaultAction) {
       HasSubstr("is not a policy name"));
 }
 
+// Compiled once per process: the same bytes as a fresh compile of the same
+// role, each time, and another role or network choice gives its own.
+TEST(PolicyTest, ACompiledRoleIsTheSameProgramEachTime) {
+  for (bool network : {false, true}) {
+    auto policy = SeccompPolicyForRole("command", network);
+    ASSERT_TRUE(policy.ok()) << policy.status();
+    auto fresh = SeccompFilter::Build(*policy);
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    auto expected = fresh->ExportBpf();
+    ASSERT_TRUE(expected.ok());
+    for (int i = 0; i < 3; ++i) {
+      auto bpf = SeccompBpfForRole("command", network);
+      ASSERT_TRUE(bpf.ok()) << bpf.status();
+      EXPECT_EQ(*bpf, *expected) << "network " << network << ", call " << i;
+    }
+  }
+  EXPECT_NE(*SeccompBpfForRole("command", false),
+            *SeccompBpfForRole("command", true));
+  EXPECT_NE(*SeccompBpfForRole("command", false),
+            *SeccompBpfForRole("stager", false));
+  EXPECT_FALSE(SeccompBpfForRole("no-such-role", false).ok());
+}
+
 }  // namespace
 }  // namespace garuda
