@@ -257,13 +257,19 @@ absl::StatusOr<std::string> SeccompBpfForRole(absl::string_view role,
   static auto* const compiled =
       new std::map<std::pair<std::string, bool>, std::string>();
   const std::pair<std::string, bool> key(role, allow_network);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = compiled->find(key);
-  if (found != compiled->end()) return found->second;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = compiled->find(key);
+    if (found != compiled->end()) return found->second;
+  }
+  // Compiled without the lock held, so that a process forked meanwhile by
+  // another thread (an MCP server's supervisor) never inherits it taken for
+  // long; two threads may both compile a role the first time, alike.
   ASSIGN_OR_RETURN(SeccompPolicy policy,
                    SeccompPolicyForRole(role, allow_network));
   ASSIGN_OR_RETURN(SeccompFilter filter, SeccompFilter::Build(policy));
   ASSIGN_OR_RETURN(std::string bpf, filter.ExportBpf());
+  std::lock_guard<std::mutex> lock(mutex);
   compiled->emplace(key, bpf);
   return bpf;
 }
