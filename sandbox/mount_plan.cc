@@ -130,6 +130,11 @@ absl::Status AddScopeBinds(const SandboxPolicy& policy,
   return absl::OkStatus();
 }
 
+// `path` is `folder` or lies beneath it.
+bool AtOrUnder(absl::string_view path, const std::string& folder) {
+  return path == folder || absl::StartsWith(path, folder + "/");
+}
+
 const StoredWalk& StoredOf(const PrivateWalkSource& walk) {
   return walk.stored != nullptr ? *walk.stored : StoredWalk::ForThisMachine();
 }
@@ -146,10 +151,7 @@ bool ABindShows(const MountPlan& plan, const std::string& path) {
     } else {
       continue;
     }
-    if (target == "/" || path == target ||
-        absl::StartsWith(path, target + "/")) {
-      return true;
-    }
+    if (target == "/" || AtOrUnder(path, target)) return true;
   }
   return false;
 }
@@ -509,9 +511,8 @@ absl::StatusOr<MountPlan> BuildMountPlan(const SandboxPolicy& policy,
   }
   const std::string& place = StoredOf(walk).place();
   if (!place.empty() && ABindShows(plan, place) &&
-      std::none_of(denied.begin(), denied.end(), [&](const std::string& d) {
-        return place == d || absl::StartsWith(place, d + "/");
-      })) {
+      std::none_of(denied.begin(), denied.end(),
+                   [&](const std::string& d) { return AtOrUnder(place, d); })) {
     // A place reached through a link is not where answers are kept (it is
     // opened without following links): nothing of ours to hide there.
     absl::Status hidden = AddDenied(place, &plan);

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "lib/base/files.h"
@@ -74,12 +75,6 @@ std::string NameFor(const std::string& folder) {
   return absl::StrCat(Sha256Hex(folder), kSuffix);
 }
 
-bool EndsWith(const std::string& name, absl::string_view suffix) {
-  return name.size() > suffix.size() &&
-         name.compare(name.size() - suffix.size(), suffix.size(),
-                      suffix.data(), suffix.size()) == 0;
-}
-
 // Leaves at most kStoredWalksKept - 1 answers in `place`, the most recently
 // written, before one more is stored; and removes what a writer killed
 // before its rename left (a ".new" file over a minute old).
@@ -91,8 +86,9 @@ void MakeRoom(int place) {
   const int64_t minute_ago = CoarseNowNs() - 60'000'000'000;
   while (struct dirent* entry = ::readdir(dir)) {
     std::string name = entry->d_name;
-    bool answer = EndsWith(name, kSuffix);
-    bool unfinished = name[0] == '.' && EndsWith(name, kUnfinishedSuffix);
+    bool answer = absl::EndsWith(name, kSuffix);
+    bool unfinished =
+        absl::StartsWith(name, ".") && absl::EndsWith(name, kUnfinishedSuffix);
     struct stat st;
     if ((!answer && !unfinished) ||
         ::fstatat(place, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
